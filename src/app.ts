@@ -1,0 +1,156 @@
+// buildApp(config): the whole service as a Fastify instance. No listen, no process.env:
+// server.ts listens, tests build their own with their own config and clock.
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import { Redis } from 'ioredis'
+import type { Config } from './config.ts'
+import { type Database, openDatabase } from './db/client.ts'
+import type { Deps } from './deps.ts'
+import { type Clock, systemClock } from './lib/clock.ts'
+import { FieldCipher } from './lib/crypto.ts'
+import { AccessTokens } from './lib/jwt.ts'
+import { Mailer } from './lib/mailer.ts'
+import { warmPasswords } from './lib/passwords.ts'
+import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
+import { ApiKeyUsage } from './modules/apikeys/usage.ts'
+import { AuditRecorder } from './modules/audit/recorder.ts'
+import { RevocationCache } from './modules/sessions/revocations.ts'
+import { SessionService } from './modules/sessions/service.ts'
+import { TenantCache } from './modules/tenants/cache.ts'
+import { scheduleUserPurge } from './modules/users/admin-purge.ts'
+import { frameworkErrors, installErrorHandling } from './plugins/errors.ts'
+import { installValidation } from './plugins/validation.ts'
+import { registerRoutes } from './routes.ts'
+
+export interface BuildOptions {
+  clock?: Clock
+  /** An already-open database (tests share one per file); otherwise opened from config. */
+  database?: Database
+  /** Run migrations at start (default true). */
+  migrate?: boolean
+  logger?: boolean
+}
+
+export const BODY_LIMIT = 64 * 1024
+
+export async function buildApp(
+  config: Config,
+  options: BuildOptions = {},
+): Promise<{ app: FastifyInstance; deps: Deps }> {
+  const app = Fastify({
+    logger: options.logger === false ? false : logger(config),
+    // `true` trusts one hop (the proxy in front), so the client cannot choose its own IP
+    // by sending X-Forwarded-For: the address the proxy appended is used.
+    trustProxy: trustProxy(config.trustProxy),
+    bodyLimit: BODY_LIMIT,
+    // A bad request id from a client must not end up in our logs as theirs to choose.
+    requestIdHeader: false,
+    ajv: { customOptions: { coerceTypes: false } },
+    frameworkErrors,
+  })
+  installErrorHandling(app)
+  installValidation(app)
+  // JSON only: any other content type is refused rather than parsed as text.
+  app.removeContentTypeParser(['text/plain'])
+
+  const database = options.database ?? (await openDatabase(config.databaseUrl, config.dataDir))
+  if (options.migrate !== false) await database.migrate()
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, app) : undefined
+  const clock = options.clock ?? systemClock
+  const limits = new RateLimits(config.limits, redis)
+  const deps = {
+    config,
+    database,
+    db: database.db,
+    redis,
+    clock,
+    tokens: new AccessTokens({
+      secret: config.jwtSecret,
+      previous: config.jwtPreviousSecrets,
+      issuer: config.publicUrl,
+    }),
+    cipher: new FieldCipher(config.encryptionKeys),
+    limits,
+    guard: new SignInGuard(limits),
+    audit: new AuditRecorder(clock),
+    apiKeyUsage: new ApiKeyUsage(database.db),
+    revocations: new RevocationCache({ db: database.db, pollMs: config.revocationPollMs, redis }),
+    tenants: new TenantCache(database.db),
+    mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log }),
+  } as Deps
+  deps.sessions = new SessionService(deps)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tenant authentication service',
+        description:
+          'Multi-tenant authentication and user management. Errors share one envelope: `{ code, message, details? }`.',
+        version: '0.0.0',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A user access token (JWT) or, where allowed, an API key.',
+          },
+        },
+      },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await registerRoutes(app, deps)
+
+  await deps.revocations.start()
+  deps.apiKeyUsage.start()
+  const purge = scheduleUserPurge(deps, app.log)
+  await warmPasswords()
+  app.addHook('onClose', async () => {
+    // Batched API-key last-use times are written before the database closes.
+    await deps.apiKeyUsage.stop().catch((err) => app.log.warn({ err }, 'api key usage flush'))
+    await purge.stop()
+    await deps.revocations.stop()
+    await deps.mailer.drain()
+    redis?.disconnect()
+    if (!options.database) await database.close()
+  })
+  return { app, deps }
+}
+
+function connectRedis(url: string, app: FastifyInstance): Redis {
+  // Commands fail at once while Redis is away (no offline queue), so rate limits fall
+  // back to their in-memory insurance instead of waiting.
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  redis.on('error', (error) => app.log.warn({ err: error.message }, 'redis error'))
+  return redis
+}
+
+/** Fastify's trust setting: a hop count becomes "trust the first n hops" (proxy-addr). */
+function trustProxy(setting: Config['trustProxy']) {
+  if (setting === false) return false
+  const hops = setting === true ? 1 : setting
+  if (typeof hops === 'number') return (_address: string, hop: number) => hop < hops
+  return hops
+}
+
+function logger(config: Config) {
+  return {
+    level: config.logLevel,
+    // Secrets never reach the log: no authorization header, cookies or query strings
+    // (OAuth codes and states travel in the query).
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+    serializers: {
+      req(request: FastifyRequest) {
+        return {
+          method: request.method,
+          url: request.url.split('?')[0],
+          ip: request.ip,
+        }
+      },
+    },
+  }
+}

@@ -1,0 +1,266 @@
+// The service's configuration: every variable of CONTRACT §1, parsed once at start.
+// Nothing below src/ reads process.env; buildApp() receives a Config.
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
+
+export interface EncryptionKey {
+  version: string
+  key: Buffer
+}
+
+export interface Config {
+  port: number
+  host: string
+  publicUrl: string
+  /** `postgres://…`, `memory://`, or undefined for PGlite in `dataDir`. */
+  databaseUrl: string | undefined
+  dataDir: string
+  redisUrl: string | undefined
+  jwtSecret: string
+  jwtPreviousSecrets: string[]
+  encryptionKeys: EncryptionKey[]
+  smtpUrl: string | undefined
+  mailFrom: string
+  idp: IdpConfig | undefined
+  /**
+   * false: the socket address is the client. true or a number: that many proxies in front
+   * append to X-Forwarded-For, and the client is the entry they saw (never the left-most,
+   * which the client writes). A string: the addresses or CIDRs of trusted proxies.
+   */
+  trustProxy: boolean | number | string
+  tenantCreationToken: string | undefined
+  production: boolean
+  logLevel: string
+  limits: Limits
+  /** Days a soft-deleted user is kept before the purge removes it. */
+  userRetentionDays: number
+  /** How often the revocation feed is read from the database (ms). */
+  revocationPollMs: number
+}
+
+export interface IdpConfig {
+  issuer: string | undefined
+  authorizationUrl: string | undefined
+  tokenUrl: string | undefined
+  userinfoUrl: string | undefined
+  scopes: string
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[]
+  constructor(problems: string[]) {
+    super(problems.join('\n'))
+    this.problems = problems
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+/** Reads and checks the environment; throws a ConfigError listing one line per mistake. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const production = env.NODE_ENV === 'production'
+  const port = parsePort(env.PORT, problems)
+  const dataDir = resolve(env.DATA_DIR || './data')
+  const databaseUrl = emptyToUndefined(env.DATABASE_URL)
+  if (databaseUrl && !/^(postgres|postgresql|memory):\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL: must start with postgres://, postgresql:// or memory://')
+  }
+  const redisUrl = emptyToUndefined(env.REDIS_URL)
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push('REDIS_URL: must start with redis:// or rediss://')
+  }
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '')
+  if (!isHttpUrl(publicUrl)) problems.push('PUBLIC_URL: must be an http(s) URL')
+
+  const required = ['JWT_SECRET', 'ENCRYPTION_KEYS', 'SMTP_URL'] as const
+  if (production) {
+    for (const name of required) {
+      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`)
+    }
+  }
+  const devSecrets = production ? undefined : () => loadDevSecrets(dataDir)
+  const jwtSecret = env.JWT_SECRET || devSecrets?.().jwtSecret || ''
+  if (Buffer.byteLength(jwtSecret, 'utf8') < 32 && (env.JWT_SECRET || !production)) {
+    problems.push('JWT_SECRET: must be at least 32 bytes')
+  }
+  const jwtPreviousSecrets = splitList(env.JWT_PREVIOUS_SECRETS)
+  for (const s of jwtPreviousSecrets) {
+    if (Buffer.byteLength(s, 'utf8') < 32) {
+      problems.push('JWT_PREVIOUS_SECRETS: every key must be at least 32 bytes')
+      break
+    }
+  }
+  const encryptionKeys = parseEncryptionKeys(
+    env.ENCRYPTION_KEYS || devSecrets?.().encryptionKeys || '',
+    problems,
+    production && !env.ENCRYPTION_KEYS,
+  )
+  const smtpUrl = emptyToUndefined(env.SMTP_URL)
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
+    problems.push('SMTP_URL: must start with smtp:// or smtps://')
+  }
+  const idp = parseIdp(env, problems)
+  const trustProxy = parseTrustProxy(env.TRUST_PROXY, problems)
+  const limits = { ...DEFAULT_LIMITS }
+  for (const name of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+    const variable = `RATE_LIMIT_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
+    const raw = env[variable]
+    if (raw === undefined || raw === '') continue
+    const parsed = parseLimit(raw)
+    if (parsed) limits[name] = parsed
+    else problems.push(`${variable}: expected POINTS/SECONDS, for example 10/900`)
+  }
+  const userRetentionDays = parseIntVar(
+    'USER_RETENTION_DAYS',
+    env.USER_RETENTION_DAYS,
+    30,
+    problems,
+  )
+
+  if (problems.length > 0) throw new ConfigError(problems)
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    publicUrl,
+    databaseUrl,
+    dataDir,
+    redisUrl,
+    jwtSecret,
+    jwtPreviousSecrets,
+    encryptionKeys,
+    smtpUrl,
+    mailFrom: env.MAIL_FROM || 'no-reply@localhost',
+    idp,
+    trustProxy,
+    tenantCreationToken: emptyToUndefined(env.TENANT_CREATION_TOKEN),
+    production,
+    logLevel: env.LOG_LEVEL || (production ? 'info' : 'info'),
+    limits,
+    userRetentionDays,
+    revocationPollMs: 1000,
+  }
+}
+
+function parseIdp(env: Env, problems: string[]): IdpConfig | undefined {
+  const issuer = emptyToUndefined(env.IDP_ISSUER)
+  const authorizationUrl = emptyToUndefined(env.IDP_AUTHORIZATION_URL)
+  const tokenUrl = emptyToUndefined(env.IDP_TOKEN_URL)
+  const userinfoUrl = emptyToUndefined(env.IDP_USERINFO_URL)
+  const scopes = env.IDP_SCOPES || 'openid email profile'
+  if (!issuer && !authorizationUrl && !tokenUrl && !userinfoUrl) return undefined
+  for (const [name, value] of Object.entries({
+    IDP_ISSUER: issuer,
+    IDP_AUTHORIZATION_URL: authorizationUrl,
+    IDP_TOKEN_URL: tokenUrl,
+    IDP_USERINFO_URL: userinfoUrl,
+  })) {
+    if (value && !isHttpUrl(value)) problems.push(`${name}: must be an http(s) URL`)
+  }
+  if (!issuer && !(authorizationUrl && tokenUrl && userinfoUrl)) {
+    problems.push(
+      'IDP_ISSUER: set it, or all three of IDP_AUTHORIZATION_URL, IDP_TOKEN_URL and IDP_USERINFO_URL',
+    )
+  }
+  return { issuer, authorizationUrl, tokenUrl, userinfoUrl, scopes }
+}
+
+function parseEncryptionKeys(raw: string, problems: string[], missing: boolean): EncryptionKey[] {
+  if (missing) return []
+  const keys: EncryptionKey[] = []
+  for (const entry of splitList(raw)) {
+    const match = /^(v\d+):([A-Za-z0-9+/]+={0,2})$/.exec(entry)
+    const key = match ? Buffer.from(match[2], 'base64') : undefined
+    if (!match || !key || key.length !== 32) {
+      problems.push('ENCRYPTION_KEYS: expected v<N>:<base64 of 32 bytes>, comma separated')
+      return []
+    }
+    if (keys.some((k) => k.version === match[1])) {
+      problems.push(`ENCRYPTION_KEYS: version ${match[1]} appears twice`)
+      return []
+    }
+    keys.push({ version: match[1], key })
+  }
+  if (keys.length === 0) problems.push('ENCRYPTION_KEYS: at least one key is required')
+  return keys
+}
+
+interface DevSecrets {
+  jwtSecret: string
+  encryptionKeys: string
+}
+
+let devSecretsCache: { dir: string; secrets: DevSecrets } | undefined
+
+/** Development secrets: generated once, then read back from DATA_DIR on every start. */
+function loadDevSecrets(dataDir: string): DevSecrets {
+  if (devSecretsCache?.dir === dataDir) return devSecretsCache.secrets
+  const file = join(dataDir, 'dev-secrets.json')
+  let secrets: DevSecrets
+  try {
+    secrets = JSON.parse(readFileSync(file, 'utf8')) as DevSecrets
+  } catch {
+    secrets = {
+      jwtSecret: randomBytes(48).toString('base64url'),
+      encryptionKeys: `v1:${randomBytes(32).toString('base64')}`,
+    }
+    mkdirSync(dataDir, { recursive: true })
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag: 'wx' })
+  }
+  devSecretsCache = { dir: dataDir, secrets }
+  return secrets
+}
+
+function parsePort(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined || raw === '') return 3000
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    problems.push('PORT: must be an integer from 0 to 65535')
+    return 3000
+  }
+  return n
+}
+
+function parseIntVar(name: string, raw: string | undefined, def: number, problems: string[]) {
+  if (raw === undefined || raw === '') return def
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 0) {
+    problems.push(`${name}: must be a non-negative integer`)
+    return def
+  }
+  return n
+}
+
+function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false
+  if (raw === 'true') return true
+  if (/^[1-9]\d?$/.test(raw)) return Number(raw)
+  const entries = raw.split(',').map((s) => s.trim())
+  if (entries.every((e) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(e))) return entries.join(',')
+  problems.push(
+    'TRUST_PROXY: must be true, false, a number of proxies, or a list of proxy addresses',
+  )
+  return false
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
+function splitList(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+}
+
+function emptyToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
+}

@@ -1,0 +1,77 @@
+// One schema, two drivers: node-postgres in production, embedded PGlite by default.
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator'
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import pg from 'pg'
+import * as schema from './schema.ts'
+
+export type Schema = typeof schema
+export type Db = PgDatabase<PgQueryResultHKT, Schema>
+export type Tx = PgTransaction<PgQueryResultHKT, Schema>
+/** Stores take either: a plain handle or the transaction a service opened. */
+export type Handle = Db | Tx
+
+export interface Database {
+  db: Db
+  kind: 'postgres' | 'pglite'
+  migrate(): Promise<void>
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
+// Any constant shared by every instance: concurrent starts migrate one at a time.
+const MIGRATION_LOCK = 7_203_114
+
+export async function openDatabase(url: string | undefined, dataDir: string): Promise<Database> {
+  if (url?.startsWith('postgres')) return openPostgres(url)
+  // pg_trgm backs the audit search index (migration 0001); PGlite loads contrib extensions
+  // only when asked.
+  const options = { extensions: { pg_trgm } }
+  const client = url?.startsWith('memory://')
+    ? new PGlite(options)
+    : new PGlite(join(dataDir, 'pglite'), options)
+  await client.waitReady
+  const db = drizzlePglite(client, { schema }) as unknown as Db
+  return {
+    db,
+    kind: 'pglite',
+    migrate: () => migratePglite(drizzlePglite(client, { schema }), { migrationsFolder }),
+    ping: async () => {
+      await client.query('SELECT 1')
+    },
+    close: () => client.close(),
+  }
+}
+
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  // An idle client that loses its server must not crash the process.
+  pool.on('error', () => {})
+  const db = drizzlePg(pool, { schema }) as unknown as Db
+  return {
+    db,
+    kind: 'postgres',
+    async migrate() {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+        await migratePg(drizzlePg(client, { schema }), { migrationsFolder })
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {})
+        await client.end()
+      }
+    },
+    ping: async () => {
+      await pool.query('SELECT 1')
+    },
+    close: () => pool.end(),
+  }
+}

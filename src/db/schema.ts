@@ -1,0 +1,289 @@
+// The whole data model. Every row that belongs to a tenant carries `tenant_id`, leads its
+// primary key with it and is reached through indexes led by it, so the data can later be
+// distributed by tenant (for example with Citus, distribution column tenant_id).
+import { sql } from 'drizzle-orm'
+import {
+  bigint,
+  boolean,
+  customType,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
+  dataType: () => 'bytea',
+  fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
+})
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+export const tenants = pgTable('tenants', {
+  id: uuid('id').primaryKey(),
+  slug: text('slug').notNull().unique(),
+  name: text('name').notNull(),
+  plan: text('plan').notNull().default('Free'),
+  mfaPolicy: text('mfa_policy').notNull().default('Disabled'),
+  authPolicy: text('auth_policy').notNull().default('PasswordOnly'),
+  passwordlessJitSignup: boolean('passwordless_jit_signup').notNull().default(false),
+  idpOauthEnabled: boolean('idp_oauth_enabled').notNull().default(false),
+  idpClientId: text('idp_client_id'),
+  /** AES-256-GCM under ENCRYPTION_KEYS (lib/crypto FieldCipher). */
+  idpClientSecretEnc: text('idp_client_secret_enc'),
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+  deletedAt: ts('deleted_at'),
+})
+
+export const tenantLogos = pgTable('tenant_logos', {
+  tenantId: uuid('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  mimeType: text('mime_type').notNull(),
+  data: bytea('data').notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+})
+
+export const users = pgTable(
+  'users',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    email: text('email').notNull(),
+    /** trim + lower-case: one account per address per tenant. */
+    emailNormalized: text('email_normalized').notNull(),
+    passwordHash: text('password_hash'),
+    status: text('status').notNull(),
+    role: text('role').notNull(),
+    emailVerified: boolean('email_verified').notNull().default(false),
+    /** Sealed TOTP secret; with totp_enabled false it is an enrolment not yet verified. */
+    totpSecretEnc: text('totp_secret_enc'),
+    totpEnabled: boolean('totp_enabled').notNull().default(false),
+    /** The last accepted RFC 6238 time step: a step is never accepted twice. */
+    totpLastStep: bigint('totp_last_step', { mode: 'number' }),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    lastLoginAt: ts('last_login_at'),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    // Soft-deleted users free their address.
+    uniqueIndex('users_tenant_email_live')
+      .on(t.tenantId, t.emailNormalized)
+      .where(sql`deleted_at IS NULL`),
+    index('users_tenant_created').on(t.tenantId, t.createdAt, t.id),
+    index('users_deleted_at').on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),
+  ],
+)
+
+/** A session is one refresh-token family: every token descended from one sign-in. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    id: uuid('id').notNull(),
+    userId: uuid('user_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    revokeReason: text('revoke_reason'),
+    ip: text('ip'),
+    userAgent: text('user_agent'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      columns: [t.tenantId, t.userId],
+      foreignColumns: [users.tenantId, users.id],
+    }).onDelete('cascade'),
+    index('sessions_tenant_user').on(t.tenantId, t.userId),
+    // The revocation feed every instance polls (plugins/revocations).
+    index('sessions_revoked_at').on(t.revokedAt).where(sql`revoked_at IS NOT NULL`),
+  ],
+)
+
+export const refreshTokens = pgTable(
+  'refresh_tokens',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    /** SHA-256 of the opaque token; the token itself is never stored. */
+    tokenHash: text('token_hash').notNull(),
+    sessionId: uuid('session_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    /** Set when rotated: presenting it again is reuse and revokes the family. */
+    usedAt: ts('used_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.tokenHash] }),
+    foreignKey({
+      columns: [t.tenantId, t.sessionId],
+      foreignColumns: [sessions.tenantId, sessions.id],
+    }).onDelete('cascade'),
+    index('refresh_tokens_session').on(t.tenantId, t.sessionId),
+  ],
+)
+
+/** The text GET audit's `search` matches; the store repeats it verbatim so the index applies. */
+export const AUDIT_SEARCH_TEXT = "(action || ' ' || coalesce(email, '') || ' ' || metadata::text)"
+
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    id: uuid('id').notNull(),
+    action: text('action').notNull(),
+    actorType: text('actor_type').notNull(),
+    actorId: text('actor_id'),
+    /** The user the event concerns (kept after that user is purged). */
+    userId: uuid('user_id'),
+    email: text('email'),
+    ip: text('ip'),
+    userAgent: text('user_agent'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('audit_tenant_created').on(t.tenantId, t.createdAt.desc(), t.id.desc()),
+    index('audit_tenant_action_created').on(t.tenantId, t.action, t.createdAt.desc(), t.id.desc()),
+    index('audit_tenant_user_created').on(t.tenantId, t.userId, t.createdAt.desc(), t.id.desc()),
+    // Audit search (CONTRACT §2: action, email and metadata text) as a trigram index, so a
+    // substring search stays an index lookup on a tenant with a million events.
+    index('audit_search_trgm').using('gin', sql.raw(`${AUDIT_SEARCH_TEXT} gin_trgm_ops`)),
+  ],
+)
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    name: text('name').notNull(),
+    environment: text('environment').notNull(),
+    /** The first 12 characters of the plaintext, to tell keys apart. */
+    prefix: text('prefix').notNull(),
+    /** SHA-256 of the whole key (256 random bits). */
+    keyHash: text('key_hash').notNull(),
+    createdBy: text('created_by'),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at'),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('api_keys_tenant_hash').on(t.tenantId, t.keyHash),
+    index('api_keys_tenant_created').on(t.tenantId, t.createdAt, t.id),
+  ],
+)
+
+export const invites = pgTable(
+  'invites',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    email: text('email').notNull(),
+    emailNormalized: text('email_normalized').notNull(),
+    role: text('role').notNull(),
+    /** SHA-256 of the token; accept is not tenant-scoped, so this is unique globally. */
+    tokenHash: text('token_hash').notNull().unique(),
+    invitedBy: text('invited_by'),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    acceptedAt: ts('accepted_at'),
+    acceptedUserId: uuid('accepted_user_id'),
+    revokedAt: ts('revoked_at'),
+    /** Set once, when the first late accept records InviteExpired. */
+    expiredRecordedAt: ts('expired_recorded_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('invites_tenant_email').on(t.tenantId, t.emailNormalized),
+    index('invites_tenant_created').on(t.tenantId, t.createdAt, t.id),
+  ],
+)
+
+/** Emailed one-time codes: passwordless login codes and email OTP second factors. */
+export const oneTimeCodes = pgTable(
+  'one_time_codes',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    id: uuid('id').notNull(),
+    userId: uuid('user_id').notNull(),
+    /** 'login' (first factor) or 'mfa' (email OTP second factor). */
+    purpose: text('purpose').notNull(),
+    /** Keyed hash of the 6-digit code. */
+    codeHash: text('code_hash').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    /** Spent, burned or superseded: never valid again. */
+    closedAt: ts('closed_at'),
+    closedReason: text('closed_reason'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      columns: [t.tenantId, t.userId],
+      foreignColumns: [users.tenantId, users.id],
+    }).onDelete('cascade'),
+    index('codes_tenant_user_open')
+      .on(t.tenantId, t.userId, t.purpose)
+      .where(sql`closed_at IS NULL`),
+  ],
+)
+
+/** External identities, keyed by (issuer, subject), never by email alone. */
+export const idpIdentities = pgTable(
+  'idp_identities',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    issuer: text('issuer').notNull(),
+    subject: text('subject').notNull(),
+    userId: uuid('user_id').notNull(),
+    email: text('email'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.issuer, t.subject] }),
+    foreignKey({
+      columns: [t.tenantId, t.userId],
+      foreignColumns: [users.tenantId, users.id],
+    }).onDelete('cascade'),
+    index('idp_identities_user').on(t.tenantId, t.userId),
+  ],
+)
+
+/** OAuth authorization requests in flight: single-use, tenant-bound, ten minutes. */
+export const oauthStates = pgTable(
+  'oauth_states',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    stateHash: text('state_hash').notNull(),
+    codeVerifier: text('code_verifier').notNull(),
+    nonce: text('nonce').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.stateHash] })],
+)

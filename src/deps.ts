@@ -1,0 +1,32 @@
+// Everything a module needs, built once by buildApp and handed to each module explicitly.
+import type { Redis } from 'ioredis'
+import type { Config } from './config.ts'
+import type { Database, Db } from './db/client.ts'
+import type { Clock } from './lib/clock.ts'
+import type { FieldCipher } from './lib/crypto.ts'
+import type { AccessTokens } from './lib/jwt.ts'
+import type { Mailer } from './lib/mailer.ts'
+import type { RateLimits, SignInGuard } from './lib/ratelimit.ts'
+import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
+import type { AuditRecorder } from './modules/audit/recorder.ts'
+import type { RevocationCache } from './modules/sessions/revocations.ts'
+import type { SessionService } from './modules/sessions/service.ts'
+import type { TenantCache } from './modules/tenants/cache.ts'
+
+export interface Deps {
+  config: Config
+  database: Database
+  db: Db
+  redis: Redis | undefined
+  clock: Clock
+  tokens: AccessTokens
+  cipher: FieldCipher
+  limits: RateLimits
+  guard: SignInGuard
+  audit: AuditRecorder
+  apiKeyUsage: ApiKeyUsage
+  revocations: RevocationCache
+  tenants: TenantCache
+  sessions: SessionService
+  mailer: Mailer
+}

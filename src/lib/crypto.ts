@@ -1,0 +1,81 @@
+// Random tokens, hashes of tokens and field encryption. No Fastify imports here.
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  randomBytes,
+  randomInt,
+  timingSafeEqual,
+} from 'node:crypto'
+import type { EncryptionKey } from '../config.ts'
+
+/** An opaque secret with 256 random bits, URL-safe. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url')
+}
+
+/**
+ * SHA-256 of a high-entropy token. Tokens carry 256 random bits, so a fast hash is enough
+ * to store them (a slow hash protects low-entropy secrets such as passwords and codes).
+ */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64url')
+}
+
+/** A uniformly random string of `length` decimal digits. */
+export function randomDigits(length: number): string {
+  let out = ''
+  for (let i = 0; i < length; i++) out += randomInt(10).toString()
+  return out
+}
+
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a)
+  const bb = Buffer.from(b)
+  return ab.length === bb.length && timingSafeEqual(ab, bb)
+}
+
+/**
+ * AES-256-GCM under versioned keys: `<version>:<iv>:<tag>:<ciphertext>` (base64url parts).
+ * The first key encrypts; every listed key decrypts, so old rows survive a rotation.
+ * `aad` binds a ciphertext to its row (for example tenant and user id), so it cannot be
+ * copied to another row.
+ */
+export class FieldCipher {
+  private readonly keys: EncryptionKey[]
+  constructor(keys: EncryptionKey[]) {
+    if (keys.length === 0) throw new Error('FieldCipher needs at least one key')
+    this.keys = keys
+  }
+
+  get currentVersion(): string {
+    return this.keys[0].version
+  }
+
+  encrypt(plaintext: string, aad: string): string {
+    const { version, key } = this.keys[0]
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', key, iv)
+    cipher.setAAD(Buffer.from(aad, 'utf8'))
+    const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+    const parts = [iv, cipher.getAuthTag(), data].map((b) => b.toString('base64url'))
+    return [version, ...parts].join(':')
+  }
+
+  decrypt(sealed: string, aad: string): string {
+    const [version, iv, tag, data] = sealed.split(':')
+    const entry = this.keys.find((k) => k.version === version)
+    if (!entry || !iv || !tag || data === undefined) throw new Error('unknown encryption key')
+    const decipher = createDecipheriv('aes-256-gcm', entry.key, Buffer.from(iv, 'base64url'))
+    decipher.setAAD(Buffer.from(aad, 'utf8'))
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+    return Buffer.concat([
+      decipher.update(Buffer.from(data, 'base64url')),
+      decipher.final(),
+    ]).toString('utf8')
+  }
+
+  versionOf(sealed: string): string {
+    return sealed.slice(0, sealed.indexOf(':'))
+  }
+}

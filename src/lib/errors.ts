@@ -1,0 +1,109 @@
+// One error type and one catalogue of reasons (CONTRACT §3). The JSON envelope
+// `{ code, message, details? }` is a public contract: codes follow the status only.
+
+export const CODE_BY_STATUS = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+} as const
+
+export type ErrorStatus = keyof typeof CODE_BY_STATUS
+
+/** Every `details.reason` the service answers with, and its status and default message. */
+export const REASONS = {
+  validation: [400, 'The request is not valid.'],
+  malformed_json: [400, 'The request body is not valid JSON.'],
+  unsupported_media_type: [400, 'The request body must be application/json.'],
+  body_too_large: [400, 'The request body is too large.'],
+  invalid_slug: [400, 'This slug is not allowed.'],
+  password_too_weak: [400, 'This password is too common or too easy to guess.'],
+  email_taken: [400, 'An account with this email already exists.'],
+  invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
+  idp_not_configured: [400, 'Sign-in through the identity provider is not configured.'],
+  invalid_state: [400, 'The sign-in state is unknown, used or expired.'],
+  invalid_credentials: [401, 'Invalid email or password.'],
+  invalid_code: [401, 'The code is wrong or has expired.'],
+  invalid_mfa_code: [401, 'The second-factor code is wrong or has expired.'],
+  mfa_required: [401, 'A second factor is required.'],
+  mfa_not_enrolled: [401, 'A second factor is required, but none is enrolled.'],
+  password_login_disabled: [401, 'This workspace does not accept passwords.'],
+  token_invalid: [401, 'The token is not valid.'],
+  token_expired: [401, 'The token has expired.'],
+  token_missing: [401, 'A bearer token is required.'],
+  session_revoked: [401, 'The session has ended.'],
+  refresh_token_reused: [401, 'The refresh token was already used; the session has ended.'],
+  account_suspended: [401, 'This account is suspended.'],
+  invalid_api_key: [401, 'The API key is not valid.'],
+  user_token_required: [401, 'This route needs a user access token.'],
+  invalid_invite: [401, 'The invitation is not valid.'],
+  invite_expired: [401, 'The invitation has expired.'],
+  idp_error: [401, 'The identity provider refused the sign-in.'],
+  idp_exchange_failed: [401, 'The identity provider sign-in could not be completed.'],
+  passwordless_disabled: [403, 'This workspace does not accept emailed codes.'],
+  mfa_disabled: [403, 'Multi-factor authentication is disabled in this workspace.'],
+  api_key_not_allowed: [403, 'API keys cannot use this route.'],
+  admin_required: [403, 'This route needs an administrator.'],
+  last_admin: [403, 'The last administrator cannot be removed.'],
+  tenant_creation_forbidden: [401, 'A tenant creation token is required.'],
+  tenant_not_found: [404, 'No such workspace.'],
+  route_not_found: [404, 'No such route.'],
+  not_found: [404, 'Not found.'],
+  slug_taken: [409, 'This slug is taken.'],
+  already_member: [409, 'This address already belongs to a member.'],
+  already_enrolled: [409, 'An authenticator is already enrolled.'],
+  invite_used: [409, 'The invitation was already accepted.'],
+  rate_limited: [429, 'Too many requests; try again later.'],
+  internal: [500, 'Something went wrong.'],
+  unavailable: [503, 'The service is not available.'],
+} as const satisfies Record<string, readonly [ErrorStatus, string]>
+
+export type Reason = keyof typeof REASONS
+
+export interface ErrorBody {
+  code: string
+  message: string
+  details?: Record<string, unknown>
+}
+
+export class AppError extends Error {
+  readonly status: ErrorStatus
+  readonly reason: Reason
+  readonly details: Record<string, unknown>
+  /** Seconds, for 429 answers (Retry-After). */
+  readonly retryAfter: number | undefined
+
+  constructor(
+    reason: Reason,
+    options: {
+      message?: string
+      details?: Record<string, unknown>
+      retryAfter?: number
+      /** For a route whose documented statuses differ from the reason's usual one. */
+      status?: ErrorStatus
+    } = {},
+  ) {
+    const [status, message] = REASONS[reason]
+    super(options.message ?? message)
+    this.status = options.status ?? status
+    this.reason = reason
+    this.details = options.details ?? {}
+    this.retryAfter = options.retryAfter
+  }
+
+  toBody(): ErrorBody {
+    return {
+      code: CODE_BY_STATUS[this.status],
+      message: this.message,
+      details: { reason: this.reason, ...this.details },
+    }
+  }
+}
+
+export function fail(reason: Reason, options?: ConstructorParameters<typeof AppError>[1]): never {
+  throw new AppError(reason, options)
+}

@@ -1,0 +1,47 @@
+// Rate-limit budgets (CONTRACT §6). Each is POINTS per SECONDS; all are configurable
+// through RATE_LIMIT_<NAME> variables (see README, Configuration).
+
+export interface Budget {
+  points: number
+  seconds: number
+}
+
+export interface Limits {
+  /** Failed password logins per (tenant, email, IP). */
+  loginFailures: Budget
+  /**
+   * Consecutive failures per account across IPs and factors (remembered for a day unless a
+   * success resets them); once spent, the account is held for `seconds`.
+   */
+  accountFailures: Budget
+  /** Login-code and email-OTP requests per (tenant, email). */
+  codeRequestsPerEmail: Budget
+  /** Login-code and email-OTP requests per IP. */
+  codeRequestsPerIp: Budget
+  tenantCreation: Budget
+  signup: Budget
+  /** Refresh, code verification, invite acceptance and OAuth callback, per IP. */
+  tokenEndpoints: Budget
+  /** Requests to administration routes per (tenant, admin user or API key). */
+  adminRequests: Budget
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  loginFailures: { points: 10, seconds: 15 * 60 },
+  accountFailures: { points: 100, seconds: 60 * 60 },
+  codeRequestsPerEmail: { points: 3, seconds: 15 * 60 },
+  codeRequestsPerIp: { points: 10, seconds: 60 },
+  tenantCreation: { points: 5, seconds: 60 * 60 },
+  signup: { points: 20, seconds: 60 * 60 },
+  tokenEndpoints: { points: 60, seconds: 60 },
+  adminRequests: { points: 600, seconds: 60 },
+}
+
+export function parseLimit(raw: string): Budget | undefined {
+  const match = /^(\d+)\/(\d+)$/.exec(raw.trim())
+  if (!match) return undefined
+  const points = Number(match[1])
+  const seconds = Number(match[2])
+  if (points < 1 || seconds < 1) return undefined
+  return { points, seconds }
+}

@@ -1,0 +1,64 @@
+// Outgoing mail over SMTP (SMTP_URL). Without SMTP, in development only, each message is
+// written to the log instead. Mail is sent in the background: a slow or failing mail
+// server never delays a response, and so never tells a caller whether an account exists.
+import nodemailer, { type Transporter } from 'nodemailer'
+
+export interface Mail {
+  to: string
+  subject: string
+  text: string
+  html: string
+}
+
+export interface MailLog {
+  info(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
+
+export class Mailer {
+  private readonly transport: Transporter | undefined
+  private readonly from: string
+  private readonly log: MailLog
+  private readonly pending = new Set<Promise<void>>()
+
+  constructor(options: { smtpUrl: string | undefined; from: string; log: MailLog }) {
+    this.transport = options.smtpUrl ? nodemailer.createTransport(options.smtpUrl) : undefined
+    this.from = options.from
+    this.log = options.log
+  }
+
+  /** Queues a message and returns at once. */
+  deliver(mail: Mail): void {
+    const job = this.send(mail).finally(() => this.pending.delete(job))
+    this.pending.add(job)
+  }
+
+  /** Waits for messages in flight (graceful shutdown). */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.pending])
+  }
+
+  private async send(mail: Mail): Promise<void> {
+    if (!this.transport) {
+      // Development without SMTP_URL: the message goes to the log (CONTRACT §1).
+      this.log.info(
+        { mail: { to: mail.to, subject: mail.subject, text: mail.text } },
+        'mail (no SMTP_URL)',
+      )
+      return
+    }
+    try {
+      await this.transport.sendMail({ from: this.from, ...mail })
+    } catch (error) {
+      this.log.error(
+        { err: (error as Error).message, subject: mail.subject },
+        'mail delivery failed',
+      )
+    }
+  }
+}
+
+/** Escapes text for an HTML mail body. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}

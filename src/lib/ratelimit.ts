@@ -1,0 +1,128 @@
+// Rate limits of CONTRACT §6. Buckets live in Redis when REDIS_URL is set (so several
+// instances count together) and in memory otherwise. With Redis, an in-memory insurance
+// bucket takes over when Redis is unreachable, so every limit still holds.
+//
+// Every check *consumes before the work*: a burst of parallel attempts cannot all pass a
+// read-only check and then all fail. Successful work gives its point back where the rule
+// counts failures only.
+import type { Redis } from 'ioredis'
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible'
+import { AppError } from './errors.ts'
+import type { Budget, Limits } from './limits.ts'
+
+export type LimitName = keyof Limits
+
+/** How long a run of account failures is remembered without a success (seconds). */
+export const ACCOUNT_FAILURE_MEMORY = 24 * 60 * 60
+
+export class RateLimits {
+  private readonly limiters = new Map<LimitName, RateLimiterAbstract>()
+
+  constructor(limits: Limits, redis: Redis | undefined) {
+    for (const [name, budget] of Object.entries(limits) as [LimitName, Budget][]) {
+      // The account budget counts *consecutive* failures (CONTRACT §6): only a success
+      // resets it, not the passing of an hour, so it is kept for a day; once spent, the
+      // account is held for `seconds` (an hour), after which the count starts afresh.
+      const account = name === 'accountFailures'
+      const options = {
+        keyPrefix: `rl:${name}`,
+        points: budget.points,
+        duration: account ? ACCOUNT_FAILURE_MEMORY : budget.seconds,
+        blockDuration: account ? budget.seconds : 0,
+      }
+      const memory = new RateLimiterMemory(options)
+      this.limiters.set(
+        name,
+        redis
+          ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: memory })
+          : memory,
+      )
+    }
+  }
+
+  /** Takes one point; throws 429 with Retry-After when the budget is spent. */
+  async hit(name: LimitName, key: string): Promise<void> {
+    const limiter = this.get(name)
+    try {
+      await limiter.consume(key)
+    } catch (error) {
+      throw tooMany(error)
+    }
+  }
+
+  /** Gives back a point taken by `hit`, for work that turned out not to count. */
+  async refund(name: LimitName, key: string): Promise<void> {
+    await this.get(name)
+      .reward(key, 1)
+      .catch(() => {})
+  }
+
+  /** Forgets every point of a key (a success ends a run of consecutive failures). */
+  async reset(name: LimitName, key: string): Promise<void> {
+    await this.get(name)
+      .delete(key)
+      .catch(() => {})
+  }
+
+  private get(name: LimitName): RateLimiterAbstract {
+    const limiter = this.limiters.get(name)
+    if (!limiter) throw new Error(`unknown limit ${name}`)
+    return limiter
+  }
+}
+
+function tooMany(error: unknown): AppError {
+  const ms = error instanceof RateLimiterRes ? error.msBeforeNext : 60_000
+  return new AppError('rate_limited', { retryAfter: Math.max(1, Math.ceil(ms / 1000)) })
+}
+
+/**
+ * The failure budgets of one sign-in attempt: per (tenant, email, IP) for passwords, and
+ * per account across every IP and factor. `begin` reserves a try in each; the caller then
+ * reports `succeeded` (points returned, the account's run of failures ends) or leaves the
+ * reservation in place as the failure it was.
+ */
+export class SignInGuard {
+  private readonly limits: RateLimits
+  constructor(limits: RateLimits) {
+    this.limits = limits
+  }
+
+  async begin(attempt: { tenantId: string; email: string; ip?: string }): Promise<SignInTry> {
+    const account = `${attempt.tenantId}:${attempt.email}`
+    const perIp = attempt.ip === undefined ? undefined : `${account}:${attempt.ip}`
+    if (perIp) await this.limits.hit('loginFailures', perIp)
+    try {
+      await this.limits.hit('accountFailures', account)
+    } catch (error) {
+      if (perIp) await this.limits.refund('loginFailures', perIp)
+      throw error
+    }
+    return {
+      release: async () => {
+        await Promise.all([
+          perIp ? this.limits.refund('loginFailures', perIp) : undefined,
+          this.limits.refund('accountFailures', account),
+        ])
+      },
+      succeeded: async () => {
+        await Promise.all([
+          perIp ? this.limits.refund('loginFailures', perIp) : undefined,
+          this.limits.reset('accountFailures', account),
+        ])
+      },
+    }
+  }
+}
+
+export interface SignInTry {
+  /** The attempt was not a failure (a second factor is asked for): give its points back. */
+  release(): Promise<void>
+  /** The attempt succeeded: points back, and the account's run of failures ends. */
+  succeeded(): Promise<void>
+}

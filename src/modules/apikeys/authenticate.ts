@@ -1,0 +1,28 @@
+// API-key authentication (SPEC, Authentication, API keys; CONTRACT §4). A key is looked up
+// by its SHA-256 within the tenant of the path: a key of another tenant is simply unknown.
+// The lookup is one primary-key-sized read on every request, deliberately uncached, so a
+// revocation holds from the next request on, on every instance; the last-use time is
+// batched in memory instead (usage.ts).
+import type { Deps } from '../../deps.ts'
+import { hashToken } from '../../lib/crypto.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { findKeyByHash } from './store.ts'
+
+export const KEY_PREFIXES = { live: 'ak_live_', test: 'ak_test_' } as const
+
+export function isApiKey(token: string): boolean {
+  return token.startsWith(KEY_PREFIXES.live) || token.startsWith(KEY_PREFIXES.test)
+}
+
+export async function authenticateApiKey(deps: Deps, tenant: Tenant, token: string) {
+  // Our keys are 51 characters; anything far longer is not worth hashing.
+  if (token.length > 128) throw new AppError('invalid_api_key')
+  const key = await findKeyByHash(deps.db, tenant.id, hashToken(token))
+  const now = deps.clock.now()
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
+    throw new AppError('invalid_api_key')
+  }
+  deps.apiKeyUsage.touch(tenant.id, key.id, now)
+  return key
+}

@@ -1,0 +1,75 @@
+// GET, POST api-keys and DELETE api-keys/{id}: an Admin's access token only (CONTRACT §4:
+// an API key is refused here with 403 api_key_not_allowed, so a leaked key cannot mint
+// or revoke keys).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Deps } from '../../deps.ts'
+import { Ok, Page, responses, TenantSlugParams } from '../../schemas.ts'
+import {
+  ApiKeyParams,
+  ApiKeyRecord,
+  CreateApiKeyBody,
+  CreatedApiKey,
+  ListApiKeysQuery,
+} from './schemas.ts'
+import { createApiKey, listApiKeyPage, revokeApiKey } from './service.ts'
+
+export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const security = [{ bearer: [] }]
+  const tags = ['Administration']
+
+  app.get(
+    '/api-keys',
+    {
+      config: { auth: 'adminUser' },
+      schema: {
+        tags,
+        summary: 'List the API keys, newest first',
+        description:
+          'Revoked keys are hidden unless `includeRevoked` is true. Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. `lastUsedAt` is written in batches and may lag up to 5 seconds behind uses served by another instance.',
+        security,
+        params: TenantSlugParams,
+        querystring: ListApiKeysQuery,
+        response: responses(Page(ApiKeyRecord), 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => listApiKeyPage(deps, request.tenant.id, request.query),
+  )
+
+  app.post(
+    '/api-keys',
+    {
+      config: { auth: 'adminUser' },
+      schema: {
+        tags,
+        summary: 'Create an API key (the plaintext is returned this once)',
+        description:
+          'The key starts with `ak_live_` or `ak_test_` after its environment and is sent as `Authorization: Bearer <key>`. Without `expiresAt` it is valid until revoked.',
+        security,
+        params: TenantSlugParams,
+        body: CreateApiKeyBody,
+        response: responses(CreatedApiKey, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => createApiKey(deps, request.tenant.id, request.body, request.actor),
+  )
+
+  app.delete(
+    '/api-keys/:id',
+    {
+      config: { auth: 'adminUser' },
+      schema: {
+        tags,
+        summary: 'Revoke an API key (refused from the next request on)',
+        security,
+        params: ApiKeyParams,
+        response: responses(Ok, 401, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await revokeApiKey(deps, request.tenant.id, request.params.id, request.actor)
+      return { ok: true as const }
+    },
+  )
+}

@@ -1,0 +1,122 @@
+// API keys (SPEC, API key state table; CONTRACT §2 and §4): created active, revoked
+// explicitly, stored as a SHA-256 of 256 random bits, shown in plaintext once.
+import type { Deps } from '../../deps.ts'
+import { hashToken, randomToken } from '../../lib/crypto.ts'
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
+import { AppError, fail } from '../../lib/errors.ts'
+import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { KEY_PREFIXES } from './authenticate.ts'
+import * as store from './store.ts'
+
+export interface ApiKeyView {
+  id: string
+  name: string
+  environment: 'live' | 'test'
+  prefix: string
+  createdAt: string
+  expiresAt: string | null
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+export function presentApiKey(deps: Deps, key: store.ApiKey): ApiKeyView {
+  // This instance's uses not yet written count too (usage.ts).
+  const unwritten = deps.apiKeyUsage.unwritten(key.tenantId, key.id)
+  const lastUsed =
+    unwritten && (!key.lastUsedAt || unwritten > key.lastUsedAt) ? unwritten : key.lastUsedAt
+  return {
+    id: key.id,
+    name: key.name,
+    environment: key.environment as 'live' | 'test',
+    prefix: key.prefix,
+    createdAt: key.createdAt.toISOString(),
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+    lastUsedAt: lastUsed?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  }
+}
+
+export async function createApiKey(
+  deps: Deps,
+  tenantId: string,
+  input: { name: string; environment: 'live' | 'test'; expiresAt?: string },
+  actor: Actor,
+) {
+  const now = deps.clock.now()
+  const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt)
+  if (expiresAt && expiresAt <= now) {
+    throw new AppError('validation', {
+      details: { issues: [{ path: 'body.expiresAt', message: 'must be in the future' }] },
+    })
+  }
+  const plaintext = KEY_PREFIXES[input.environment] + randomToken(32)
+  const key = await deps.db.transaction(async (tx) => {
+    const row = await store.insertApiKey(tx, {
+      tenantId,
+      id: uuidv7(now.getTime()),
+      name: input.name,
+      environment: input.environment,
+      prefix: plaintext.slice(0, 12),
+      keyHash: hashToken(plaintext),
+      createdBy: actor.id,
+      createdAt: now,
+      expiresAt,
+    })
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApiKeyCreated',
+        metadata: {
+          apiKeyId: row.id,
+          name: row.name,
+          environment: row.environment,
+          prefix: row.prefix,
+          expiresAt: expiresAt?.toISOString() ?? null,
+        },
+      },
+    ])
+    return row
+  })
+  return { plaintext, apiKey: presentApiKey(deps, key) }
+}
+
+export async function listApiKeyPage(
+  deps: Deps,
+  tenantId: string,
+  query: { limit: number; includeRevoked: boolean; cursor?: string },
+) {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  const rows = await store.listApiKeys(deps.db, tenantId, {
+    limit: query.limit + 1,
+    includeRevoked: query.includeRevoked,
+    after,
+  })
+  const page = rows.slice(0, query.limit)
+  const last = page.at(-1)
+  return {
+    items: page.map((k) => presentApiKey(deps, k)),
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
+  }
+}
+
+/**
+ * Revokes a key; the next request with it is refused (authenticate.ts reads the key every
+ * time). Revoking a revoked key changes nothing and answers ok; an unknown or foreign id
+ * is 404.
+ */
+export async function revokeApiKey(deps: Deps, tenantId: string, id: string, actor: Actor) {
+  if (!isUuid(id)) fail('not_found')
+  await deps.db.transaction(async (tx) => {
+    const key = await store.revokeApiKey(tx, tenantId, id, deps.clock.now())
+    if (!key) {
+      if (!(await store.findApiKey(tx, tenantId, id))) fail('not_found')
+      return
+    }
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApiKeyRevoked',
+        metadata: { apiKeyId: key.id, name: key.name, prefix: key.prefix },
+      },
+    ])
+  })
+}

@@ -1,0 +1,89 @@
+// The only file of the apikeys module that touches the database. Every query names the
+// tenant; a key is found by the SHA-256 of its plaintext, never by the plaintext.
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import type { Handle } from '../../db/client.ts'
+import { apiKeys } from '../../db/schema.ts'
+
+export type ApiKey = typeof apiKeys.$inferSelect
+export type NewApiKey = typeof apiKeys.$inferInsert
+
+export async function insertApiKey(db: Handle, key: NewApiKey): Promise<ApiKey> {
+  const rows = await db.insert(apiKeys).values(key).returning()
+  return rows[0]
+}
+
+/** What authentication needs to know about a presented key (unique index api_keys_tenant_hash). */
+export async function findKeyByHash(db: Handle, tenantId: string, keyHash: string) {
+  const rows = await db
+    .select({ id: apiKeys.id, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.keyHash, keyHash)))
+    .limit(1)
+  return rows[0]
+}
+
+/** Newest first; `after` is the id of the last key of the page before. */
+export async function listApiKeys(
+  db: Handle,
+  tenantId: string,
+  options: { limit: number; includeRevoked: boolean; after?: string },
+): Promise<ApiKey[]> {
+  const { after } = options
+  return db
+    .select()
+    .from(apiKeys)
+    .where(
+      and(
+        eq(apiKeys.tenantId, tenantId),
+        options.includeRevoked ? undefined : isNull(apiKeys.revokedAt),
+        after
+          ? sql`(${apiKeys.createdAt}, ${apiKeys.id}) < (
+              SELECT c.created_at, c.id FROM api_keys c WHERE c.tenant_id = ${tenantId} AND c.id = ${after})`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(options.limit)
+}
+
+export async function findApiKey(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
+    .limit(1)
+  return rows[0] as ApiKey | undefined
+}
+
+/** Revokes a live key in one statement; answers it, or undefined when it was not live. */
+export async function revokeApiKey(db: Handle, tenantId: string, id: string, now: Date) {
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning()
+  return rows[0] as ApiKey | undefined
+}
+
+export interface KeyUse {
+  tenantId: string
+  keyId: string
+  at: Date
+}
+
+/** Writes batched last-use times in one statement; a time never moves backwards. */
+export async function recordKeyUses(db: Handle, uses: KeyUse[]): Promise<void> {
+  if (uses.length === 0) return
+  const values = sql.join(
+    uses.map(
+      (u) => sql`(${u.tenantId}::uuid, ${u.keyId}::uuid, ${u.at.toISOString()}::timestamptz)`,
+    ),
+    sql`, `,
+  )
+  await db.execute(sql`
+    UPDATE api_keys k SET last_used_at = v.at
+    FROM (VALUES ${values}) AS v (tenant_id, id, at)
+    WHERE k.tenant_id = v.tenant_id AND k.id = v.id
+      AND (k.last_used_at IS NULL OR k.last_used_at < v.at)
+  `)
+}

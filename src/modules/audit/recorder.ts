@@ -1,0 +1,53 @@
+// The one internal API for the audit log. Services call `audit(handle, ...)` inside the
+// transaction that makes the change, so an event is stored exactly when its change is.
+import type { Handle } from '../../db/client.ts'
+import { auditEvents } from '../../db/schema.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import type { AuditAction } from './actions.ts'
+
+/** Who acts and from where: built once per request (see plugins/context.ts). */
+export interface Actor {
+  type: 'user' | 'apiKey' | 'system' | 'anonymous'
+  id: string | null
+  ip: string | null
+  userAgent: string | null
+}
+
+export interface AuditEntry {
+  action: AuditAction
+  /** The user the event concerns. */
+  userId?: string | null
+  /** The address concerned, kept for search (a failed login's attempted email). */
+  email?: string | null
+  metadata?: Record<string, unknown>
+}
+
+export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, ip: null, userAgent: null }
+
+export class AuditRecorder {
+  private readonly clock: Clock
+  constructor(clock: Clock) {
+    this.clock = clock
+  }
+
+  async record(handle: Handle, tenantId: string, actor: Actor, entries: AuditEntry[]) {
+    if (entries.length === 0) return
+    const now = this.clock.now()
+    await handle.insert(auditEvents).values(
+      entries.map((e) => ({
+        tenantId,
+        id: uuidv7(now.getTime()),
+        action: e.action,
+        actorType: actor.type,
+        actorId: actor.id,
+        userId: e.userId ?? null,
+        email: e.email ?? null,
+        ip: actor.ip,
+        userAgent: actor.userAgent?.slice(0, 512) ?? null,
+        metadata: e.metadata ?? {},
+        createdAt: now,
+      })),
+    )
+  }
+}

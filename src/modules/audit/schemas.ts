@@ -1,0 +1,47 @@
+// Shapes of GET audit (SPEC, Administration and Events; CONTRACT §2, Audit event).
+import { Type } from 'typebox'
+import { DateTime, PageParams, TenantSlugParams, Uuid } from '../../schemas.ts'
+import { AUDIT_ACTIONS } from './actions.ts'
+
+export const AuditEventRecord = Type.Object({
+  id: Type.String(),
+  action: Type.String(),
+  actorType: Type.Union([
+    Type.Literal('user'),
+    Type.Literal('apiKey'),
+    Type.Literal('system'),
+    Type.Literal('anonymous'),
+  ]),
+  actorId: Type.Union([Type.String(), Type.Null()]),
+  userId: Type.Union([Type.String(), Type.Null()], { description: 'The user the event concerns.' }),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Object({}, { additionalProperties: true }),
+  createdAt: DateTime,
+})
+
+export const AuditQuery = Type.Object(
+  {
+    // One `enum` rather than a union of literals: a wrong action is one validation issue.
+    action: Type.Optional(
+      Type.Enum([...AUDIT_ACTIONS], {
+        description: 'The Events list, plus the Passwordless* actions and UserUpdated.',
+      }),
+    ),
+    userId: Type.Optional(Uuid),
+    before: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Only events strictly older than this.' }),
+    ),
+    search: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Case-insensitive substring of the action, the email or the metadata.',
+      }),
+    ),
+    ...PageParams,
+  },
+  { additionalProperties: false },
+)
+
+export const AuditParams = TenantSlugParams

@@ -1,0 +1,109 @@
+// Reading the audit log (the recorder writes it). Every query is led by tenant_id and
+// ordered `created_at DESC NULLS LAST, id DESC NULLS LAST`, exactly the order of the
+// indexes audit_tenant_created, audit_tenant_action_created and audit_tenant_user_created
+// (db/schema.ts), so a page is a short index range scan however large the log. `search`
+// is served by the trigram index audit_search_trgm over AUDIT_SEARCH_TEXT.
+import { and, eq, lt, type SQL, sql } from 'drizzle-orm'
+import type { Handle } from '../../db/client.ts'
+import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
+
+export type AuditEvent = typeof auditEvents.$inferSelect
+
+export interface AuditFilter {
+  action?: string
+  userId?: string
+  /** Strictly older than this. */
+  before?: Date
+  /** The id of the last event of the page before (the cursor). */
+  after?: string
+  /** The oldest event to consider (the end of a search window). */
+  until?: WindowEnd
+}
+
+/** An event's position: its id and its exact created_at, as PostgreSQL prints it. */
+export interface WindowEnd {
+  id: string
+  at: string
+}
+
+const searchText = sql.raw(AUDIT_SEARCH_TEXT)
+const newestFirst = [
+  sql`${auditEvents.createdAt} DESC NULLS LAST`,
+  sql`${auditEvents.id} DESC NULLS LAST`,
+]
+
+function where(tenantId: string, f: AuditFilter): SQL | undefined {
+  return and(
+    eq(auditEvents.tenantId, tenantId),
+    f.action === undefined ? undefined : eq(auditEvents.action, f.action),
+    f.userId === undefined ? undefined : eq(auditEvents.userId, f.userId),
+    f.before === undefined ? undefined : lt(auditEvents.createdAt, f.before),
+    f.after === undefined
+      ? undefined
+      : sql`(${auditEvents.createdAt}, ${auditEvents.id}) < (
+          SELECT c.created_at, c.id FROM audit_events c WHERE c.tenant_id = ${tenantId} AND c.id = ${f.after})`,
+    // Literal bounds (not a subquery), so that the planner sees how short the range is.
+    f.until === undefined
+      ? undefined
+      : sql`${auditEvents.createdAt} >= ${f.until.at}::timestamptz
+          AND (${auditEvents.createdAt}, ${auditEvents.id}) >= (${f.until.at}::timestamptz, ${f.until.id}::uuid)`,
+  )
+}
+
+/** An ILIKE pattern matching `term` anywhere, with its wildcards taken literally. */
+export function containsPattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+/**
+ * The search condition. pg_trgm's cost grows with how common the term's trigrams are,
+ * and the domain of an address ("@acme.com") is in nearly every event of a tenant: an
+ * address is looked up through the index by its local part and the "@", and the whole
+ * term is then checked on those rows only.
+ */
+function matches(term: string): SQL {
+  const at = term.indexOf('@')
+  const local = at > 0 ? term.slice(0, at + 1) : ''
+  if (at < term.length - 1 && /[A-Za-z0-9]{3}/.test(local)) {
+    return sql`${searchText} ILIKE ${containsPattern(local)}
+      AND strpos(lower(${searchText}), lower(${term})) > 0`
+  }
+  return sql`${searchText} ILIKE ${containsPattern(term)}`
+}
+
+/** Up to `limit` events, newest first, matching the filter and, if given, the search. */
+export function auditQuery(
+  db: Handle,
+  tenantId: string,
+  filter: AuditFilter,
+  limit: number,
+  search?: string,
+) {
+  return db
+    .select()
+    .from(auditEvents)
+    .where(and(where(tenantId, filter), search === undefined ? undefined : matches(search)))
+    .orderBy(...newestFirst)
+    .limit(limit)
+}
+
+/**
+ * The id of the `window`-th event of the filter, newest first (undefined when there are
+ * fewer). A search that no trigram index can serve looks for matches down to this event
+ * only, so that a rare short term costs a bounded scan rather than a pass over the log.
+ */
+export async function windowEnd(
+  db: Handle,
+  tenantId: string,
+  filter: AuditFilter,
+  window: number,
+): Promise<WindowEnd | undefined> {
+  const rows = await db
+    .select({ id: auditEvents.id, at: sql<string>`${auditEvents.createdAt}::text` })
+    .from(auditEvents)
+    .where(where(tenantId, filter))
+    .orderBy(...newestFirst)
+    .offset(window - 1)
+    .limit(1)
+  return rows[0]
+}

@@ -1,0 +1,155 @@
+// POST /v1/invites/accept (SPEC, Invites; CONTRACT §2): the invitee chooses a password and
+// becomes an Active user with the invitation's role and a verified address, signed in.
+// A Pending user of the address (a passwordless JIT sign-up that never finished) is taken
+// over rather than duplicated. Unknown or revoked token: 401 invalid_invite; expired: 401
+// invite_expired (InviteExpired recorded once); accepted already: 409 invite_used; the
+// address taken meanwhile by an Active or Suspended user: 409 already_member (the
+// invitation stays unspent).
+import type { Handle } from '../../db/client.ts'
+import type { Deps } from '../../deps.ts'
+import { hashToken } from '../../lib/crypto.ts'
+import { fail } from '../../lib/errors.ts'
+import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import type { TokenEnvelope } from '../sessions/service.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { createUser, preparePassword } from '../users/service.ts'
+import { lockPendingUser, type User, updateUser } from '../users/store.ts'
+import * as store from './store.ts'
+
+export async function acceptInvite(
+  deps: Deps,
+  input: { token: string; password: string },
+  actor: Actor,
+): Promise<TokenEnvelope & { tenantSlug: string }> {
+  const found = await store.findByTokenHash(deps.db, hashToken(input.token))
+  if (!found) fail('invalid_invite')
+  const { invite, tenant } = found
+  await refuseUnusable(deps, tenant, invite, actor)
+  // The password is checked before the invitation is spent: a weak one costs nothing.
+  const passwordHash = await preparePassword(input.password, invite.email, tenant.name)
+
+  const envelope = await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now()
+    const spent = await store.spendInvite(tx, tenant.id, invite.id, now)
+    if (!spent) return undefined
+    const { user, pending } = await joinInvitee(deps, tx, tenant, spent, passwordHash)
+    await store.setAcceptedUser(tx, tenant.id, spent.id, user.id)
+    const who: Actor = { ...actor, type: 'user', id: user.id }
+    const email = spent.emailNormalized
+    const entries: AuditEntry[] = [
+      {
+        action: 'InviteAccepted',
+        userId: user.id,
+        email,
+        metadata: {
+          inviteId: spent.id,
+          role: spent.role,
+          invitedBy: spent.invitedBy,
+          ...(pending ? { pendingUserActivated: true } : {}),
+        },
+      },
+    ]
+    // A Pending user's UserSignup was recorded when it joined; only the proven address is new.
+    if (!pending) {
+      entries.push(
+        {
+          action: 'UserSignup',
+          userId: user.id,
+          email,
+          metadata: { via: 'invite', inviteId: spent.id },
+        },
+        // The invitation proved the address (the token came by mail to it).
+        {
+          action: 'UserEmailVerified',
+          userId: user.id,
+          email,
+          metadata: { via: 'invite', inviteId: spent.id },
+        },
+      )
+    } else if (!pending.emailVerified) {
+      entries.push({
+        action: 'UserEmailVerified',
+        userId: user.id,
+        email,
+        metadata: { via: 'invite', inviteId: spent.id },
+      })
+    }
+    await deps.audit.record(tx, tenant.id, who, entries)
+    return deps.sessions.start(tx, tenant, user, who)
+  })
+  if (envelope) return { ...envelope, tenantSlug: tenant.slug }
+
+  // Another accept (or a revocation) came first: answer as for its new state.
+  const current = await store.findInvite(deps.db, tenant.id, invite.id)
+  if (current) await refuseUnusable(deps, tenant, current, actor)
+  fail('invalid_invite')
+}
+
+class AddressTaken extends Error {}
+
+/**
+ * The invitee's user, inside the transaction that spends the invitation: the address's
+ * Pending user taken over (password, the invitation's role, Active, address verified),
+ * else a new Active user. `pending` is the Pending row as it was, when one was taken over.
+ * An Active or Suspended user of the address: 409 already_member (CONTRACT §2).
+ */
+async function joinInvitee(
+  deps: Deps,
+  tx: Handle,
+  tenant: Tenant,
+  invite: store.Invite,
+  passwordHash: string,
+): Promise<{ user: User; pending?: User }> {
+  const role = invite.role as 'Member' | 'Admin'
+  const takeOver = async (pending: User) => {
+    const user = await updateUser(tx, tenant.id, pending.id, {
+      passwordHash,
+      role,
+      status: 'Active',
+      emailVerified: true,
+      updatedAt: deps.clock.now(),
+    })
+    return { user: user as User, pending }
+  }
+  const pending = await lockPendingUser(tx, tenant.id, invite.emailNormalized)
+  if (pending) return takeOver(pending)
+  try {
+    const user = await createUser(
+      deps,
+      tx,
+      tenant,
+      { email: invite.email, passwordHash, role, status: 'Active', emailVerified: true },
+      () => {
+        throw new AddressTaken()
+      },
+    )
+    return { user }
+  } catch (error) {
+    if (!(error instanceof AddressTaken)) throw error
+  }
+  // The address was taken since the look-up: by a concurrent JIT sign-up (Pending, which
+  // this new statement now sees), or by a user that keeps it.
+  const late = await lockPendingUser(tx, tenant.id, invite.emailNormalized)
+  if (!late) fail('already_member')
+  return takeOver(late)
+}
+
+async function refuseUnusable(deps: Deps, tenant: Tenant, invite: store.Invite, actor: Actor) {
+  if (invite.acceptedAt) fail('invite_used')
+  if (invite.revokedAt) fail('invalid_invite')
+  const now = deps.clock.now()
+  if (invite.expiresAt > now) return
+  // InviteExpired is recorded by the first late accept only (CONTRACT §2: "once").
+  await deps.db.transaction(async (tx) => {
+    if (await store.markExpiryRecorded(tx, tenant.id, invite.id, now)) {
+      await deps.audit.record(tx, tenant.id, actor, [
+        {
+          action: 'InviteExpired',
+          email: invite.emailNormalized,
+          metadata: { inviteId: invite.id, expiredAt: invite.expiresAt.toISOString() },
+        },
+      ])
+    }
+  })
+  fail('invite_expired')
+}

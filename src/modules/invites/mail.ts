@@ -1,0 +1,31 @@
+// The invitation mail (CONTRACT §5: invite mail holds the token). It names the tenant, so
+// the invitee knows what they are joining, and the accept endpoint.
+import type { Config } from '../../config.ts'
+import { escapeHtml, type Mail } from '../../lib/mailer.ts'
+import type { Tenant } from '../tenants/store.ts'
+import type { Invite } from './store.ts'
+
+export function inviteMail(config: Config, tenant: Tenant, invite: Invite, token: string): Mail {
+  const as = invite.role === 'Admin' ? 'an administrator' : 'a member'
+  const until = invite.expiresAt.toISOString()
+  const acceptUrl = `${config.publicUrl}/v1/invites/accept`
+  const text = [
+    `You have been invited to join ${tenant.name} (${tenant.slug}) as ${as}.`,
+    '',
+    'Your invitation token:',
+    '',
+    token,
+    '',
+    `It is valid until ${until}. To accept, choose a password and send it with the token to`,
+    `${acceptUrl} (POST, JSON body { "token": "…", "password": "…" }).`,
+    '',
+    'If you did not expect this invitation, ignore this message.',
+  ].join('\n')
+  const html = [
+    `<p>You have been invited to join <strong>${escapeHtml(tenant.name)}</strong> (${escapeHtml(tenant.slug)}) as ${as}.</p>`,
+    `<p>Your invitation token:</p><p><code>${escapeHtml(token)}</code></p>`,
+    `<p>It is valid until ${until}. To accept, choose a password and send it with the token to <code>${escapeHtml(acceptUrl)}</code>.</p>`,
+    '<p>If you did not expect this invitation, ignore this message.</p>',
+  ].join('\n')
+  return { to: invite.email, subject: `You are invited to ${tenant.name}`, text, html }
+}

@@ -1,0 +1,99 @@
+// GET, POST invites and DELETE invites/{id} (an Admin or an API key: CONTRACT §4), and
+// POST /v1/invites/accept, which is outside the tenant prefix: the token names the tenant.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Deps } from '../../deps.ts'
+import { Ok, Page, responses, TenantSlugParams, TokenEnvelopeWithSlug } from '../../schemas.ts'
+import { acceptInvite } from './accept.ts'
+import {
+  AcceptInviteBody,
+  CreatedInvite,
+  CreateInviteBody,
+  InviteParams,
+  InviteRecord,
+  ListInvitesQuery,
+} from './schemas.ts'
+import { createInvite, listInvitePage, revokeInvite } from './service.ts'
+
+export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const security = [{ bearer: [] }]
+  const tags = ['Invites']
+
+  app.get(
+    '/invites',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'List the invitations, newest first',
+        description:
+          'Pending and expired invitations; accepted and revoked ones only with `includeAccepted` and `includeRevoked`. Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
+        security,
+        params: TenantSlugParams,
+        querystring: ListInvitesQuery,
+        response: responses(Page(InviteRecord), 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => listInvitePage(deps, request.tenant.id, request.query),
+  )
+
+  app.post(
+    '/invites',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Invite an address (the token is returned this once, and mailed)',
+        description:
+          'Defaults: role `Member`, ttlSeconds 604800 (60 to 2592000), sendEmail true. An address that belongs to an Active or Suspended user is 409 `already_member`; a Pending user (a passwordless sign-up that never finished) may be invited, and accepting takes that user over. A pending invitation for the same address is revoked by the new one. An API key cannot invite an Admin (403 `api_key_not_allowed`).',
+        security,
+        params: TenantSlugParams,
+        body: CreateInviteBody,
+        response: responses(CreatedInvite, 400, 401, 403, 404, 409, 429),
+      },
+    },
+    async (request) => createInvite(deps, request.tenant, request.body, request.actor),
+  )
+
+  app.delete(
+    '/invites/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Revoke an invitation',
+        description:
+          'Revoking a revoked invitation answers ok; an accepted one is 409 `invite_used`.',
+        security,
+        params: InviteParams,
+        response: responses(Ok, 401, 403, 404, 409, 429),
+      },
+    },
+    async (request) => {
+      await revokeInvite(deps, request.tenant.id, request.params.id, request.actor)
+      return { ok: true as const }
+    },
+  )
+}
+
+export async function inviteAcceptRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  app.post(
+    '/v1/invites/accept',
+    {
+      schema: {
+        tags: ['Invites'],
+        summary: 'Accept an invitation with its token and a new password, signed in',
+        description:
+          'Unknown or revoked token: 401 `invalid_invite`; expired: 401 `invite_expired`; accepted already: 409 `invite_used`; the address belongs to an Active or Suspended user by now: 409 `already_member`. A Pending user of the address becomes Active with the chosen password and the role of the invitation.',
+        body: AcceptInviteBody,
+        response: responses(TokenEnvelopeWithSlug, 400, 401, 409, 429),
+      },
+    },
+    async (request) => {
+      await deps.limits.hit('tokenEndpoints', request.ip)
+      return acceptInvite(deps, request.body, request.actor)
+    },
+  )
+}

@@ -1,0 +1,78 @@
+// Shapes of the invite routes (SPEC, Invites; CONTRACT §2, Invite record).
+import { Type } from 'typebox'
+import {
+  DateTime,
+  Email,
+  NewPassword,
+  NullableDateTime,
+  OpaqueToken,
+  PageParams,
+  Role,
+  TenantSlugParams,
+} from '../../schemas.ts'
+
+export const DEFAULT_TTL_SECONDS = 604800
+export const MIN_TTL_SECONDS = 60
+export const MAX_TTL_SECONDS = 2592000
+
+export const InviteStatus = Type.Union([
+  Type.Literal('Pending'),
+  Type.Literal('Accepted'),
+  Type.Literal('Revoked'),
+  Type.Literal('Expired'),
+])
+
+export const InviteRecord = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Role,
+  status: InviteStatus,
+  createdAt: DateTime,
+  expiresAt: DateTime,
+  acceptedAt: NullableDateTime,
+  revokedAt: NullableDateTime,
+  invitedBy: Type.Union([Type.String(), Type.Null()], {
+    description: 'The id of the user or API key that sent the invitation.',
+  }),
+})
+
+export const CreateInviteBody = Type.Object(
+  {
+    email: Email,
+    role: Type.Optional(Role),
+    ttlSeconds: Type.Optional(
+      Type.Integer({
+        minimum: MIN_TTL_SECONDS,
+        maximum: MAX_TTL_SECONDS,
+        description: `Lifetime in seconds; default ${DEFAULT_TTL_SECONDS} (7 days).`,
+      }),
+    ),
+    sendEmail: Type.Optional(Type.Boolean({ description: 'Mail the token (default true).' })),
+  },
+  { additionalProperties: false },
+)
+
+export const CreatedInvite = Type.Object({
+  token: Type.String({ description: 'The invitation token: returned this once, never again.' }),
+  invite: InviteRecord,
+})
+
+export const ListInvitesQuery = Type.Object(
+  {
+    includeAccepted: Type.Boolean({ default: false }),
+    includeRevoked: Type.Boolean({ default: false }),
+    ...PageParams,
+  },
+  { additionalProperties: false },
+)
+
+// The spec types the id as a string: a malformed one is an unknown invitation (404).
+export const InviteParams = Type.Object({
+  ...TenantSlugParams.properties,
+  id: Type.String({ minLength: 1 }),
+})
+
+export const AcceptInviteBody = Type.Object(
+  { token: OpaqueToken, password: NewPassword },
+  { additionalProperties: false },
+)

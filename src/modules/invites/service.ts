@@ -1,0 +1,160 @@
+// Invitations (SPEC, Invite state table; CONTRACT §2): create (mailing the token), list,
+// revoke. Accepting is in accept.ts. The token is 256 random bits, returned once and
+// stored as its SHA-256 only.
+import type { Deps } from '../../deps.ts'
+import { hashToken, randomToken } from '../../lib/crypto.ts'
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
+import { normalizeEmail } from '../../lib/email.ts'
+import { fail } from '../../lib/errors.ts'
+import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import type { Actor } from '../audit/recorder.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { findUserByEmail } from '../users/store.ts'
+import { inviteMail } from './mail.ts'
+import { DEFAULT_TTL_SECONDS } from './schemas.ts'
+import * as store from './store.ts'
+
+type Role = 'Member' | 'Admin'
+type Status = 'Pending' | 'Accepted' | 'Revoked' | 'Expired'
+
+export interface InviteView {
+  id: string
+  email: string
+  role: Role
+  status: Status
+  createdAt: string
+  expiresAt: string
+  acceptedAt: string | null
+  revokedAt: string | null
+  invitedBy: string | null
+}
+
+export function inviteStatus(invite: store.Invite, now: Date): Status {
+  if (invite.acceptedAt) return 'Accepted'
+  if (invite.revokedAt) return 'Revoked'
+  return invite.expiresAt <= now ? 'Expired' : 'Pending'
+}
+
+export function presentInvite(invite: store.Invite, now: Date): InviteView {
+  return {
+    id: invite.id,
+    email: invite.email,
+    role: invite.role as Role,
+    status: inviteStatus(invite, now),
+    createdAt: invite.createdAt.toISOString(),
+    expiresAt: invite.expiresAt.toISOString(),
+    acceptedAt: invite.acceptedAt?.toISOString() ?? null,
+    revokedAt: invite.revokedAt?.toISOString() ?? null,
+    invitedBy: invite.invitedBy,
+  }
+}
+
+export interface CreateInviteInput {
+  email: string
+  role?: Role
+  ttlSeconds?: number
+  sendEmail?: boolean
+}
+
+/**
+ * Invites an address: 409 already_member when it belongs to an Active or Suspended user of
+ * the tenant (CONTRACT §2: "an active member"); a Pending user, who never signed in, may
+ * be invited and is taken over on accept. A pending invitation for the same address is
+ * revoked (superseded) by the new one. An API key cannot invite an Admin: a leaked key
+ * would otherwise mint itself an Admin user token, with the rights keys are refused
+ * (CONTRACT §4).
+ */
+export async function createInvite(
+  deps: Deps,
+  tenant: Tenant,
+  input: CreateInviteInput,
+  actor: Actor,
+) {
+  const email = normalizeEmail(input.email)
+  const role = input.role ?? 'Member'
+  if (role === 'Admin' && actor.type === 'apiKey') {
+    fail('api_key_not_allowed', { message: 'An API key cannot invite an Admin.' })
+  }
+  const sendEmail = input.sendEmail ?? true
+  const token = randomToken(32)
+  const now = deps.clock.now()
+  const expiresAt = new Date(now.getTime() + (input.ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000)
+  const invite = await deps.db.transaction(async (tx) => {
+    await store.lockAddress(tx, tenant.id, email)
+    const existing = await findUserByEmail(tx, tenant.id, email)
+    if (existing && existing.status !== 'Pending') fail('already_member')
+    const superseded = await store.revokePendingFor(tx, tenant.id, email, now)
+    const row = await store.insertInvite(tx, {
+      tenantId: tenant.id,
+      id: uuidv7(now.getTime()),
+      email: input.email.trim(),
+      emailNormalized: email,
+      role,
+      tokenHash: hashToken(token),
+      invitedBy: actor.id,
+      createdAt: now,
+      expiresAt,
+    })
+    await deps.audit.record(tx, tenant.id, actor, [
+      ...superseded.map((old) => ({
+        action: 'InviteRevoked' as const,
+        email,
+        metadata: { inviteId: old.id, reason: 'superseded', supersededBy: row.id },
+      })),
+      {
+        action: 'InviteCreated',
+        email,
+        metadata: { inviteId: row.id, role, expiresAt: expiresAt.toISOString(), sendEmail },
+      },
+    ])
+    return row
+  })
+  // After the commit: a rolled-back invitation is never mailed.
+  if (sendEmail) deps.mailer.deliver(inviteMail(deps.config, tenant, invite, token))
+  return { token, invite: presentInvite(invite, now) }
+}
+
+export async function listInvitePage(
+  deps: Deps,
+  tenantId: string,
+  query: { limit: number; includeAccepted: boolean; includeRevoked: boolean; cursor?: string },
+) {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  const rows = await store.listInvites(deps.db, tenantId, {
+    limit: query.limit + 1,
+    includeAccepted: query.includeAccepted,
+    includeRevoked: query.includeRevoked,
+    after,
+  })
+  const now = deps.clock.now()
+  const page = rows.slice(0, query.limit)
+  const last = page.at(-1)
+  return {
+    items: page.map((i) => presentInvite(i, now)),
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
+  }
+}
+
+/**
+ * Revokes an open invitation (an expired one too). Revoking a revoked one changes nothing
+ * and answers ok; an accepted one is 409 invite_used; an unknown or foreign id is 404.
+ */
+export async function revokeInvite(deps: Deps, tenantId: string, id: string, actor: Actor) {
+  if (!isUuid(id)) fail('not_found')
+  await deps.db.transaction(async (tx) => {
+    const invite = await store.revokeInvite(tx, tenantId, id, deps.clock.now())
+    if (!invite) {
+      const existing = await store.findInvite(tx, tenantId, id)
+      if (!existing) fail('not_found')
+      if (existing.acceptedAt) fail('invite_used')
+      return
+    }
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'InviteRevoked',
+        email: invite.emailNormalized,
+        metadata: { inviteId: invite.id, reason: 'revoked' },
+      },
+    ])
+  })
+}

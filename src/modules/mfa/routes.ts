@@ -1,0 +1,157 @@
+// POST mfa/totp/enroll and mfa/totp/verify (Bearer); POST auth/totp/initial-enroll,
+// auth/totp/initial-verify and auth/request-email-otp (no session yet).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import type { Principal } from '../../plugins/auth.ts'
+import {
+  Email,
+  Ok,
+  Password,
+  responses,
+  SixDigits,
+  TenantSlugParams,
+  TokenEnvelope,
+} from '../../schemas.ts'
+import { requestEmailOtp } from './email-otp.ts'
+import { enrollSignedIn, initialEnroll, initialVerify, verifySignedIn } from './enrolment.ts'
+
+const Enrolment = Type.Object({
+  secret: Type.String({ description: 'Base32, for manual entry' }),
+  otpauthUri: Type.String(),
+  qrCodeSvg: Type.String({ description: 'The otpauth URI as an SVG QR code' }),
+})
+
+// SPEC note 4: exactly one of `password` or `loginCode`. The `oneOf` branches only list
+// required names, so stripping unknown properties never touches them.
+const firstFactor = {
+  email: Email,
+  password: Type.Optional(Password),
+  loginCode: Type.Optional(SixDigits),
+}
+const exactlyOneFirstFactor = { oneOf: [{ required: ['password'] }, { required: ['loginCode'] }] }
+
+const InitialEnrollBody = Type.Object(firstFactor, {
+  additionalProperties: false,
+  ...exactlyOneFirstFactor,
+})
+
+// SPEC note 5 / CONTRACT §5: the authenticator code is accepted as `code` or `totpCode`.
+const InitialVerifyBody = Type.Object(
+  { ...firstFactor, code: Type.Optional(SixDigits), totpCode: Type.Optional(SixDigits) },
+  {
+    additionalProperties: false,
+    allOf: [exactlyOneFirstFactor, { anyOf: [{ required: ['code'] }, { required: ['totpCode'] }] }],
+  },
+)
+
+type UserPrincipal = Extract<Principal, { kind: 'user' }>
+
+export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const security = [{ bearer: [] }]
+
+  app.post(
+    '/mfa/totp/enroll',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['MFA'],
+        summary: 'Begin TOTP enrolment: a new secret and its otpauth URI',
+        description:
+          'Activate it with mfa/totp/verify. 409 `already_enrolled` while TOTP is active.',
+        security,
+        params: TenantSlugParams,
+        response: responses(Enrolment, 401, 404, 409),
+      },
+    },
+    async (request) => {
+      const { userId } = request.principal as UserPrincipal
+      return enrollSignedIn(deps, request.tenant, userId)
+    },
+  )
+
+  app.post(
+    '/mfa/totp/verify',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['MFA'],
+        summary: 'Finish TOTP enrolment with a code from the authenticator',
+        security,
+        params: TenantSlugParams,
+        body: Type.Object({ code: SixDigits }, { additionalProperties: false }),
+        response: responses(Ok, 400, 401, 404, 409),
+      },
+    },
+    async (request) => {
+      const { userId } = request.principal as UserPrincipal
+      await verifySignedIn(deps, request.tenant, userId, request.body.code, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.post(
+    '/auth/totp/initial-enroll',
+    {
+      schema: {
+        tags: ['MFA'],
+        summary: 'Begin TOTP enrolment before the first sign-in',
+        description:
+          'For a user who must have TOTP but has none. Send exactly one of `password` or ' +
+          '`loginCode` (a login code is checked here and spent by initial-verify).',
+        params: TenantSlugParams,
+        body: InitialEnrollBody,
+        response: responses(Enrolment, 400, 401, 403, 404, 409, 429),
+      },
+    },
+    async (request) => initialEnroll(deps, request.tenant, request.body, request.actor),
+  )
+
+  app.post(
+    '/auth/totp/initial-verify',
+    {
+      schema: {
+        tags: ['MFA'],
+        summary: 'Finish TOTP enrolment and sign in',
+        description:
+          'Exactly one of `password` or `loginCode`, and the authenticator code as `code` ' +
+          '(or `totpCode`).',
+        params: TenantSlugParams,
+        body: InitialVerifyBody,
+        response: responses(TokenEnvelope, 400, 401, 403, 404, 409, 429),
+      },
+    },
+    async (request) => {
+      const { code, totpCode, ...rest } = request.body
+      const authenticatorCode = (code ?? totpCode) as string
+      return initialVerify(
+        deps,
+        request.tenant,
+        { ...rest, code: authenticatorCode },
+        request.actor,
+      )
+    },
+  )
+
+  app.post(
+    '/auth/request-email-otp',
+    {
+      schema: {
+        tags: ['MFA'],
+        summary: 'Email a 6-digit code as the second factor of a password login',
+        description:
+          'The password is checked first. The code is valid 10 minutes; send it to auth/login ' +
+          'as `emailOtpCode`.',
+        params: TenantSlugParams,
+        body: Type.Object({ email: Email, password: Password }, { additionalProperties: false }),
+        response: responses(Ok, 400, 401, 404, 429),
+      },
+    },
+    async (request) => {
+      await requestEmailOtp(deps, request.tenant, request.body, request.actor)
+      return { ok: true as const }
+    },
+  )
+}

@@ -1,0 +1,243 @@
+// The tenant's mfaPolicy holds for provider sign-in too (CONTRACT §5): when a second factor
+// is due, the provider must report one in the ID token's `amr` (RFC 8176: `mfa`, or two
+// distinct methods); otherwise 401 mfa_required with no methods of ours to offer, and
+// nothing is created, linked or signed in. A plain OAuth 2.0 provider reports nothing.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { and, eq } from 'drizzle-orm'
+import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
+import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { auditEvents } from '../../db/schema.ts'
+import { updateUser } from '../users/store.ts'
+import {
+  assertError,
+  type ConnectedTenant,
+  callbackPath,
+  connectedTenant,
+  identitiesOf,
+  newAccount,
+  signIn,
+  snapshot,
+  startUrl,
+  startWithProvider,
+  userRow,
+} from './test-support.ts'
+
+let server: TestServer
+let idp: OidcProviderFixture
+before(async () => {
+  ;({ server, idp } = await startWithProvider())
+})
+after(async () => {
+  await server.close()
+  await idp.close()
+})
+
+async function setPolicy(s: TestServer, t: ConnectedTenant, mfaPolicy: string) {
+  const res = await s.request(
+    'PATCH',
+    `/v1/${t.slug}/tenant`,
+    { mfaPolicy },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+}
+
+async function failedLogins(s: TestServer, tenantId: string) {
+  return s.deps.db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.tenantId, tenantId), eq(auditEvents.action, 'UserLoginFailed')))
+}
+
+function assertMfaRefusal(res: Awaited<ReturnType<typeof signIn>>) {
+  assertError(res, 401, 'mfa_required')
+  assert.equal(res.body.code, 'UNAUTHORIZED')
+  assert.deepEqual(res.body.details.methods, [])
+  assert.match(res.body.message, /identity provider did not report multi-factor/)
+  assert.equal(res.body.accessToken, undefined)
+}
+
+/** A tenant on `policy` with a user who already signed in once through `account`. */
+async function linkedUser(policy: string, account: IdpAccount = newAccount()) {
+  const t = await connectedTenant(server, idp)
+  const first = await signIn(server, idp, t.slug, account)
+  assert.equal(first.status, 200, JSON.stringify(first.body))
+  await setPolicy(server, t, policy)
+  return { t, account, userId: first.body.user.id as string }
+}
+
+describe('mfaPolicy Required', () => {
+  test('a new identity without amr is 401 mfa_required, and no account is created', async () => {
+    const t = await connectedTenant(server, idp)
+    await setPolicy(server, t, 'Required')
+    const before = await snapshot(server, t.tenantId)
+    const account = newAccount()
+    assertMfaRefusal(await signIn(server, idp, t.slug, account))
+    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    const failed = await failedLogins(server, t.tenantId)
+    assert.equal(failed.length, 1)
+    assert.equal(failed[0].userId, null)
+    assert.equal(failed[0].metadata.reason, 'mfa_required')
+    assert.equal(failed[0].metadata.via, 'idp')
+    assert.equal(failed[0].metadata.email, account.email)
+  })
+
+  test('a linked user without amr is refused, and its account is left as it was', async () => {
+    const { t, account, userId } = await linkedUser('Required')
+    const before = await snapshot(server, t.tenantId)
+    const row = await userRow(server, t.tenantId, userId)
+    assertMfaRefusal(await signIn(server, idp, t.slug, account))
+    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await userRow(server, t.tenantId, userId), row)
+    const failed = await failedLogins(server, t.tenantId)
+    assert.equal(failed.length, 1)
+    assert.equal(failed[0].userId, userId)
+    assert.equal(failed[0].metadata.reason, 'mfa_required')
+  })
+
+  test('a verified account found by email is not linked without amr', async () => {
+    const t = await connectedTenant(server, idp)
+    const existing = await signup(server, t.slug)
+    await updateUser(server.deps.db, t.tenantId, existing.user.id, { emailVerified: true })
+    await setPolicy(server, t, 'Required')
+    const before = await snapshot(server, t.tenantId)
+    assertMfaRefusal(await signIn(server, idp, t.slug, newAccount({ email: existing.email })))
+    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await identitiesOf(server, t.tenantId), [])
+  })
+
+  test("amr ['pwd', 'otp'] (a possession factor with another) signs a new user in", async () => {
+    const t = await connectedTenant(server, idp)
+    await setPolicy(server, t, 'Required')
+    const res = await signIn(server, idp, t.slug, newAccount({ amr: ['pwd', 'otp'] }))
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal((await identitiesOf(server, t.tenantId)).length, 1)
+  })
+
+  test("amr ['pwd', 'otp'] signs a linked user in", async () => {
+    const { t, account, userId } = await linkedUser('Required')
+    const res = await signIn(server, idp, t.slug, { ...account, amr: ['pwd', 'otp'] })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.user.id, userId)
+  })
+
+  const accepted = [['mfa'], ['pwd', 'hwk'], ['swk', 'pin'], ['pwd', 'sms'], ['face', 'pwd']]
+  for (const amr of accepted) {
+    test(`amr ${JSON.stringify(amr)} reports multi-factor authentication`, async () => {
+      const { t, account, userId } = await linkedUser('Required')
+      const res = await signIn(server, idp, t.slug, { ...account, amr })
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      assert.equal(res.body.user.id, userId)
+    })
+  }
+
+  const refused = [[], ['pwd'], ['otp'], ['hwk'], ['pwd', 'pwd']]
+  for (const amr of refused) {
+    test(`amr ${JSON.stringify(amr)} is one factor at most: 401 mfa_required`, async () => {
+      const { t, account } = await linkedUser('Required')
+      const before = await snapshot(server, t.tenantId)
+      assertMfaRefusal(await signIn(server, idp, t.slug, { ...account, amr }))
+      assert.deepEqual(await snapshot(server, t.tenantId), before)
+    })
+  }
+
+  // Claims the provider itself would not send, signed with its key: not an array of methods.
+  const malformed: [string, unknown][] = [
+    ['a string', 'mfa'],
+    ['an object', { mfa: true }],
+    ['an array of non-strings', [1, true, null]],
+  ]
+  for (const [name, amr] of malformed) {
+    test(`an amr claim that is ${name} reports nothing: 401 mfa_required`, async () => {
+      const { t, account } = await linkedUser('Required')
+      const before = await snapshot(server, t.tenantId)
+      idp.rewriteIdToken((claims) => ({ ...claims, amr }))
+      try {
+        assertMfaRefusal(await signIn(server, idp, t.slug, account))
+      } finally {
+        idp.tamperIdToken = undefined
+      }
+      assert.deepEqual(await snapshot(server, t.tenantId), before)
+    })
+  }
+
+  test('a suspended user is told so before any second factor is considered', async () => {
+    const { t, account, userId } = await linkedUser('Required')
+    await updateUser(server.deps.db, t.tenantId, userId, { status: 'Suspended' })
+    assertError(await signIn(server, idp, t.slug, account), 401, 'account_suspended')
+  })
+})
+
+describe('mfaPolicy Optional', () => {
+  test('a TOTP-enrolled user without amr is 401 mfa_required', async () => {
+    const { t, account, userId } = await linkedUser('Optional')
+    await updateUser(server.deps.db, t.tenantId, userId, { totpEnabled: true })
+    const before = await snapshot(server, t.tenantId)
+    assertMfaRefusal(await signIn(server, idp, t.slug, account))
+    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    const failed = await failedLogins(server, t.tenantId)
+    assert.equal(failed[0].metadata.reason, 'mfa_required')
+  })
+
+  test("a TOTP-enrolled user with amr ['pwd', 'otp'] signs in", async () => {
+    const { t, account, userId } = await linkedUser('Optional')
+    await updateUser(server.deps.db, t.tenantId, userId, { totpEnabled: true })
+    const res = await signIn(server, idp, t.slug, { ...account, amr: ['pwd', 'otp'] })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  })
+
+  test('a user without TOTP, and a new identity, sign in without amr', async () => {
+    const { t, account } = await linkedUser('Optional')
+    assert.equal((await signIn(server, idp, t.slug, account)).status, 200)
+    assert.equal((await signIn(server, idp, t.slug, newAccount())).status, 200)
+  })
+})
+
+describe('mfaPolicy Disabled', () => {
+  test('no amr is needed, even by a user who enrolled TOTP', async () => {
+    const { t, account, userId } = await linkedUser('Disabled')
+    await updateUser(server.deps.db, t.tenantId, userId, { totpEnabled: true })
+    const res = await signIn(server, idp, t.slug, account)
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.user.id, userId)
+  })
+})
+
+describe('plain OAuth 2.0 mode (no ID token, so no amr)', () => {
+  let plain: TestServer
+  before(async () => {
+    plain = await startServer({
+      idp: {
+        issuer: undefined,
+        authorizationUrl: `${idp.issuer}/auth`,
+        tokenUrl: `${idp.issuer}/token`,
+        userinfoUrl: `${idp.issuer}/me`,
+        scopes: 'openid email',
+      },
+    })
+  })
+  after(async () => {
+    await plain.close()
+  })
+
+  async function plainSignIn(t: ConnectedTenant, account: IdpAccount) {
+    const back = await idp.authorize((await startUrl(plain, t.slug)).href, account)
+    return plain.request('GET', callbackPath(back))
+  }
+
+  test('Required refuses every sign-in, whatever the provider did: 401 mfa_required', async () => {
+    const t = await connectedTenant(plain, idp)
+    await setPolicy(plain, t, 'Required')
+    const before = await snapshot(plain, t.tenantId)
+    assertMfaRefusal(await plainSignIn(t, newAccount({ amr: ['pwd', 'otp'] })))
+    assert.deepEqual(await snapshot(plain, t.tenantId), before)
+    assert.equal((await failedLogins(plain, t.tenantId))[0].metadata.reason, 'mfa_required')
+  })
+
+  test('Disabled signs in as before', async () => {
+    const t = await connectedTenant(plain, idp)
+    const res = await plainSignIn(t, newAccount())
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  })
+})

@@ -1,0 +1,110 @@
+// oauth/idp/credentials (PUT, DELETE), oauth/idp/start, oauth/idp/callback.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import { IdentityProvider } from './provider.ts'
+import { deleteCredentials, finishSignIn, saveCredentials, startSignIn } from './service.ts'
+
+const CredentialsBody = Type.Object(
+  {
+    clientId: Type.String({ minLength: 1, maxLength: 512 }),
+    clientSecret: Type.String({ minLength: 1, maxLength: 512 }),
+  },
+  { additionalProperties: false },
+)
+
+// The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207 `iss`). Others a
+// provider may add (session_state, scope…) are dropped.
+const CallbackQuery = Type.Object(
+  {
+    code: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    state: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    error: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    error_description: Type.Optional(Type.String({ maxLength: 2048 })),
+    iss: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  },
+  { additionalProperties: false },
+)
+
+export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  // One per instance: the provider's metadata and keys are cached here for every tenant.
+  const idp = deps.config.idp ? new IdentityProvider(deps.config.idp) : undefined
+
+  app.put(
+    '/oauth/idp/credentials',
+    {
+      config: { auth: 'adminUser' },
+      schema: {
+        tags: ['Identity-provider OAuth'],
+        summary: "Store the tenant's client credentials and enable hosted sign-in",
+        description: 'The secret is stored encrypted; only `hasIdpClientSecret` is ever shown.',
+        security: [{ bearer: [] }],
+        params: TenantSlugParams,
+        body: CredentialsBody,
+        response: responses(Ok, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await saveCredentials(deps, request.tenant, request.body, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.delete(
+    '/oauth/idp/credentials',
+    {
+      config: { auth: 'adminUser' },
+      schema: {
+        tags: ['Identity-provider OAuth'],
+        summary: "Remove the tenant's client credentials and disable hosted sign-in",
+        security: [{ bearer: [] }],
+        params: TenantSlugParams,
+        response: responses(Ok, 401, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await deleteCredentials(deps, request.tenant, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.get(
+    '/oauth/idp/start',
+    {
+      schema: {
+        tags: ['Identity-provider OAuth'],
+        summary: 'Begin hosted sign-in: the URL to send the browser to',
+        description:
+          'The URL carries a single-use `state` bound to this tenant (10 minutes), a PKCE S256 challenge and a nonce.',
+        params: TenantSlugParams,
+        response: responses(
+          Type.Object({ authorizationUrl: Type.String({ format: 'uri' }) }),
+          400,
+          404,
+          503,
+        ),
+      },
+    },
+    async (request) => startSignIn(deps, idp, request.tenant, request.log),
+  )
+
+  app.get(
+    '/oauth/idp/callback',
+    {
+      schema: {
+        tags: ['Identity-provider OAuth'],
+        summary: 'Finish hosted sign-in: the provider redirects the browser here',
+        params: TenantSlugParams,
+        querystring: CallbackQuery,
+        response: responses(TokenEnvelope, 400, 401, 404, 429),
+      },
+    },
+    async (request) => {
+      await deps.limits.hit('tokenEndpoints', request.ip)
+      return finishSignIn(deps, idp, request.tenant, request.query, request.actor, request.log)
+    },
+  )
+}

@@ -1,0 +1,243 @@
+// Hosted sign-in through the external identity provider (SPEC, Identity-provider OAuth;
+// CONTRACT §7): a tenant's client credentials, the authorization request (RFC 6749 §4.1
+// with PKCE S256, RFC 7636, and an OpenID nonce), and the callback that spends the state,
+// exchanges the code and signs the user in.
+import * as client from 'openid-client'
+import type { Deps } from '../../deps.ts'
+import { hashToken } from '../../lib/crypto.ts'
+import { isEmail } from '../../lib/email.ts'
+import { AppError, fail } from '../../lib/errors.ts'
+import type { Actor } from '../audit/recorder.ts'
+import type { TokenEnvelope } from '../sessions/service.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { type Identity, signInWithIdentity } from './link.ts'
+import type { ClientCredentials, IdentityProvider } from './provider.ts'
+import * as store from './store.ts'
+
+/** CONTRACT §7: a state is good for ten minutes, once. */
+export const STATE_TTL = 10 * 60
+
+export interface Log {
+  warn(object: object, message: string): void
+}
+
+export interface CallbackQuery {
+  code?: string
+  state?: string
+  error?: string
+  error_description?: string
+  iss?: string
+}
+
+/** The field key's additional data: a sealed secret cannot be moved to another tenant. */
+export const secretAad = (tenantId: string) => `${tenantId}:idp`
+
+/** The PKCE verifier is sealed at rest too, bound to its tenant. */
+export const stateAad = (tenantId: string) => `${tenantId}:oauth-state`
+
+export function redirectUri(deps: Deps, tenant: Tenant): string {
+  return `${deps.config.publicUrl}/v1/${tenant.slug}/oauth/idp/callback`
+}
+
+export async function saveCredentials(
+  deps: Deps,
+  tenant: Tenant,
+  input: ClientCredentials,
+  actor: Actor,
+): Promise<void> {
+  const sealed = deps.cipher.encrypt(input.clientSecret, secretAad(tenant.id))
+  await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now()
+    if (!(await store.storeCredentials(tx, tenant.id, input.clientId, sealed, now))) {
+      fail('tenant_not_found')
+    }
+    await deps.audit.record(tx, tenant.id, actor, [
+      { action: 'IdpOauthLinked', metadata: { clientId: input.clientId } },
+    ])
+  })
+  deps.tenants.forget(tenant.slug)
+}
+
+/** Removes the credentials; removing none is not an error and records nothing. */
+export async function deleteCredentials(deps: Deps, tenant: Tenant, actor: Actor): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    if (await store.removeCredentials(tx, tenant.id, deps.clock.now())) {
+      await deps.audit.record(tx, tenant.id, actor, [{ action: 'IdpOauthUnlinked' }])
+    }
+  })
+  deps.tenants.forget(tenant.slug)
+}
+
+export async function startSignIn(
+  deps: Deps,
+  idp: IdentityProvider | undefined,
+  tenant: Tenant,
+  log: Log,
+): Promise<{ authorizationUrl: string }> {
+  const { provider, credentials } = await configured(deps, idp, tenant)
+  const config = await provider.client(credentials).catch((error: unknown) => {
+    provider.forget(error)
+    log.warn({ err: describe(error) }, 'identity provider unavailable')
+    return fail('unavailable', { message: 'The identity provider cannot be reached.' })
+  })
+  const state = client.randomState()
+  const nonce = client.randomNonce()
+  const codeVerifier = client.randomPKCECodeVerifier()
+  const now = deps.clock.now()
+  // The state is kept server-side (hashed, its PKCE verifier sealed), so any instance can
+  // finish the sign-in and a read of the table alone cannot redeem an intercepted code.
+  await store.deleteStaleStates(deps.db, tenant.id, now, STATE_TTL)
+  await store.insertState(
+    deps.db,
+    {
+      tenantId: tenant.id,
+      stateHash: hashToken(state),
+      codeVerifier: deps.cipher.encrypt(codeVerifier, stateAad(tenant.id)),
+      nonce,
+      now,
+    },
+    STATE_TTL,
+  )
+  const url = client.buildAuthorizationUrl(config, {
+    response_type: 'code',
+    redirect_uri: redirectUri(deps, tenant),
+    scope: scopes(deps, provider),
+    state,
+    nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+  })
+  return { authorizationUrl: url.href }
+}
+
+export async function finishSignIn(
+  deps: Deps,
+  idp: IdentityProvider | undefined,
+  tenant: Tenant,
+  query: CallbackQuery,
+  actor: Actor,
+  log: Log,
+): Promise<TokenEnvelope> {
+  const { provider, credentials } = await configured(deps, idp, tenant)
+  const now = deps.clock.now()
+  if (query.error) {
+    // The user or the provider said no; the state, if any, is spent all the same.
+    if (query.state) await store.spendState(deps.db, tenant.id, hashToken(query.state), now)
+    fail('idp_error', { details: { error: query.error } })
+  }
+  if (!query.state) fail('invalid_state')
+  if (!query.code) {
+    fail('validation', { details: { issues: [{ path: 'query.code', message: 'is required' }] } })
+  }
+  const request = await store.spendState(deps.db, tenant.id, hashToken(query.state), now)
+  if (!request) fail('invalid_state')
+  const codeVerifier = openCodeVerifier(deps, tenant, request.codeVerifier)
+
+  let identity: Identity
+  const config = await provider.client(credentials).catch((error: unknown) => exchangeFailed(error))
+  try {
+    const current = new URL(redirectUri(deps, tenant))
+    current.searchParams.set('code', query.code)
+    current.searchParams.set('state', query.state)
+    // RFC 9207: the provider names itself, against mix-up attacks (OpenID mode only; a
+    // plain OAuth 2.0 provider's issuer is not known).
+    if (query.iss && provider.oidc) current.searchParams.set('iss', query.iss)
+    const tokens = await client.authorizationCodeGrant(config, current, {
+      pkceCodeVerifier: codeVerifier,
+      expectedState: query.state,
+      expectedNonce: provider.oidc ? request.nonce : undefined,
+      idTokenExpected: provider.oidc,
+    })
+    identity = await readIdentity(provider, config, tokens)
+    provider.keep(config)
+  } catch (error) {
+    if (error instanceof AppError) throw error
+    exchangeFailed(error)
+  }
+  return signInWithIdentity(deps, tenant, identity, actor)
+
+  function exchangeFailed(error: unknown): never {
+    provider.forget(error)
+    log.warn({ err: describe(error) }, 'identity provider sign-in failed')
+    return fail('idp_exchange_failed')
+  }
+}
+
+/**
+ * A state whose verifier cannot be opened (sealed with a key since removed from
+ * ENCRYPTION_KEYS, or for another tenant) can only fail the exchange: it is no state.
+ */
+function openCodeVerifier(deps: Deps, tenant: Tenant, sealed: string): string {
+  try {
+    return deps.cipher.decrypt(sealed, stateAad(tenant.id))
+  } catch {
+    return fail('invalid_state')
+  }
+}
+
+/** The tenant's credentials, read fresh (the tenant cache may lag another instance). */
+async function configured(
+  deps: Deps,
+  idp: IdentityProvider | undefined,
+  tenant: Tenant,
+): Promise<{ provider: IdentityProvider; credentials: ClientCredentials }> {
+  if (!idp) fail('idp_not_configured')
+  const stored = await store.findCredentials(deps.db, tenant.id)
+  if (!stored?.enabled || !stored.clientId || !stored.clientSecretEnc) fail('idp_not_configured')
+  const clientSecret = deps.cipher.decrypt(stored.clientSecretEnc, secretAad(tenant.id))
+  return { provider: idp, credentials: { clientId: stored.clientId, clientSecret } }
+}
+
+/** The configured scopes; an OpenID provider is always asked for `openid` (ID token). */
+function scopes(deps: Deps, idp: IdentityProvider): string {
+  const list = (deps.config.idp?.scopes ?? '').split(/\s+/).filter(Boolean)
+  if (idp.oidc && !list.includes('openid')) list.unshift('openid')
+  return list.join(' ')
+}
+
+async function readIdentity(
+  idp: IdentityProvider,
+  config: client.Configuration,
+  tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
+): Promise<Identity> {
+  const server = config.serverMetadata()
+  if (idp.oidc) {
+    const claims = tokens.claims()
+    if (!claims) throw new Error('no ID token')
+    let source: Record<string, unknown> = claims
+    // Some providers keep the email at userinfo; its `sub` must match the ID token's.
+    if (typeof claims.email !== 'string' && server.userinfo_endpoint) {
+      source = await client.fetchUserInfo(config, tokens.access_token, claims.sub)
+    }
+    return { issuer: server.issuer, subject: claims.sub, ...emailOf(source), amr: amrOf(claims) }
+  }
+  // No ID token, so no `amr`: nothing says how the user authenticated.
+  const info = await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck)
+  return { issuer: server.issuer, subject: info.sub, ...emailOf(info), amr: undefined }
+}
+
+/** The ID token's authentication methods (RFC 8176); anything but strings is ignored. */
+function amrOf(claims: Record<string, unknown>): string[] {
+  const amr = claims.amr
+  return Array.isArray(amr) ? amr.filter((m): m is string => typeof m === 'string' && m !== '') : []
+}
+
+function emailOf(claims: Record<string, unknown>) {
+  const email =
+    typeof claims.email === 'string' && isEmail(claims.email) ? claims.email.trim() : null
+  // Some providers send the flag as a string.
+  const verified = claims.email_verified === true || claims.email_verified === 'true'
+  return { email, emailVerified: email !== null && verified }
+}
+
+/** What the log may show of a provider failure: never tokens, codes or secrets. */
+function describe(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) }
+  const cause = error.cause instanceof Error ? error.cause.message : undefined
+  return {
+    type: error.name,
+    code: (error as { code?: string }).code,
+    message: error.message,
+    cause,
+  }
+}

@@ -1,0 +1,115 @@
+// Emailed one-time codes, shared by passwordless login codes and email OTP second factors
+// (SPEC, Limits; CONTRACT §5): 6 digits, valid 10 minutes, burned by the 5th wrong guess,
+// superseded by a newer code, spent once.
+//
+// Storage: a 6-digit code has only 10^6 values, so a bare SHA-256 of it is reversed by
+// trying them all. Codes are stored as HMAC-SHA256 under a key derived (HKDF-SHA256,
+// RFC 5869) from the current ENCRYPTION_KEYS entry, over the owner (tenant, user,
+// purpose) and the code: `<key version>:<base64url mac>`. Without the key the table
+// reveals nothing, and a row copied to another user, tenant or purpose never matches.
+// Every listed key version is tried, so codes issued just before a key rotation still work.
+import { createHmac, hkdfSync } from 'node:crypto'
+import type { EncryptionKey } from '../../config.ts'
+import type { Handle } from '../../db/client.ts'
+import type { Deps } from '../../deps.ts'
+import { randomDigits } from '../../lib/crypto.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import * as store from './store.ts'
+
+export type { CodeOwner, CodePurpose } from './store.ts'
+
+import type { CodeOwner } from './store.ts'
+
+export const CODE_DIGITS = 6
+export const CODE_TTL_SECONDS = 10 * 60
+export const MAX_WRONG_GUESSES = 5
+
+const derived = new WeakMap<Buffer, Buffer>()
+
+function macKey(key: EncryptionKey): Buffer {
+  let out = derived.get(key.key)
+  if (!out) {
+    out = Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), 'one-time-code-hmac', 32))
+    derived.set(key.key, out)
+  }
+  return out
+}
+
+function mac(key: EncryptionKey, o: CodeOwner, code: string): string {
+  const digest = createHmac('sha256', macKey(key))
+    .update(`${o.purpose}:${o.tenantId}:${o.userId}:${code}`, 'utf8')
+    .digest('base64url')
+  return `${key.version}:${digest}`
+}
+
+/** The stored form of a new code, under the current (first) key. */
+export function sealCode(keys: EncryptionKey[], o: CodeOwner, code: string): string {
+  return mac(keys[0], o, code)
+}
+
+/** Every stored form `code` may have: one per key version still listed. */
+export function codeCandidates(keys: EncryptionKey[], o: CodeOwner, code: string): string[] {
+  return keys.map((k) => mac(k, o, code))
+}
+
+/**
+ * Issues a new code inside the caller's transaction: the owner's row is locked, open codes
+ * are superseded, the new one is stored hashed. With no user (an unknown or suspended
+ * address) the same statements run against a random id and match nothing, so both paths
+ * do the same work; nothing is stored and undefined is answered.
+ */
+export async function issueCode(
+  deps: Deps,
+  tx: Handle,
+  owner: { tenantId: string; userId: string | undefined; purpose: CodeOwner['purpose'] },
+): Promise<string | undefined> {
+  const now = deps.clock.now()
+  const o: CodeOwner = { ...owner, userId: owner.userId ?? uuidv7(now.getTime()) }
+  const code = randomDigits(CODE_DIGITS)
+  const codeHash = sealCode(deps.config.encryptionKeys, o, code)
+  await store.lockUser(tx, o.tenantId, o.userId)
+  await store.supersedeCodes(tx, o, now)
+  if (owner.userId === undefined) return undefined
+  await store.insertCode(tx, o, {
+    id: uuidv7(now.getTime()),
+    codeHash,
+    now,
+    expiresAt: new Date(now.getTime() + CODE_TTL_SECONDS * 1000),
+  })
+  return code
+}
+
+export type CodeCheck =
+  | { ok: true }
+  | { ok: false; reason: 'wrong' | 'burned' | 'no_open_code'; attempts?: number }
+
+/**
+ * Checks a code without spending it (a login code stays valid while a second factor is
+ * asked for). A wrong guess is counted against the open code at once.
+ */
+export async function checkCode(deps: Deps, o: CodeOwner, code: string): Promise<CodeCheck> {
+  const now = deps.clock.now()
+  const candidates = codeCandidates(deps.config.encryptionKeys, o, code)
+  const wrong = await store.countWrongGuess(deps.db, o, candidates, now, MAX_WRONG_GUESSES)
+  if (wrong) return { ok: false, reason: wrong.burned ? 'burned' : 'wrong', ...wrong }
+  if (await store.hasMatchingCode(deps.db, o, candidates, now)) return { ok: true }
+  return { ok: false, reason: 'no_open_code' }
+}
+
+/**
+ * Spends a code in one atomic statement; a wrong guess is counted instead. Answers true
+ * for exactly one of any number of parallel callers presenting the right code.
+ */
+export async function spendCode(
+  deps: Deps,
+  handle: Handle,
+  o: CodeOwner,
+  code: string,
+): Promise<CodeCheck> {
+  const now = deps.clock.now()
+  const candidates = codeCandidates(deps.config.encryptionKeys, o, code)
+  if (await store.spendMatchingCode(handle, o, candidates, now)) return { ok: true }
+  const wrong = await store.countWrongGuess(handle, o, candidates, now, MAX_WRONG_GUESSES)
+  if (wrong) return { ok: false, reason: wrong.burned ? 'burned' : 'wrong', ...wrong }
+  return { ok: false, reason: 'no_open_code' }
+}

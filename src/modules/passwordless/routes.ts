@@ -1,0 +1,81 @@
+// GET auth/config, POST auth/request-login-code, POST auth/verify-login-code.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import {
+  AuthPolicy,
+  Email,
+  Ok,
+  responses,
+  SixDigits,
+  TenantSlugParams,
+  TokenEnvelope,
+} from '../../schemas.ts'
+import { requestLoginCode, verifyLoginCode } from './service.ts'
+
+const AuthConfig = Type.Object({ authPolicy: AuthPolicy, idpOauthEnabled: Type.Boolean() })
+
+export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.get(
+    '/auth/config',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'How this workspace signs in',
+        params: TenantSlugParams,
+        response: responses(AuthConfig, 404),
+      },
+    },
+    async (request) => ({
+      authPolicy: request.tenant.authPolicy as 'PasswordOnly',
+      idpOauthEnabled: request.tenant.idpOauthEnabled,
+    }),
+  )
+
+  app.post(
+    '/auth/request-login-code',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'Email a 6-digit sign-in code',
+        description:
+          'Always answers `{ok: true}`, whether or not the address has an account. A new code ' +
+          'invalidates the previous one; codes are valid 10 minutes. Limits: 3 requests per ' +
+          '15 minutes per address and 10 per minute per IP. 403 `passwordless_disabled` ' +
+          'where the authPolicy is PasswordOnly.',
+        params: TenantSlugParams,
+        body: Type.Object({ email: Email }, { additionalProperties: false }),
+        response: responses(Ok, 400, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await requestLoginCode(deps, request.tenant, request.body.email, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.post(
+    '/auth/verify-login-code',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'Sign in with an emailed code (and TOTP when the tenant asks for it)',
+        description:
+          '401 `invalid_code` for a wrong, expired, burned or superseded code and for an ' +
+          'unknown address; the 5th wrong guess burns the code. When a second factor is ' +
+          'needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the ' +
+          'code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).',
+        params: TenantSlugParams,
+        body: Type.Object(
+          { email: Email, code: SixDigits, totpCode: Type.Optional(SixDigits) },
+          { additionalProperties: false },
+        ),
+        response: responses(TokenEnvelope, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => verifyLoginCode(deps, request.tenant, request.body, request.actor),
+  )
+}

@@ -1,0 +1,74 @@
+// Liveness, readiness and the API description (SPEC capability 9; CONTRACT §2).
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+
+const Ready = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
+  checks: Type.Object({
+    database: Type.Union([Type.Literal('ok'), Type.Literal('failing')]),
+    redis: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('disabled')]),
+  }),
+})
+
+export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['Service'],
+        summary: 'Liveness: the process answers',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  )
+
+  app.get(
+    '/ready',
+    {
+      schema: {
+        tags: ['Service'],
+        summary: 'Readiness: the database (and Redis, when configured) answer',
+        response: { 200: Ready, 503: Ready },
+      },
+    },
+    async (_request, reply) => {
+      const database = await deps.database.ping().then(
+        () => 'ok' as const,
+        () => 'failing' as const,
+      )
+      const redis = !deps.redis
+        ? ('disabled' as const)
+        : await withTimeout(deps.redis.ping(), 1000).then(
+            () => 'ok' as const,
+            () => 'failing' as const,
+          )
+      const ready = database === 'ok' && redis !== 'failing'
+      reply.status(ready ? 200 : 503)
+      return {
+        status: ready ? ('ready' as const) : ('unavailable' as const),
+        checks: { database, redis },
+      }
+    },
+  )
+
+  app.get(
+    '/v1/openapi.json',
+    {
+      schema: {
+        tags: ['Service'],
+        summary: 'This API description (OpenAPI 3.1)',
+        response: { 200: Type.Object({}, { additionalProperties: true }) },
+      },
+    },
+    async () => app.swagger(),
+  )
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
+  ])
+}

@@ -1,0 +1,97 @@
+// Revocation reaches access tokens within seconds on every instance (CONTRACT §4) without
+// a query per request: each instance keeps the ids of recently revoked sessions in memory.
+// The instance that revokes adds them at once; every instance also reads the database's
+// feed of revocations (an index on sessions.revoked_at) once a second, and with Redis the
+// ids are also published so that other instances learn of them without waiting.
+// An access token lives 15 minutes, so an id is kept for that long and then forgotten.
+import { sql } from 'drizzle-orm'
+import type { Redis } from 'ioredis'
+import type { Db } from '../../db/client.ts'
+import { sessions } from '../../db/schema.ts'
+import { ACCESS_TOKEN_TTL } from '../../lib/jwt.ts'
+
+const CHANNEL = 'auth:sessions-revoked'
+// Transactions commit out of timestamp order; reading a little into the past catches
+// revocations stamped before the last read but committed after it.
+const OVERLAP_MS = 10_000
+// Revocations are stamped with the database's clock and read against it, so instances
+// whose clocks disagree still see each other's revocations.
+
+export class RevocationCache {
+  private readonly revoked = new Map<string, number>()
+  private readonly db: Db
+  private readonly pollMs: number
+  private readonly publisher: Redis | undefined
+  private subscriber: Redis | undefined
+  private timer: NodeJS.Timeout | undefined
+  /** Local monotonic time of the last successful read (undefined: read the last 15 min). */
+  private lastRead: number | undefined
+
+  constructor(options: { db: Db; pollMs: number; redis?: Redis }) {
+    this.db = options.db
+    this.pollMs = options.pollMs
+    this.publisher = options.redis
+  }
+
+  has(sessionId: string): boolean {
+    return this.revoked.has(sessionId)
+  }
+
+  /** Records sessions this instance revoked (call after the transaction committed). */
+  add(sessionIds: string[]): void {
+    if (sessionIds.length === 0) return
+    const now = Date.now()
+    for (const id of sessionIds) {
+      this.revoked.delete(id)
+      this.revoked.set(id, now)
+    }
+    this.publisher?.publish(CHANNEL, sessionIds.join(',')).catch(() => {})
+  }
+
+  async start(): Promise<void> {
+    await this.poll()
+    if (this.publisher) {
+      this.subscriber = this.publisher.duplicate()
+      this.subscriber.on('error', () => {})
+      this.subscriber.on('message', (_channel: string, message: string) => {
+        const now = Date.now()
+        for (const id of message.split(',')) if (id) this.revoked.set(id, now)
+      })
+      await this.subscriber.subscribe(CHANNEL).catch(() => {})
+    }
+    this.timer = setInterval(() => {
+      this.poll().catch(() => {})
+    }, this.pollMs)
+    this.timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    this.subscriber?.disconnect()
+  }
+
+  private async poll(): Promise<void> {
+    const startedAt = performance.now()
+    const windowMs =
+      this.lastRead === undefined
+        ? (ACCESS_TOKEN_TTL + 60) * 1000
+        : startedAt - this.lastRead + OVERLAP_MS
+    const rows = await this.db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(sql`${sessions.revokedAt} > now() - make_interval(secs => ${windowMs / 1000})`)
+      .limit(100_000)
+    const now = Date.now()
+    for (const row of rows) if (!this.revoked.has(row.id)) this.revoked.set(row.id, now)
+    this.lastRead = startedAt
+    this.forgetOld(now)
+  }
+
+  private forgetOld(now: number): void {
+    const cutoff = now - (ACCESS_TOKEN_TTL + 60) * 1000
+    for (const [id, at] of this.revoked) {
+      if (at >= cutoff) break // insertion order is time order
+      this.revoked.delete(id)
+    }
+  }
+}

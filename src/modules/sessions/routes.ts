@@ -1,0 +1,125 @@
+// auth/signup, auth/login, auth/refresh, auth/logout, auth/logout-all.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import {
+  Email,
+  NewPassword,
+  Ok,
+  OpaqueToken,
+  Password,
+  responses,
+  SixDigits,
+  TenantSlugParams,
+  TokenEnvelope,
+} from '../../schemas.ts'
+import { loginWithPassword, signup } from './password.ts'
+
+const RefreshBody = Type.Object({ refreshToken: OpaqueToken }, { additionalProperties: false })
+
+export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  app.post(
+    '/auth/signup',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'Create an account with email and password',
+        params: TenantSlugParams,
+        body: Type.Object({ email: Email, password: NewPassword }, { additionalProperties: false }),
+        response: responses(TokenEnvelope, 400, 404, 429),
+      },
+    },
+    async (request) => signup(deps, request.tenant, request.body, request.actor),
+  )
+
+  app.post(
+    '/auth/login',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'Sign in with email and password (and a second factor when asked)',
+        params: TenantSlugParams,
+        body: Type.Object(
+          {
+            email: Email,
+            password: Password,
+            totpCode: Type.Optional(SixDigits),
+            emailOtpCode: Type.Optional(SixDigits),
+          },
+          { additionalProperties: false },
+        ),
+        response: responses(TokenEnvelope, 400, 401, 404, 429),
+      },
+    },
+    async (request) => loginWithPassword(deps, request.tenant, request.body, request.actor),
+  )
+
+  app.post(
+    '/auth/refresh',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'Exchange a refresh token for a new pair (the old one is spent)',
+        params: TenantSlugParams,
+        body: RefreshBody,
+        response: responses(TokenEnvelope, 400, 401, 404, 429),
+      },
+    },
+    async (request) => {
+      await deps.limits.hit('tokenEndpoints', request.ip)
+      const { refreshToken } = request.body
+      return deps.sessions.refresh(request.tenant, refreshToken, request.actor)
+    },
+  )
+
+  app.post(
+    '/auth/logout',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'End the session of a refresh token',
+        params: TenantSlugParams,
+        body: RefreshBody,
+        response: responses(Ok, 400, 404),
+      },
+    },
+    async (request) => {
+      const { refreshToken } = request.body
+      await deps.sessions.logout(request.tenant, refreshToken, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.post(
+    '/auth/logout-all',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags: ['Authentication'],
+        summary: 'End every session of the signed-in user',
+        security: [{ bearer: [] }],
+        params: TenantSlugParams,
+        response: responses(
+          Type.Object({ ok: Type.Literal(true), count: Type.Integer() }),
+          401,
+          404,
+        ),
+      },
+    },
+    async (request) => {
+      const { tenant, actor } = request
+      const userId = actor.id as string
+      const ended = await deps.db.transaction(async (tx) => {
+        const ids = await deps.sessions.revokeAll(tx, tenant.id, userId, actor, 'logout-all')
+        await deps.audit.record(tx, tenant.id, actor, [
+          { action: 'UserLogout', userId, metadata: { all: true, count: ids.length } },
+        ])
+        return ids
+      })
+      deps.revocations.add(ended)
+      return { ok: true as const, count: ended.length }
+    },
+  )
+}

@@ -1,0 +1,166 @@
+// Sessions (SPEC, Authentication; CONTRACT §4): issuing token envelopes, refresh-token
+// rotation with reuse detection, logout, and revoking a user's sessions.
+import type { Handle } from '../../db/client.ts'
+import type { Deps } from '../../deps.ts'
+import { hashToken, randomToken } from '../../lib/crypto.ts'
+import { fail } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { ACCESS_TOKEN_TTL } from '../../lib/jwt.ts'
+import type { Actor } from '../audit/recorder.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { type PublicUser, presentUser } from '../users/present.ts'
+import type { User } from '../users/store.ts'
+import * as store from './store.ts'
+
+export const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60
+
+export interface TokenEnvelope {
+  user: PublicUser
+  accessToken: string
+  refreshToken: string
+  accessTokenExpiresIn: number
+  refreshTokenExpiresIn: number
+}
+
+export class SessionService {
+  private readonly deps: Deps
+  constructor(deps: Deps) {
+    this.deps = deps
+  }
+
+  /**
+   * Starts a session (a new refresh-token family) inside the caller's transaction and
+   * records SessionCreated. Every sign-in path ends here.
+   */
+  async start(tx: Handle, tenant: Tenant, user: User, actor: Actor): Promise<TokenEnvelope> {
+    const now = this.deps.clock.now()
+    const sessionId = uuidv7(now.getTime())
+    const refreshToken = randomToken()
+    await store.insertSession(tx, {
+      tenantId: tenant.id,
+      sessionId,
+      userId: user.id,
+      tokenHash: hashToken(refreshToken),
+      now,
+      expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000),
+      ip: actor.ip,
+      userAgent: actor.userAgent,
+    })
+    await this.deps.audit.record(tx, tenant.id, actor, [
+      { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
+    ])
+    return this.envelope(user, sessionId, refreshToken, now)
+  }
+
+  /** Rotates a refresh token; reuse of a rotated one ends its whole family. */
+  async refresh(tenant: Tenant, refreshToken: string, actor: Actor): Promise<TokenEnvelope> {
+    const { db, clock } = this.deps
+    const now = clock.now()
+    const oldHash = hashToken(refreshToken)
+    const next = randomToken()
+    const expiresAt = new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000)
+    const rotated = await store.rotateRefreshToken(
+      db,
+      tenant.id,
+      oldHash,
+      hashToken(next),
+      now,
+      expiresAt,
+    )
+    if (rotated) return this.envelope(rotated.user, rotated.sessionId, next, now)
+
+    const state = await store.findRefreshToken(db, tenant.id, oldHash)
+    if (!state) fail('token_invalid')
+    if (state.usedAt && !state.revokedAt) {
+      // A rotated token came back: someone holds a copy. End the family (SPEC, Refresh
+      // token family: "whole family revoked").
+      await db.transaction(async (tx) => {
+        const ended = await store.revokeSession(tx, tenant.id, state.sessionId, 'reuse')
+        if (ended) {
+          await this.deps.audit.record(tx, tenant.id, actor, [
+            {
+              action: 'SessionFamilyCompromised',
+              userId: state.userId,
+              metadata: { sessionId: state.sessionId },
+            },
+            {
+              action: 'SessionRevoked',
+              userId: state.userId,
+              metadata: { sessionId: state.sessionId, reason: 'reuse' },
+            },
+          ])
+        }
+      })
+      this.deps.revocations.add([state.sessionId])
+      fail('refresh_token_reused')
+    }
+    if (state.usedAt) fail('refresh_token_reused')
+    if (state.revokedAt) fail('session_revoked')
+    if (state.expiresAt <= now) fail('token_expired')
+    // Live token, but its user was suspended or deleted since.
+    fail('session_revoked')
+  }
+
+  /** Ends the session of a refresh token. Unknown tokens are ignored (no oracle). */
+  async logout(tenant: Tenant, refreshToken: string, actor: Actor): Promise<void> {
+    const { db } = this.deps
+    const state = await store.findRefreshToken(db, tenant.id, hashToken(refreshToken))
+    if (!state || state.revokedAt) return
+    const ended = await db.transaction(async (tx) => {
+      const ok = await store.revokeSession(tx, tenant.id, state.sessionId, 'logout')
+      if (ok) {
+        const who = { ...actor, type: 'user' as const, id: state.userId }
+        await this.deps.audit.record(tx, tenant.id, who, [
+          { action: 'UserLogout', userId: state.userId, metadata: { sessionId: state.sessionId } },
+          {
+            action: 'SessionRevoked',
+            userId: state.userId,
+            metadata: { sessionId: state.sessionId, reason: 'logout' },
+          },
+        ])
+      }
+      return ok
+    })
+    if (ended) this.deps.revocations.add([state.sessionId])
+  }
+
+  /**
+   * Ends a user's sessions inside the caller's transaction, with one SessionRevoked each.
+   * The caller passes the ids to `revocations.add` once the transaction has committed.
+   */
+  async revokeAll(
+    tx: Handle,
+    tenantId: string,
+    userId: string,
+    actor: Actor,
+    reason: string,
+    keep?: string,
+  ): Promise<string[]> {
+    const ended = await store.revokeUserSessions(tx, tenantId, userId, reason, keep)
+    await this.deps.audit.record(
+      tx,
+      tenantId,
+      actor,
+      ended.map((sessionId) => ({
+        action: 'SessionRevoked' as const,
+        userId,
+        metadata: { sessionId, reason },
+      })),
+    )
+    return ended
+  }
+
+  private envelope(user: User, sessionId: string, refreshToken: string, now: Date) {
+    const accessToken = this.deps.tokens.issue(
+      { sub: user.id, tid: user.tenantId, role: user.role, sid: sessionId, jti: randomToken(12) },
+      now,
+    )
+    return {
+      user: presentUser(user),
+      accessToken,
+      refreshToken,
+      accessTokenExpiresIn: ACCESS_TOKEN_TTL,
+      refreshTokenExpiresIn: REFRESH_TOKEN_TTL,
+    }
+  }
+}

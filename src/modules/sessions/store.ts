@@ -1,0 +1,196 @@
+// Sessions and refresh-token families. Single-use tokens are spent in one atomic
+// statement (`UPDATE … WHERE used_at IS NULL`), never read-then-write.
+import { and, eq, isNull, ne, sql } from 'drizzle-orm'
+import type { Handle } from '../../db/client.ts'
+import { refreshTokens, sessions } from '../../db/schema.ts'
+import type { User } from '../users/store.ts'
+
+export interface NewSession {
+  tenantId: string
+  sessionId: string
+  userId: string
+  tokenHash: string
+  now: Date
+  expiresAt: Date
+  ip: string | null
+  userAgent: string | null
+}
+
+export async function insertSession(db: Handle, s: NewSession): Promise<void> {
+  await db.insert(sessions).values({
+    tenantId: s.tenantId,
+    id: s.sessionId,
+    userId: s.userId,
+    createdAt: s.now,
+    expiresAt: s.expiresAt,
+    ip: s.ip,
+    userAgent: s.userAgent?.slice(0, 512) ?? null,
+  })
+  await db.insert(refreshTokens).values({
+    tenantId: s.tenantId,
+    tokenHash: s.tokenHash,
+    sessionId: s.sessionId,
+    userId: s.userId,
+    createdAt: s.now,
+    expiresAt: s.expiresAt,
+  })
+}
+
+export interface Rotated {
+  sessionId: string
+  user: User
+}
+
+/**
+ * Spends the current token of a live session, stores its successor and reads the user,
+ * in one statement (one round trip). Of N concurrent calls with one token, the row lock
+ * lets exactly one UPDATE match; the others see `used_at` set, match nothing, and are
+ * then treated as reuse by the caller.
+ */
+export async function rotateRefreshToken(
+  db: Handle,
+  tenantId: string,
+  oldHash: string,
+  newHash: string,
+  now: Date,
+  expiresAt: Date,
+): Promise<Rotated | undefined> {
+  // Both drivers answer `{ rows }`; the generic result type of PgDatabase does not say so.
+  const result = (await db.execute(sql`
+    WITH spent AS (
+      UPDATE refresh_tokens rt SET used_at = ${now}
+      FROM sessions s, users u
+      WHERE rt.tenant_id = ${tenantId} AND rt.token_hash = ${oldHash}
+        AND rt.used_at IS NULL AND rt.expires_at > ${now}
+        AND s.tenant_id = rt.tenant_id AND s.id = rt.session_id AND s.revoked_at IS NULL
+        AND u.tenant_id = rt.tenant_id AND u.id = rt.user_id
+        AND u.deleted_at IS NULL AND u.status = 'Active'
+      RETURNING rt.session_id, rt.user_id
+    ), fresh AS (
+      INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, user_id, created_at, expires_at)
+      SELECT ${tenantId}, ${newHash}, session_id, user_id, ${now}, ${expiresAt} FROM spent
+      RETURNING session_id
+    ), extended AS (
+      UPDATE sessions SET expires_at = ${expiresAt}
+      WHERE tenant_id = ${tenantId} AND id IN (SELECT session_id FROM fresh)
+    )
+    SELECT spent.session_id, u.*
+    FROM spent JOIN users u ON u.tenant_id = ${tenantId} AND u.id = spent.user_id
+  `)) as unknown as { rows: (UserRow & { session_id: string })[] }
+  const row = result.rows[0]
+  return row ? { sessionId: row.session_id, user: userFromRow(row) } : undefined
+}
+
+type UserRow = {
+  tenant_id: string
+  id: string
+  email: string
+  email_normalized: string
+  password_hash: string | null
+  status: string
+  role: string
+  email_verified: boolean
+  totp_secret_enc: string | null
+  totp_enabled: boolean
+  totp_last_step: string | number | null
+  created_at: Date | string
+  updated_at: Date | string
+  last_login_at: Date | string | null
+  deleted_at: Date | string | null
+}
+
+const toDate = (v: Date | string) => (v instanceof Date ? v : new Date(v))
+
+function userFromRow(r: UserRow): User {
+  return {
+    tenantId: r.tenant_id,
+    id: r.id,
+    email: r.email,
+    emailNormalized: r.email_normalized,
+    passwordHash: r.password_hash,
+    status: r.status,
+    role: r.role,
+    emailVerified: r.email_verified,
+    totpSecretEnc: r.totp_secret_enc,
+    totpEnabled: r.totp_enabled,
+    totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
+    createdAt: toDate(r.created_at),
+    updatedAt: toDate(r.updated_at),
+    lastLoginAt: r.last_login_at === null ? null : toDate(r.last_login_at),
+    deletedAt: r.deleted_at === null ? null : toDate(r.deleted_at),
+  }
+}
+
+export interface TokenState {
+  sessionId: string
+  userId: string
+  usedAt: Date | null
+  expiresAt: Date
+  revokedAt: Date | null
+}
+
+/** What a refresh token refers to, whatever its state. */
+export async function findRefreshToken(db: Handle, tenantId: string, tokenHash: string) {
+  const rows = await db
+    .select({
+      sessionId: refreshTokens.sessionId,
+      userId: refreshTokens.userId,
+      usedAt: refreshTokens.usedAt,
+      expiresAt: refreshTokens.expiresAt,
+      revokedAt: sessions.revokedAt,
+    })
+    .from(refreshTokens)
+    .innerJoin(
+      sessions,
+      and(eq(sessions.tenantId, refreshTokens.tenantId), eq(sessions.id, refreshTokens.sessionId)),
+    )
+    .where(and(eq(refreshTokens.tenantId, tenantId), eq(refreshTokens.tokenHash, tokenHash)))
+    .limit(1)
+  return rows[0] as TokenState | undefined
+}
+
+/** Ends one session; answers whether it was live until now. */
+export async function revokeSession(
+  db: Handle,
+  tenantId: string,
+  sessionId: string,
+  reason: string,
+): Promise<boolean> {
+  const rows = await db
+    .update(sessions)
+    // The database's clock, not the instance's, so every instance reads the revocation
+    // feed against one clock; clock_timestamp() (not now(), the transaction's start) so a
+    // transaction that waited for locks is not stamped earlier than it became visible.
+    .set({ revokedAt: sql`clock_timestamp()`, revokeReason: reason })
+    .where(
+      and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId), isNull(sessions.revokedAt)),
+    )
+    .returning({ id: sessions.id })
+  return rows.length > 0
+}
+
+/** Ends every live session of a user, but `keep`; answers the ids it ended. */
+export async function revokeUserSessions(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  reason: string,
+  keep?: string,
+): Promise<string[]> {
+  const rows = await db
+    .update(sessions)
+    // The database's clock, not the instance's, so every instance reads the revocation
+    // feed against one clock; clock_timestamp() (not now(), the transaction's start) so a
+    // transaction that waited for locks is not stamped earlier than it became visible.
+    .set({ revokedAt: sql`clock_timestamp()`, revokeReason: reason })
+    .where(
+      and(
+        eq(sessions.tenantId, tenantId),
+        eq(sessions.userId, userId),
+        isNull(sessions.revokedAt),
+        keep ? ne(sessions.id, keep) : undefined,
+      ),
+    )
+    .returning({ id: sessions.id })
+  return rows.map((r) => r.id)
+}

@@ -1,0 +1,191 @@
+// GET/PATCH tenant, PUT/DELETE tenant/logo (admin or API key: CONTRACT §4) and the public
+// GET logo.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import {
+  AuthPolicy,
+  DateTime,
+  ErrorEnvelope,
+  MfaPolicy,
+  Ok,
+  Plan,
+  responses,
+  TenantSlugParams,
+} from '../../schemas.ts'
+import { etagMatches, LOGO_BODY_LIMIT, putLogo, readLogo, removeLogo } from './logo.ts'
+import { LOGO_MIME_TYPES } from './logo-image.ts'
+import { patchTenant, readTenant } from './settings.ts'
+
+const TenantRecord = Type.Object({
+  id: Type.String(),
+  slug: Type.String(),
+  name: Type.String(),
+  plan: Plan,
+  mfaPolicy: MfaPolicy,
+  authPolicy: AuthPolicy,
+  passwordlessJitSignup: Type.Boolean(),
+  idpOauthEnabled: Type.Boolean(),
+  idpClientId: Type.String({ description: 'Empty when no credentials are stored.' }),
+  hasIdpClientSecret: Type.Boolean(),
+  logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
+  createdAt: DateTime,
+})
+
+const TenantPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+    mfaPolicy: Type.Optional(MfaPolicy),
+    authPolicy: Type.Optional(AuthPolicy),
+    passwordlessJitSignup: Type.Optional(Type.Boolean()),
+    idpOauthEnabled: Type.Optional(
+      Type.Boolean({ description: 'true only once idp credentials are stored.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+const LogoMimeType = Type.Union(LOGO_MIME_TYPES.map((m) => Type.Literal(m)))
+
+const LogoBody = Type.Object(
+  {
+    mimeType: LogoMimeType,
+    data: Type.String({
+      minLength: 1,
+      description:
+        'The image as base64, optionally as a `data:<mimeType>;base64,` URL; at most 512 KiB decoded.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+const LogoSaved = Type.Object({
+  logoUrl: Type.String(),
+  mimeType: LogoMimeType,
+  updatedAt: DateTime,
+})
+
+// Browsers may reuse a logo for five minutes, then revalidate it with its ETag.
+const LOGO_CACHE_CONTROL = 'public, max-age=300'
+
+export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const security = [{ bearer: [] }]
+  const tags = ['Administration']
+
+  app.get(
+    '/tenant',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'The tenant record',
+        security,
+        params: TenantSlugParams,
+        response: responses(TenantRecord, 401, 403, 404, 429),
+      },
+    },
+    async (request) => readTenant(deps, request.tenant.id),
+  )
+
+  app.patch(
+    '/tenant',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: "Change the tenant's settings",
+        description: 'Only the fields sent change. Audit: TenantUpdated with the changed fields.',
+        security,
+        params: TenantSlugParams,
+        body: TenantPatchBody,
+        response: responses(TenantRecord, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => patchTenant(deps, request.tenant.id, request.body, request.actor),
+  )
+
+  app.put(
+    '/tenant/logo',
+    {
+      config: { auth: 'admin' },
+      bodyLimit: LOGO_BODY_LIMIT,
+      // After authentication, before the body is read: an oversized logo is refused
+      // from its Content-Length (CONTRACT §2: the size is checked before decoding).
+      onRequest: async (request: FastifyRequest) => {
+        const length = Number(request.headers['content-length'] ?? 0)
+        if (length > LOGO_BODY_LIMIT) {
+          fail('invalid_logo', { message: 'The logo must be at most 512 KiB.' })
+        }
+      },
+      schema: {
+        tags,
+        summary: 'Upload the tenant logo (PNG, JPEG or WebP, at most 512 KiB)',
+        description:
+          'The bytes must be a whole image of `mimeType` with nothing before or after it; else 400 `invalid_logo`.',
+        security,
+        params: TenantSlugParams,
+        body: LogoBody,
+        response: responses(LogoSaved, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => putLogo(deps, request.tenant, request.body, request.actor),
+  )
+
+  app.delete(
+    '/tenant/logo',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Remove the tenant logo',
+        security,
+        params: TenantSlugParams,
+        response: responses(Ok, 401, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await removeLogo(deps, request.tenant, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.get(
+    '/logo',
+    {
+      schema: {
+        tags: ['Tenants'],
+        summary: 'The tenant logo (public)',
+        description:
+          'The image bytes with their Content-Type, an ETag and `X-Content-Type-Options: nosniff`; 304 for a matching If-None-Match.',
+        params: TenantSlugParams,
+        response: {
+          200: {
+            description: 'The logo image',
+            content: Object.fromEntries(
+              LOGO_MIME_TYPES.map((m) => [m, { schema: { type: 'string', format: 'binary' } }]),
+            ),
+          },
+          304: { description: 'Not modified', type: 'null' },
+          404: { ...ErrorEnvelope, description: 'Not found' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const logo = await readLogo(deps, request.tenant.id)
+      reply
+        .header('etag', logo.etag)
+        .header('cache-control', LOGO_CACHE_CONTROL)
+        .header('x-content-type-options', 'nosniff')
+        // Opened directly, the bytes are still inert: no scripts, no plugins.
+        .header('content-security-policy', "default-src 'none'; sandbox")
+      if (etagMatches(request.headers['if-none-match'], logo.etag)) {
+        // No body at all (RFC 9110 §15.4.5), not a serialized null.
+        return reply.status(304).send(undefined as unknown as null)
+      }
+      return reply.type(logo.mimeType).send(logo.data)
+    },
+  )
+}

@@ -1,0 +1,51 @@
+// POST /v1/tenants: a tenant and its first admin, signed in.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import { safeEqual } from '../../lib/crypto.ts'
+import { fail } from '../../lib/errors.ts'
+import { Email, NewPassword, Plan, responses, TokenEnvelopeWithSlug } from '../../schemas.ts'
+import { createTenant } from './service.ts'
+
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'
+
+const CreateTenantBody = Type.Object(
+  {
+    tenant: Type.Object(
+      {
+        slug: Type.String({ pattern: SLUG_PATTERN, minLength: 1, maxLength: 63 }),
+        name: Type.String({ minLength: 1, maxLength: 120 }),
+        plan: Type.Optional(Plan),
+      },
+      { additionalProperties: false },
+    ),
+    admin: Type.Object({ email: Email, password: NewPassword }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+)
+
+export async function tenantRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  app.post(
+    '/v1/tenants',
+    {
+      schema: {
+        tags: ['Tenants'],
+        summary: 'Create a tenant with its first admin',
+        description:
+          'When TENANT_CREATION_TOKEN is set, send it as `Authorization: Bearer <token>`.',
+        body: CreateTenantBody,
+        response: { ...responses(TokenEnvelopeWithSlug, 400, 401, 409, 429) },
+      },
+      // The creation token is checked before the body is read.
+      onRequest: async (request) => {
+        const expected = deps.config.tenantCreationToken
+        if (!expected) return
+        const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? ''
+        if (!safeEqual(given, expected)) fail('tenant_creation_forbidden')
+      },
+    },
+    async (request) => createTenant(deps, request.body, request.actor),
+  )
+}

@@ -1,0 +1,86 @@
+// Creating a tenant with its first admin (SPEC capability 1; CONTRACT §2).
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import type { Actor } from '../audit/recorder.ts'
+import type { TokenEnvelope } from '../sessions/service.ts'
+import { createUser, preparePassword } from '../users/service.ts'
+import { insertTenant } from './store.ts'
+
+/** Slugs that would shadow a route or confuse a reader of a URL. */
+export const RESERVED_SLUGS = new Set([
+  'v1',
+  'v2',
+  'tenants',
+  'invites',
+  'health',
+  'ready',
+  'docs',
+  'openapi',
+  'openapi.json',
+  'api',
+  'admin',
+  'auth',
+  'static',
+  'assets',
+  'console',
+  'login',
+  'logout',
+  'signup',
+  'me',
+  'www',
+])
+
+export interface CreateTenantInput {
+  tenant: { slug: string; name: string; plan?: string }
+  admin: { email: string; password: string }
+}
+
+export async function createTenant(
+  deps: Deps,
+  input: CreateTenantInput,
+  actor: Actor,
+): Promise<TokenEnvelope & { tenantSlug: string }> {
+  const { slug, name, plan = 'Free' } = input.tenant
+  if (RESERVED_SLUGS.has(slug)) fail('invalid_slug')
+  await deps.limits.hit('tenantCreation', actor.ip ?? '')
+  const passwordHash = await preparePassword(input.admin.password, input.admin.email, name)
+  const envelope = await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now()
+    const tenant = await insertTenant(tx, {
+      id: uuidv7(now.getTime()),
+      slug,
+      name,
+      plan,
+      createdAt: now,
+      updatedAt: now,
+    })
+    if (!tenant) fail('slug_taken')
+    const admin = await createUser(
+      deps,
+      tx,
+      tenant,
+      {
+        email: input.admin.email,
+        passwordHash,
+        role: 'Admin',
+        status: 'Active',
+        emailVerified: false,
+      },
+      () => fail('email_taken'),
+    )
+    const who = { ...actor, type: 'user' as const, id: admin.id }
+    await deps.audit.record(tx, tenant.id, who, [
+      { action: 'TenantCreated', userId: admin.id, metadata: { slug, name, plan } },
+      {
+        action: 'UserSignup',
+        userId: admin.id,
+        email: admin.emailNormalized,
+        metadata: { role: 'Admin' },
+      },
+    ])
+    return deps.sessions.start(tx, tenant, admin, who)
+  })
+  deps.tenants.forget(slug)
+  return { ...envelope, tenantSlug: slug }
+}

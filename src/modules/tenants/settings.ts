@@ -1,0 +1,111 @@
+// GET and PATCH tenant (SPEC, Administration; CONTRACT §2, Tenant record): the record and
+// the settings an admin may change, with TenantUpdated naming the fields that changed.
+import type { Config } from '../../config.ts'
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { logoUrl } from '../users/present.ts'
+import { findTenantById, updateTenant } from './admin-store.ts'
+import type { Tenant } from './store.ts'
+
+export interface TenantRecord {
+  id: string
+  slug: string
+  name: string
+  plan: string
+  mfaPolicy: string
+  authPolicy: string
+  passwordlessJitSignup: boolean
+  idpOauthEnabled: boolean
+  idpClientId: string
+  hasIdpClientSecret: boolean
+  logoUrl: string
+  createdAt: string
+}
+
+export interface TenantPatch {
+  name?: string
+  mfaPolicy?: string
+  authPolicy?: string
+  passwordlessJitSignup?: boolean
+  idpOauthEnabled?: boolean
+}
+
+const PATCHABLE = [
+  'name',
+  'mfaPolicy',
+  'authPolicy',
+  'passwordlessJitSignup',
+  'idpOauthEnabled',
+] as const satisfies readonly (keyof TenantPatch & keyof Tenant)[]
+
+/**
+ * The record as GET and PATCH show it; the client secret only as a flag. SPEC types
+ * idpClientId and logoUrl as required strings, so an absent one is "", never null.
+ */
+export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean): TenantRecord {
+  return {
+    id: tenant.id,
+    slug: tenant.slug,
+    name: tenant.name,
+    plan: tenant.plan,
+    mfaPolicy: tenant.mfaPolicy,
+    authPolicy: tenant.authPolicy,
+    passwordlessJitSignup: tenant.passwordlessJitSignup,
+    idpOauthEnabled: tenant.idpOauthEnabled,
+    idpClientId: tenant.idpClientId ?? '',
+    hasIdpClientSecret: tenant.idpClientSecretEnc !== null,
+    logoUrl: logoUrl(config, tenant.slug, hasLogo),
+    createdAt: tenant.createdAt.toISOString(),
+  }
+}
+
+export async function readTenant(deps: Deps, tenantId: string): Promise<TenantRecord> {
+  // Read from the database, not the per-instance cache, so an admin sees what is stored.
+  const found = await findTenantById(deps.db, tenantId)
+  if (!found) fail('tenant_not_found')
+  return presentTenant(deps.config, found.tenant, found.hasLogo)
+}
+
+/**
+ * Applies the fields that differ from what is stored, all or nothing. The row is locked
+ * so that the check of the OAuth credentials and the audit's list of changed fields
+ * describe exactly what was written.
+ */
+export async function patchTenant(
+  deps: Deps,
+  tenantId: string,
+  patch: TenantPatch,
+  actor: Actor,
+): Promise<TenantRecord> {
+  const record = await deps.db.transaction(async (tx) => {
+    const found = await findTenantById(tx, tenantId, { lock: true })
+    if (!found) fail('tenant_not_found')
+    const { tenant } = found
+    // CONTRACT §2: idpOauthEnabled can be turned on only once credentials are stored.
+    if (patch.idpOauthEnabled === true && !(tenant.idpClientId && tenant.idpClientSecretEnc)) {
+      fail('idp_not_configured')
+    }
+    const changes: Partial<Record<(typeof PATCHABLE)[number], { from: unknown; to: unknown }>> = {}
+    for (const field of PATCHABLE) {
+      const value = patch[field]
+      if (value !== undefined && value !== tenant[field]) {
+        changes[field] = { from: tenant[field], to: value }
+      }
+    }
+    const fields = Object.keys(changes)
+    if (fields.length === 0) return presentTenant(deps.config, tenant, found.hasLogo)
+    const values = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v.to]))
+    const updated = await updateTenant(tx, tenantId, {
+      ...values,
+      updatedAt: deps.clock.now(),
+    })
+    if (!updated) fail('tenant_not_found')
+    await deps.audit.record(tx, tenantId, actor, [
+      { action: 'TenantUpdated', metadata: { fields, changes } },
+    ])
+    return presentTenant(deps.config, updated, found.hasLogo)
+  })
+  deps.tenants.forget(record.slug)
+  return record
+}

@@ -1,0 +1,115 @@
+// GET users, DELETE users/{userId}, PATCH users/{userId}, POST users/{userId}/totp/disable
+// (admin or API key: CONTRACT §4).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { Deps } from '../../deps.ts'
+import {
+  Ok,
+  Page,
+  PageParams,
+  PublicUser,
+  Role,
+  responses,
+  TenantSlugParams,
+  Uuid,
+} from '../../schemas.ts'
+import { deleteUser, disableUserTotp, listUserPage, updateUserAccess } from './admin-service.ts'
+
+const ListQuery = Type.Object(PageParams, { additionalProperties: false })
+
+// The spec types userId as a uuid here, so a malformed one is a 400 validation error.
+const UserParams = Type.Object({ ...TenantSlugParams.properties, userId: Uuid })
+// ...and as a plain string on totp/disable, where a malformed one is an unknown user (404).
+const TotpParams = Type.Object({
+  ...TenantSlugParams.properties,
+  userId: Type.String({ minLength: 1, maxLength: 200 }),
+})
+
+const UserPatchBody = Type.Object(
+  {
+    role: Type.Optional(Role),
+    status: Type.Optional(Type.Union([Type.Literal('Active'), Type.Literal('Suspended')])),
+  },
+  { additionalProperties: false },
+)
+
+export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const security = [{ bearer: [] }]
+  const tags = ['Administration']
+
+  app.get(
+    '/users',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'List the users, oldest first',
+        description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
+        security,
+        params: TenantSlugParams,
+        querystring: ListQuery,
+        response: responses(Page(PublicUser), 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => listUserPage(deps, request.tenant.id, request.query),
+  )
+
+  app.delete(
+    '/users/:userId',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: 'Delete a user (soft delete: every session ends, the address is freed)',
+        description:
+          'The user is removed for good after the retention period (USER_RETENTION_DAYS). The last active Admin cannot be deleted (403 `last_admin`).',
+        security,
+        params: UserParams,
+        response: responses(Ok, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await deleteUser(deps, request.tenant.id, request.params.userId, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.patch(
+    '/users/:userId',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: "Change a user's role, or suspend and reactivate the user",
+        description:
+          'Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).',
+        security,
+        params: UserParams,
+        body: UserPatchBody,
+        response: responses(PublicUser, 400, 401, 403, 404, 429),
+      },
+    },
+    async (request) =>
+      updateUserAccess(deps, request.tenant.id, request.params.userId, request.body, request.actor),
+  )
+
+  app.post(
+    '/users/:userId/totp/disable',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags,
+        summary: "Reset a user's TOTP (the user's sessions end)",
+        security,
+        params: TotpParams,
+        response: responses(Ok, 401, 403, 404, 429),
+      },
+    },
+    async (request) => {
+      await disableUserTotp(deps, request.tenant.id, request.params.userId, request.actor)
+      return { ok: true as const }
+    },
+  )
+}

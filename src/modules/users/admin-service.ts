@@ -1,0 +1,153 @@
+// User administration (SPEC, Administration; CONTRACT §2, PATCH users): the paged list,
+// soft delete, role and status changes, and the TOTP reset. Every change that could leave
+// the tenant without an active Admin is refused with 403 last_admin.
+import type { Handle } from '../../db/client.ts'
+import type { Deps } from '../../deps.ts'
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
+import { fail } from '../../lib/errors.ts'
+import { isUuid } from '../../lib/ids.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { listUsers, lockUser } from './admin-store.ts'
+import { type PublicUser, presentUser } from './present.ts'
+import { lockActiveAdmins, type User, updateUser } from './store.ts'
+
+export interface UserPage {
+  items: PublicUser[]
+  nextCursor: string | null
+}
+
+export async function listUserPage(
+  deps: Deps,
+  tenantId: string,
+  query: { limit: number; cursor?: string },
+): Promise<UserPage> {
+  const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  const rows = await listUsers(deps.db, tenantId, { limit: query.limit + 1, afterId })
+  const page = rows.slice(0, query.limit)
+  const last = page.at(-1)
+  return {
+    items: page.map(presentUser),
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
+  }
+}
+
+/**
+ * Locks the tenant's active admins, then the target: the same order in every change, so
+ * concurrent changes queue instead of deadlocking. An unknown, deleted or foreign user is
+ * 404.
+ */
+async function lockTarget(tx: Handle, tenantId: string, userId: string) {
+  const admins = await lockActiveAdmins(tx, tenantId)
+  const user = await lockUser(tx, tenantId, userId)
+  if (!user) fail('not_found')
+  return {
+    user,
+    /** Refuses the change when it takes away the last active Admin. */
+    keepAnAdmin(after: { role: string; status: string } | 'deleted') {
+      const staysAdmin = after !== 'deleted' && after.role === 'Admin' && after.status === 'Active'
+      if (admins.includes(user.id) && !staysAdmin && admins.length === 1) fail('last_admin')
+    },
+  }
+}
+
+/** Soft delete: the address is freed and every session ends; the purge removes the row. */
+export async function deleteUser(deps: Deps, tenantId: string, userId: string, actor: Actor) {
+  const ended = await deps.db.transaction(async (tx) => {
+    const { user, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
+    keepAnAdmin('deleted')
+    const now = deps.clock.now()
+    await updateUser(tx, tenantId, user.id, { deletedAt: now, updatedAt: now })
+    const ids = await deps.sessions.revokeAll(tx, tenantId, user.id, actor, 'user-deleted')
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'UserSoftDeleted',
+        userId: user.id,
+        email: user.emailNormalized,
+        metadata: { by: 'admin', sessionsEnded: ids.length },
+      },
+    ])
+    return ids
+  })
+  deps.revocations.add(ended)
+}
+
+/**
+ * PATCH users/{userId}: role and status (Active or Suspended). Suspending ends the user's
+ * sessions. Fields that already hold the value are not changes; with none, nothing is
+ * recorded. An API key may not set the Admin role (even where it is already held): a
+ * leaked key could otherwise promote a user it controls and hold an Admin user token,
+ * with the rights keys are refused (CONTRACT §4).
+ */
+export async function updateUserAccess(
+  deps: Deps,
+  tenantId: string,
+  userId: string,
+  patch: { role?: 'Member' | 'Admin'; status?: 'Active' | 'Suspended' },
+  actor: Actor,
+): Promise<PublicUser> {
+  if (patch.role === 'Admin' && actor.type === 'apiKey') {
+    fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
+  }
+  const { user, ended } = await deps.db.transaction(async (tx) => {
+    const { user: target, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
+    const role = patch.role ?? target.role
+    const status = patch.status ?? target.status
+    if (role === target.role && status === target.status) return { user: target, ended: [] }
+    keepAnAdmin({ role, status })
+    const changes: Record<string, { from: string; to: string }> = {}
+    if (role !== target.role) changes.role = { from: target.role, to: role }
+    if (status !== target.status) changes.status = { from: target.status, to: status }
+    const now = deps.clock.now()
+    const updated = (await updateUser(tx, tenantId, target.id, {
+      role,
+      status,
+      updatedAt: now,
+    })) as User
+    const ids =
+      changes.status && status === 'Suspended'
+        ? await deps.sessions.revokeAll(tx, tenantId, target.id, actor, 'user-suspended')
+        : []
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'UserUpdated',
+        userId: target.id,
+        email: target.emailNormalized,
+        metadata: { changes },
+      },
+    ])
+    return { user: updated, ended: ids }
+  })
+  deps.revocations.add(ended)
+  return presentUser(user)
+}
+
+/**
+ * Resets a user's TOTP: the secret (active or half-enrolled) is removed, MfaTotpDisabled
+ * recorded and the user's sessions end (CONTRACT §4). A user without any secret is left
+ * as is. The path id is a plain string in the spec, so a malformed one is just unknown.
+ */
+export async function disableUserTotp(deps: Deps, tenantId: string, userId: string, actor: Actor) {
+  if (!isUuid(userId)) fail('not_found')
+  const ended = await deps.db.transaction(async (tx) => {
+    const user = await lockUser(tx, tenantId, userId)
+    if (!user) fail('not_found')
+    if (!user.totpEnabled && user.totpSecretEnc === null) return []
+    await updateUser(tx, tenantId, user.id, {
+      totpSecretEnc: null,
+      totpEnabled: false,
+      totpLastStep: null,
+      updatedAt: deps.clock.now(),
+    })
+    const ids = await deps.sessions.revokeAll(tx, tenantId, user.id, actor, 'totp-reset')
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'MfaTotpDisabled',
+        userId: user.id,
+        email: user.emailNormalized,
+        metadata: { by: 'admin', wasEnabled: user.totpEnabled, sessionsEnded: ids.length },
+      },
+    ])
+    return ids
+  })
+  deps.revocations.add(ended)
+}

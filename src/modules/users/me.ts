@@ -1,0 +1,66 @@
+// The signed-in user's own account: delete it, change its password.
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import { verifyPassword } from '../../lib/passwords.ts'
+import type { Actor } from '../audit/recorder.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { preparePassword } from './service.ts'
+import { countOtherActiveAdmins, findUserById, updateUser } from './store.ts'
+
+/** Soft delete: the address is freed, every session ends; the purge removes the row later. */
+export async function deleteOwnAccount(deps: Deps, tenant: Tenant, userId: string, actor: Actor) {
+  const ended = await deps.db.transaction(async (tx) => {
+    const user = await findUserById(tx, tenant.id, userId)
+    if (!user) fail('session_revoked')
+    if (user.role === 'Admin' && (await countOtherActiveAdmins(tx, tenant.id, userId)) === 0) {
+      fail('last_admin')
+    }
+    const now = deps.clock.now()
+    await updateUser(tx, tenant.id, userId, { deletedAt: now, updatedAt: now })
+    const ids = await deps.sessions.revokeAll(tx, tenant.id, userId, actor, 'user-deleted')
+    await deps.audit.record(tx, tenant.id, actor, [
+      { action: 'UserSoftDeleted', userId, email: user.emailNormalized, metadata: { by: 'self' } },
+    ])
+    return ids
+  })
+  deps.revocations.add(ended)
+}
+
+/** Changes the password and ends the user's other sessions (CONTRACT §4). */
+export async function changePassword(
+  deps: Deps,
+  tenant: Tenant,
+  principal: { userId: string; sessionId: string },
+  input: { currentPassword: string; newPassword: string },
+  actor: Actor,
+) {
+  const user = await findUserById(deps.db, tenant.id, principal.userId)
+  if (!user) fail('session_revoked')
+  // Guessing the current password with a stolen access token counts like a login failure.
+  const attempt = await deps.guard.begin({
+    tenantId: tenant.id,
+    email: user.emailNormalized,
+    ip: actor.ip ?? '',
+  })
+  if (!(await verifyPassword(user.passwordHash, input.currentPassword))) fail('invalid_credentials')
+  await attempt.succeeded()
+  const passwordHash = await preparePassword(input.newPassword, user.email, tenant.name)
+  const ended = await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now()
+    const updated = await updateUser(tx, tenant.id, user.id, { passwordHash, updatedAt: now })
+    if (!updated) fail('session_revoked')
+    const ids = await deps.sessions.revokeAll(
+      tx,
+      tenant.id,
+      user.id,
+      actor,
+      'password-changed',
+      principal.sessionId,
+    )
+    await deps.audit.record(tx, tenant.id, actor, [
+      { action: 'UserPasswordChanged', userId: user.id, metadata: { sessionsEnded: ids.length } },
+    ])
+    return ids
+  })
+  deps.revocations.add(ended)
+}

@@ -1,0 +1,34 @@
+// Rows become responses only through these functions (never a row as a response).
+import type { Config } from '../../config.ts'
+import type { User } from './store.ts'
+
+export interface PublicUser {
+  id: string
+  tenantId: string
+  email: string
+  status: string
+  role: string
+  createdAt: string
+  lastLoginAt: string | null
+  totpEnrolled: boolean
+  emailVerified: boolean
+}
+
+export function presentUser(user: User): PublicUser {
+  return {
+    id: user.id,
+    tenantId: user.tenantId,
+    email: user.email,
+    status: user.status,
+    role: user.role,
+    createdAt: user.createdAt.toISOString(),
+    lastLoginAt: user.lastLoginAt ? user.lastLoginAt.toISOString() : null,
+    totpEnrolled: user.totpEnabled,
+    emailVerified: user.emailVerified,
+  }
+}
+
+/** The logo's address; "" when there is none (SPEC types logoUrl as a required string). */
+export function logoUrl(config: Config, slug: string, hasLogo: boolean): string {
+  return hasLogo ? `${config.publicUrl}/v1/${slug}/logo` : ''
+}

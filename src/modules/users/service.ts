@@ -1,0 +1,47 @@
+// Creating users and the password rules every creation path shares.
+import type { Handle } from '../../db/client.ts'
+import type { Deps } from '../../deps.ts'
+import { normalizeEmail } from '../../lib/email.ts'
+import { fail } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
+import type { Tenant } from '../tenants/store.ts'
+import { insertUser, type User } from './store.ts'
+
+export interface UserDraft {
+  email: string
+  passwordHash: string | null
+  role: 'Member' | 'Admin'
+  status: 'Pending' | 'Active'
+  emailVerified: boolean
+}
+
+/** Refuses a weak password (CONTRACT §4) and hashes an acceptable one. */
+export async function preparePassword(password: string, email: string, tenantName: string) {
+  if (isWeakPassword(password, { email, tenantName })) fail('password_too_weak')
+  return hashPassword(password)
+}
+
+/** Inserts a user; `onTaken` decides what a taken address answers. */
+export async function createUser(
+  deps: Deps,
+  tx: Handle,
+  tenant: Tenant,
+  draft: UserDraft,
+  onTaken: () => never,
+): Promise<User> {
+  const now = deps.clock.now()
+  const user = await insertUser(tx, {
+    tenantId: tenant.id,
+    id: uuidv7(now.getTime()),
+    email: draft.email.trim(),
+    emailNormalized: normalizeEmail(draft.email),
+    passwordHash: draft.passwordHash,
+    status: draft.status,
+    role: draft.role,
+    emailVerified: draft.emailVerified,
+    createdAt: now,
+    updatedAt: now,
+  })
+  return user ?? onTaken()
+}

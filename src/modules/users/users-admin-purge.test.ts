@@ -1,0 +1,172 @@
+// The purge of soft-deleted users after the retention period (USER_RETENTION_DAYS,
+// default 30): in-process, on the service's timer, and as `npm run purge`.
+//
+// Users are deleted with the clock moved back and the purge runs at the present, so that
+// only this file's users are old enough to go, even on a database other tests share.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { promisify } from 'node:util'
+import { and, eq } from 'drizzle-orm'
+import { expectError } from '../../../test/envelope.ts'
+import {
+  createTenant,
+  eventually,
+  signup,
+  startServer,
+  type TestServer,
+} from '../../../test/helpers.ts'
+import { openDatabase } from '../../db/client.ts'
+import { auditEvents, refreshTokens, sessions } from '../../db/schema.ts'
+import type { Deps } from '../../deps.ts'
+import { insertApiKey, userRow } from './admin-fixtures.ts'
+import { purgeUsers, scheduleUserPurge } from './admin-purge.ts'
+
+const DAY = 24 * 60 * 60
+
+let server: TestServer
+before(async () => {
+  server = await startServer()
+})
+after(() => server.close())
+
+/** A tenant with a member deleted `daysAgo` days ago (through the API, by an API key). */
+async function deletedMember(on: TestServer, daysAgo: number) {
+  const t = await createTenant(on)
+  const member = await signup(on, t.slug)
+  const key = await insertApiKey(on, t.tenantId)
+  on.clock.advance(-daysAgo * DAY)
+  const res = await on.request('DELETE', `/v1/${t.slug}/users/${member.user.id}`, undefined, {
+    token: key,
+  })
+  on.clock.advance(daysAgo * DAY)
+  assert.equal(res.status, 200)
+  return { t, member, key }
+}
+
+async function events(on: { deps: Deps }, tenantId: string, action: string) {
+  return on.deps.db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.tenantId, tenantId), eq(auditEvents.action, action)))
+}
+
+test('purge: a user deleted more than 30 days ago is removed for good, with UserHardDeleted by the system', async () => {
+  const { t, member } = await deletedMember(server, 31)
+  const { user } = await signup(server, t.slug)
+  await purgeUsers(server.deps)
+
+  assert.equal(await userRow(server, t.tenantId, member.user.id), undefined)
+  const leftSessions = await server.deps.db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, t.tenantId), eq(sessions.userId, member.user.id)))
+  assert.equal(leftSessions.length, 0)
+  const leftTokens = await server.deps.db
+    .select()
+    .from(refreshTokens)
+    .where(and(eq(refreshTokens.tenantId, t.tenantId), eq(refreshTokens.userId, member.user.id)))
+  assert.equal(leftTokens.length, 0)
+
+  const [hard] = await events(server, t.tenantId, 'UserHardDeleted')
+  assert.equal(hard.userId, member.user.id)
+  assert.equal(hard.actorType, 'system')
+  assert.equal(hard.actorId, null)
+  assert.equal(hard.email, null, 'the purge keeps no address')
+  assert.equal(hard.metadata.retentionDays, 30)
+  // The history stays: the soft delete is still on record.
+  assert.equal((await events(server, t.tenantId, 'UserSoftDeleted')).length, 1)
+  // Live users are never purged.
+  assert.ok(await userRow(server, t.tenantId, user.id))
+  assert.ok(await userRow(server, t.tenantId, t.admin.user.id))
+})
+
+test('purge keeps a user deleted less than 30 days ago', async () => {
+  const { t, member } = await deletedMember(server, 29)
+  await purgeUsers(server.deps)
+  const row = await userRow(server, t.tenantId, member.user.id)
+  assert.ok(row?.deletedAt, 'still there, still deleted')
+  assert.equal((await events(server, t.tenantId, 'UserHardDeleted')).length, 0)
+  // Deleted users stay unknown to the admin routes meanwhile.
+  const admin = server.request('DELETE', `/v1/${t.slug}/users/${member.user.id}`, undefined, {
+    token: t.admin.accessToken,
+  })
+  expectError(await admin, 404, 'not_found')
+})
+
+test('purge race: purges running at once remove each user once, with one UserHardDeleted', async () => {
+  const deleted = await Promise.all([1, 2, 3].map(() => deletedMember(server, 40)))
+  await Promise.all([purgeUsers(server.deps), purgeUsers(server.deps), purgeUsers(server.deps)])
+  for (const { t, member } of deleted) {
+    assert.equal(await userRow(server, t.tenantId, member.user.id), undefined)
+    assert.equal((await events(server, t.tenantId, 'UserHardDeleted')).length, 1)
+  }
+})
+
+test('the retention period is configurable (USER_RETENTION_DAYS)', async () => {
+  const short = await startServer({ userRetentionDays: 1 })
+  try {
+    const old = await deletedMember(short, 2)
+    const recent = await deletedMember(short, 0.5)
+    await purgeUsers(short.deps)
+    assert.equal(await userRow(short, old.t.tenantId, old.member.user.id), undefined)
+    assert.ok(await userRow(short, recent.t.tenantId, recent.member.user.id))
+    const [hard] = await events(short, old.t.tenantId, 'UserHardDeleted')
+    assert.equal(hard.metadata.retentionDays, 1)
+  } finally {
+    await short.close()
+  }
+})
+
+test('the service purges on its own timer', async () => {
+  const { t, member } = await deletedMember(server, 31)
+  const schedule = scheduleUserPurge(server.deps, server.app.log, { firstMs: 0, everyMs: 60_000 })
+  try {
+    const gone = await eventually(
+      async () => (await userRow(server, t.tenantId, member.user.id)) === undefined,
+    )
+    assert.ok(gone, 'purged by the timer')
+  } finally {
+    await schedule.stop()
+  }
+  assert.equal((await events(server, t.tenantId, 'UserHardDeleted')).length, 1)
+})
+
+test('npm run purge (scripts/purge.ts) purges the configured database once', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'purge-'))
+  // Unset DATABASE_URL: an embedded database in DATA_DIR, which the script then opens.
+  const databaseUrl = process.env.DATABASE_URL || undefined
+  const own = await startServer({ databaseUrl, dataDir })
+  let closed = false
+  try {
+    const { t, member } = await deletedMember(own, 31)
+    const kept = await deletedMember(own, 1)
+    await own.close()
+    closed = true
+    const { stdout } = await promisify(execFile)(process.execPath, ['scripts/purge.ts'], {
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl ?? '',
+        USER_RETENTION_DAYS: '30',
+        LOG_LEVEL: 'silent',
+      },
+    })
+    assert.match(stdout, /purged [1-9]\d* user\(s\) soft-deleted more than 30 day\(s\) ago/)
+    const database = await openDatabase(databaseUrl, dataDir)
+    try {
+      const reader = { deps: { db: database.db } as Deps }
+      assert.equal(await userRow(reader, t.tenantId, member.user.id), undefined)
+      assert.ok(await userRow(reader, kept.t.tenantId, kept.member.user.id))
+      assert.equal((await events(reader, t.tenantId, 'UserHardDeleted')).length, 1)
+    } finally {
+      await database.close()
+    }
+  } finally {
+    if (!closed) await own.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+})

@@ -1,0 +1,78 @@
+// Authentication and authorization, declared per route with `config.auth`:
+//   'user'      a user access token of this tenant (API keys: 401)
+//   'admin'     an Admin's access token, or an API key of this tenant (CONTRACT §4)
+//   'adminUser' an Admin's access token only (API keys: 403 api_key_not_allowed)
+// The checks run in onRequest, after tenant resolution and before the body is read.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Deps } from '../deps.ts'
+import { AppError } from '../lib/errors.ts'
+import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts'
+import type { Actor } from '../modules/audit/recorder.ts'
+import { findUserById } from '../modules/users/store.ts'
+
+export type AuthMode = 'user' | 'admin' | 'adminUser'
+
+export type Principal =
+  | { kind: 'user'; userId: string; sessionId: string; role: string }
+  | { kind: 'apiKey'; keyId: string }
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode
+  }
+  interface FastifyRequest {
+    principal: Principal | null
+    actor: Actor
+  }
+}
+
+export function installAuthentication(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest('principal', null)
+  app.decorateRequest('actor', null as unknown as Actor)
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    request.actor = {
+      type: 'anonymous',
+      id: null,
+      ip: request.ip ?? null,
+      userAgent: request.headers['user-agent'] ?? null,
+    }
+    const mode = request.routeOptions.config?.auth
+    if (!mode) return
+    const token = bearer(request)
+    if (isApiKey(token)) {
+      if (mode === 'user') throw new AppError('user_token_required')
+      const key = await authenticateApiKey(deps, request.tenant, token)
+      if (mode === 'adminUser') throw new AppError('api_key_not_allowed')
+      request.principal = { kind: 'apiKey', keyId: key.id }
+      request.actor = { ...request.actor, type: 'apiKey', id: key.id }
+      await deps.limits.hit('adminRequests', `${request.tenant.id}:key:${key.id}`)
+      return
+    }
+    const claims = deps.tokens.verify(token)
+    if (claims.tid !== request.tenant.id) throw new AppError('token_invalid')
+    if (deps.revocations.has(claims.sid)) throw new AppError('session_revoked')
+    request.principal = {
+      kind: 'user',
+      userId: claims.sub,
+      sessionId: claims.sid,
+      role: claims.role,
+    }
+    request.actor = { ...request.actor, type: 'user', id: claims.sub }
+    if (mode === 'user') return
+    // Admin rights are read from the database, not the token, so a demotion or suspension
+    // takes effect at once rather than when the token expires.
+    const user = await findUserById(deps.db, request.tenant.id, claims.sub)
+    if (user?.status !== 'Active') throw new AppError('session_revoked')
+    if (user.role !== 'Admin') throw new AppError('admin_required')
+    // The 429 the spec lists on administration routes: a budget per admin or key.
+    await deps.limits.hit('adminRequests', `${request.tenant.id}:user:${user.id}`)
+  })
+}
+
+function bearer(request: FastifyRequest): string {
+  const header = request.headers.authorization
+  if (!header) throw new AppError('token_missing')
+  const match = /^Bearer ([^\s]+)$/i.exec(header.trim())
+  if (!match) throw new AppError('token_invalid')
+  return match[1]
+}

@@ -1,0 +1,114 @@
+// The one error handler: every failure leaves as the envelope of CONTRACT §3, including
+// Fastify's own (malformed JSON, wrong content type, oversized body, unknown route).
+// Messages are shown only below 500; the cause of a 500 goes to the log, never the client.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, CODE_BY_STATUS, type Reason } from '../lib/errors.ts'
+
+interface ValidationIssue {
+  path: string
+  message: string
+}
+
+// Fastify's error codes for requests it could not read, mapped onto our catalogue.
+const FASTIFY_REASONS: Record<string, Reason> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'malformed_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof AppError) return sendAppError(reply, error)
+    if (error.validation) {
+      const issues: ValidationIssue[] = error.validation.map((v) => ({
+        path: issuePath(error.validationContext, v.instancePath, v.params),
+        message: v.message ?? 'is not valid',
+      }))
+      return sendAppError(reply, new AppError('validation', { details: { issues } }))
+    }
+    const reason = error.code ? FASTIFY_REASONS[error.code] : undefined
+    if (reason) return sendAppError(reply, new AppError(reason))
+    // JSON.parse failures surface as SyntaxError with a 400 status.
+    if (error instanceof SyntaxError || (error.statusCode === 400 && !error.code)) {
+      return sendAppError(reply, new AppError('malformed_json'))
+    }
+    if (error.statusCode === 429) return sendAppError(reply, new AppError('rate_limited'))
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendAppError(
+        reply,
+        new AppError('validation', { message: 'The request is not valid.' }),
+      )
+    }
+    request.log.error({ err: error }, 'unhandled error')
+    return sendAppError(reply, new AppError('internal'))
+  })
+
+  app.setNotFoundHandler((_request, reply) => sendAppError(reply, new AppError('route_not_found')))
+}
+
+/**
+ * Errors the router raises before any route or hook runs (Fastify's `frameworkErrors`),
+ * which would otherwise leave in Fastify's own shape. A path parameter too long to route
+ * names nothing that exists: a tenant slug (at most 63 characters) is an unknown tenant
+ * (CONTRACT §3), anything else an unknown route. A URL that cannot be decoded is a 400.
+ */
+export function frameworkErrors(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return sendAppError(reply, new AppError('validation', { message: 'The URL is not valid.' }))
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const tenantSegment = /^\/v1\/([^/?]*)/.exec(request.raw.url ?? '')?.[1] ?? ''
+    const reason = tenantSegment.length > 63 ? 'tenant_not_found' : 'route_not_found'
+    return sendAppError(reply, new AppError(reason))
+  }
+  request.log.error({ err: error }, 'router error')
+  return sendAppError(reply, new AppError('internal'))
+}
+
+export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter))
+  return reply.status(error.status).type('application/json; charset=utf-8').send(error.toBody())
+}
+
+/** A path such as `body.admin.email` that a client can map back onto its form. */
+function issuePath(context: string | undefined, instancePath: string, params: unknown): string {
+  const parts = instancePath.split('/').filter(Boolean)
+  const missing = (params as { missingProperty?: string } | undefined)?.missingProperty
+  if (missing) parts.push(missing)
+  return [context ?? 'body', ...parts].join('.')
+}
+
+/** The error envelope as a TypeBox-free JSON schema, shared by every route's responses. */
+export const errorEnvelopeSchema = {
+  $id: 'ErrorEnvelope',
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', enum: Object.values(CODE_BY_STATUS) },
+    message: { type: 'string' },
+    details: {
+      type: 'object',
+      additionalProperties: true,
+      properties: {
+        reason: { type: 'string' },
+        methods: { type: 'array', items: { type: 'string' } },
+        issues: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { path: { type: 'string' }, message: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+} as const
+
+export type { FastifyRequest }

@@ -1,0 +1,24 @@
+// Tenant resolution: every route under /v1/:tenantSlug learns its tenant here, once,
+// before anything else runs (CONTRACT §3: an unknown slug is a 404 before anything else).
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Deps } from '../deps.ts'
+import { AppError } from '../lib/errors.ts'
+import type { Tenant } from '../modules/tenants/store.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    tenant: Tenant
+  }
+}
+
+export function installTenantResolution(app: FastifyInstance, deps: Deps): void {
+  app.decorateRequest('tenant', null as unknown as Tenant)
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const slug = (request.params as { tenantSlug?: string } | undefined)?.tenantSlug
+    if (slug === undefined) return
+    const tenant =
+      slug.length > 0 && slug.length <= 63 ? await deps.tenants.bySlug(slug) : undefined
+    if (!tenant) throw new AppError('tenant_not_found')
+    request.tenant = tenant
+  })
+}

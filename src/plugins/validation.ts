@@ -1,0 +1,45 @@
+// Validation per CONTRACT §3: JSON bodies are checked strictly, without type coercion
+// (a number where a string is due is a 400). Query strings and path parameters arrive as
+// text, so only they are coerced (`?limit=20`, `?includeRevoked=true`).
+// Unknown properties are removed before the handler sees the body: ignored, never applied.
+import { Ajv, type Options } from 'ajv'
+import addFormats from 'ajv-formats'
+import { fullFormats } from 'ajv-formats/dist/formats.js'
+import type { FastifyInstance, FastifySchema } from 'fastify'
+import { isEmail } from '../lib/email.ts'
+import { isUuid } from '../lib/ids.ts'
+
+const base: Options = {
+  allErrors: true,
+  removeAdditional: true,
+  useDefaults: true,
+  strict: false,
+}
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ ...base, coerceTypes })
+  // biome-ignore lint/suspicious/noExplicitAny: ajv-formats' default export is typed for CJS.
+  ;(addFormats as any).default ? (addFormats as any).default(ajv) : (addFormats as any)(ajv)
+  // Emails are trimmed before they are compared, so surrounding spaces are allowed here.
+  ajv.addFormat('email', { type: 'string', validate: isEmail })
+  ajv.addFormat('digits6', /^[0-9]{6}$/)
+  // ajv-formats also takes `urn:uuid:…`, which PostgreSQL refuses: only the bare form.
+  ajv.addFormat('uuid', { type: 'string', validate: isUuid })
+  // RFC 3339 allows a leap second (…:60Z) that JavaScript dates cannot hold; refuse what
+  // would become an Invalid Date instead of failing later with a 500.
+  const dateTime = (fullFormats['date-time'] as { validate: (value: string) => boolean }).validate
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => dateTime(value) && !Number.isNaN(Date.parse(value)),
+  })
+  return ajv
+}
+
+export function installValidation(app: FastifyInstance): void {
+  const strict = makeAjv(false)
+  const coercing = makeAjv(true)
+  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? strict : coercing
+    return ajv.compile(schema as object)
+  })
+}

@@ -1,0 +1,41 @@
+// Every module, registered here explicitly. Hook order (all onRequest, in this order):
+// tenant resolution (404 for an unknown slug) → authentication (401/403) → then Fastify
+// parses and validates the body (400) → the handler.
+import type { FastifyInstance } from 'fastify'
+import type { Deps } from './deps.ts'
+import { apiKeyRoutes } from './modules/apikeys/routes.ts'
+import { auditRoutes } from './modules/audit/routes.ts'
+import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
+import { mfaRoutes } from './modules/mfa/routes.ts'
+import { oauthRoutes } from './modules/oauth/routes.ts'
+import { passwordlessRoutes } from './modules/passwordless/routes.ts'
+import { serviceRoutes } from './modules/service/routes.ts'
+import { sessionRoutes } from './modules/sessions/routes.ts'
+import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
+import { tenantRoutes } from './modules/tenants/routes.ts'
+import { userAdminRoutes } from './modules/users/admin-routes.ts'
+import { meRoutes } from './modules/users/routes.ts'
+import { installAuthentication } from './plugins/auth.ts'
+import { installTenantResolution } from './plugins/tenant.ts'
+
+const TENANT = '/v1/:tenantSlug'
+
+export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  installTenantResolution(app, deps)
+  installAuthentication(app, deps)
+
+  await app.register(serviceRoutes, { deps })
+  await app.register(tenantRoutes, { deps })
+  // A static path: find-my-way prefers it to /v1/:tenantSlug/… (and `invites` is a reserved slug).
+  await app.register(inviteAcceptRoutes, { deps })
+  await app.register(sessionRoutes, { deps, prefix: TENANT })
+  await app.register(meRoutes, { deps, prefix: TENANT })
+  await app.register(passwordlessRoutes, { deps, prefix: TENANT })
+  await app.register(mfaRoutes, { deps, prefix: TENANT })
+  await app.register(oauthRoutes, { deps, prefix: TENANT })
+  await app.register(tenantAdminRoutes, { deps, prefix: TENANT })
+  await app.register(userAdminRoutes, { deps, prefix: TENANT })
+  await app.register(apiKeyRoutes, { deps, prefix: TENANT })
+  await app.register(inviteRoutes, { deps, prefix: TENANT })
+  await app.register(auditRoutes, { deps, prefix: TENANT })
+}

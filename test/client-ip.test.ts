@@ -1,0 +1,34 @@
+// TRUST_PROXY=true trusts the one proxy in front: the client address is the entry that
+// proxy appended to X-Forwarded-For, never one the client wrote itself (rate limits and
+// the audit log key on it).
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { and, eq } from 'drizzle-orm'
+import { auditEvents } from '../src/db/schema.ts'
+import { createTenant, startServer, type TestServer, uniqueEmail } from './helpers.ts'
+
+let server: TestServer
+before(async () => {
+  server = await startServer({ trustProxy: true })
+})
+after(() => server.close())
+
+test('rule: a client cannot choose its IP by prepending to X-Forwarded-For', async () => {
+  const t = await createTenant(server)
+  const email = uniqueEmail()
+  const res = await server.request(
+    'POST',
+    `/v1/${t.slug}/auth/login`,
+    { email, password: 'wrong-password' },
+    { headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' } },
+  )
+  assert.equal(res.status, 401)
+  const rows = await server.deps.db
+    .select({ ip: auditEvents.ip })
+    .from(auditEvents)
+    .where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.action, 'UserLoginFailed')))
+  assert.deepEqual(
+    rows.map((r) => r.ip),
+    ['203.0.113.9'],
+  )
+})

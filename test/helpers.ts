@@ -1,0 +1,227 @@
+// Test harness: the real app on a real socket, driven over HTTP with fetch, against the
+// database chosen by DATABASE_URL (unset: a fresh embedded PGlite per test file) and,
+// with REDIS_URL, real Redis. Only the clock may be faked.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.ts'
+import type { Config } from '../src/config.ts'
+import { openDatabase } from '../src/db/client.ts'
+import type { Deps } from '../src/deps.ts'
+import { ManualClock } from '../src/lib/clock.ts'
+import { DEFAULT_LIMITS, type Limits } from '../src/lib/limits.ts'
+
+export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0001'
+
+/** Budgets large enough that ordinary tests never meet them; limit tests set their own. */
+export const GENEROUS_LIMITS: Limits = Object.fromEntries(
+  Object.entries(DEFAULT_LIMITS).map(([k, v]) => [k, { points: 100_000, seconds: v.seconds }]),
+) as unknown as Limits
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    publicUrl: 'http://auth.test',
+    databaseUrl: process.env.DATABASE_URL || 'memory://',
+    dataDir: '/tmp/tenant-auth-test',
+    redisUrl: process.env.REDIS_URL || undefined,
+    jwtSecret: TEST_JWT_SECRET,
+    jwtPreviousSecrets: [],
+    encryptionKeys: [{ version: 'v1', key: Buffer.alloc(32, 7) }],
+    smtpUrl: undefined,
+    mailFrom: 'auth@test.local',
+    idp: undefined,
+    trustProxy: true,
+    tenantCreationToken: undefined,
+    production: false,
+    logLevel: 'silent',
+    limits: GENEROUS_LIMITS,
+    userRetentionDays: 30,
+    revocationPollMs: 200,
+    ...overrides,
+  }
+}
+
+export interface Response<T = any> {
+  status: number
+  body: T
+  headers: Headers
+}
+
+export interface RequestOptions {
+  token?: string
+  /** Sent as X-Forwarded-For, so each test can be its own client (TRUST_PROXY is on). */
+  ip?: string
+  headers?: Record<string, string>
+  /** A raw body, sent as is (malformed JSON, wrong content types). */
+  raw?: string
+}
+
+export interface TestServer {
+  app: FastifyInstance
+  deps: Deps
+  clock: ManualClock
+  url: string
+  request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options?: RequestOptions,
+  ): Promise<Response<T>>
+  close(): Promise<void>
+}
+
+export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const config = testConfig(overrides)
+  const clock = new ManualClock()
+  const { app, deps } = await buildApp(config, { clock, logger: false })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const url = `http://127.0.0.1:${port}`
+  return {
+    app,
+    deps,
+    clock,
+    url,
+    request: (method, path, body, options) => send(url, method, path, body, options),
+    close: () => app.close(),
+  }
+}
+
+/** A second instance on the same database (and Redis), as in a multi-instance deployment. */
+export async function startSecondInstance(first: TestServer, overrides: Partial<Config> = {}) {
+  const config = testConfig({ ...first.deps.config, ...overrides })
+  const database =
+    first.deps.database.kind === 'pglite'
+      ? first.deps.database
+      : await openDatabase(config.databaseUrl, config.dataDir)
+  const { app, deps } = await buildApp(config, { database, migrate: false, logger: false })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const url = `http://127.0.0.1:${port}`
+  return {
+    app,
+    deps,
+    url,
+    request: <T = any>(method: string, path: string, body?: unknown, options?: RequestOptions) =>
+      send<T>(url, method, path, body, options),
+    close: async () => {
+      await app.close()
+      if (database !== first.deps.database) await database.close()
+    },
+  }
+}
+
+async function send<T>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: RequestOptions = {},
+): Promise<Response<T>> {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+  headers['x-forwarded-for'] ??= options.ip ?? randomIp()
+  let payload: string | undefined
+  if (options.raw !== undefined) payload = options.raw
+  else if (body !== undefined) payload = JSON.stringify(body)
+  if (payload !== undefined && !headers['content-type'])
+    headers['content-type'] = 'application/json'
+  const res = await fetch(base + path, { method, headers, body: payload })
+  const text = await res.text()
+  let parsed: unknown = text
+  if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text)
+  return { status: res.status, body: parsed as T, headers: res.headers }
+}
+
+export function randomIp(): string {
+  const b = randomBytes(3)
+  return `10.${b[0]}.${b[1]}.${b[2] || 1}`
+}
+
+export function uniqueSlug(prefix = 't'): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}`
+}
+
+export function uniqueEmail(prefix = 'user'): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}@example.com`
+}
+
+export const STRONG_PASSWORD = 'plum-orbit-canvas-77'
+
+export interface TenantFixture {
+  slug: string
+  tenantId: string
+  adminEmail: string
+  adminPassword: string
+  admin: any
+}
+
+export async function createTenant(
+  server: TestServer | { request: TestServer['request'] },
+  options: { slug?: string; name?: string } = {},
+): Promise<TenantFixture> {
+  const slug = options.slug ?? uniqueSlug()
+  const adminEmail = uniqueEmail('admin')
+  const res = await server.request('POST', '/v1/tenants', {
+    tenant: { slug, name: options.name ?? `Tenant ${slug}` },
+    admin: { email: adminEmail, password: STRONG_PASSWORD },
+  })
+  if (res.status !== 200) throw new Error(`tenant creation failed: ${JSON.stringify(res.body)}`)
+  return {
+    slug,
+    tenantId: res.body.user.tenantId,
+    adminEmail,
+    adminPassword: STRONG_PASSWORD,
+    admin: res.body,
+  }
+}
+
+export async function signup(
+  server: { request: TestServer['request'] },
+  slug: string,
+  email = uniqueEmail(),
+  password = STRONG_PASSWORD,
+) {
+  const res = await server.request('POST', `/v1/${slug}/auth/signup`, { email, password })
+  if (res.status !== 200) throw new Error(`signup failed: ${JSON.stringify(res.body)}`)
+  return { email, password, ...res.body }
+}
+
+/** Waits until `check` passes or `ms` elapse (for cross-instance propagation). */
+export async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (await check()) return true
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return check()
+}
+
+/** The audit actions recorded for a tenant, oldest first. */
+export async function auditActions(server: { deps: Deps }, tenantId: string): Promise<string[]> {
+  const { auditEvents } = await import('../src/db/schema.ts')
+  const { asc, eq } = await import('drizzle-orm')
+  const rows = await server.deps.db
+    .select({ action: auditEvents.action })
+    .from(auditEvents)
+    .where(eq(auditEvents.tenantId, tenantId))
+    .orderBy(asc(auditEvents.createdAt), asc(auditEvents.id))
+  return rows.map((r) => r.action)
+}
+
+const tempDirs: string[] = []
+process.on('exit', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A temporary folder removed when the test process exits. */
+export function tempDir(prefix = 'auth-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  tempDirs.push(dir)
+  return dir
+}

@@ -1,0 +1,141 @@
+// The service as an operator runs it: `node src/server.ts` with environment variables.
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import { test } from 'node:test'
+import { STRONG_PASSWORD, tempDir, uniqueEmail, uniqueSlug } from './helpers.ts'
+
+const SERVER = new URL('../src/server.ts', import.meta.url).pathname
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+function run(env: Record<string, string>): {
+  child: ChildProcess
+  output: () => string
+  exit: Promise<number | null>
+} {
+  let out = ''
+  const child = spawn(process.execPath, [SERVER], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout?.on('data', (d) => {
+    out += d
+  })
+  child.stderr?.on('data', (d) => {
+    out += d
+  })
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return { child, output: () => out, exit }
+}
+
+async function waitReady(base: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const res = await fetch(`${base}/ready`)
+      if (res.status === 200) return
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('server did not become ready')
+}
+
+test('bad configuration stops the process with one line per mistake', async () => {
+  const { exit, output } = run({
+    DATA_DIR: tempDir(),
+    PORT: 'x',
+    TRUST_PROXY: 'maybe',
+  })
+  assert.equal(await exit, 1)
+  const lines = output().trim().split('\n')
+  assert.deepEqual(lines, [
+    'config error: PORT: must be an integer from 0 to 65535',
+    'config error: TRUST_PROXY: must be true, false, a number of proxies, or a list of proxy addresses',
+  ])
+})
+
+test('production refuses missing secrets at start', async () => {
+  const { exit, output } = run({
+    NODE_ENV: 'production',
+    DATA_DIR: tempDir(),
+  })
+  assert.equal(await exit, 1)
+  assert.match(output(), /JWT_SECRET: required when NODE_ENV=production/)
+  assert.match(output(), /ENCRYPTION_KEYS: required/)
+  assert.match(output(), /SMTP_URL: required/)
+})
+
+test('the embedded database keeps its data in DATA_DIR across restarts', async () => {
+  const dataDir = tempDir('auth-data-')
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const env = { DATA_DIR: dataDir, PORT: String(port) }
+  const slug = uniqueSlug()
+  const email = uniqueEmail()
+
+  const first = run(env)
+  await waitReady(base)
+  const created = await fetch(`${base}/v1/tenants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      tenant: { slug, name: 'Kept' },
+      admin: { email, password: STRONG_PASSWORD },
+    }),
+  })
+  assert.equal(created.status, 200)
+  const { accessToken } = (await created.json()) as { accessToken: string }
+  first.child.kill('SIGTERM')
+  assert.equal(await first.exit, 0)
+
+  // Same data and same generated secrets: the earlier access token is still good.
+  const second = run(env)
+  await waitReady(base)
+  const me = await fetch(`${base}/v1/${slug}/me`, {
+    headers: { authorization: `Bearer ${accessToken}` },
+  })
+  assert.equal(me.status, 200)
+  const login = await fetch(`${base}/v1/${slug}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: STRONG_PASSWORD }),
+  })
+  assert.equal(login.status, 200)
+  second.child.kill('SIGTERM')
+  assert.equal(await second.exit, 0)
+})
+
+test('SIGTERM lets in-flight requests finish, then exits 0', async () => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const proc = run({
+    DATA_DIR: tempDir(),
+    DATABASE_URL: 'memory://',
+    PORT: String(port),
+  })
+  await waitReady(base)
+  const slug = uniqueSlug()
+  // A tenant creation hashes a password: it is still running when the signal arrives.
+  const inFlight = fetch(`${base}/v1/tenants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      tenant: { slug, name: 'Drain' },
+      admin: { email: uniqueEmail(), password: STRONG_PASSWORD },
+    }),
+  })
+  await new Promise((r) => setTimeout(r, 5))
+  proc.child.kill('SIGTERM')
+  const res = await inFlight
+  assert.equal(res.status, 200)
+  assert.equal(await proc.exit, 0)
+  // And the logs never held the password.
+  assert.doesNotMatch(proc.output(), new RegExp(STRONG_PASSWORD))
+})

@@ -1,0 +1,18 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { createTenant, startServer, type TestServer } from './helpers.ts'
+
+let server: TestServer
+before(async () => {
+  server = await startServer()
+})
+after(() => server.close())
+
+test('a new tenant admin can read /me', async () => {
+  const t = await createTenant(server)
+  const me = await server.request('GET', `/v1/${t.slug}/me`, undefined, {
+    token: t.admin.accessToken,
+  })
+  assert.equal(me.status, 200)
+  assert.equal(me.body.email, t.adminEmail)
+})

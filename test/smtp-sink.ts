@@ -1,0 +1,76 @@
+// A real SMTP server on loopback that keeps every message it receives, parsed by
+// mailparser, so tests read mailed codes and tokens the way a user would.
+import type { AddressInfo } from 'node:net'
+import { type ParsedMail, simpleParser } from 'mailparser'
+import { SMTPServer } from 'smtp-server'
+
+export interface ReceivedMail {
+  to: string
+  subject: string
+  text: string
+  html: string
+}
+
+export class SmtpSink {
+  readonly messages: ReceivedMail[] = []
+  private server: SMTPServer | undefined
+  private waiters: (() => void)[] = []
+  url = ''
+
+  async start(): Promise<this> {
+    this.server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData: (stream, _session, callback) => {
+        simpleParser(stream)
+          .then((mail: ParsedMail) => {
+            const to = Array.isArray(mail.to) ? mail.to[0] : mail.to
+            this.messages.push({
+              to: (to?.value[0]?.address ?? '').toLowerCase(),
+              subject: mail.subject ?? '',
+              text: mail.text ?? '',
+              html: typeof mail.html === 'string' ? mail.html : '',
+            })
+            for (const wake of this.waiters.splice(0)) wake()
+            callback()
+          })
+          .catch(callback)
+      },
+    })
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve))
+    const { port } = this.server.server.address() as AddressInfo
+    this.url = `smtp://127.0.0.1:${port}`
+    return this
+  }
+
+  /** Messages to one address (lower-cased), oldest first. */
+  to(address: string): ReceivedMail[] {
+    return this.messages.filter((m) => m.to === address.toLowerCase())
+  }
+
+  /** Waits until `count` messages reached `address`, and answers the newest. */
+  async waitFor(address: string, count = 1, ms = 5000): Promise<ReceivedMail> {
+    const until = Date.now() + ms
+    while (this.to(address).length < count) {
+      if (Date.now() > until) throw new Error(`no mail #${count} for ${address} within ${ms} ms`)
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve)
+        setTimeout(resolve, 100)
+      })
+    }
+    const all = this.to(address)
+    return all[all.length - 1]
+  }
+
+  /** The first standalone 6-digit number of a message's text part. */
+  static code(mail: ReceivedMail): string {
+    const match = /(?<!\d)(\d{6})(?!\d)/.exec(mail.text)
+    if (!match) throw new Error(`no code in mail: ${mail.text}`)
+    return match[1]
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()))
+  }
+}
