@@ -13,6 +13,7 @@ import { openDatabase } from '../src/db/client.ts'
 import type { Deps } from '../src/deps.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { DEFAULT_LIMITS, type Limits } from '../src/lib/limits.ts'
+import { databaseFromTemplate } from './pglite-template.ts'
 
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0001'
 
@@ -78,7 +79,8 @@ export interface TestServer {
 export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const config = testConfig(overrides)
   const clock = new ManualClock()
-  const { app, deps } = await buildApp(config, { clock, logger: false })
+  const database = config.databaseUrl === 'memory://' ? await databaseFromTemplate() : undefined
+  const { app, deps } = await buildApp(config, { clock, logger: false, database })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
@@ -88,7 +90,11 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     clock,
     url,
     request: (method, path, body, options) => send(url, method, path, body, options),
-    close: () => app.close(),
+    close: async () => {
+      await app.close()
+      // A database handed to the app is the caller's to close.
+      await database?.close()
+    },
   }
 }
 

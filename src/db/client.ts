@@ -29,14 +29,23 @@ const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 // Any constant shared by every instance: concurrent starts migrate one at a time.
 const MIGRATION_LOCK = 7_203_114
 
+/**
+ * The extensions every PGlite of the service loads: pg_trgm backs the audit search index
+ * (migration 0001), and PGlite loads contrib extensions only when asked.
+ */
+export const pgliteExtensions = { pg_trgm }
+
 export async function openDatabase(url: string | undefined, dataDir: string): Promise<Database> {
   if (url?.startsWith('postgres')) return openPostgres(url)
-  // pg_trgm backs the audit search index (migration 0001); PGlite loads contrib extensions
-  // only when asked.
-  const options = { extensions: { pg_trgm } }
+  const options = { extensions: pgliteExtensions }
   const client = url?.startsWith('memory://')
     ? new PGlite(options)
     : new PGlite(join(dataDir, 'pglite'), options)
+  return pgliteDatabase(client)
+}
+
+/** Wraps an open PGlite client (in memory, on disk, or loaded from a data-dir dump). */
+export async function pgliteDatabase(client: PGlite): Promise<Database> {
   await client.waitReady
   const db = drizzlePglite(client, { schema }) as unknown as Db
   return {

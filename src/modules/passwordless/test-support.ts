@@ -171,6 +171,7 @@ export async function mailedLoginCode(
   email: string,
   ip?: string,
 ): Promise<string> {
+  await server.deps.mailer.drain() // an earlier mail to this address must not be read as this one
   const before = sink.to(email).length
   const res = await server.request('POST', `/v1/${slug}/auth/request-login-code`, { email }, { ip })
   assert.equal(res.status, 200, JSON.stringify(res.body))
@@ -186,6 +187,7 @@ export async function mailedEmailOtp(
   email: string,
   password = STRONG_PASSWORD,
 ): Promise<string> {
+  await server.deps.mailer.drain() // an earlier mail to this address must not be read as this one
   const before = sink.to(email).length
   const res = await server.request('POST', `/v1/${slug}/auth/request-email-otp`, {
     email,
