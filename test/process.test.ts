@@ -119,6 +119,7 @@ test('SIGTERM lets in-flight requests finish, then exits 0', async () => {
     DATA_DIR: tempDir(),
     DATABASE_URL: 'memory://',
     PORT: String(port),
+    LOG_LEVEL: 'info', // the request log line tells the test the request has arrived
   })
   await waitReady(base)
   const slug = uniqueSlug()
@@ -131,7 +132,11 @@ test('SIGTERM lets in-flight requests finish, then exits 0', async () => {
       admin: { email: uniqueEmail(), password: STRONG_PASSWORD },
     }),
   })
-  await new Promise((r) => setTimeout(r, 5))
+  // The signal goes once the server has the request (a fixed pause loses that race under load).
+  for (let i = 0; i < 500 && !proc.output().includes('"url":"/v1/tenants"'); i++) {
+    await new Promise((r) => setTimeout(r, 2))
+  }
+  assert.match(proc.output(), /"url":"\/v1\/tenants"/, 'the request reached the server')
   proc.child.kill('SIGTERM')
   const res = await inFlight
   assert.equal(res.status, 200)
