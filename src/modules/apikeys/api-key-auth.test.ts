@@ -199,28 +199,20 @@ describe('revocation and expiry', () => {
 describe('lastUsedAt', () => {
   test('is kept in memory per request and written in one batch, not on every request', async () => {
     const { plaintext, apiKey } = await createKey(server, t.slug, admin)
-    // Only this test's flushes write: the 5-second timer could otherwise fire mid-test.
-    await server.deps.apiKeyUsage.stop()
-    try {
-      const url = `/v1/${t.slug}/audit?limit=1`
-      for (let i = 0; i < 3; i++) {
-        server.clock.advance(10)
-        assert.equal(
-          (await server.request('GET', url, undefined, { token: plaintext })).status,
-          200,
-        )
-      }
-      const lastUse = server.clock.now().toISOString()
-      // No write yet, but this instance's list already shows the use.
-      assert.equal(await storedLastUsed(apiKey.id), null)
-      assert.equal((await listed(apiKey.id)).lastUsedAt, lastUse)
-
-      await server.deps.apiKeyUsage.flush()
-      assert.equal((await storedLastUsed(apiKey.id))?.toISOString(), lastUse)
-      assert.equal((await listed(apiKey.id)).lastUsedAt, lastUse)
-    } finally {
-      server.deps.apiKeyUsage.start()
+    await server.deps.apiKeyUsage.flush()
+    const url = `/v1/${t.slug}/audit?limit=1`
+    for (let i = 0; i < 3; i++) {
+      server.clock.advance(10)
+      assert.equal((await server.request('GET', url, undefined, { token: plaintext })).status, 200)
     }
+    const lastUse = server.clock.now().toISOString()
+    // No write yet, but this instance's list already shows the use.
+    assert.equal(await storedLastUsed(apiKey.id), null)
+    assert.equal((await listed(apiKey.id)).lastUsedAt, lastUse)
+
+    await server.deps.apiKeyUsage.flush()
+    assert.equal((await storedLastUsed(apiKey.id))?.toISOString(), lastUse)
+    assert.equal((await listed(apiKey.id)).lastUsedAt, lastUse)
   })
 
   test('never moves backwards when an older use is written after a newer one', async () => {
