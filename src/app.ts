@@ -3,7 +3,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
-import { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { type Database, openDatabase } from './db/client.ts'
 import type { Deps } from './deps.ts'
@@ -13,6 +12,7 @@ import { AccessTokens } from './lib/jwt.ts'
 import { Mailer } from './lib/mailer.ts'
 import { warmPasswords } from './lib/passwords.ts'
 import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
+import { connectRedis } from './lib/redis.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
@@ -56,7 +56,7 @@ export async function buildApp(
 
   const database = options.database ?? (await openDatabase(config.databaseUrl, config.dataDir))
   if (options.migrate !== false) await database.migrate()
-  const redis = config.redisUrl ? connectRedis(config.redisUrl, app) : undefined
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, app.log) : undefined
   const clock = options.clock ?? systemClock
   const limits = new RateLimits(config.limits, redis)
   const deps = {
@@ -119,14 +119,6 @@ export async function buildApp(
     if (!options.database) await database.close()
   })
   return { app, deps }
-}
-
-function connectRedis(url: string, app: FastifyInstance): Redis {
-  // Commands fail at once while Redis is away (no offline queue), so rate limits fall
-  // back to their in-memory insurance instead of waiting.
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
-  redis.on('error', (error) => app.log.warn({ err: error.message }, 'redis error'))
-  return redis
 }
 
 /** Fastify's trust setting: a hop count becomes "trust the first n hops" (proxy-addr). */

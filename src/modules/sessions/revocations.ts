@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis'
 import type { Db } from '../../db/client.ts'
 import { sessions } from '../../db/schema.ts'
 import { ACCESS_TOKEN_TTL } from '../../lib/jwt.ts'
+import { whenReady } from '../../lib/redis.ts'
 
 const CHANNEL = 'auth:sessions-revoked'
 // Transactions commit out of timestamp order; reading a little into the past catches
@@ -51,13 +52,16 @@ export class RevocationCache {
   async start(): Promise<void> {
     await this.poll()
     if (this.publisher) {
-      this.subscriber = this.publisher.duplicate()
-      this.subscriber.on('error', () => {})
-      this.subscriber.on('message', (_channel: string, message: string) => {
+      const subscriber = this.publisher.duplicate()
+      this.subscriber = subscriber
+      subscriber.on('error', () => {})
+      subscriber.on('message', (_channel: string, message: string) => {
         const now = Date.now()
         for (const id of message.split(',')) if (id) this.revoked.set(id, now)
       })
-      await this.subscriber.subscribe(CHANNEL).catch(() => {})
+      // Without an offline queue SUBSCRIBE fails until the connection is up, so it is sent
+      // on each connection (the first one awaited, briefly) rather than at once.
+      await whenReady(subscriber, () => subscriber.subscribe(CHANNEL))
     }
     this.timer = setInterval(() => {
       this.poll().catch(() => {})
