@@ -29,6 +29,11 @@ export interface BuildOptions {
   database?: Database
   /** Run migrations at start (default true). */
   migrate?: boolean
+  /**
+   * Purge soft-deleted users on a timer (default true). Tests turn it off: a test moves its
+   * server's clock, and a timer on that clock would purge other tests' users.
+   */
+  purgeTimer?: boolean
   logger?: boolean
 }
 
@@ -107,12 +112,12 @@ export async function buildApp(
 
   await deps.revocations.start()
   deps.apiKeyUsage.start()
-  const purge = scheduleUserPurge(deps, app.log)
+  const purge = options.purgeTimer === false ? undefined : scheduleUserPurge(deps, app.log)
   await warmPasswords()
   app.addHook('onClose', async () => {
     // Batched API-key last-use times are written before the database closes.
     await deps.apiKeyUsage.stop().catch((err) => app.log.warn({ err }, 'api key usage flush'))
-    await purge.stop()
+    await purge?.stop()
     await deps.revocations.stop()
     await deps.mailer.drain()
     redis?.disconnect()

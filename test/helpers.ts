@@ -80,7 +80,12 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
   const config = testConfig(overrides)
   const clock = new ManualClock()
   const database = config.databaseUrl === 'memory://' ? await databaseFromTemplate() : undefined
-  const { app, deps } = await buildApp(config, { clock, logger: false, database })
+  const { app, deps } = await buildApp(config, {
+    clock,
+    logger: false,
+    database,
+    purgeTimer: false,
+  })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
@@ -105,7 +110,13 @@ export async function startSecondInstance(first: TestServer, overrides: Partial<
     first.deps.database.kind === 'pglite'
       ? first.deps.database
       : await openDatabase(config.databaseUrl, config.dataDir)
-  const { app, deps } = await buildApp(config, { database, migrate: false, logger: false })
+  const { app, deps } = await buildApp(config, {
+    clock: first.clock, // one time for both, as the instances of a deployment share one
+    database,
+    migrate: false,
+    logger: false,
+    purgeTimer: false,
+  })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`

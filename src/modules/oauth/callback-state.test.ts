@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
-import { GENEROUS_LIMITS, startServer, type TestServer } from '../../../test/helpers.ts'
+import { GENEROUS_LIMITS, randomIp, startServer, type TestServer } from '../../../test/helpers.ts'
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
 import { oauthStates } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
@@ -316,7 +316,7 @@ test('the callback is rate limited per IP (429 with Retry-After)', async () => {
   })
   try {
     const t = await connectedTenant(limited, idp)
-    const ip = '10.99.0.1'
+    const ip = randomIp()
     const send = () =>
       limited.request('GET', `/v1/${t.slug}/oauth/idp/callback?code=a&state=b`, undefined, { ip })
     assertError(await send(), 400, 'invalid_state')
@@ -329,7 +329,7 @@ test('the callback is rate limited per IP (429 with Retry-After)', async () => {
       'GET',
       `/v1/${t.slug}/oauth/idp/callback?code=a&state=b`,
       undefined,
-      { ip: '10.99.0.2' },
+      { ip: randomIp() },
     )
     assertError(other, 400, 'invalid_state')
   } finally {

@@ -80,8 +80,10 @@ test('only the mailbox of a real account receives mail; unknown and suspended ad
 test('timing: every answer waits for the same floor, so a real account is not slower to answer', async () => {
   const { t, real, suspended, unknown } = await addresses()
   const took: Record<string, number[]> = { real: [], suspended: [], unknown: [] }
+  const order = Object.entries({ real, suspended, unknown })
   for (let round = 0; round < 6; round++) {
-    for (const [name, email] of Object.entries({ real, suspended, unknown })) {
+    // Each kind goes first, second and third in turn, so none pays for another's position.
+    for (const [name, email] of [...order.slice(round % 3), ...order.slice(0, round % 3)]) {
       const started = performance.now()
       const res = await server.request(
         'POST',
@@ -91,6 +93,8 @@ test('timing: every answer waits for the same floor, so a real account is not sl
       )
       took[name].push(performance.now() - started)
       assert.equal(res.status, 200)
+      // The sink parses the real account's mail in this process: not inside the next timing.
+      await server.deps.mailer.drain()
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
