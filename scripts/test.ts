@@ -13,6 +13,9 @@ const args = [
   '--test-reporter=spec',
   `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 3}`,
   '--test-timeout=120000',
+  // A handle a failed test leaves open (a server, a child process) must fail that test,
+  // not keep its file, and so the whole run, from ever ending.
+  '--test-force-exit',
   ...(only.length > 0 ? only : files),
 ]
 

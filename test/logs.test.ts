@@ -47,7 +47,8 @@ before(async () => {
   child.stderr?.on('data', (d) => {
     output += d
   })
-  for (let i = 0; i < 300; i++) {
+  // Generous: a loaded machine can take many seconds to start the embedded database.
+  for (let until = Date.now() + 90_000; Date.now() < until; ) {
     const ok = await fetch(`${base}/ready`).then(
       (r) => r.status === 200,
       () => false,

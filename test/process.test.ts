@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import { STRONG_PASSWORD, tempDir, uniqueEmail, uniqueSlug } from './helpers.ts'
 
 const SERVER = new URL('../src/server.ts', import.meta.url).pathname
@@ -16,6 +16,13 @@ async function freePort(): Promise<number> {
   })
 }
 
+// Every server a test starts; one left running by a failed test would keep this file's
+// process, and so the whole test run, from ever ending.
+const children = new Set<ChildProcess>()
+after(() => {
+  for (const child of children) child.kill('SIGKILL')
+})
+
 function run(env: Record<string, string>): {
   child: ChildProcess
   output: () => string
@@ -26,6 +33,8 @@ function run(env: Record<string, string>): {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  children.add(child)
+  child.on('exit', () => children.delete(child))
   child.stdout?.on('data', (d) => {
     out += d
   })
@@ -36,8 +45,13 @@ function run(env: Record<string, string>): {
   return { child, output: () => out, exit }
 }
 
+// A first start on disk runs initdb in WASM: seconds on an idle machine, far more on a
+// loaded one, so the wait is generous (the test's own timeout still bounds it).
+const READY_WAIT_MS = 90_000
+
 async function waitReady(base: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  const until = Date.now() + READY_WAIT_MS
+  while (Date.now() < until) {
     try {
       const res = await fetch(`${base}/ready`)
       if (res.status === 200) return
