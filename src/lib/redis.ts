@@ -1,6 +1,5 @@
 // The service's Redis connections. Commands fail at once while Redis is away (no offline
 // queue), so rate limits fall back to their in-memory insurance instead of waiting.
-import { setTimeout as delay } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 
 /** How long a start waits for Redis before going on without it. */
@@ -31,5 +30,10 @@ export async function whenReady(client: Redis, onReady?: () => Promise<unknown>)
       )
     })
   })
-  await Promise.race([first, delay(CONNECT_WAIT_MS, undefined, { ref: false })])
+  let timer: NodeJS.Timeout | undefined
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CONNECT_WAIT_MS)
+  })
+  await Promise.race([first, waited])
+  clearTimeout(timer)
 }
