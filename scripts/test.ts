@@ -21,7 +21,8 @@ const args = [
 
 const env = { ...process.env }
 // Each test file is its own process that loads the same modules: node's compile cache
-// spares every process after the first the work of compiling them again (about half a second each).
+// spares every process after the first the work of compiling them again (about half a
+// second each).
 env.NODE_COMPILE_CACHE ??= join('node_modules', '.cache', 'node-compile-cache')
 const scratch = mkdtempSync(join(tmpdir(), 'tenant-auth-test-'))
 try {
