@@ -94,3 +94,51 @@ export const SVG = Buffer.from(
 export const HTML = Buffer.from('<!doctype html><html><script>alert(document.cookie)</script>')
 
 export const b64 = (bytes: Buffer) => bytes.toString('base64')
+
+/** A lossless WebP whose first chunk is VP8X (the extended format) declaring 1×1. */
+export function webpExtended(): Buffer {
+  const vp8x = Buffer.alloc(18)
+  vp8x.write('VP8X', 0, 'latin1')
+  vp8x.writeUInt32LE(10, 4) // flags, reserved, then canvas width-1 and height-1 (24 bits)
+  const vp8l = WEBP_LOSSLESS.subarray(12)
+  const body = Buffer.concat([Buffer.from('WEBP', 'latin1'), vp8x, vp8l])
+  const head = Buffer.alloc(8)
+  head.write('RIFF', 0, 'latin1')
+  head.writeUInt32LE(body.length, 4)
+  return Buffer.concat([head, body])
+}
+
+/**
+ * A copy of one of the images above whose header declares `width`×`height` pixels: the
+ * bytes stay small and whole, as an attacker's would, only the stated size changes.
+ */
+export function declaringSize(image: Buffer, width: number, height: number): Buffer {
+  const b = Buffer.from(image)
+  if (b[0] === 0x89) {
+    b.writeUInt32BE(width, 16)
+    b.writeUInt32BE(height, 20)
+    b.writeUInt32BE(crc32(b.subarray(12, 29)), 29) // the IHDR chunk's CRC
+    return b
+  }
+  if (b[0] === 0xff) {
+    const sof = b.indexOf(Buffer.from([0xff, 0xc0]))
+    b.writeUInt16BE(height, sof + 5)
+    b.writeUInt16BE(width, sof + 7)
+    return b
+  }
+  const fourcc = b.toString('latin1', 12, 16)
+  if (fourcc === 'VP8 ') {
+    b.writeUInt16LE(width & 0x3fff, 26)
+    b.writeUInt16LE(height & 0x3fff, 28)
+  } else if (fourcc === 'VP8L') {
+    const bits = b.readUInt32LE(21)
+    b.writeUInt32LE(
+      ((bits & 0xf0000000) | ((width - 1) & 0x3fff) | (((height - 1) & 0x3fff) << 14)) >>> 0,
+      21,
+    )
+  } else {
+    b.writeUIntLE(width - 1, 24, 3)
+    b.writeUIntLE(height - 1, 27, 3)
+  }
+  return b
+}

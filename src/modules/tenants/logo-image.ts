@@ -13,6 +13,69 @@ export function isWholeImage(mimeType: LogoMimeType, bytes: Buffer): boolean {
   return isWebp(bytes)
 }
 
+/** CONTRACT §8: a side longer than this is refused, read from the image's own header. */
+export const LOGO_MAX_SIDE = 4096
+
+export interface ImageSize {
+  width: number
+  height: number
+}
+
+/**
+ * The pixel size an image declares in its header (PNG IHDR, JPEG SOFn, WebP VP8/VP8L/VP8X),
+ * for an input `isWholeImage` accepted. A decoder would allocate this much, so it is the
+ * size that matters, whatever the compressed bytes weigh. JPEG takes its largest frame.
+ */
+export function imageSize(mimeType: LogoMimeType, b: Buffer): ImageSize | undefined {
+  if (mimeType === 'image/png') return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
+  if (mimeType === 'image/jpeg') return jpegSize(b)
+  return webpSize(b)
+}
+
+function jpegSize(b: Buffer): ImageSize | undefined {
+  let size: ImageSize | undefined
+  let i = 2
+  while (i + 4 <= b.length) {
+    if (b[i] !== 0xff) return size
+    while (i < b.length && b[i] === 0xff) i++
+    const marker = b[i]
+    i++
+    if (marker === 0xd9) return size
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue
+    if (i + 2 > b.length) return size
+    const length = b.readUInt16BE(i)
+    if (isFrameMarker(marker) && i + 7 <= b.length) {
+      // Frame header (T.81 B.2.2): Lf, P, Y (lines), X (samples per line).
+      const height = b.readUInt16BE(i + 3)
+      const width = b.readUInt16BE(i + 5)
+      size = {
+        width: Math.max(width, size?.width ?? 0),
+        height: Math.max(height, size?.height ?? 0),
+      }
+    }
+    i += length
+    if (marker === 0xda) i = skipEntropyCodedData(b, i)
+  }
+  return size
+}
+
+function webpSize(b: Buffer): ImageSize | undefined {
+  const fourcc = b.toString('latin1', 12, 16)
+  const data = b.subarray(20)
+  if (fourcc === 'VP8 ' && data.length >= 10) {
+    // RFC 6386 §9.1: 14 bits of size, 2 of scale, after the start code.
+    return { width: data.readUInt16LE(6) & 0x3fff, height: data.readUInt16LE(8) & 0x3fff }
+  }
+  if (fourcc === 'VP8L' && data.length >= 5) {
+    const bits = data.readUInt32LE(1)
+    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 }
+  }
+  if (fourcc === 'VP8X' && data.length >= 10) {
+    return { width: data.readUIntLE(4, 3) + 1, height: data.readUIntLE(7, 3) + 1 }
+  }
+  return undefined
+}
+
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
 /**

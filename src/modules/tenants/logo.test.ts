@@ -15,6 +15,7 @@ import { auditEvents, tenantLogos } from '../../db/schema.ts'
 import { insertApiKey } from '../users/admin-fixtures.ts'
 import {
   b64,
+  declaringSize,
   HTML,
   jpeg,
   png,
@@ -23,7 +24,9 @@ import {
   SVG,
   WEBP_LOSSLESS,
   WEBP_LOSSY,
+  webpExtended,
 } from './logo-fixtures.ts'
+import type { LogoMimeType } from './logo-image.ts'
 
 let server: TestServer
 before(async () => {
@@ -222,7 +225,13 @@ test('logo input that lies is refused with 400 invalid_logo and changes nothing'
     ['a data: URL of another type', 'image/png', `data:image/jpeg;base64,${b64(png())}`],
     ['an SVG data: URL', 'image/png', `data:image/svg+xml;base64,${b64(SVG)}`],
     ['a data: URL without data', 'image/png', 'data:image/png;base64,'],
-    ['a non-base64 data: URL', 'image/png', `data:image/png,${png().toString('latin1')}`],
+    // Percent-encoded, as such a URL is written: raw, its NUL bytes would be refused
+    // earlier, with 400 validation (CONTRACT §8, checked below).
+    [
+      'a non-base64 data: URL',
+      'image/png',
+      `data:image/png,${encodeURIComponent(png().toString('latin1'))}`,
+    ],
   ]
   assert.match(b64(jpeg()), /\//, 'the base64url case differs from base64')
   await unchanged(t.tenantId, async () => {
@@ -231,6 +240,49 @@ test('logo input that lies is refused with 400 invalid_logo and changes nothing'
       assert.equal(res.status, 400, what)
       expectError(res, 400, 'invalid_logo')
     }
+    const rawBytes = `data:image/png,${png().toString('latin1')}`
+    expectError(
+      await putLogo(t, { mimeType: 'image/png', data: rawBytes }, admin),
+      400,
+      'validation',
+    )
+  })
+})
+
+test('a logo over 4096 pixels on a side is refused from its header, in every format', async () => {
+  const { t, admin } = await setup()
+  const formats: [string, LogoMimeType, Buffer][] = [
+    ['PNG', 'image/png', png()],
+    ['JPEG', 'image/jpeg', jpeg()],
+    ['lossy WebP', 'image/webp', WEBP_LOSSY],
+    ['lossless WebP', 'image/webp', WEBP_LOSSLESS],
+    ['extended WebP', 'image/webp', webpExtended()],
+  ]
+  for (const [what, mimeType, image] of formats) {
+    // The edge is accepted: 4096 on both sides.
+    const edge = await putLogo(t, { mimeType, data: b64(declaringSize(image, 4096, 4096)) }, admin)
+    assert.equal(edge.status, 200, `${what} of 4096×4096`)
+  }
+  await unchanged(t.tenantId, async () => {
+    for (const [what, mimeType, image] of formats) {
+      for (const [width, height] of [
+        [4097, 1],
+        [1, 4097],
+        [16383, 16383],
+      ]) {
+        const data = b64(declaringSize(image, width, height))
+        const res = await putLogo(t, { mimeType, data }, admin)
+        expectError(res, 400, 'invalid_logo')
+        assert.match(res.body.message, /4096 pixels/, `${what} of ${width}×${height}`)
+      }
+    }
+    // The 20000×20000 PNG of the report: small bytes, a huge declared canvas.
+    const huge = await putLogo(
+      t,
+      { mimeType: 'image/png', data: b64(declaringSize(png(), 20_000, 20_000)) },
+      admin,
+    )
+    expectError(huge, 400, 'invalid_logo')
   })
 })
 

@@ -6,7 +6,7 @@ import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { logoUrl } from '../users/present.ts'
 import { deleteLogo, findLogo, type Logo, upsertLogo } from './admin-store.ts'
-import { isWholeImage, type LogoMimeType } from './logo-image.ts'
+import { imageSize, isWholeImage, LOGO_MAX_SIDE, type LogoMimeType } from './logo-image.ts'
 import type { Tenant } from './store.ts'
 
 export const LOGO_MAX_BYTES = 512 * 1024
@@ -44,6 +44,10 @@ export function decodeLogo(mimeType: LogoMimeType, data: string): Buffer {
   if (!BASE64.test(payload)) invalid('The logo is not valid base64.')
   const bytes = Buffer.from(payload, 'base64')
   if (!isWholeImage(mimeType, bytes)) invalid(`The logo is not a valid ${mimeType} image.`)
+  const size = imageSize(mimeType, bytes)
+  if (!size || size.width > LOGO_MAX_SIDE || size.height > LOGO_MAX_SIDE) {
+    invalid(`The logo must be at most ${LOGO_MAX_SIDE} pixels on a side.`)
+  }
   return bytes
 }
 
