@@ -1,6 +1,8 @@
-// Every module, registered here explicitly. Hook order (all onRequest, in this order):
-// tenant resolution (404 for an unknown slug) → authentication (401/403) → then Fastify
-// parses and validates the body (400) → the handler.
+// Every module, registered here explicitly. Hook order (onRequest, in this order):
+// tenant resolution (404 for an unknown or malformed slug) → input hygiene (400 for a NUL
+// or lone surrogate in the path, query or User-Agent) → authentication (401/403); then
+// Fastify parses the body, hygiene checks its strings (preValidation), the schema
+// validates it (400) → the handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
@@ -16,12 +18,14 @@ import { tenantRoutes } from './modules/tenants/routes.ts'
 import { userAdminRoutes } from './modules/users/admin-routes.ts'
 import { meRoutes } from './modules/users/routes.ts'
 import { installAuthentication } from './plugins/auth.ts'
+import { installInputHygiene } from './plugins/hygiene.ts'
 import { installTenantResolution } from './plugins/tenant.ts'
 
 const TENANT = '/v1/:tenantSlug'
 
 export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   installTenantResolution(app, deps)
+  installInputHygiene(app)
   installAuthentication(app, deps)
 
   await app.register(serviceRoutes, { deps })

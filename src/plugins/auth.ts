@@ -33,7 +33,7 @@ export function installAuthentication(app: FastifyInstance, deps: Deps): void {
     request.actor = {
       type: 'anonymous',
       id: null,
-      ip: request.ip ?? null,
+      ip: request.clientIp || null,
       userAgent: request.headers['user-agent'] ?? null,
     }
     const mode = request.routeOptions.config?.auth
@@ -48,7 +48,7 @@ export function installAuthentication(app: FastifyInstance, deps: Deps): void {
       await deps.limits.hit('adminRequests', `${request.tenant.id}:key:${key.id}`)
       return
     }
-    const claims = deps.tokens.verify(token)
+    const claims = deps.tokens.verify(token, deps.clock.now())
     if (claims.tid !== request.tenant.id) throw new AppError('token_invalid')
     if (deps.revocations.has(claims.sid)) throw new AppError('session_revoked')
     request.principal = {

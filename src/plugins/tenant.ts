@@ -3,7 +3,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
+import { SLUG_PATTERN } from '../modules/tenants/routes.ts'
 import type { Tenant } from '../modules/tenants/store.ts'
+
+// The slug rule of tenant creation: anything else names no tenant, so it is a 404 without
+// a lookup (CONTRACT §8), whatever it holds (a NUL, a surrogate, 10 kB of text).
+const SLUG = new RegExp(SLUG_PATTERN)
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,8 +21,7 @@ export function installTenantResolution(app: FastifyInstance, deps: Deps): void 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const slug = (request.params as { tenantSlug?: string } | undefined)?.tenantSlug
     if (slug === undefined) return
-    const tenant =
-      slug.length > 0 && slug.length <= 63 ? await deps.tenants.bySlug(slug) : undefined
+    const tenant = SLUG.test(slug) ? await deps.tenants.bySlug(slug) : undefined
     if (!tenant) throw new AppError('tenant_not_found')
     request.tenant = tenant
   })

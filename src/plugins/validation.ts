@@ -9,6 +9,9 @@ import type { FastifyInstance, FastifySchema } from 'fastify'
 import { isEmail } from '../lib/email.ts'
 import { isUuid } from '../lib/ids.ts'
 
+const EARLIEST_INSTANT = Date.UTC(1970, 0, 1)
+const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
 const base: Options = {
   allErrors: true,
   removeAdditional: true,
@@ -25,12 +28,17 @@ function makeAjv(coerceTypes: boolean): Ajv {
   ajv.addFormat('digits6', /^[0-9]{6}$/)
   // ajv-formats also takes `urn:uuid:…`, which PostgreSQL refuses: only the bare form.
   ajv.addFormat('uuid', { type: 'string', validate: isUuid })
-  // RFC 3339 allows a leap second (…:60Z) that JavaScript dates cannot hold; refuse what
-  // would become an Invalid Date instead of failing later with a 500.
+  // RFC 3339 allows a leap second (…:60Z) that JavaScript dates cannot hold, and years
+  // (0000) that PostgreSQL cannot: only instants from 1970 to the end of 9999 are taken
+  // (CONTRACT §8), instead of failing later with a 500.
   const dateTime = (fullFormats['date-time'] as { validate: (value: string) => boolean }).validate
   ajv.addFormat('date-time', {
     type: 'string',
-    validate: (value: string) => dateTime(value) && !Number.isNaN(Date.parse(value)),
+    validate: (value: string) => {
+      if (!dateTime(value)) return false
+      const ms = Date.parse(value)
+      return ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT
+    },
   })
   return ajv
 }

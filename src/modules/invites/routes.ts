@@ -92,7 +92,7 @@ export async function inviteAcceptRoutes(fastify: FastifyInstance, { deps }: { d
       },
     },
     async (request) => {
-      await deps.limits.hit('tokenEndpoints', request.ip)
+      await deps.limits.hit('tokenEndpoints', request.clientIp)
       return acceptInvite(deps, request.body, request.actor)
     },
   )

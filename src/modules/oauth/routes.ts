@@ -103,7 +103,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
       },
     },
     async (request) => {
-      await deps.limits.hit('tokenEndpoints', request.ip)
+      await deps.limits.hit('tokenEndpoints', request.clientIp)
       return finishSignIn(deps, idp, request.tenant, request.query, request.actor, request.log)
     },
   )

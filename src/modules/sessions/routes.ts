@@ -68,7 +68,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
       },
     },
     async (request) => {
-      await deps.limits.hit('tokenEndpoints', request.ip)
+      await deps.limits.hit('tokenEndpoints', request.clientIp)
       const { refreshToken } = request.body
       return deps.sessions.refresh(request.tenant, refreshToken, request.actor)
     },
