@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Config } from './config.ts'
 import { type Database, openDatabase } from './db/client.ts'
+import { loggableError } from './db/errors.ts'
 import type { Deps } from './deps.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { FieldCipher } from './lib/crypto.ts'
@@ -19,7 +20,9 @@ import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
-import { frameworkErrors, installErrorHandling } from './plugins/errors.ts'
+import { countEmailConflicts } from './modules/users/store.ts'
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts'
+import { clientIp } from './plugins/hygiene.ts'
 import { installValidation } from './plugins/validation.ts'
 import { registerRoutes } from './routes.ts'
 
@@ -35,16 +38,45 @@ export interface BuildOptions {
    */
   purgeTimer?: boolean
   logger?: boolean
+  /** HTTP timeouts (CONTRACT §8); tests shorten them to see a 408 in a second. */
+  timeouts?: Partial<HttpTimeouts>
 }
 
 export const BODY_LIMIT = 64 * 1024
+
+export interface HttpTimeouts {
+  /** Headers and body must have fully arrived this long after the request started. */
+  requestMs: number
+  /** How often Node looks for requests past that time: the 408 comes at most this late. */
+  checkMs: number
+  /** An idle keep-alive connection is closed after this long. */
+  keepAliveMs: number
+}
+
+export const HTTP_TIMEOUTS: HttpTimeouts = {
+  requestMs: 30_000,
+  checkMs: 5_000,
+  keepAliveMs: 72_000,
+}
 
 export async function buildApp(
   config: Config,
   options: BuildOptions = {},
 ): Promise<{ app: FastifyInstance; deps: Deps }> {
+  const timeouts = { ...HTTP_TIMEOUTS, ...options.timeouts }
   const app = Fastify({
     logger: options.logger === false ? false : logger(config),
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      // Node arms its request-timeout check only for a timeout given at construction:
+      // Fastify's own `requestTimeout`, set afterwards, would never fire on a slow body.
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: timeouts.checkMs,
+      // 16 KiB of headers at most (Node's default, stated so it cannot drift): 431 beyond.
+      maxHeaderSize: 16 * 1024,
+    },
+    clientErrorHandler,
     // `true` trusts one hop (the proxy in front), so the client cannot choose its own IP
     // by sending X-Forwarded-For: the address the proxy appended is used.
     trustProxy: trustProxy(config.trustProxy),
@@ -61,6 +93,13 @@ export async function buildApp(
 
   const database = options.database ?? (await openDatabase(config.databaseUrl, config.dataDir))
   if (options.migrate !== false) await database.migrate()
+  const conflicts = await countEmailConflicts(database.db)
+  if (conflicts > 0) {
+    app.log.warn(
+      { accounts: conflicts },
+      'accounts share an email address once normalised to NFC; they were not merged (table email_conflicts, README: Upgrading)',
+    )
+  }
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, app.log) : undefined
   const clock = options.clock ?? systemClock
   const limits = new RateLimits(config.limits, redis)
@@ -141,11 +180,13 @@ function logger(config: Config) {
     // (OAuth codes and states travel in the query).
     redact: ['req.headers.authorization', 'req.headers.cookie'],
     serializers: {
+      // A database error's own message holds the query's parameters: code and message only.
+      err: loggableError,
       req(request: FastifyRequest) {
         return {
           method: request.method,
           url: request.url.split('?')[0],
-          ip: request.ip,
+          ip: clientIp(request),
         }
       },
     },

@@ -4,10 +4,11 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../src/app.ts'
+import { type BuildOptions, buildApp } from '../src/app.ts'
 import type { Config } from '../src/config.ts'
 import { openDatabase } from '../src/db/client.ts'
 import type { Deps } from '../src/deps.ts'
@@ -76,7 +77,10 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-export async function startServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+export async function startServer(
+  overrides: Partial<Config> = {},
+  options: Pick<BuildOptions, 'timeouts'> = {},
+): Promise<TestServer> {
   const config = testConfig(overrides)
   const clock = new ManualClock()
   const database = config.databaseUrl === 'memory://' ? await databaseFromTemplate() : undefined
@@ -85,6 +89,7 @@ export async function startServer(overrides: Partial<Config> = {}): Promise<Test
     logger: false,
     database,
     purgeTimer: false,
+    ...options,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
@@ -241,4 +246,28 @@ export function tempDir(prefix = 'auth-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   tempDirs.push(dir)
   return dir
+}
+
+/**
+ * One request written as raw bytes on a socket (what fetch refuses to send); the answer,
+ * once the server closes the connection. The socket is not ended first: Node would abort
+ * a request whose client half-closed. A well-formed request must say `Connection: close`.
+ */
+export function rawRequest(
+  url: string,
+  request: string,
+  encoding: BufferEncoding = 'utf8',
+): Promise<string> {
+  const { port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    let answer = ''
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write(Buffer.from(request, encoding)),
+    )
+    socket.on('data', (d) => {
+      answer += d.toString('utf8')
+    })
+    socket.on('close', () => resolve(answer))
+    socket.on('error', reject)
+  })
 }

@@ -60,7 +60,15 @@ export async function pgliteDatabase(client: PGlite): Promise<Database> {
 }
 
 function openPostgres(url: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // While PostgreSQL is down or restarting, a request waits at most this long for a
+    // connection, then answers 503: well inside the 30 s request timeout (CONTRACT §8).
+    connectionTimeoutMillis: 5000,
+    // Dead peers (a server that vanished without closing) are noticed by the kernel.
+    keepAlive: true,
+  })
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => {})
   const db = drizzlePg(pool, { schema }) as unknown as Db

@@ -1,7 +1,10 @@
 // The one error handler: every failure leaves as the envelope of CONTRACT §3, including
 // Fastify's own (malformed JSON, wrong content type, oversized body, unknown route).
 // Messages are shown only below 500; the cause of a 500 goes to the log, never the client.
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { databaseFailure, isDatabaseUnavailable } from '../db/errors.ts'
 import { AppError, CODE_BY_STATUS, type Reason } from '../lib/errors.ts'
 
 interface ValidationIssue {
@@ -42,6 +45,12 @@ export function installErrorHandling(app: FastifyInstance): void {
         new AppError('validation', { message: 'The request is not valid.' }),
       )
     }
+    // The database is down or restarting: the request may succeed later, so it is a 503,
+    // not a fault of ours (the pool's connect timeout bounds how long this takes).
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ db: databaseFailure(error) }, 'database unavailable')
+      return sendAppError(reply, new AppError('unavailable'))
+    }
     request.log.error({ err: error }, 'unhandled error')
     return sendAppError(reply, new AppError('internal'))
   })
@@ -70,6 +79,38 @@ export function frameworkErrors(
   }
   request.log.error({ err: error }, 'router error')
   return sendAppError(reply, new AppError('internal'))
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (server 'clientError'):
+ * the request timeout (408), headers over the limit (431) and malformed HTTP (400), each
+ * answered with the envelope while nothing of a response has been written yet.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  error: Error & { code?: string },
+  socket: Socket,
+): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const appError =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new AppError('request_timeout')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('headers_too_large')
+        : new AppError('validation', { message: 'The request is not valid HTTP.' })
+  this.log.debug({ code: error.code }, 'client error')
+  const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (socket.writable && !response?.headersSent) {
+    const body = JSON.stringify(appError.toBody())
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    )
+  }
+  socket.destroy(error)
 }
 
 export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {

@@ -3,7 +3,7 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm'
 import type { Db, Handle } from '../../db/client.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
-import { users } from '../../db/schema.ts'
+import { emailConflicts, users } from '../../db/schema.ts'
 
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
@@ -100,4 +100,13 @@ export async function lockActiveAdmins(db: Handle, tenantId: string): Promise<st
 /** Active admins other than `userId`, with every active admin locked (see above). */
 export async function countOtherActiveAdmins(db: Handle, tenantId: string, userId: string) {
   return (await lockActiveAdmins(db, tenantId)).filter((id) => id !== userId).length
+}
+
+/**
+ * Live accounts that migration 0002 found sharing an address once normalised to NFC. A
+ * cross-tenant read, for the start-up report only.
+ */
+export async function countEmailConflicts(db: Db): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(emailConflicts)
+  return row?.n ?? 0
 }
