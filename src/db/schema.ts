@@ -60,7 +60,7 @@ export const users = pgTable(
       .references(() => tenants.id, { onDelete: 'cascade' }),
     id: uuid('id').notNull(),
     email: text('email').notNull(),
-    /** trim + lower-case: one account per address per tenant. */
+    /** NFC + trim + lower-case: one account per address per tenant (lib/email.ts). */
     emailNormalized: text('email_normalized').notNull(),
     passwordHash: text('password_hash'),
     status: text('status').notNull(),
@@ -85,6 +85,22 @@ export const users = pgTable(
     index('users_tenant_created').on(t.tenantId, t.createdAt, t.id),
     index('users_deleted_at').on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),
   ],
+)
+
+/**
+ * Live accounts of one tenant whose addresses became the same once normalised to NFC
+ * (migration 0002). They are reported here, never merged: each keeps its old address
+ * until an operator decides (README, Upgrading).
+ */
+export const emailConflicts = pgTable(
+  'email_conflicts',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    emailNormalized: text('email_normalized').notNull(),
+    nfc: text('nfc').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.userId] })],
 )
 
 /** A session is one refresh-token family: every token descended from one sign-in. */

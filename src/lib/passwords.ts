@@ -2,6 +2,7 @@
 import { availableParallelism } from 'node:os'
 import { type Algorithm, hash, verify } from '@node-rs/argon2'
 import { dictionary } from '@zxcvbn-ts/language-common'
+import { normalizeEmail } from './email.ts'
 import { Semaphore } from './semaphore.ts'
 
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
@@ -55,8 +56,8 @@ const common = new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()
 export function isWeakPassword(password: string, context: { email: string; tenantName?: string }) {
   const p = normalizePassword(password).toLowerCase()
   if (common.has(p)) return true
-  if (p === context.email.trim().toLowerCase()) return true
-  const local = context.email.trim().toLowerCase().split('@')[0]
+  if (p === normalizeEmail(context.email)) return true
+  const local = normalizeEmail(context.email).split('@')[0]
   if (p === local) return true
   if (context.tenantName && p === context.tenantName.trim().toLowerCase()) return true
   return false

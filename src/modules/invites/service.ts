@@ -4,7 +4,7 @@
 import type { Deps } from '../../deps.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
-import { normalizeEmail } from '../../lib/email.ts'
+import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
@@ -87,7 +87,7 @@ export async function createInvite(
     const row = await store.insertInvite(tx, {
       tenantId: tenant.id,
       id: uuidv7(now.getTime()),
-      email: input.email.trim(),
+      email: displayEmail(input.email),
       emailNormalized: email,
       role,
       tokenHash: hashToken(token),

@@ -5,7 +5,7 @@
 import * as client from 'openid-client'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
-import { isEmail } from '../../lib/email.ts'
+import { displayEmail, isEmail } from '../../lib/email.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
@@ -224,7 +224,7 @@ function amrOf(claims: Record<string, unknown>): string[] {
 
 function emailOf(claims: Record<string, unknown>) {
   const email =
-    typeof claims.email === 'string' && isEmail(claims.email) ? claims.email.trim() : null
+    typeof claims.email === 'string' && isEmail(claims.email) ? displayEmail(claims.email) : null
   // Some providers send the flag as a string.
   const verified = claims.email_verified === true || claims.email_verified === 'true'
   return { email, emailVerified: email !== null && verified }

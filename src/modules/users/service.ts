@@ -1,7 +1,7 @@
 // Creating users and the password rules every creation path shares.
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
-import { normalizeEmail } from '../../lib/email.ts'
+import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
@@ -34,7 +34,7 @@ export async function createUser(
   const user = await insertUser(tx, {
     tenantId: tenant.id,
     id: uuidv7(now.getTime()),
-    email: draft.email.trim(),
+    email: displayEmail(draft.email),
     emailNormalized: normalizeEmail(draft.email),
     passwordHash: draft.passwordHash,
     status: draft.status,
