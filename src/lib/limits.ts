@@ -10,6 +10,11 @@ export interface Limits {
   /** Failed password logins per (tenant, email, IP). */
   loginFailures: Budget
   /**
+   * Failed first-factor sign-ins (password, login code, invite token) per client address,
+   * across every email and tenant (CONTRACT §8: password spraying).
+   */
+  loginFailuresPerIp: Budget
+  /**
    * Consecutive failures per account across IPs and factors (remembered for a day unless a
    * success resets them); once spent, the account is held for `seconds`.
    */
@@ -28,6 +33,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = {
   loginFailures: { points: 10, seconds: 15 * 60 },
+  loginFailuresPerIp: { points: 100, seconds: 60 * 60 },
   accountFailures: { points: 100, seconds: 60 * 60 },
   codeRequestsPerEmail: { points: 3, seconds: 15 * 60 },
   codeRequestsPerIp: { points: 10, seconds: 60 },

@@ -82,9 +82,10 @@ function tooMany(error: unknown): AppError {
 }
 
 /**
- * The failure budgets of one sign-in attempt: per (tenant, email, IP) for passwords, and
- * per account across every IP and factor. `begin` reserves a try in each; the caller then
- * reports `succeeded` (points returned, the account's run of failures ends) or leaves the
+ * The failure budgets of one first-factor sign-in attempt: per client address across every
+ * email and tenant (CONTRACT §8), per (tenant, email, IP) for passwords, and per account
+ * across every IP and factor (§6). `begin` reserves a try in each; the caller then reports
+ * `succeeded` (points returned, the account's run of failures ends) or leaves the
  * reservation in place as the failure it was.
  */
 export class SignInGuard {
@@ -93,28 +94,35 @@ export class SignInGuard {
     this.limits = limits
   }
 
-  async begin(attempt: { tenantId: string; email: string; ip?: string }): Promise<SignInTry> {
+  async begin(attempt: {
+    tenantId: string
+    email: string
+    /** The client address. */
+    ip: string
+    /** Passwords also count per (tenant, email, IP); emailed codes do not. */
+    factor: 'password' | 'code'
+  }): Promise<SignInTry> {
     const account = `${attempt.tenantId}:${attempt.email}`
-    const perIp = attempt.ip === undefined ? undefined : `${account}:${attempt.ip}`
-    if (perIp) await this.limits.hit('loginFailures', perIp)
+    const taken: [LimitName, string][] = [['loginFailuresPerIp', attempt.ip]]
+    if (attempt.factor === 'password') taken.push(['loginFailures', `${account}:${attempt.ip}`])
+    const reserved: [LimitName, string][] = []
     try {
+      for (const [name, key] of taken) {
+        await this.limits.hit(name, key)
+        reserved.push([name, key])
+      }
       await this.limits.hit('accountFailures', account)
     } catch (error) {
-      if (perIp) await this.limits.refund('loginFailures', perIp)
+      await Promise.all(reserved.map(([name, key]) => this.limits.refund(name, key)))
       throw error
     }
+    const giveBack = () => reserved.map(([name, key]) => this.limits.refund(name, key))
     return {
       release: async () => {
-        await Promise.all([
-          perIp ? this.limits.refund('loginFailures', perIp) : undefined,
-          this.limits.refund('accountFailures', account),
-        ])
+        await Promise.all([...giveBack(), this.limits.refund('accountFailures', account)])
       },
       succeeded: async () => {
-        await Promise.all([
-          perIp ? this.limits.refund('loginFailures', perIp) : undefined,
-          this.limits.reset('accountFailures', account),
-        ])
+        await Promise.all([...giveBack(), this.limits.reset('accountFailures', account)])
       },
     }
   }

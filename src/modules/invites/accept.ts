@@ -21,8 +21,13 @@ export async function acceptInvite(
   input: { token: string; password: string },
   actor: Actor,
 ): Promise<TokenEnvelope & { tenantSlug: string }> {
+  // An unknown token is a failed first factor of this address (CONTRACT §8): the try is
+  // reserved before the lookup and given back once the token turns out to exist.
+  const ip = actor.ip ?? ''
+  await deps.limits.hit('loginFailuresPerIp', ip)
   const found = await store.findByTokenHash(deps.db, hashToken(input.token))
   if (!found) fail('invalid_invite')
+  await deps.limits.refund('loginFailuresPerIp', ip)
   const { invite, tenant } = found
   await refuseUnusable(deps, tenant, invite, actor)
   // The password is checked before the invitation is spent: a weak one costs nothing.

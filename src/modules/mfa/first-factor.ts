@@ -33,7 +33,12 @@ export async function provePassword(
   // SPEC note 9: PasswordlessOnly refuses passwords.
   if (tenant.authPolicy === 'PasswordlessOnly') fail('password_login_disabled')
   const email = normalizeEmail(rawEmail)
-  const attempt = await deps.guard.begin({ tenantId: tenant.id, email, ip: actor.ip ?? '' })
+  const attempt = await deps.guard.begin({
+    tenantId: tenant.id,
+    email,
+    ip: actor.ip ?? '',
+    factor: 'password',
+  })
   const user = await findUserByEmail(deps.db, tenant.id, email)
   const passwordOk = await verifyPassword(user?.passwordHash ?? null, password)
   const reason =

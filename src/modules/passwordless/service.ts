@@ -136,7 +136,12 @@ export async function proveLoginCode(
 ): Promise<CodeProof> {
   requirePasswordless(tenant)
   const email = normalizeEmail(rawEmail)
-  const attempt = await deps.guard.begin({ tenantId: tenant.id, email })
+  const attempt = await deps.guard.begin({
+    tenantId: tenant.id,
+    email,
+    ip: actor.ip ?? '',
+    factor: 'code',
+  })
   const found = await findUserByEmail(deps.db, tenant.id, email)
   const user = found && found.status !== 'Suspended' ? found : undefined
   // An unknown address runs the same statements against an id that matches nothing.

@@ -176,3 +176,92 @@ describe('per account across IPs (CONTRACT §6; budget lowered to 5 here)', () =
     expectError(change, 429, 'rate_limited')
   })
 })
+
+describe('per client address: first-factor failures across every email and tenant (CONTRACT §8)', () => {
+  let server: TestServer
+  let t: TenantFixture
+  let other: TenantFixture
+  before(async () => {
+    server = await startServer({
+      limits: { ...GENEROUS_LIMITS, loginFailuresPerIp: { points: 6, seconds: 3600 } },
+    })
+    t = await createTenant(server)
+    other = await createTenant(server)
+    for (const tenant of [t, other]) {
+      const res = await server.request(
+        'PATCH',
+        `/v1/${tenant.slug}/tenant`,
+        { authPolicy: 'PasswordAndPasswordless' },
+        { token: tenant.admin.accessToken },
+      )
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+    }
+  })
+  after(() => server.close())
+
+  const login = (slug: string, email: string, password: string, ip: string) =>
+    server.request('POST', `/v1/${slug}/auth/login`, { email, password }, { ip })
+
+  test('rule: spraying passwords, codes and invite tokens from one address is held at the budget', async () => {
+    const ip = randomIp()
+    const u = await signup(server, t.slug)
+    // Six failures, each against another address, across two tenants and three factors.
+    const failures = [
+      () => login(t.slug, uniqueEmail(), WRONG, ip),
+      () => login(other.slug, uniqueEmail(), WRONG, ip),
+      () => login(t.slug, u.email, WRONG, ip),
+      () =>
+        server.request(
+          'POST',
+          `/v1/${t.slug}/auth/verify-login-code`,
+          { email: uniqueEmail(), code: '123456' },
+          { ip },
+        ),
+      () =>
+        server.request(
+          'POST',
+          '/v1/invites/accept',
+          { token: 'not-an-invite-token', password: 'plum-orbit-canvas-78' },
+          { ip },
+        ),
+      () => login(other.slug, uniqueEmail(), WRONG, ip),
+    ]
+    for (const attempt of failures) {
+      const res = await attempt()
+      assert.equal(res.status, 401, JSON.stringify(res.body))
+    }
+    // Now every sign-in from the address is held, the right password of an account it
+    // never tried included, and nothing is written for it.
+    const v = await signup(server, other.slug)
+    const mark = await auditMark(server, other.tenantId)
+    const held = await login(other.slug, v.email, v.password, ip)
+    expectError(held, 429, 'rate_limited')
+    const retryAfter = Number(held.headers.get('retry-after'))
+    assert.ok(retryAfter > 3000 && retryAfter <= 3600, `Retry-After ${retryAfter}`)
+    assert.deepEqual(await auditSince(server, other.tenantId, mark), [])
+    expectError(
+      await server.request(
+        'POST',
+        '/v1/invites/accept',
+        { token: 'another-token', password: 'plum-orbit-canvas-78' },
+        { ip },
+      ),
+      429,
+      'rate_limited',
+    )
+    // Another address is not held.
+    assert.equal((await login(other.slug, v.email, v.password, randomIp())).status, 200)
+  })
+
+  test('rule: successes do not spend the budget', async () => {
+    const ip = randomIp()
+    const u = await signup(server, t.slug)
+    for (let i = 0; i < 10; i++) {
+      assert.equal((await login(t.slug, u.email, u.password, ip)).status, 200)
+    }
+    for (let i = 0; i < 5; i++) {
+      expectError(await login(t.slug, uniqueEmail(), WRONG, ip), 401, 'invalid_credentials')
+    }
+    assert.equal((await login(t.slug, u.email, u.password, ip)).status, 200)
+  })
+})

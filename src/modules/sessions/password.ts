@@ -28,7 +28,12 @@ export async function loginWithPassword(
   const email = normalizeEmail(input.email)
   // The try is reserved before the hash is checked, so a parallel burst gets no more
   // tries than the budget allows (CONTRACT §6).
-  const attempt = await deps.guard.begin({ tenantId: tenant.id, email, ip: actor.ip ?? '' })
+  const attempt = await deps.guard.begin({
+    tenantId: tenant.id,
+    email,
+    ip: actor.ip ?? '',
+    factor: 'password',
+  })
   const user = await findUserByEmail(deps.db, tenant.id, email)
   // Unknown addresses are checked against a dummy hash: same answer, same time.
   const passwordOk = await verifyPassword(user?.passwordHash ?? null, input.password)

@@ -41,6 +41,7 @@ export async function changePassword(
     tenantId: tenant.id,
     email: user.emailNormalized,
     ip: actor.ip ?? '',
+    factor: 'password',
   })
   if (!(await verifyPassword(user.passwordHash, input.currentPassword))) fail('invalid_credentials')
   await attempt.succeeded()
