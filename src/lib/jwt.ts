@@ -7,6 +7,8 @@ import { createSigner, createVerifier, TokenError } from 'fast-jwt'
 import { AppError } from './errors.ts'
 
 export const ACCESS_TOKEN_TTL = 15 * 60
+/** Seconds an `iat` may lie ahead of our clock (another instance's clock may run fast). */
+export const MAX_CLOCK_SKEW = 60
 
 export interface AccessClaims {
   iss: string
@@ -55,18 +57,34 @@ export class AccessTokens {
     return this.sign({ ...claims, iss: this.issuer, iat, exp: iat + ACCESS_TOKEN_TTL })
   }
 
-  /** Verifies signature, algorithm, issuer and expiry; throws a 401 AppError. */
-  verify(token: string): AccessClaims {
+  /**
+   * Verifies signature, algorithm, issuer and expiry, then the token's own lifetime
+   * (CONTRACT §8): one that claims to live longer than ours, or to be issued more than
+   * MAX_CLOCK_SKEW in the future, was not minted here, whatever its signature says.
+   * Throws a 401 AppError.
+   */
+  verify(token: string, now: Date): AccessClaims {
     const verifier = this.verifiers.get(headerKid(token))
     if (!verifier) throw new AppError('token_invalid')
+    let claims: AccessClaims
     try {
-      return verifier(token)
+      claims = verifier(token)
     } catch (error) {
       if (error instanceof TokenError && error.code === TokenError.codes.expired) {
         throw new AppError('token_expired')
       }
       throw new AppError('token_invalid')
     }
+    const nowSeconds = Math.floor(now.getTime() / 1000)
+    if (
+      typeof claims.iat !== 'number' ||
+      typeof claims.exp !== 'number' ||
+      claims.exp - claims.iat > ACCESS_TOKEN_TTL ||
+      claims.iat > nowSeconds + MAX_CLOCK_SKEW
+    ) {
+      throw new AppError('token_invalid')
+    }
+    return claims
   }
 }
 

@@ -91,6 +91,22 @@ describe('access tokens', () => {
     assert.equal((await me(forge(claims()))).status, 200)
   })
 
+  test('rule: a token claiming to live longer than 900 s is refused (CONTRACT §8)', async () => {
+    const iat = Math.floor(Date.now() / 1000)
+    expectError(await me(forge(claims({ iat, exp: iat + 901 }))), 401, 'token_invalid')
+    expectError(await me(forge(claims({ iat: iat - 3600, exp: iat + 600 }))), 401, 'token_invalid')
+    expectError(await me(forge(claims({ iat, exp: iat + 86_400 * 365 }))), 401, 'token_invalid')
+    assert.equal((await me(forge(claims({ iat, exp: iat + 900 })))).status, 200, 'the edge')
+  })
+
+  test('rule: a token issued more than 60 s in the future is refused (CONTRACT §8)', async () => {
+    const now = Math.floor(server.clock.now().getTime() / 1000)
+    const early = (ahead: number) => forge(claims({ iat: now + ahead, exp: now + ahead + 900 }))
+    expectError(await me(early(61)), 401, 'token_invalid')
+    expectError(await me(early(3600)), 401, 'token_invalid')
+    assert.equal((await me(early(60))).status, 200, 'within the allowed skew')
+  })
+
   test('rule: alg none is refused', async () => {
     const header = { alg: 'none', typ: 'JWT', kid: keyId(TEST_JWT_SECRET) }
     const unsigned = `${b64(header)}.${b64(claims())}.`
