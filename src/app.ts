@@ -9,6 +9,7 @@ import { loggableError } from './db/errors.ts'
 import type { Deps } from './deps.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { FieldCipher } from './lib/crypto.ts'
+import { AppError } from './lib/errors.ts'
 import { AccessTokens } from './lib/jwt.ts'
 import { Mailer } from './lib/mailer.ts'
 import { warmPasswords } from './lib/passwords.ts'
@@ -77,6 +78,8 @@ export async function buildApp(
       maxHeaderSize: 16 * 1024,
     },
     clientErrorHandler,
+    // Fastify's own 503 while closing has its own body: refuseWhileClosing sends ours.
+    return503OnClosing: false,
     // `true` trusts one hop (the proxy in front), so the client cannot choose its own IP
     // by sending X-Forwarded-For: the address the proxy appended is used.
     trustProxy: trustProxy(config.trustProxy),
@@ -88,6 +91,7 @@ export async function buildApp(
   })
   installErrorHandling(app)
   installValidation(app)
+  refuseWhileClosing(app)
   // JSON only: any other content type is refused rather than parsed as text.
   app.removeContentTypeParser(['text/plain'])
 
@@ -163,6 +167,23 @@ export async function buildApp(
     if (!options.database) await database.close()
   })
   return { app, deps }
+}
+
+/**
+ * Once the app starts closing (SIGTERM), requests that still arrive on kept-alive
+ * connections are refused with 503 UNAVAILABLE in the envelope, and their connection
+ * closed; requests already in flight finish.
+ */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new AppError('unavailable')
+  })
 }
 
 /** Fastify's trust setting: a hop count becomes "trust the first n hops" (proxy-addr). */

@@ -25,6 +25,9 @@ export interface Database {
   close(): Promise<void>
 }
 
+/** The longest a query may wait for its answer from PostgreSQL. */
+export const QUERY_TIMEOUT_MS = 10_000
+
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 // Any constant shared by every instance: concurrent starts migrate one at a time.
 const MIGRATION_LOCK = 7_203_114
@@ -66,11 +69,19 @@ function openPostgres(url: string): Database {
     // While PostgreSQL is down or restarting, a request waits at most this long for a
     // connection, then answers 503: well inside the 30 s request timeout (CONTRACT §8).
     connectionTimeoutMillis: 5000,
+    // A query that gets no answer (a server frozen, a network partition) fails after this
+    // long instead of holding its request: the request then answers 503.
+    query_timeout: QUERY_TIMEOUT_MS,
     // Dead peers (a server that vanished without closing) are noticed by the kernel.
     keepAlive: true,
   })
-  // An idle client that loses its server must not crash the process.
+  // A client that loses its server must not crash the process: the pool listens for
+  // errors only on idle clients, and removes its listener from a client while it is
+  // checked out (inside a transaction), so each client gets one of its own too.
   pool.on('error', () => {})
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+  })
   const db = drizzlePg(pool, { schema }) as unknown as Db
   return {
     db,

@@ -14,7 +14,7 @@ const UNAVAILABLE_CODES =
   /^(08...|57P0[1-4]|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/
 // node-postgres reports a lost or refused connection by message alone, without a code.
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Query read timeout/
 
 /** The driver's error in a `cause` chain (under Drizzle's wrapper), if there is one. */
 export function databaseFailure(error: unknown): DatabaseFailure | undefined {

@@ -34,7 +34,8 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
       },
     },
     async (_request, reply) => {
-      const database = await deps.database.ping().then(
+      // A probe must answer within its own timeout, even while PostgreSQL is frozen.
+      const database = await withTimeout(deps.database.ping(), 2000).then(
         () => 'ok' as const,
         () => 'failing' as const,
       )
