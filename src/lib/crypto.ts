@@ -29,10 +29,14 @@ export function randomDigits(length: number): string {
   return out
 }
 
+/**
+ * Compares two secrets in time that depends on neither: their SHA-256 digests are compared,
+ * so a length difference does not end the comparison early (and reveal the length).
+ */
 export function safeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a)
-  const bb = Buffer.from(b)
-  return ab.length === bb.length && timingSafeEqual(ab, bb)
+  const da = createHash('sha256').update(a, 'utf8').digest()
+  const db = createHash('sha256').update(b, 'utf8').digest()
+  return timingSafeEqual(da, db)
 }
 
 /**
