@@ -3,7 +3,8 @@
 // would reach the database as an error (a 500). They are refused here with 400
 // `validation`, before any handler, store or query sees them: path parameters, the query
 // string and the User-Agent in onRequest (after tenant resolution, which refuses a
-// malformed slug itself without a lookup), the parsed JSON body in preValidation.
+// malformed slug itself without a lookup), the parsed JSON body in preValidation. A body
+// nested deeper than any of ours is refused by the same walk, which never recurses.
 //
 // The client address is settled here too: under TRUST_PROXY the address a proxy put in
 // X-Forwarded-For is used only when it is an IP address; otherwise the socket's.
@@ -23,34 +24,46 @@ export function isUnsafeString(value: string): boolean {
   return value.includes('\u0000') || !value.isWellFormed()
 }
 
+/** No body of this API nests deeper than a few levels; 32 leaves room and bounds the walk. */
+export const MAX_DEPTH = 32
+
 /**
  * The path (`body.tenant.name`) of the first unsafe string in a parsed value, keys
- * included, or undefined when there is none.
+ * included, or of the first value nested deeper than MAX_DEPTH; undefined when there is
+ * none. Iterative, so no input can exhaust the stack.
  */
-export function findUnsafeString(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return isUnsafeString(value) ? path : undefined
-  if (value === null || typeof value !== 'object') return undefined
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnsafeString(value[i], `${path}.${i}`)
-      if (found) return found
+export function findUnsafeString(value: unknown, path: string): Issue | undefined {
+  const pending: [unknown, string, number][] = [[value, path, 0]]
+  while (pending.length > 0) {
+    const [item, at, depth] = pending.pop() as [unknown, string, number]
+    if (typeof item === 'string') {
+      if (isUnsafeString(item)) return { path: at, message: UNSAFE }
+      continue
     }
-    return undefined
-  }
-  for (const [key, item] of Object.entries(value)) {
-    if (isUnsafeString(key)) return path
-    const found = findUnsafeString(item, `${path}.${key}`)
-    if (found) return found
+    if (item === null || typeof item !== 'object') continue
+    if (depth >= MAX_DEPTH)
+      return { path: at, message: `must not nest deeper than ${MAX_DEPTH} levels` }
+    const entries = Array.isArray(item) ? item.entries() : Object.entries(item)
+    const children: [unknown, string, number][] = []
+    for (const [key, child] of entries) {
+      if (typeof key === 'string' && isUnsafeString(key)) return { path: at, message: UNSAFE }
+      children.push([child, `${at}.${key}`, depth + 1])
+    }
+    // Reversed onto the stack, so the first unsafe string in document order is found.
+    for (let i = children.length - 1; i >= 0; i--) pending.push(children[i])
   }
   return undefined
 }
 
-function refuse(path: string): never {
-  throw new AppError('validation', {
-    details: {
-      issues: [{ path, message: 'must not contain NUL or unpaired surrogate characters' }],
-    },
-  })
+interface Issue {
+  path: string
+  message: string
+}
+
+const UNSAFE = 'must not contain NUL or unpaired surrogate characters'
+
+function refuse(issue: Issue): never {
+  throw new AppError('validation', { details: { issues: [issue] } })
 }
 
 export function clientIp(request: FastifyRequest): string {
