@@ -17,6 +17,7 @@ import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import { connectRedis } from './lib/redis.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
+import { IdentityProvider } from './modules/oauth/provider.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
@@ -106,28 +107,35 @@ export async function buildApp(
   }
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, app.log) : undefined
   const clock = options.clock ?? systemClock
+  // Leaf services first, then those built on them: each is handed what it uses.
+  const db = database.db
   const limits = new RateLimits(config.limits, redis)
-  const deps = {
+  const tokens = new AccessTokens({
+    secret: config.jwtSecret,
+    previous: config.jwtPreviousSecrets,
+    issuer: config.publicUrl,
+  })
+  const audit = new AuditRecorder(clock)
+  const revocations = new RevocationCache({ db, pollMs: config.revocationPollMs, redis })
+  const deps: Deps = {
     config,
     database,
-    db: database.db,
+    db,
     redis,
     clock,
-    tokens: new AccessTokens({
-      secret: config.jwtSecret,
-      previous: config.jwtPreviousSecrets,
-      issuer: config.publicUrl,
-    }),
+    tokens,
     cipher: new FieldCipher(config.encryptionKeys),
     limits,
     guard: new SignInGuard(limits),
-    audit: new AuditRecorder(clock),
-    apiKeyUsage: new ApiKeyUsage(database.db),
-    revocations: new RevocationCache({ db: database.db, pollMs: config.revocationPollMs, redis }),
-    tenants: new TenantCache(database.db),
+    audit,
+    apiKeyUsage: new ApiKeyUsage(db),
+    revocations,
+    tenants: new TenantCache(db),
+    sessions: new SessionService({ db, clock, audit, tokens, revocations }),
     mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log }),
-  } as Deps
-  deps.sessions = new SessionService(deps)
+    // One per instance: the provider's metadata and keys are cached for every tenant.
+    idp: config.idp ? new IdentityProvider(config.idp) : undefined,
+  }
 
   await app.register(swagger, {
     openapi: {

@@ -1,4 +1,6 @@
-// Everything a module needs, built once by buildApp and handed to each module explicitly.
+// Everything the routes need, built once by buildApp (leaf services first) and handed to
+// each module explicitly. Services take only the part they use (`Pick<Deps, …>` or an
+// interface of their own): none of them imports this file's values, so there is no cycle.
 import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import type { Database, Db } from './db/client.ts'
@@ -9,6 +11,7 @@ import type { Mailer } from './lib/mailer.ts'
 import type { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
+import type { IdentityProvider } from './modules/oauth/provider.ts'
 import type { RevocationCache } from './modules/sessions/revocations.ts'
 import type { SessionService } from './modules/sessions/service.ts'
 import type { TenantCache } from './modules/tenants/cache.ts'
@@ -29,4 +32,6 @@ export interface Deps {
   tenants: TenantCache
   sessions: SessionService
   mailer: Mailer
+  /** The external identity provider, when IDP_* is configured. */
+  idp: IdentityProvider | undefined
 }

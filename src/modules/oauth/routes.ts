@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
-import { IdentityProvider } from './provider.ts'
 import { deleteCredentials, finishSignIn, saveCredentials, startSignIn } from './service.ts'
 
 const CredentialsBody = Type.Object(
@@ -30,8 +29,7 @@ const CallbackQuery = Type.Object(
 
 export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  // One per instance: the provider's metadata and keys are cached here for every tenant.
-  const idp = deps.config.idp ? new IdentityProvider(deps.config.idp) : undefined
+  const { idp } = deps
 
   app.put(
     '/oauth/idp/credentials',

@@ -111,14 +111,13 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
     async (request) => {
       const { tenant, actor } = request
       const userId = actor.id as string
-      const ended = await deps.db.transaction(async (tx) => {
-        const ids = await deps.sessions.revokeAll(tx, tenant.id, userId, actor, 'logout-all')
+      const ended = await deps.sessions.revoking(async (tx, revoke) => {
+        const ids = await revoke(tenant.id, userId, actor, 'logout-all')
         await deps.audit.record(tx, tenant.id, actor, [
           { action: 'UserLogout', userId, metadata: { all: true, count: ids.length } },
         ])
         return ids
       })
-      deps.revocations.add(ended)
       return { ok: true as const, count: ended.length }
     },
   )

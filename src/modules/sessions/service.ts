@@ -1,15 +1,16 @@
 // Sessions (SPEC, Authentication; CONTRACT §4): issuing token envelopes, refresh-token
 // rotation with reuse detection, logout, and revoking a user's sessions.
-import type { Handle } from '../../db/client.ts'
-import type { Deps } from '../../deps.ts'
+import type { Db, Handle } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { ACCESS_TOKEN_TTL } from '../../lib/jwt.ts'
-import type { Actor } from '../audit/recorder.ts'
+import { ACCESS_TOKEN_TTL, type AccessTokens } from '../../lib/jwt.ts'
+import type { Actor, AuditRecorder } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/store.ts'
 import { type PublicUser, presentUser } from '../users/present.ts'
 import type { User } from '../users/store.ts'
+import type { RevocationCache } from './revocations.ts'
 import * as store from './store.ts'
 
 export const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60
@@ -22,9 +23,29 @@ export interface TokenEnvelope {
   refreshTokenExpiresIn: number
 }
 
+export interface SessionServiceDeps {
+  db: Db
+  clock: Clock
+  audit: AuditRecorder
+  tokens: AccessTokens
+  revocations: RevocationCache
+}
+
+/**
+ * Ends every live session of a user inside a `revoking` transaction, one SessionRevoked
+ * each (`keep` spares one); answers the ids ended.
+ */
+export type RevokeUserSessions = (
+  tenantId: string,
+  userId: string,
+  actor: Actor,
+  reason: string,
+  keep?: string,
+) => Promise<string[]>
+
 export class SessionService {
-  private readonly deps: Deps
-  constructor(deps: Deps) {
+  private readonly deps: SessionServiceDeps
+  constructor(deps: SessionServiceDeps) {
     this.deps = deps
   }
 
@@ -125,29 +146,32 @@ export class SessionService {
   }
 
   /**
-   * Ends a user's sessions inside the caller's transaction, with one SessionRevoked each.
-   * The caller passes the ids to `revocations.add` once the transaction has committed.
+   * Runs `work` in one transaction. The sessions it ends through `revoke` are refused on
+   * every instance once the transaction commits (CONTRACT §4): the revocation cache hears
+   * of them here, so no caller can end a session and forget to tell it.
    */
-  async revokeAll(
-    tx: Handle,
-    tenantId: string,
-    userId: string,
-    actor: Actor,
-    reason: string,
-    keep?: string,
-  ): Promise<string[]> {
-    const ended = await store.revokeUserSessions(tx, tenantId, userId, reason, keep)
-    await this.deps.audit.record(
-      tx,
-      tenantId,
-      actor,
-      ended.map((sessionId) => ({
-        action: 'SessionRevoked' as const,
-        userId,
-        metadata: { sessionId, reason },
-      })),
-    )
-    return ended
+  async revoking<T>(work: (tx: Handle, revoke: RevokeUserSessions) => Promise<T>): Promise<T> {
+    const ended: string[] = []
+    const result = await this.deps.db.transaction(async (tx) => {
+      const revoke: RevokeUserSessions = async (tenantId, userId, actor, reason, keep) => {
+        const ids = await store.revokeUserSessions(tx, tenantId, userId, reason, keep)
+        await this.deps.audit.record(
+          tx,
+          tenantId,
+          actor,
+          ids.map((sessionId) => ({
+            action: 'SessionRevoked' as const,
+            userId,
+            metadata: { sessionId, reason },
+          })),
+        )
+        ended.push(...ids)
+        return ids
+      }
+      return work(tx, revoke)
+    })
+    this.deps.revocations.add(ended)
+    return result
   }
 
   private envelope(user: User, sessionId: string, refreshToken: string, now: Date) {

@@ -52,12 +52,12 @@ async function lockTarget(tx: Handle, tenantId: string, userId: string) {
 
 /** Soft delete: the address is freed and every session ends; the purge removes the row. */
 export async function deleteUser(deps: Deps, tenantId: string, userId: string, actor: Actor) {
-  const ended = await deps.db.transaction(async (tx) => {
+  await deps.sessions.revoking(async (tx, revoke) => {
     const { user, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
     keepAnAdmin('deleted')
     const now = deps.clock.now()
     await updateUser(tx, tenantId, user.id, { deletedAt: now, updatedAt: now })
-    const ids = await deps.sessions.revokeAll(tx, tenantId, user.id, actor, 'user-deleted')
+    const ids = await revoke(tenantId, user.id, actor, 'user-deleted')
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'UserSoftDeleted',
@@ -66,9 +66,7 @@ export async function deleteUser(deps: Deps, tenantId: string, userId: string, a
         metadata: { by: 'admin', sessionsEnded: ids.length },
       },
     ])
-    return ids
   })
-  deps.revocations.add(ended)
 }
 
 /**
@@ -88,11 +86,11 @@ export async function updateUserAccess(
   if (patch.role === 'Admin' && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
   }
-  const { user, ended } = await deps.db.transaction(async (tx) => {
+  const user = await deps.sessions.revoking(async (tx, revoke) => {
     const { user: target, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
     const role = patch.role ?? target.role
     const status = patch.status ?? target.status
-    if (role === target.role && status === target.status) return { user: target, ended: [] }
+    if (role === target.role && status === target.status) return target
     keepAnAdmin({ role, status })
     const changes: Record<string, { from: string; to: string }> = {}
     if (role !== target.role) changes.role = { from: target.role, to: role }
@@ -103,10 +101,9 @@ export async function updateUserAccess(
       status,
       updatedAt: now,
     })) as User
-    const ids =
-      changes.status && status === 'Suspended'
-        ? await deps.sessions.revokeAll(tx, tenantId, target.id, actor, 'user-suspended')
-        : []
+    if (changes.status && status === 'Suspended') {
+      await revoke(tenantId, target.id, actor, 'user-suspended')
+    }
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'UserUpdated',
@@ -115,9 +112,8 @@ export async function updateUserAccess(
         metadata: { changes },
       },
     ])
-    return { user: updated, ended: ids }
+    return updated
   })
-  deps.revocations.add(ended)
   return presentUser(user)
 }
 
@@ -128,17 +124,17 @@ export async function updateUserAccess(
  */
 export async function disableUserTotp(deps: Deps, tenantId: string, userId: string, actor: Actor) {
   if (!isUuid(userId)) fail('not_found')
-  const ended = await deps.db.transaction(async (tx) => {
+  await deps.sessions.revoking(async (tx, revoke) => {
     const user = await lockUser(tx, tenantId, userId)
     if (!user) fail('not_found')
-    if (!user.totpEnabled && user.totpSecretEnc === null) return []
+    if (!user.totpEnabled && user.totpSecretEnc === null) return
     await updateUser(tx, tenantId, user.id, {
       totpSecretEnc: null,
       totpEnabled: false,
       totpLastStep: null,
       updatedAt: deps.clock.now(),
     })
-    const ids = await deps.sessions.revokeAll(tx, tenantId, user.id, actor, 'totp-reset')
+    const ids = await revoke(tenantId, user.id, actor, 'totp-reset')
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'MfaTotpDisabled',
@@ -147,7 +143,5 @@ export async function disableUserTotp(deps: Deps, tenantId: string, userId: stri
         metadata: { by: 'admin', wasEnabled: user.totpEnabled, sessionsEnded: ids.length },
       },
     ])
-    return ids
   })
-  deps.revocations.add(ended)
 }

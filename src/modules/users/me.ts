@@ -9,7 +9,7 @@ import { countOtherActiveAdmins, findUserById, updateUser } from './store.ts'
 
 /** Soft delete: the address is freed, every session ends; the purge removes the row later. */
 export async function deleteOwnAccount(deps: Deps, tenant: Tenant, userId: string, actor: Actor) {
-  const ended = await deps.db.transaction(async (tx) => {
+  await deps.sessions.revoking(async (tx, revoke) => {
     const user = await findUserById(tx, tenant.id, userId)
     if (!user) fail('session_revoked')
     if (user.role === 'Admin' && (await countOtherActiveAdmins(tx, tenant.id, userId)) === 0) {
@@ -17,13 +17,11 @@ export async function deleteOwnAccount(deps: Deps, tenant: Tenant, userId: strin
     }
     const now = deps.clock.now()
     await updateUser(tx, tenant.id, userId, { deletedAt: now, updatedAt: now })
-    const ids = await deps.sessions.revokeAll(tx, tenant.id, userId, actor, 'user-deleted')
+    await revoke(tenant.id, userId, actor, 'user-deleted')
     await deps.audit.record(tx, tenant.id, actor, [
       { action: 'UserSoftDeleted', userId, email: user.emailNormalized, metadata: { by: 'self' } },
     ])
-    return ids
   })
-  deps.revocations.add(ended)
 }
 
 /** Changes the password and ends the user's other sessions (CONTRACT §4). */
@@ -46,22 +44,13 @@ export async function changePassword(
   if (!(await verifyPassword(user.passwordHash, input.currentPassword))) fail('invalid_credentials')
   await attempt.succeeded()
   const passwordHash = await preparePassword(input.newPassword, user.email, tenant.name)
-  const ended = await deps.db.transaction(async (tx) => {
+  await deps.sessions.revoking(async (tx, revoke) => {
     const now = deps.clock.now()
     const updated = await updateUser(tx, tenant.id, user.id, { passwordHash, updatedAt: now })
     if (!updated) fail('session_revoked')
-    const ids = await deps.sessions.revokeAll(
-      tx,
-      tenant.id,
-      user.id,
-      actor,
-      'password-changed',
-      principal.sessionId,
-    )
+    const ids = await revoke(tenant.id, user.id, actor, 'password-changed', principal.sessionId)
     await deps.audit.record(tx, tenant.id, actor, [
       { action: 'UserPasswordChanged', userId: user.id, metadata: { sessionsEnded: ids.length } },
     ])
-    return ids
   })
-  deps.revocations.add(ended)
 }
