@@ -4,13 +4,12 @@
 // codes (its own buckets: 3 per 15 minutes per address, 10 per minute per IP).
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
-import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { issueCode } from '../passwordless/codes.ts'
-import { codeMail } from '../passwordless/mail.ts'
+import { codeMail } from '../codes/mail.ts'
+import { issueCode } from '../codes/service.ts'
+import { provePassword } from '../signin/password.ts'
+import { refusePasswords, secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/store.ts'
-import { secondFactorRequired } from './factors.ts'
-import { provePassword } from './first-factor.ts'
 
 export async function requestEmailOtp(
   deps: Deps,
@@ -19,7 +18,7 @@ export async function requestEmailOtp(
   actor: Actor,
 ): Promise<void> {
   // SPEC note 9, before any bucket is spent: PasswordlessOnly refuses passwords.
-  if (tenant.authPolicy === 'PasswordlessOnly') fail('password_login_disabled')
+  refusePasswords(tenant)
   const email = normalizeEmail(input.email)
   await deps.limits.hit('codeRequestsPerIp', `mfa:${actor.ip ?? ''}`)
   const { user, attempt } = await provePassword(

@@ -4,21 +4,16 @@
 //   auth/totp/initial-enroll, initial-verify for a user who must enrol before signing in
 //     (SPEC note 4), proving a password or a login code; initial-verify signs in.
 import type { Deps } from '../../deps.ts'
-import { AppError, fail } from '../../lib/errors.ts'
-import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { spendLoginCode } from '../passwordless/service.ts'
+import { fail } from '../../lib/errors.ts'
+import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
+import { proveLoginCode } from '../signin/login-code.ts'
+import { provePassword } from '../signin/password.ts'
+import { completeSignIn, type FirstFactorProof } from '../signin/pipeline.ts'
+import { checkPendingTotp, enrolledEntries, pendingStep } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/store.ts'
-import { findUserById, type User } from '../users/store.ts'
-import { proveFirstFactor } from './first-factor.ts'
-import { activateTotp, storePendingTotp } from './store.ts'
-import {
-  enrolmentView,
-  matchTotpStep,
-  newTotpSecret,
-  openTotpSecret,
-  sealTotpSecret,
-} from './totp.ts'
+import { activateTotp, findUserById, storePendingTotp, type User } from '../users/store.ts'
+import { enrolmentView, newTotpSecret, sealTotpSecret } from './totp.ts'
 
 export interface Enrolment {
   secret: string
@@ -35,18 +30,6 @@ async function begin(deps: Deps, tenant: Tenant, user: User): Promise<Enrolment>
   if (!stored) fail('already_enrolled')
   return enrolmentView(tenant.name, user.email, secret)
 }
-
-/** The time step a code of the pending secret belongs to, or null. */
-function pendingStep(deps: Deps, user: User, code: string): number | null {
-  if (user.totpEnabled || !user.totpSecretEnc) return null
-  const secret = openTotpSecret(deps.cipher, user.tenantId, user.id, user.totpSecretEnc)
-  return secret === undefined ? null : matchTotpStep(secret, code, deps.clock.now())
-}
-
-const enrolledEntries = (user: User, via: string): AuditEntry[] => [
-  { action: 'MfaTotpEnrolled', userId: user.id, email: user.emailNormalized, metadata: { via } },
-  { action: 'MfaTotpVerified', userId: user.id, email: user.emailNormalized, metadata: { via } },
-]
 
 /** POST mfa/totp/enroll. */
 export async function enrollSignedIn(deps: Deps, tenant: Tenant, userId: string) {
@@ -89,6 +72,23 @@ function requireMfa(tenant: Tenant): void {
 }
 
 /**
+ * The first factor of the initial-* routes: exactly one of a password or a login code (the
+ * schema refuses both or neither; SPEC note 4). A login code is checked, not spent.
+ */
+function proveFirstFactor(
+  deps: Deps,
+  tenant: Tenant,
+  input: InitialInput,
+  actor: Actor,
+  route: string,
+): Promise<FirstFactorProof> {
+  if (input.password !== undefined) {
+    return provePassword(deps, tenant, input.email, input.password, actor, route)
+  }
+  return proveLoginCode(deps, tenant, input.email, input.loginCode as string, actor)
+}
+
+/**
  * POST auth/totp/initial-enroll. The first factor is proven (a login code is checked, not
  * spent) before anything about the account is told, then a pending secret is stored.
  */
@@ -107,8 +107,8 @@ export async function initialEnroll(
 
 /**
  * POST auth/totp/initial-verify: the first factor again, then a code of the pending
- * secret; on success TOTP is active, a login code is spent and a session starts, all in
- * one transaction.
+ * secret as the second factor; on success TOTP is active, a login code is spent and a
+ * session starts, all in one transaction (CONTRACT §5).
  */
 export async function initialVerify(
   deps: Deps,
@@ -118,60 +118,14 @@ export async function initialVerify(
 ): Promise<TokenEnvelope> {
   await deps.limits.hit('tokenEndpoints', actor.ip ?? '')
   requireMfa(tenant)
-  const proof = await proveFirstFactor(deps, tenant, input, actor, 'totp/initial-verify')
-  const { user, email, attempt } = proof
-  if (user.totpEnabled) {
-    await attempt.release()
-    fail('already_enrolled')
-  }
-  const failed = async () => {
-    await deps.audit.record(deps.db, tenant.id, actor, [
-      {
-        action: 'UserLoginFailed',
-        userId: user.id,
-        email,
-        metadata: {
-          email,
-          reason: 'invalid_mfa_code',
-          via: proof.via,
-          route: 'totp/initial-verify',
-        },
-      },
-    ])
-    fail('invalid_mfa_code')
-  }
-  const step = pendingStep(deps, user, input.code)
-  if (step === null || !user.totpSecretEnc) return failed()
-  const sealed = user.totpSecretEnc
-
-  let envelope: TokenEnvelope
-  try {
-    envelope = await deps.db.transaction(async (tx) => {
-      const now = deps.clock.now()
-      const entries: AuditEntry[] = []
-      if (proof.loginCode !== undefined) {
-        // CONTRACT §5: the login code checked at enrol is spent at a successful verify;
-        // a Pending user becomes Active and the address is proven.
-        const spent = await spendLoginCode(deps, tx, tenant, user, proof.loginCode)
-        entries.push(...spent.entries)
-      }
-      const activated = await activateTotp(tx, tenant.id, user.id, sealed, step, {
-        lastLoginAt: now,
-        updatedAt: now,
-      })
-      if (!activated) fail('invalid_mfa_code')
-      const who: Actor = { ...actor, type: 'user', id: user.id }
-      await deps.audit.record(tx, tenant.id, who, [
-        ...entries,
-        ...enrolledEntries(user, 'totp/initial-verify'),
-        { action: 'UserLogin', userId: user.id, email, metadata: { via: proof.via } },
-      ])
-      return deps.sessions.start(tx, tenant, activated, who)
-    })
-  } catch (error) {
-    if (error instanceof AppError && error.reason === 'invalid_mfa_code') return failed()
-    throw error
-  }
-  await attempt.succeeded()
-  return envelope
+  const route = 'totp/initial-verify'
+  const proof = await proveFirstFactor(deps, tenant, input, actor, route)
+  return completeSignIn(
+    deps,
+    tenant,
+    proof,
+    async () => checkPendingTotp(deps, proof.user, input.code, route),
+    actor,
+    { failure: { via: proof.via, route } },
+  )
 }

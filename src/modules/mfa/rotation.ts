@@ -3,8 +3,8 @@
 // under the current one. Run by `npm run rotate-keys`; safe to run while the service is
 // up and to run again (rows already under the current key are left alone).
 import type { Db } from '../../db/client.ts'
+import { findSealedSecrets, resealSecret } from '../../db/cross-tenant.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import { findSealedSecrets, resealSecret } from './store.ts'
 import { openTotpSecret, sealTotpSecret } from './totp.ts'
 
 export interface RotationReport {

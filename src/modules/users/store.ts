@@ -1,6 +1,6 @@
 // The only file of the users module that touches the database. Every query names the
 // tenant: a user id alone never finds a row.
-import { and, asc, eq, isNull, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Db, Handle } from '../../db/client.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
@@ -109,4 +109,128 @@ export async function countOtherActiveAdmins(db: Handle, tenantId: string, userI
 export async function countEmailConflicts(db: Db): Promise<number> {
   const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(emailConflicts)
   return row?.n ?? 0
+}
+
+/**
+ * Locks the user's row for the rest of the transaction, so two concurrent requests for
+ * one address cannot both leave an open code behind. A missing user locks nothing.
+ */
+export async function lockUserRow(tx: Handle, tenantId: string, userId: string): Promise<void> {
+  await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
+    .for('update')
+}
+
+/**
+ * A verified login code signs the user in: a Pending user becomes Active, the address is
+ * proven, the login time is stamped. Answers undefined if the user is gone or suspended.
+ */
+export async function markSignedInByCode(
+  tx: Handle,
+  tenantId: string,
+  userId: string,
+  now: Date,
+): Promise<User | undefined> {
+  const rows = await tx
+    .update(users)
+    .set({ status: 'Active', emailVerified: true, lastLoginAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(users.tenantId, tenantId),
+        eq(users.id, userId),
+        isNull(users.deletedAt),
+        inArray(users.status, ['Active', 'Pending']),
+      ),
+    )
+    .returning()
+  return rows[0]
+}
+
+// TOTP columns. Accepting a TOTP step is one atomic UPDATE guarded by
+// `totp_last_step < step`, so a code replayed (or sent twice in parallel) is accepted once.
+const liveUser = (tenantId: string, userId: string) =>
+  and(eq(users.tenantId, tenantId), eq(users.id, userId), isNull(users.deletedAt))
+
+const stepIsNew = (step: number) =>
+  or(isNull(users.totpLastStep), sql`${users.totpLastStep} < ${step}`)
+
+/**
+ * Stores a new, not yet verified secret (the first half of enrolment). Refused (undefined)
+ * while TOTP is active: an active factor is replaced only after an admin reset.
+ */
+export async function storePendingTotp(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  sealed: string,
+  now: Date,
+): Promise<User | undefined> {
+  const rows = await db
+    .update(users)
+    .set({ totpSecretEnc: sealed, totpEnabled: false, totpLastStep: null, updatedAt: now })
+    .where(and(liveUser(tenantId, userId), eq(users.totpEnabled, false)))
+    .returning()
+  return rows[0]
+}
+
+/**
+ * Activates the pending secret `sealed` of an Active user with its first accepted step,
+ * applying `changes` in the same statement (a sign-in stamps lastLoginAt). Nothing happens, and undefined is
+ * answered, if TOTP is already active, the secret was replaced meanwhile, or the step was
+ * already used.
+ */
+export async function activateTotp(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  sealed: string,
+  step: number,
+  changes: Partial<NewUser>,
+): Promise<User | undefined> {
+  const rows = await db
+    .update(users)
+    .set({ ...changes, totpEnabled: true, totpLastStep: step })
+    .where(
+      and(
+        liveUser(tenantId, userId),
+        eq(users.totpEnabled, false),
+        eq(users.totpSecretEnc, sealed),
+        eq(users.status, 'Active'),
+        stepIsNew(step),
+      ),
+    )
+    .returning()
+  return rows[0]
+}
+
+/** Claims a time step of an active TOTP factor: true exactly once per step and user. */
+export async function claimTotpStep(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  step: number,
+): Promise<boolean> {
+  const rows = await db
+    .update(users)
+    .set({ totpLastStep: step })
+    .where(and(liveUser(tenantId, userId), eq(users.totpEnabled, true), stepIsNew(step)))
+    .returning({ id: users.id })
+  return rows.length > 0
+}
+
+/** Marks the address proven (an email OTP reached it); the user, when it was not before. */
+export async function markEmailVerified(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  now: Date,
+): Promise<User | undefined> {
+  const rows = await db
+    .update(users)
+    .set({ emailVerified: true, updatedAt: now })
+    .where(and(liveUser(tenantId, userId), eq(users.emailVerified, false)))
+    .returning()
+  return rows[0]
 }

@@ -1,10 +1,9 @@
-// The only file of this module that touches the database: the one_time_codes table
-// (login codes and email OTPs). Every statement names the tenant, and a code is spent,
-// burned or superseded in one atomic UPDATE, never read-then-write.
+// The queries of the one_time_codes table (login codes, email OTPs and the codes of later
+// purposes); no other file writes it. Every statement names the tenant, and a code is
+// spent, burned or superseded in one atomic UPDATE, never read-then-write.
 import { and, eq, gt, inArray, isNull, notInArray, sql } from 'drizzle-orm'
 import type { Handle } from '../../db/client.ts'
-import { oneTimeCodes, users } from '../../db/schema.ts'
-import type { User } from '../users/store.ts'
+import { oneTimeCodes } from '../../db/schema.ts'
 
 export type CodePurpose = 'login' | 'mfa'
 
@@ -25,18 +24,6 @@ const owned = (o: CodeOwner) =>
 /** Open: neither spent, burned nor superseded, and not expired. */
 const open = (o: CodeOwner, now: Date) =>
   and(owned(o), isNull(oneTimeCodes.closedAt), gt(oneTimeCodes.expiresAt, now))
-
-/**
- * Locks the user's row for the rest of the transaction, so two concurrent requests for
- * one address cannot both leave an open code behind. A missing user locks nothing.
- */
-export async function lockUser(tx: Handle, tenantId: string, userId: string): Promise<void> {
-  await tx
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
-    .for('update')
-}
 
 /** Closes every open code of the owner ("a new code invalidates the previous one"). */
 export async function supersedeCodes(tx: Handle, o: CodeOwner, now: Date): Promise<void> {
@@ -118,29 +105,4 @@ export async function spendMatchingCode(
     .where(and(open(o, now), inArray(oneTimeCodes.codeHash, candidates)))
     .returning({ id: oneTimeCodes.id })
   return rows.length > 0
-}
-
-/**
- * A verified login code signs the user in: a Pending user becomes Active, the address is
- * proven, the login time is stamped. Answers undefined if the user is gone or suspended.
- */
-export async function markSignedInByCode(
-  tx: Handle,
-  tenantId: string,
-  userId: string,
-  now: Date,
-): Promise<User | undefined> {
-  const rows = await tx
-    .update(users)
-    .set({ status: 'Active', emailVerified: true, lastLoginAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(users.tenantId, tenantId),
-        eq(users.id, userId),
-        isNull(users.deletedAt),
-        inArray(users.status, ['Active', 'Pending']),
-      ),
-    )
-    .returning()
-  return rows[0]
 }

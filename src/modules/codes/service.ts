@@ -1,5 +1,6 @@
-// Emailed one-time codes, shared by passwordless login codes and email OTP second factors
-// (SPEC, Limits; CONTRACT §5): 6 digits, valid 10 minutes, burned by the 5th wrong guess,
+// Emailed one-time codes, the neutral library every code-based factor uses: passwordless
+// login codes, email OTP second factors, and the codes of later purposes (SPEC, Limits;
+// CONTRACT §5): 6 digits, valid 10 minutes, burned by the 5th wrong guess,
 // superseded by a newer code, spent once.
 //
 // Storage: a 6-digit code has only 10^6 values, so a bare SHA-256 of it is reversed by
@@ -14,11 +15,15 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { randomDigits } from '../../lib/crypto.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import * as store from './store.ts'
+import { lockUserRow } from '../users/store.ts'
+import * as store from './queries.ts'
 
-export type { CodeOwner, CodePurpose } from './store.ts'
+/** What the codes library uses of the service. */
+export type CodeDeps = Pick<Deps, 'db' | 'clock' | 'config'>
 
-import type { CodeOwner } from './store.ts'
+export type { CodeOwner, CodePurpose } from './queries.ts'
+
+import type { CodeOwner } from './queries.ts'
 
 export const CODE_DIGITS = 6
 export const CODE_TTL_SECONDS = 10 * 60
@@ -59,7 +64,7 @@ export function codeCandidates(keys: EncryptionKey[], o: CodeOwner, code: string
  * do the same work; nothing is stored and undefined is answered.
  */
 export async function issueCode(
-  deps: Deps,
+  deps: CodeDeps,
   tx: Handle,
   owner: { tenantId: string; userId: string | undefined; purpose: CodeOwner['purpose'] },
 ): Promise<string | undefined> {
@@ -67,7 +72,7 @@ export async function issueCode(
   const o: CodeOwner = { ...owner, userId: owner.userId ?? uuidv7(now.getTime()) }
   const code = randomDigits(CODE_DIGITS)
   const codeHash = sealCode(deps.config.encryptionKeys, o, code)
-  await store.lockUser(tx, o.tenantId, o.userId)
+  await lockUserRow(tx, o.tenantId, o.userId)
   await store.supersedeCodes(tx, o, now)
   if (owner.userId === undefined) return undefined
   await store.insertCode(tx, o, {
@@ -87,7 +92,7 @@ export type CodeCheck =
  * Checks a code without spending it (a login code stays valid while a second factor is
  * asked for). A wrong guess is counted against the open code at once.
  */
-export async function checkCode(deps: Deps, o: CodeOwner, code: string): Promise<CodeCheck> {
+export async function checkCode(deps: CodeDeps, o: CodeOwner, code: string): Promise<CodeCheck> {
   const now = deps.clock.now()
   const candidates = codeCandidates(deps.config.encryptionKeys, o, code)
   const wrong = await store.countWrongGuess(deps.db, o, candidates, now, MAX_WRONG_GUESSES)
@@ -101,7 +106,7 @@ export async function checkCode(deps: Deps, o: CodeOwner, code: string): Promise
  * for exactly one of any number of parallel callers presenting the right code.
  */
 export async function spendCode(
-  deps: Deps,
+  deps: CodeDeps,
   handle: Handle,
   o: CodeOwner,
   code: string,

@@ -3,7 +3,7 @@
 // first, before the tenant name, so that digits in a name can never be mistaken for it.
 import type { Mail } from '../../lib/mailer.ts'
 import { escapeHtml } from '../../lib/mailer.ts'
-import { CODE_TTL_SECONDS } from './codes.ts'
+import { CODE_TTL_SECONDS } from './service.ts'
 
 const MINUTES = CODE_TTL_SECONDS / 60
 

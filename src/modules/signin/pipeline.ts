@@ -1,0 +1,133 @@
+// The sign-in pipeline: every route that opens a session from credentials runs the same
+// steps, in this order (CONTRACT §4-§6; docs/ARCHITECTURE.md has the diagram):
+//   1. a first factor is proven (signin/password.ts, signin/login-code.ts), with its try
+//      reserved in the failure budgets and nothing spent yet;
+//   2. the tenant's policy decides whether a second factor is asked (signin/policy.ts);
+//   3. the second factor is checked (signin/second-factor.ts), still without spending it;
+//   4. one transaction spends both factors, records the audit rows and starts the session.
+// A failure of step 3 or 4 is audited as UserLoginFailed and keeps its try; a second factor
+// merely asked for gives the try back. Spending inside the session's transaction means a
+// failure in between leaves the code unspent and no change without its audit row.
+import type { Handle } from '../../db/client.ts'
+import type { Deps } from '../../deps.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { SignInTry } from '../../lib/ratelimit.ts'
+import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import type { TokenEnvelope } from '../sessions/service.ts'
+import type { Tenant } from '../tenants/store.ts'
+import type { User } from '../users/store.ts'
+
+/** What spending a factor did: the user row as it now is, and the audit entries. */
+export interface Spent {
+  user?: User
+  entries: AuditEntry[]
+}
+
+/** A first factor proven but not spent. */
+export interface FirstFactorProof {
+  user: User
+  email: string
+  /** The try reserved in the failure budgets (CONTRACT §6 and §8). */
+  attempt: SignInTry
+  /** How the user signed in: `via` of UserLogin. */
+  via: 'password' | 'passwordless'
+  /** Spends the factor in the session's transaction (a login code is used up here). */
+  spend(tx: Handle): Promise<Spent>
+}
+
+/** A second factor checked but not spent. */
+export interface SecondFactorProof {
+  /**
+   * Spends it in the session's transaction (claims the TOTP step, uses up the emailed
+   * code); throws `invalid_mfa_code` when a parallel sign-in spent it first.
+   */
+  spend(tx: Handle): Promise<Spent>
+}
+
+export interface SignInRecord {
+  /** Metadata of UserLoginFailed when the second factor fails, besides email and reason. */
+  failure?: Record<string, unknown>
+  /** Metadata of UserLogin, besides `via`. */
+  login?: Record<string, unknown>
+}
+
+type PipelineDeps = Pick<Deps, 'db' | 'audit' | 'sessions'>
+
+/**
+ * Steps 2 to 4 for a proven first factor: `secondFactor` checks what the policy asks
+ * (undefined when it asks nothing), then the session opens.
+ */
+export async function completeSignIn(
+  deps: PipelineDeps,
+  tenant: Tenant,
+  proof: FirstFactorProof,
+  secondFactor: () => Promise<SecondFactorProof | undefined>,
+  actor: Actor,
+  record: SignInRecord = {},
+): Promise<TokenEnvelope> {
+  let second: SecondFactorProof | undefined
+  try {
+    second = await secondFactor()
+  } catch (error) {
+    await settleFailure(deps, tenant, proof, actor, record, error)
+    throw error
+  }
+  let envelope: TokenEnvelope
+  try {
+    envelope = await deps.db.transaction(async (tx) => {
+      const first = await proof.spend(tx)
+      const other = second ? await second.spend(tx) : { entries: [] }
+      const user = other.user ?? first.user ?? proof.user
+      const who: Actor = { ...actor, type: 'user', id: user.id }
+      await deps.audit.record(tx, tenant.id, who, [
+        ...first.entries,
+        ...other.entries,
+        {
+          action: 'UserLogin',
+          userId: user.id,
+          email: proof.email,
+          metadata: { via: proof.via, ...record.login },
+        },
+      ])
+      return deps.sessions.start(tx, tenant, user, who)
+    })
+  } catch (error) {
+    if (isReason(error, 'invalid_mfa_code')) {
+      await settleFailure(deps, tenant, proof, actor, record, error)
+    }
+    throw error
+  }
+  await proof.attempt.succeeded()
+  return envelope
+}
+
+/**
+ * A wrong second factor is a failed sign-in: audited, and its try stays spent. Being asked
+ * for one is not: the try is given back, but the account's run of failures is not reset
+ * (that would let second-factor guesses go uncounted).
+ */
+async function settleFailure(
+  deps: PipelineDeps,
+  tenant: Tenant,
+  proof: FirstFactorProof,
+  actor: Actor,
+  record: SignInRecord,
+  error: unknown,
+): Promise<void> {
+  if (!isReason(error, 'invalid_mfa_code')) {
+    await proof.attempt.release()
+    return
+  }
+  await deps.audit.record(deps.db, tenant.id, actor, [
+    {
+      action: 'UserLoginFailed',
+      userId: proof.user.id,
+      email: proof.email,
+      metadata: { email: proof.email, reason: 'invalid_mfa_code', ...record.failure },
+    },
+  ])
+}
+
+function isReason(error: unknown, reason: string): boolean {
+  return error instanceof AppError && error.reason === reason
+}

@@ -1,0 +1,47 @@
+// Step 3 of the sign-in pipeline: which second factor the policy asks for, and which one
+// the request brings (SPEC, Multi-factor and notes 3, 6 and 7; CONTRACT §5). A new factor
+// is one file beside this one (see totp.ts, email-otp.ts) and one line below.
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import type { Actor } from '../audit/recorder.ts'
+import type { Tenant } from '../tenants/store.ts'
+import type { User } from '../users/store.ts'
+import { checkEmailOtp } from './email-otp.ts'
+import type { SecondFactorProof } from './pipeline.ts'
+import { secondFactorRequired } from './policy.ts'
+import { checkTotp } from './totp.ts'
+
+export interface SecondFactorInput {
+  /** 'password' offers TOTP and email OTP; 'loginCode' offers TOTP only (SPEC note 3). */
+  flow: 'password' | 'loginCode'
+  totpCode?: string
+  emailOtpCode?: string
+  /** Who is signing in, for the audit of a failed email OTP (anonymous when omitted). */
+  actor?: Actor
+}
+
+/**
+ * The checked (unspent) second factor, undefined when the policy asks none; or throws
+ * mfa_required / mfa_not_enrolled / invalid_mfa_code.
+ */
+export async function checkSecondFactor(
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'audit' | 'cipher'>,
+  tenant: Tenant,
+  user: User,
+  input: SecondFactorInput,
+): Promise<SecondFactorProof | undefined> {
+  if (!secondFactorRequired(tenant, user)) return undefined
+  if (input.flow === 'loginCode') {
+    // SPEC note 4: without TOTP the user must enrol through initial-enroll/initial-verify.
+    if (!user.totpEnabled) fail('mfa_not_enrolled')
+    if (!input.totpCode) fail('mfa_required', { details: { methods: ['totp'] } })
+    return checkTotp(deps, user, input.totpCode, input.flow)
+  }
+  // A TOTP code is checked when the user has TOTP; otherwise an email OTP when one is sent.
+  if (input.totpCode && (user.totpEnabled || !input.emailOtpCode)) {
+    return checkTotp(deps, user, input.totpCode, input.flow)
+  }
+  if (input.emailOtpCode) return checkEmailOtp(deps, user, input.emailOtpCode, input.actor)
+  const methods = user.totpEnabled ? ['totp', 'email'] : ['email']
+  fail('mfa_required', { details: { methods } })
+}
