@@ -1,9 +1,11 @@
 // Queries that cross tenants on purpose, in one file so that tenant isolation can be
 // audited in one place: every other query names its tenant. Each is maintenance or a
 // lookup whose key is itself global (a token hash).
-import { and, eq, isNotNull, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm'
+import type { Invite } from '../modules/invites/queries.ts'
+import type { Tenant } from '../modules/tenants/queries.ts'
 import type { Handle } from './client.ts'
-import { users } from './schema.ts'
+import { emailConflicts, invites, sessions, tenants, users } from './schema.ts'
 
 export interface SealedSecretRow {
   tenantId: string
@@ -50,4 +52,121 @@ export async function resealSecret(db: Handle, row: SealedSecretRow, sealed: str
     )
     .returning({ id: users.id })
   return rows.length > 0
+}
+
+export interface PurgedUser {
+  tenantId: string
+  id: string
+  deletedAt: Date
+}
+
+/**
+ * Hard-deletes up to `limit` users soft-deleted before `cutoff`, across tenants (the purge
+ * is a system job; the partial index users_deleted_at finds them). Sessions, refresh
+ * tokens, codes and linked identities go with them (ON DELETE CASCADE). SKIP LOCKED lets
+ * several instances purge at once without two of them taking the same user.
+ */
+export async function purgeDeletedUsers(
+  db: Handle,
+  cutoff: Date,
+  limit: number,
+): Promise<PurgedUser[]> {
+  const result = (await db.execute(sql`
+    DELETE FROM users u
+    USING (
+      SELECT tenant_id, id FROM users
+      WHERE deleted_at IS NOT NULL AND deleted_at < ${cutoff}
+      ORDER BY deleted_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ) expired
+    WHERE u.tenant_id = expired.tenant_id AND u.id = expired.id
+    RETURNING u.tenant_id, u.id, u.deleted_at
+  `)) as unknown as { rows: { tenant_id: string; id: string; deleted_at: Date | string }[] }
+  return result.rows.map((r) => ({
+    tenantId: r.tenant_id,
+    id: r.id,
+    deletedAt: r.deleted_at instanceof Date ? r.deleted_at : new Date(r.deleted_at),
+  }))
+}
+
+/**
+ * Live accounts that migration 0002 found sharing an address once normalised to NFC, in
+ * every tenant: for the start-up report.
+ */
+export async function countEmailConflicts(db: Handle): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(emailConflicts)
+  return row?.n ?? 0
+}
+
+/** Tenants whose client secret is sealed, for key rotation (id order, in batches). */
+export async function findSealedClientSecrets(
+  db: Handle,
+  afterId: string | undefined,
+  limit: number,
+) {
+  return db
+    .select({ tenantId: tenants.id, sealed: tenants.idpClientSecretEnc })
+    .from(tenants)
+    .where(
+      and(isNotNull(tenants.idpClientSecretEnc), afterId ? gt(tenants.id, afterId) : undefined),
+    )
+    .orderBy(asc(tenants.id))
+    .limit(limit)
+}
+
+/** Replaces a sealed secret only if it is still the one that was read (compare and swap). */
+export async function resealClientSecret(db: Handle, tenantId: string, from: string, to: string) {
+  const rows = await db
+    .update(tenants)
+    .set({ idpClientSecretEnc: to })
+    .where(and(eq(tenants.id, tenantId), eq(tenants.idpClientSecretEnc, from)))
+    .returning({ id: tenants.id })
+  return rows.length > 0
+}
+
+/** The invitation of a token, with its (live) tenant. */
+export async function findInviteByTokenHash(
+  db: Handle,
+  tokenHash: string,
+): Promise<{ invite: Invite; tenant: Tenant } | undefined> {
+  const rows = await db
+    .select({ invite: invites, tenant: tenants })
+    .from(invites)
+    .innerJoin(tenants, and(eq(tenants.id, invites.tenantId), isNull(tenants.deletedAt)))
+    .where(eq(invites.tokenHash, tokenHash))
+    .limit(1)
+  return rows[0]
+}
+
+export interface RevokedSession {
+  id: string
+  revokedAt: Date
+}
+
+/**
+ * The revocation feed: sessions of every tenant revoked in the last `windowMs`, in
+ * (revoked_at, id) order, `limit` after `after`. Every instance reads it to refuse the
+ * access tokens of sessions ended elsewhere (CONTRACT §4).
+ */
+export async function revokedSessionsSince(
+  db: Handle,
+  windowMs: number,
+  after: RevokedSession | undefined,
+  limit: number,
+): Promise<RevokedSession[]> {
+  const rows = await db
+    .select({ id: sessions.id, revokedAt: sessions.revokedAt })
+    .from(sessions)
+    .where(
+      and(
+        sql`${sessions.revokedAt} > now() - make_interval(secs => ${windowMs / 1000})`,
+        after
+          ? sql`(${sessions.revokedAt}, ${sessions.id}) > (${after.revokedAt}::timestamptz, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(sessions.revokedAt), asc(sessions.id))
+    .limit(limit)
+  return rows as RevokedSession[]
 }

@@ -8,7 +8,7 @@ import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
 import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts'
 import type { Actor } from '../modules/audit/recorder.ts'
-import { findUserById } from '../modules/users/store.ts'
+import { findUserById } from '../modules/users/queries.ts'
 
 export type AuthMode = 'user' | 'admin' | 'adminUser'
 

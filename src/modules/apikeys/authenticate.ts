@@ -6,8 +6,8 @@
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { AppError } from '../../lib/errors.ts'
-import type { Tenant } from '../tenants/store.ts'
-import { findKeyByHash } from './store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { findKeyByHash } from './queries.ts'
 
 export const KEY_PREFIXES = { live: 'ak_live_', test: 'ak_test_' } as const
 

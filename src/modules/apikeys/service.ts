@@ -7,7 +7,7 @@ import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { KEY_PREFIXES } from './authenticate.ts'
-import * as store from './store.ts'
+import * as store from './queries.ts'
 
 export interface ApiKeyView {
   id: string

@@ -5,7 +5,7 @@
 // The cost of the batching: after a crash, up to FLUSH_MS of last-use times are lost, and
 // another instance's uses show up in the list up to FLUSH_MS late.
 import type { Db } from '../../db/client.ts'
-import { type KeyUse, recordKeyUses } from './store.ts'
+import { type KeyUse, recordKeyUses } from './queries.ts'
 
 export const FLUSH_MS = 5000
 const BATCH = 500

@@ -1,10 +1,10 @@
 // The one internal API for the audit log. Services call `audit(handle, ...)` inside the
 // transaction that makes the change, so an event is stored exactly when its change is.
 import type { Handle } from '../../db/client.ts'
-import { auditEvents } from '../../db/schema.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { AuditAction } from './actions.ts'
+import { insertAuditEvents } from './queries.ts'
 
 /** Who acts and from where: built once per request (see plugins/context.ts). */
 export interface Actor {
@@ -34,7 +34,8 @@ export class AuditRecorder {
   async record(handle: Handle, tenantId: string, actor: Actor, entries: AuditEntry[]) {
     if (entries.length === 0) return
     const now = this.clock.now()
-    await handle.insert(auditEvents).values(
+    await insertAuditEvents(
+      handle,
       entries.map((e) => ({
         tenantId,
         id: uuidv7(now.getTime()),

@@ -2,7 +2,7 @@
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
-import * as store from './store.ts'
+import * as store from './queries.ts'
 
 /** Events a short search examines per page (see store.windowEnd). */
 export const SHORT_SEARCH_WINDOW = 5000

@@ -15,7 +15,7 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { randomDigits } from '../../lib/crypto.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { lockUserRow } from '../users/store.ts'
+import { lockUserRow } from '../users/queries.ts'
 import * as store from './queries.ts'
 
 /** What the codes library uses of the service. */

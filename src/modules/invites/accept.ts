@@ -6,15 +6,16 @@
 // address taken meanwhile by an Active or Suspended user: 409 already_member (the
 // invitation stays unspent).
 import type { Handle } from '../../db/client.ts'
+import { findInviteByTokenHash } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { lockPendingUser, type User, updateUser } from '../users/queries.ts'
 import { createUser, preparePassword } from '../users/service.ts'
-import { lockPendingUser, type User, updateUser } from '../users/store.ts'
-import * as store from './store.ts'
+import * as store from './queries.ts'
 
 export async function acceptInvite(
   deps: Deps,
@@ -25,7 +26,7 @@ export async function acceptInvite(
   // reserved before the lookup and given back once the token turns out to exist.
   const ip = actor.ip ?? ''
   await deps.limits.hit('loginFailuresPerIp', ip)
-  const found = await store.findByTokenHash(deps.db, hashToken(input.token))
+  const found = await findInviteByTokenHash(deps.db, hashToken(input.token))
   if (!found) fail('invalid_invite')
   await deps.limits.refund('loginFailuresPerIp', ip)
   const { invite, tenant } = found

@@ -2,8 +2,8 @@
 // the invitee knows what they are joining, and the accept endpoint.
 import type { Config } from '../../config.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
-import type { Tenant } from '../tenants/store.ts'
-import type { Invite } from './store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import type { Invite } from './queries.ts'
 
 export function inviteMail(config: Config, tenant: Tenant, invite: Invite, token: string): Mail {
   const as = invite.role === 'Admin' ? 'an administrator' : 'a member'

@@ -9,7 +9,7 @@ import { codeMail } from '../codes/mail.ts'
 import { issueCode } from '../codes/service.ts'
 import { provePassword } from '../signin/password.ts'
 import { refusePasswords, secondFactorRequired } from '../signin/policy.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
 
 export async function requestEmailOtp(
   deps: Deps,

@@ -11,8 +11,8 @@ import { proveLoginCode } from '../signin/login-code.ts'
 import { provePassword } from '../signin/password.ts'
 import { completeSignIn, type FirstFactorProof } from '../signin/pipeline.ts'
 import { checkPendingTotp, enrolledEntries, pendingStep } from '../signin/totp.ts'
-import type { Tenant } from '../tenants/store.ts'
-import { activateTotp, findUserById, storePendingTotp, type User } from '../users/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { activateTotp, findUserById, storePendingTotp, type User } from '../users/queries.ts'
 import { enrolmentView, newTotpSecret, sealTotpSecret } from './totp.ts'
 
 export interface Enrolment {

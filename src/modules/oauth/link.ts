@@ -9,10 +9,10 @@ import { fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { findUserByEmail, findUserById, type User, updateUser } from '../users/queries.ts'
 import { createUser } from '../users/service.ts'
-import { findUserByEmail, findUserById, type User, updateUser } from '../users/store.ts'
-import { findIdentity, insertIdentity, updateIdentityEmail } from './store.ts'
+import { findIdentity, insertIdentity, updateIdentityEmail } from './queries.ts'
 
 export interface Identity {
   issuer: string

@@ -1,10 +1,10 @@
 // Key rotation for the tenants' IdP client secrets (CONTRACT §1, ENCRYPTION_KEYS), run by
 // `npm run rotate-keys` beside the TOTP secrets: same report, same compare-and-swap.
 import type { Db } from '../../db/client.ts'
+import { findSealedClientSecrets, resealClientSecret } from '../../db/cross-tenant.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 import type { RotationReport } from '../mfa/rotation.ts'
 import { secretAad } from './service.ts'
-import { findSealedClientSecrets, resealClientSecret } from './store.ts'
 
 const BATCH = 500
 

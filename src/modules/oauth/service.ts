@@ -9,10 +9,15 @@ import { displayEmail, isEmail } from '../../lib/email.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/store.ts'
+import {
+  findCredentials,
+  removeCredentials,
+  storeCredentials,
+  type Tenant,
+} from '../tenants/queries.ts'
 import { type Identity, signInWithIdentity } from './link.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
-import * as store from './store.ts'
+import * as store from './queries.ts'
 
 /** CONTRACT §7: a state is good for ten minutes, once. */
 export const STATE_TTL = 10 * 60
@@ -48,7 +53,7 @@ export async function saveCredentials(
   const sealed = deps.cipher.encrypt(input.clientSecret, secretAad(tenant.id))
   await deps.db.transaction(async (tx) => {
     const now = deps.clock.now()
-    if (!(await store.storeCredentials(tx, tenant.id, input.clientId, sealed, now))) {
+    if (!(await storeCredentials(tx, tenant.id, input.clientId, sealed, now))) {
       fail('tenant_not_found')
     }
     await deps.audit.record(tx, tenant.id, actor, [
@@ -61,7 +66,7 @@ export async function saveCredentials(
 /** Removes the credentials; removing none is not an error and records nothing. */
 export async function deleteCredentials(deps: Deps, tenant: Tenant, actor: Actor): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    if (await store.removeCredentials(tx, tenant.id, deps.clock.now())) {
+    if (await removeCredentials(tx, tenant.id, deps.clock.now())) {
       await deps.audit.record(tx, tenant.id, actor, [{ action: 'IdpOauthUnlinked' }])
     }
   })
@@ -182,7 +187,7 @@ async function configured(
   tenant: Tenant,
 ): Promise<{ provider: IdentityProvider; credentials: ClientCredentials }> {
   if (!idp) fail('idp_not_configured')
-  const stored = await store.findCredentials(deps.db, tenant.id)
+  const stored = await findCredentials(deps.db, tenant.id)
   if (!stored?.enabled || !stored.clientId || !stored.clientSecretEnc) fail('idp_not_configured')
   const clientSecret = deps.cipher.decrypt(stored.clientSecretEnc, secretAad(tenant.id))
   return { provider: idp, credentials: { clientId: stored.clientId, clientSecret } }

@@ -12,9 +12,9 @@ import { proveLoginCode } from '../signin/login-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { requirePasswordless } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { findUserByEmail } from '../users/queries.ts'
 import { createUser } from '../users/service.ts'
-import { findUserByEmail } from '../users/store.ts'
 
 /**
  * Every successful request-login-code answer takes at least this long. The work differs

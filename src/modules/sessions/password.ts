@@ -6,7 +6,7 @@ import { provePassword } from '../signin/password.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
 import { createUser, preparePassword } from '../users/service.ts'
 import type { TokenEnvelope } from './service.ts'
 

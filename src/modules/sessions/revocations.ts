@@ -4,10 +4,9 @@
 // feed of revocations (an index on sessions.revoked_at) once a second, and with Redis the
 // ids are also published so that other instances learn of them without waiting.
 // An access token lives 15 minutes, so an id is kept for that long and then forgotten.
-import { sql } from 'drizzle-orm'
 import type { Redis } from 'ioredis'
 import type { Db } from '../../db/client.ts'
-import { sessions } from '../../db/schema.ts'
+import { type RevokedSession, revokedSessionsSince } from '../../db/cross-tenant.ts'
 import { ACCESS_TOKEN_TTL } from '../../lib/jwt.ts'
 import { whenReady } from '../../lib/redis.ts'
 
@@ -15,6 +14,8 @@ const CHANNEL = 'auth:sessions-revoked'
 // Transactions commit out of timestamp order; reading a little into the past catches
 // revocations stamped before the last read but committed after it.
 const OVERLAP_MS = 10_000
+/** Rows read from the revocation feed per query. */
+const FEED_PAGE = 10_000
 // Revocations are stamped with the database's clock and read against it, so instances
 // whose clocks disagree still see each other's revocations.
 
@@ -80,13 +81,15 @@ export class RevocationCache {
       this.lastRead === undefined
         ? (ACCESS_TOKEN_TTL + 60) * 1000
         : startedAt - this.lastRead + OVERLAP_MS
-    const rows = await this.db
-      .select({ id: sessions.id })
-      .from(sessions)
-      .where(sql`${sessions.revokedAt} > now() - make_interval(secs => ${windowMs / 1000})`)
-      .limit(100_000)
     const now = Date.now()
-    for (const row of rows) if (!this.revoked.has(row.id)) this.revoked.set(row.id, now)
+    // Page by page: a burst of revocations larger than a page is read whole, not cut off.
+    let after: RevokedSession | undefined
+    for (;;) {
+      const page = await revokedSessionsSince(this.db, windowMs, after, FEED_PAGE)
+      for (const row of page) if (!this.revoked.has(row.id)) this.revoked.set(row.id, now)
+      if (page.length < FEED_PAGE) break
+      after = page[page.length - 1]
+    }
     this.lastRead = startedAt
     this.forgetOld(now)
   }

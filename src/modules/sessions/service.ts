@@ -7,11 +7,11 @@ import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { ACCESS_TOKEN_TTL, type AccessTokens } from '../../lib/jwt.ts'
 import type { Actor, AuditRecorder } from '../audit/recorder.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
 import { type PublicUser, presentUser } from '../users/present.ts'
-import type { User } from '../users/store.ts'
+import type { User } from '../users/queries.ts'
+import * as store from './queries.ts'
 import type { RevocationCache } from './revocations.ts'
-import * as store from './store.ts'
 
 export const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60
 

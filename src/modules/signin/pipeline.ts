@@ -14,8 +14,8 @@ import { AppError } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/store.ts'
-import type { User } from '../users/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import type { User } from '../users/queries.ts'
 
 /** What spending a factor did: the user row as it now is, and the audit entries. */
 export interface Spent {

@@ -1,8 +1,8 @@
 // What a tenant's policies allow a sign-in (SPEC, authPolicy and mfaPolicy; CONTRACT §5):
 // the one place each rule is written, for every sign-in route.
 import { fail } from '../../lib/errors.ts'
-import type { Tenant } from '../tenants/store.ts'
-import type { User } from '../users/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import type { User } from '../users/queries.ts'
 
 /** SPEC note 9: a PasswordlessOnly tenant refuses passwords, whoever asks (401). */
 export function refusePasswords(tenant: Tenant, status?: 400): void {

@@ -2,7 +2,7 @@
 // The instance that changes a tenant forgets it at once; other instances see the change
 // within TTL_MS (documented in README, Consistency).
 import type { Db } from '../../db/client.ts'
-import { findTenantBySlug, logoExists, type Tenant } from './store.ts'
+import { findTenantBySlug, logoExists, type Tenant } from './queries.ts'
 
 const TTL_MS = 2000
 

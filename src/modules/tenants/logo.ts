@@ -5,9 +5,9 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { logoUrl } from '../users/present.ts'
-import { deleteLogo, findLogo, type Logo, upsertLogo } from './admin-store.ts'
 import { imageSize, isWholeImage, LOGO_MAX_SIDE, type LogoMimeType } from './logo-image.ts'
-import type { Tenant } from './store.ts'
+import type { Tenant } from './queries.ts'
+import { deleteLogo, findLogo, type Logo, upsertLogo } from './queries.ts'
 
 export const LOGO_MAX_BYTES = 512 * 1024
 /** The base64 length of LOGO_MAX_BYTES (padded). */

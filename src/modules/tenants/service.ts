@@ -5,7 +5,7 @@ import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { createUser, preparePassword } from '../users/service.ts'
-import { insertTenant } from './store.ts'
+import { insertTenant } from './queries.ts'
 
 /** Slugs that would shadow a route or confuse a reader of a URL. */
 export const RESERVED_SLUGS = new Set([

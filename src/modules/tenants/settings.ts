@@ -5,8 +5,8 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { logoUrl } from '../users/present.ts'
-import { findTenantById, updateTenant } from './admin-store.ts'
-import type { Tenant } from './store.ts'
+import type { Tenant } from './queries.ts'
+import { findTenantById, updateTenant } from './queries.ts'
 
 export interface TenantRecord {
   id: string

@@ -2,9 +2,9 @@
 // for good, each with a UserHardDeleted event by the system. It runs hourly in every
 // instance (the first run a minute after start) and once with `npm run purge`.
 import type { FastifyBaseLogger } from 'fastify'
+import { purgeDeletedUsers } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { SYSTEM_ACTOR } from '../audit/recorder.ts'
-import { purgeDeletedUsers } from './admin-store.ts'
 
 export type PurgeDeps = Pick<Deps, 'db' | 'clock' | 'audit' | 'config'>
 

@@ -7,9 +7,8 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { listUsers, lockUser } from './admin-store.ts'
 import { type PublicUser, presentUser } from './present.ts'
-import { lockActiveAdmins, type User, updateUser } from './store.ts'
+import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
 
 export interface UserPage {
   items: PublicUser[]
@@ -38,7 +37,7 @@ export async function listUserPage(
  */
 async function lockTarget(tx: Handle, tenantId: string, userId: string) {
   const admins = await lockActiveAdmins(tx, tenantId)
-  const user = await lockUser(tx, tenantId, userId)
+  const user = await lockLiveUser(tx, tenantId, userId)
   if (!user) fail('not_found')
   return {
     user,
@@ -125,7 +124,7 @@ export async function updateUserAccess(
 export async function disableUserTotp(deps: Deps, tenantId: string, userId: string, actor: Actor) {
   if (!isUuid(userId)) fail('not_found')
   await deps.sessions.revoking(async (tx, revoke) => {
-    const user = await lockUser(tx, tenantId, userId)
+    const user = await lockLiveUser(tx, tenantId, userId)
     if (!user) fail('not_found')
     if (!user.totpEnabled && user.totpSecretEnc === null) return
     await updateUser(tx, tenantId, user.id, {

@@ -3,9 +3,9 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { verifyPassword } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
-import type { Tenant } from '../tenants/store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { countOtherActiveAdmins, findUserById, updateUser } from './queries.ts'
 import { preparePassword } from './service.ts'
-import { countOtherActiveAdmins, findUserById, updateUser } from './store.ts'
 
 /** Soft delete: the address is freed, every session ends; the purge removes the row later. */
 export async function deleteOwnAccount(deps: Deps, tenant: Tenant, userId: string, actor: Actor) {

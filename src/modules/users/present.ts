@@ -1,6 +1,6 @@
 // Rows become responses only through these functions (never a row as a response).
 import type { Config } from '../../config.ts'
-import type { User } from './store.ts'
+import type { User } from './queries.ts'
 
 export interface PublicUser {
   id: string

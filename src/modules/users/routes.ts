@@ -18,7 +18,7 @@ import {
 } from '../../schemas.ts'
 import { changePassword, deleteOwnAccount } from './me.ts'
 import { logoUrl, presentUser } from './present.ts'
-import { findUserById } from './store.ts'
+import { findUserById } from './queries.ts'
 
 const Me = Type.Object({
   ...PublicUser.properties,

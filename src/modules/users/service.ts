@@ -5,8 +5,8 @@ import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
-import type { Tenant } from '../tenants/store.ts'
-import { insertUser, type User } from './store.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { insertUser, type User } from './queries.ts'
 
 export interface UserDraft {
   email: string

@@ -1,9 +1,9 @@
-// The only file of the users module that touches the database. Every query names the
-// tenant: a user id alone never finds a row.
-import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm'
+// The queries of the users table; no other file writes it (test/layout.test.ts checks).
+// Every query names the tenant: a user id alone never finds a row.
+import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Db, Handle } from '../../db/client.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
-import { emailConflicts, users } from '../../db/schema.ts'
+import { users } from '../../db/schema.ts'
 
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
@@ -103,15 +103,6 @@ export async function countOtherActiveAdmins(db: Handle, tenantId: string, userI
 }
 
 /**
- * Live accounts that migration 0002 found sharing an address once normalised to NFC. A
- * cross-tenant read, for the start-up report only.
- */
-export async function countEmailConflicts(db: Db): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(emailConflicts)
-  return row?.n ?? 0
-}
-
-/**
  * Locks the user's row for the rest of the transaction, so two concurrent requests for
  * one address cannot both leave an open code behind. A missing user locks nothing.
  */
@@ -150,8 +141,7 @@ export async function markSignedInByCode(
 
 // TOTP columns. Accepting a TOTP step is one atomic UPDATE guarded by
 // `totp_last_step < step`, so a code replayed (or sent twice in parallel) is accepted once.
-const liveUser = (tenantId: string, userId: string) =>
-  and(eq(users.tenantId, tenantId), eq(users.id, userId), isNull(users.deletedAt))
+const liveUser = (tenantId: string, userId: string) => and(live(tenantId), eq(users.id, userId))
 
 const stepIsNew = (step: number) =>
   or(isNull(users.totpLastStep), sql`${users.totpLastStep} < ${step}`)
@@ -233,4 +223,50 @@ export async function markEmailVerified(
     .where(and(liveUser(tenantId, userId), eq(users.emailVerified, false)))
     .returning()
   return rows[0]
+}
+
+/**
+ * Live users in creation order (index users_tenant_created), `limit` of them after the
+ * user `afterId` (a cursor names a row; its sort key is read here, in the same query).
+ */
+export async function listUsers(
+  db: Handle,
+  tenantId: string,
+  options: { limit: number; afterId?: string },
+): Promise<User[]> {
+  const { afterId } = options
+  const position = afterId
+    ? sql`(${users.createdAt}, ${users.id}) > (
+        select c.created_at, c.id from users c where c.tenant_id = ${tenantId} and c.id = ${afterId}
+      )`
+    : undefined
+  return db
+    .select()
+    .from(users)
+    .where(and(live(tenantId), position))
+    .orderBy(asc(users.createdAt), asc(users.id))
+    .limit(options.limit)
+}
+
+/** The live user, locked until the commit. */
+export async function lockLiveUser(db: Handle, tenantId: string, userId: string) {
+  const rows = await db
+    .select()
+    .from(users)
+    .where(and(live(tenantId), eq(users.id, userId)))
+    .for('update')
+  return rows[0] as User | undefined
+}
+
+/**
+ * A `users` row read by raw SQL (snake_case columns, as a single-statement query of
+ * another module returns it), mapped by the schema's own column definitions.
+ */
+export function userFromRow(row: Record<string, unknown>): User {
+  const user: Record<string, unknown> = {}
+  for (const [key, column] of Object.entries(getTableColumns(users))) {
+    const value = row[column.name]
+    user[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value)
+  }
+  return user as User
 }

@@ -1,10 +1,8 @@
-// The only file of the invites module that touches the database. Every query names the
-// tenant, except the lookup by token hash that accept starts from (the token is the only
-// thing an invitee holds; its hash is unique across tenants).
+// The queries of the invites table; no other file writes it. Every query names the
+// tenant (the lookup by token hash, which names none, is in db/cross-tenant.ts).
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm'
 import type { Handle } from '../../db/client.ts'
-import { invites, tenants } from '../../db/schema.ts'
-import type { Tenant } from '../tenants/store.ts'
+import { invites } from '../../db/schema.ts'
 
 export type Invite = typeof invites.$inferSelect
 export type NewInvite = typeof invites.$inferInsert
@@ -90,20 +88,6 @@ export async function revokeInvite(db: Handle, tenantId: string, id: string, now
     .where(and(eq(invites.tenantId, tenantId), eq(invites.id, id), open))
     .returning()
   return rows[0] as Invite | undefined
-}
-
-/** The invitation of a token, with its (live) tenant. */
-export async function findByTokenHash(
-  db: Handle,
-  tokenHash: string,
-): Promise<{ invite: Invite; tenant: Tenant } | undefined> {
-  const rows = await db
-    .select({ invite: invites, tenant: tenants })
-    .from(invites)
-    .innerJoin(tenants, and(eq(tenants.id, invites.tenantId), isNull(tenants.deletedAt)))
-    .where(eq(invites.tokenHash, tokenHash))
-    .limit(1)
-  return rows[0]
 }
 
 /**

@@ -1,4 +1,4 @@
-// The only file of the apikeys module that touches the database. Every query names the
+// The queries of the api_keys table; no other file writes it. Every query names the
 // tenant; a key is found by the SHA-256 of its plaintext, never by the plaintext.
 import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Handle } from '../../db/client.ts'

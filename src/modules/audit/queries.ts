@@ -1,8 +1,9 @@
-// Reading the audit log (the recorder writes it). Every query is led by tenant_id and
-// ordered `created_at DESC NULLS LAST, id DESC NULLS LAST`, exactly the order of the
-// indexes audit_tenant_created, audit_tenant_action_created and audit_tenant_user_created
-// (db/schema.ts), so a page is a short index range scan however large the log. `search`
-// is served by the trigram index audit_search_trgm over AUDIT_SEARCH_TEXT.
+// The queries of the audit_events table: the recorder's append and the reads of the log.
+// Every read is led by tenant_id and ordered `created_at DESC NULLS LAST, id DESC NULLS
+// LAST`, exactly the order of the indexes audit_tenant_created, audit_tenant_action_created
+// and audit_tenant_user_created (db/schema.ts), so a page is a short index range scan
+// however large the log. `search` is served by the trigram index audit_search_trgm over
+// AUDIT_SEARCH_TEXT.
 import { and, eq, lt, type SQL, sql } from 'drizzle-orm'
 import type { Handle } from '../../db/client.ts'
 import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
@@ -106,4 +107,12 @@ export async function windowEnd(
     .offset(window - 1)
     .limit(1)
   return rows[0]
+}
+
+/** Appends events; the audit log is never updated or deleted from here. */
+export async function insertAuditEvents(
+  handle: Handle,
+  rows: (typeof auditEvents.$inferInsert)[],
+): Promise<void> {
+  await handle.insert(auditEvents).values(rows)
 }

@@ -1,9 +1,10 @@
-// Sessions and refresh-token families. Single-use tokens are spent in one atomic
-// statement (`UPDATE … WHERE used_at IS NULL`), never read-then-write.
+// The queries of the sessions and refresh_tokens tables; no other file writes them.
+// Single-use tokens are spent in one atomic statement (`UPDATE … WHERE used_at IS NULL`),
+// never read-then-write.
 import { and, eq, isNull, ne, sql } from 'drizzle-orm'
 import type { Handle } from '../../db/client.ts'
 import { refreshTokens, sessions } from '../../db/schema.ts'
-import type { User } from '../users/store.ts'
+import { type User, userFromRow } from '../users/queries.ts'
 
 export interface NewSession {
   tenantId: string
@@ -76,49 +77,9 @@ export async function rotateRefreshToken(
     )
     SELECT spent.session_id, u.*
     FROM spent JOIN users u ON u.tenant_id = ${tenantId} AND u.id = spent.user_id
-  `)) as unknown as { rows: (UserRow & { session_id: string })[] }
+  `)) as unknown as { rows: (Record<string, unknown> & { session_id: string })[] }
   const row = result.rows[0]
   return row ? { sessionId: row.session_id, user: userFromRow(row) } : undefined
-}
-
-type UserRow = {
-  tenant_id: string
-  id: string
-  email: string
-  email_normalized: string
-  password_hash: string | null
-  status: string
-  role: string
-  email_verified: boolean
-  totp_secret_enc: string | null
-  totp_enabled: boolean
-  totp_last_step: string | number | null
-  created_at: Date | string
-  updated_at: Date | string
-  last_login_at: Date | string | null
-  deleted_at: Date | string | null
-}
-
-const toDate = (v: Date | string) => (v instanceof Date ? v : new Date(v))
-
-function userFromRow(r: UserRow): User {
-  return {
-    tenantId: r.tenant_id,
-    id: r.id,
-    email: r.email,
-    emailNormalized: r.email_normalized,
-    passwordHash: r.password_hash,
-    status: r.status,
-    role: r.role,
-    emailVerified: r.email_verified,
-    totpSecretEnc: r.totp_secret_enc,
-    totpEnabled: r.totp_enabled,
-    totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
-    createdAt: toDate(r.created_at),
-    updatedAt: toDate(r.updated_at),
-    lastLoginAt: r.last_login_at === null ? null : toDate(r.last_login_at),
-    deletedAt: r.deleted_at === null ? null : toDate(r.deleted_at),
-  }
 }
 
 export interface TokenState {

@@ -1,0 +1,101 @@
+// The queries of the oauth_states and idp_identities tables; no other file writes them.
+// Every query names the tenant: a state or an identity of another tenant is never found.
+import { and, eq, gt, isNull, lt } from 'drizzle-orm'
+import type { Handle } from '../../db/client.ts'
+import { idpIdentities, oauthStates } from '../../db/schema.ts'
+
+export type IdpIdentity = typeof idpIdentities.$inferSelect
+
+export async function insertState(
+  db: Handle,
+  row: { tenantId: string; stateHash: string; codeVerifier: string; nonce: string; now: Date },
+  ttlSeconds: number,
+): Promise<void> {
+  await db.insert(oauthStates).values({
+    tenantId: row.tenantId,
+    stateHash: row.stateHash,
+    codeVerifier: row.codeVerifier,
+    nonce: row.nonce,
+    createdAt: row.now,
+    expiresAt: new Date(row.now.getTime() + ttlSeconds * 1000),
+  })
+}
+
+/**
+ * Spends a state in one statement: unknown, used, expired and other tenants' states all
+ * answer undefined, and of two concurrent callbacks with one state only one gets it.
+ */
+export async function spendState(db: Handle, tenantId: string, stateHash: string, now: Date) {
+  const rows = await db
+    .update(oauthStates)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(oauthStates.tenantId, tenantId),
+        eq(oauthStates.stateHash, stateHash),
+        isNull(oauthStates.usedAt),
+        gt(oauthStates.expiresAt, now),
+      ),
+    )
+    .returning({ codeVerifier: oauthStates.codeVerifier, nonce: oauthStates.nonce })
+  return rows[0]
+}
+
+/** Drops a tenant's states that expired more than `graceSeconds` ago (they can only fail). */
+export async function deleteStaleStates(
+  db: Handle,
+  tenantId: string,
+  now: Date,
+  graceSeconds: number,
+) {
+  await db
+    .delete(oauthStates)
+    .where(
+      and(
+        eq(oauthStates.tenantId, tenantId),
+        lt(oauthStates.expiresAt, new Date(now.getTime() - graceSeconds * 1000)),
+      ),
+    )
+}
+
+export async function findIdentity(db: Handle, tenantId: string, issuer: string, subject: string) {
+  const rows = await db
+    .select()
+    .from(idpIdentities)
+    .where(
+      and(
+        eq(idpIdentities.tenantId, tenantId),
+        eq(idpIdentities.issuer, issuer),
+        eq(idpIdentities.subject, subject),
+      ),
+    )
+    .limit(1)
+  return rows[0] as IdpIdentity | undefined
+}
+
+/** Links an identity to a user; answers false when the identity was linked meanwhile. */
+export async function insertIdentity(db: Handle, identity: IdpIdentity): Promise<boolean> {
+  const rows = await db
+    .insert(idpIdentities)
+    .values(identity)
+    .onConflictDoNothing()
+    .returning({ subject: idpIdentities.subject })
+  return rows.length > 0
+}
+
+export async function updateIdentityEmail(
+  db: Handle,
+  identity: Pick<IdpIdentity, 'tenantId' | 'issuer' | 'subject'>,
+  email: string | null,
+) {
+  await db
+    .update(idpIdentities)
+    .set({ email })
+    .where(
+      and(
+        eq(idpIdentities.tenantId, identity.tenantId),
+        eq(idpIdentities.issuer, identity.issuer),
+        eq(idpIdentities.subject, identity.subject),
+      ),
+    )
+}
