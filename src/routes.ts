@@ -2,7 +2,8 @@
 // tenant resolution (404 for an unknown or malformed slug) → input hygiene (400 for a NUL
 // or lone surrogate in the path, query or User-Agent) → authentication (401/403); then
 // Fastify parses the body, hygiene checks its strings (preValidation), the schema
-// validates it (400) → the handler.
+// validates it (400) → the route's declared per-address budget (preHandler, 429) → the
+// handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
@@ -19,6 +20,7 @@ import { userAdminRoutes } from './modules/users/admin-routes.ts'
 import { meRoutes } from './modules/users/routes.ts'
 import { installAuthentication } from './plugins/auth.ts'
 import { installInputHygiene } from './plugins/hygiene.ts'
+import { installRateLimits } from './plugins/rate-limits.ts'
 import { installTenantResolution } from './plugins/tenant.ts'
 
 const TENANT = '/v1/:tenantSlug'
@@ -27,6 +29,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installTenantResolution(app, deps)
   installInputHygiene(app)
   installAuthentication(app, deps)
+  installRateLimits(app, deps)
 
   await app.register(serviceRoutes, { deps })
   await app.register(tenantRoutes, { deps })

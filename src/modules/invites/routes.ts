@@ -82,6 +82,7 @@ export async function inviteAcceptRoutes(fastify: FastifyInstance, { deps }: { d
   app.post(
     '/v1/invites/accept',
     {
+      config: { rateLimit: 'tokenEndpoints' },
       schema: {
         tags: ['Invites'],
         summary: 'Accept an invitation with its token and a new password, signed in',
@@ -92,7 +93,6 @@ export async function inviteAcceptRoutes(fastify: FastifyInstance, { deps }: { d
       },
     },
     async (request) => {
-      await deps.limits.hit('tokenEndpoints', request.clientIp)
       return acceptInvite(deps, request.body, request.actor)
     },
   )

@@ -17,10 +17,10 @@ export async function requestEmailOtp(
   input: { email: string; password: string },
   actor: Actor,
 ): Promise<void> {
-  // SPEC note 9, before any bucket is spent: PasswordlessOnly refuses passwords.
+  // SPEC note 9, before the account's buckets are touched: PasswordlessOnly refuses
+  // passwords. (The per-IP bucket, declared on the route, is spent by now.)
   refusePasswords(tenant)
   const email = normalizeEmail(input.email)
-  await deps.limits.hit('codeRequestsPerIp', `mfa:${actor.ip ?? ''}`)
   const { user, attempt } = await provePassword(
     deps,
     tenant,

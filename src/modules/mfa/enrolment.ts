@@ -116,7 +116,6 @@ export async function initialVerify(
   input: InitialInput & { code: string },
   actor: Actor,
 ): Promise<TokenEnvelope> {
-  await deps.limits.hit('tokenEndpoints', actor.ip ?? '')
   requireMfa(tenant)
   const route = 'totp/initial-verify'
   const proof = await proveFirstFactor(deps, tenant, input, actor, route)

@@ -112,6 +112,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
   app.post(
     '/auth/totp/initial-verify',
     {
+      config: { rateLimit: 'tokenEndpoints' },
       schema: {
         tags: ['MFA'],
         summary: 'Finish TOTP enrolment and sign in',
@@ -138,6 +139,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
   app.post(
     '/auth/request-email-otp',
     {
+      config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'mfa' } },
       schema: {
         tags: ['MFA'],
         summary: 'Email a 6-digit code as the second factor of a password login',

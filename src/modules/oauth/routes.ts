@@ -92,6 +92,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
   app.get(
     '/oauth/idp/callback',
     {
+      config: { rateLimit: 'tokenEndpoints' },
       schema: {
         tags: ['Identity-provider OAuth'],
         summary: 'Finish hosted sign-in: the provider redirects the browser here',
@@ -101,7 +102,6 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
       },
     },
     async (request) => {
-      await deps.limits.hit('tokenEndpoints', request.clientIp)
       return finishSignIn(deps, idp, request.tenant, request.query, request.actor, request.log)
     },
   )

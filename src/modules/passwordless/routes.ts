@@ -38,6 +38,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
   app.post(
     '/auth/request-login-code',
     {
+      config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'login' } },
       schema: {
         tags: ['Authentication'],
         summary: 'Email a 6-digit sign-in code',
@@ -60,6 +61,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
   app.post(
     '/auth/verify-login-code',
     {
+      config: { rateLimit: 'tokenEndpoints' },
       schema: {
         tags: ['Authentication'],
         summary: 'Sign in with an emailed code (and TOTP when the tenant asks for it)',

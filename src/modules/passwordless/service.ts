@@ -38,7 +38,6 @@ export async function requestLoginCode(
   const email = normalizeEmail(rawEmail)
   // Two independent buckets (SPEC, Limits): 10 per minute per IP, 3 per 15 minutes per
   // address. Both are spent whether or not the address has an account.
-  await deps.limits.hit('codeRequestsPerIp', `login:${actor.ip ?? ''}`)
   await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
   const started = performance.now()
 
@@ -111,7 +110,6 @@ export async function verifyLoginCode(
   input: { email: string; code: string; totpCode?: string },
   actor: Actor,
 ): Promise<TokenEnvelope> {
-  await deps.limits.hit('tokenEndpoints', actor.ip ?? '')
   const proof = await proveLoginCode(deps, tenant, input.email, input.code, actor)
   const { user } = proof
   return completeSignIn(

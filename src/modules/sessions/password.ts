@@ -47,7 +47,6 @@ export async function signup(
   actor: Actor,
 ): Promise<TokenEnvelope> {
   refusePasswords(tenant, 400)
-  await deps.limits.hit('signup', actor.ip ?? '')
   const passwordHash = await preparePassword(input.password, input.email, tenant.name)
   return deps.db.transaction(async (tx) => {
     const user = await createUser(

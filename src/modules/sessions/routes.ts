@@ -23,6 +23,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/auth/signup',
     {
+      config: { rateLimit: 'signup' },
       schema: {
         tags: ['Authentication'],
         summary: 'Create an account with email and password',
@@ -59,6 +60,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/auth/refresh',
     {
+      config: { rateLimit: 'tokenEndpoints' },
       schema: {
         tags: ['Authentication'],
         summary: 'Exchange a refresh token for a new pair (the old one is spent)',
@@ -68,7 +70,6 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
       },
     },
     async (request) => {
-      await deps.limits.hit('tokenEndpoints', request.clientIp)
       const { refreshToken } = request.body
       return deps.sessions.refresh(request.tenant, refreshToken, request.actor)
     },

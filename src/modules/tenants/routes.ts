@@ -30,6 +30,7 @@ export async function tenantRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.post(
     '/v1/tenants',
     {
+      config: { rateLimit: 'tenantCreation' },
       schema: {
         tags: ['Tenants'],
         summary: 'Create a tenant with its first admin',

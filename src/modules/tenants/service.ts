@@ -43,7 +43,6 @@ export async function createTenant(
 ): Promise<TokenEnvelope & { tenantSlug: string }> {
   const { slug, name, plan = 'Free' } = input.tenant
   if (RESERVED_SLUGS.has(slug)) fail('invalid_slug')
-  await deps.limits.hit('tenantCreation', actor.ip ?? '')
   const passwordHash = await preparePassword(input.admin.password, input.admin.email, name)
   const envelope = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now()
