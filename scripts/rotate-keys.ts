@@ -6,21 +6,26 @@
 import { ConfigError, loadConfig } from '../src/config.ts'
 import { type Database, openDatabase } from '../src/db/client.ts'
 import { FieldCipher } from '../src/lib/crypto.ts'
-import { type RotationReport, rotateTotpSecrets } from '../src/modules/mfa/rotation.ts'
-import { rotateIdpClientSecrets } from '../src/modules/oauth/rotation.ts'
+import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
+import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
+import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
 
-/** Every sealed column and the function that rotates it. */
-const ROTATIONS: { name: string; run: typeof rotateTotpSecrets }[] = [
-  { name: 'users.totp_secret_enc', run: rotateTotpSecrets },
-  { name: 'tenants.idp_client_secret_enc', run: rotateIdpClientSecrets },
-]
-
-export async function rotateKeys(database: Database, cipher: FieldCipher) {
-  const reports: { name: string; report: RotationReport }[] = []
-  for (const { name, run } of ROTATIONS) {
-    reports.push({ name, report: await run(database.db, cipher) })
-  }
-  return reports
+/** Rotates every sealed column of the schema, one after the other. */
+export async function rotateKeys(
+  database: Database,
+  cipher: FieldCipher,
+): Promise<{ name: string; report: RotationReport }[]> {
+  const { db } = database
+  return [
+    {
+      name: 'users.totp_secret_enc',
+      report: await rotateColumn(cipher, totpSecretColumn(db, cipher)),
+    },
+    {
+      name: 'tenants.idp_client_secret_enc',
+      report: await rotateColumn(cipher, idpClientSecretColumn(db, cipher)),
+    },
+  ]
 }
 
 async function main(): Promise<number> {
@@ -36,7 +41,7 @@ async function main(): Promise<number> {
       )
       for (const row of unreadable) {
         console.error(
-          `${name}: tenant ${row.tenantId} user ${row.userId} is sealed under ${row.version}, which is not in ENCRYPTION_KEYS`,
+          `${name}: ${row.row} is sealed under ${row.version}, which is not in ENCRYPTION_KEYS`,
         )
       }
       if (unreadable.length > 0) ok = false

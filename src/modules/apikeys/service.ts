@@ -2,9 +2,9 @@
 // explicitly, stored as a SHA-256 of 256 random bits, shown in plaintext once.
 import type { Deps } from '../../deps.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
-import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { KEY_PREFIXES } from './authenticate.ts'
 import * as store from './queries.ts'
@@ -85,18 +85,12 @@ export async function listApiKeyPage(
   tenantId: string,
   query: { limit: number; includeRevoked: boolean; cursor?: string },
 ) {
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
-  const rows = await store.listApiKeys(deps.db, tenantId, {
-    limit: query.limit + 1,
-    includeRevoked: query.includeRevoked,
-    after,
-  })
-  const page = rows.slice(0, query.limit)
-  const last = page.at(-1)
-  return {
-    items: page.map((k) => presentApiKey(deps, k)),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
-  }
+  return readPage(
+    query,
+    ({ limit, after }) =>
+      store.listApiKeys(deps.db, tenantId, { limit, after, includeRevoked: query.includeRevoked }),
+    (k) => presentApiKey(deps, k),
+  )
 }
 
 /**

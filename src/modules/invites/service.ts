@@ -3,10 +3,10 @@
 // stored as its SHA-256 only.
 import type { Deps } from '../../deps.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
-import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
 import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
@@ -119,20 +119,18 @@ export async function listInvitePage(
   tenantId: string,
   query: { limit: number; includeAccepted: boolean; includeRevoked: boolean; cursor?: string },
 ) {
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
-  const rows = await store.listInvites(deps.db, tenantId, {
-    limit: query.limit + 1,
-    includeAccepted: query.includeAccepted,
-    includeRevoked: query.includeRevoked,
-    after,
-  })
   const now = deps.clock.now()
-  const page = rows.slice(0, query.limit)
-  const last = page.at(-1)
-  return {
-    items: page.map((i) => presentInvite(i, now)),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
-  }
+  return readPage(
+    query,
+    ({ limit, after }) =>
+      store.listInvites(deps.db, tenantId, {
+        limit,
+        after,
+        includeAccepted: query.includeAccepted,
+        includeRevoked: query.includeRevoked,
+      }),
+    (i) => presentInvite(i, now),
+  )
 }
 
 /**

@@ -3,9 +3,9 @@
 // the tenant without an active Admin is refused with 403 last_admin.
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
-import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
+import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { type PublicUser, presentUser } from './present.ts'
 import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
@@ -20,14 +20,11 @@ export async function listUserPage(
   tenantId: string,
   query: { limit: number; cursor?: string },
 ): Promise<UserPage> {
-  const afterId = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
-  const rows = await listUsers(deps.db, tenantId, { limit: query.limit + 1, afterId })
-  const page = rows.slice(0, query.limit)
-  const last = page.at(-1)
-  return {
-    items: page.map(presentUser),
-    nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
-  }
+  return readPage(
+    query,
+    ({ limit, after }) => listUsers(deps.db, tenantId, { limit, afterId: after }),
+    presentUser,
+  )
 }
 
 /**
