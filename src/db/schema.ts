@@ -152,7 +152,7 @@ export const refreshTokens = pgTable(
   ],
 )
 
-/** The text GET audit's `search` matches; the store repeats it verbatim so the index applies. */
+/** The text GET audit's `search` matches; the audit queries repeat it verbatim so the index applies. */
 export const AUDIT_SEARCH_TEXT = "(action || ' ' || coalesce(email, '') || ' ' || metadata::text)"
 
 export const auditEvents = pgTable(

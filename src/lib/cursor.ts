@@ -1,5 +1,5 @@
 // Opaque list cursors (CONTRACT §2, Lists). A cursor names the last row of a page by id
-// only; the store reads that row's sort key inside the next query, so a cursor carries no
+// only; the query reads that row's sort key inside the next query, so a cursor carries no
 // timestamp whose precision could drift between the database and JavaScript.
 import { AppError } from './errors.ts'
 import { isUuid } from './ids.ts'

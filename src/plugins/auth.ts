@@ -41,7 +41,11 @@ export function installAuthentication(app: FastifyInstance, deps: Deps): void {
     const token = bearer(request)
     if (isApiKey(token)) {
       if (mode === 'user') throw new AppError('user_token_required')
-      const key = await authenticateApiKey(deps, request.tenant, token)
+      // A valid key is still refused where only an Admin's user token may go (403), and
+      // that refusal is not a use of the key.
+      const key = await authenticateApiKey(deps, request.tenant, token, {
+        use: mode !== 'adminUser',
+      })
       if (mode === 'adminUser') throw new AppError('api_key_not_allowed')
       request.principal = { kind: 'apiKey', keyId: key.id }
       request.actor = { ...request.actor, type: 'apiKey', id: key.id }

@@ -1,7 +1,7 @@
 // Input hygiene (CONTRACT §8): one rule for every string the service reads. PostgreSQL
 // cannot store U+0000 in text, and a lone UTF-16 surrogate has no UTF-8 form, so either
 // would reach the database as an error (a 500). They are refused here with 400
-// `validation`, before any handler, store or query sees them: path parameters, the query
+// `validation`, before any handler or query sees them: path parameters, the query
 // string and the User-Agent in onRequest (after tenant resolution, which refuses a
 // malformed slug itself without a lookup), the parsed JSON body in preValidation. A body
 // nested deeper than any of ours is refused by the same walk, which never recurses.

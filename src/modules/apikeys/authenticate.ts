@@ -15,7 +15,16 @@ export function isApiKey(token: string): boolean {
   return token.startsWith(KEY_PREFIXES.live) || token.startsWith(KEY_PREFIXES.test)
 }
 
-export async function authenticateApiKey(deps: Deps, tenant: Tenant, token: string) {
+/**
+ * The live key of this tenant that `token` is, or 401 invalid_api_key. `use` records the
+ * use (lastUsedAt); a key that is about to be refused by the route is not used.
+ */
+export async function authenticateApiKey(
+  deps: Pick<Deps, 'db' | 'clock' | 'apiKeyUsage'>,
+  tenant: Tenant,
+  token: string,
+  options: { use: boolean },
+) {
   // Our keys are 51 characters; anything far longer is not worth hashing.
   if (token.length > 128) throw new AppError('invalid_api_key')
   const key = await findKeyByHash(deps.db, tenant.id, hashToken(token))
@@ -23,6 +32,6 @@ export async function authenticateApiKey(deps: Deps, tenant: Tenant, token: stri
   if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
     throw new AppError('invalid_api_key')
   }
-  deps.apiKeyUsage.touch(tenant.id, key.id, now)
+  if (options.use) deps.apiKeyUsage.touch(tenant.id, key.id, now)
   return key
 }

@@ -6,7 +6,7 @@ import { uuidv7 } from '../../lib/ids.ts'
 import type { AuditAction } from './actions.ts'
 import { insertAuditEvents } from './queries.ts'
 
-/** Who acts and from where: built once per request (see plugins/context.ts). */
+/** Who acts and from where: built once per request (plugins/auth.ts). */
 export interface Actor {
   type: 'user' | 'apiKey' | 'system' | 'anonymous'
   id: string | null

@@ -79,7 +79,7 @@ export async function startSignIn(
   tenant: Tenant,
   log: Log,
 ): Promise<{ authorizationUrl: string }> {
-  const { provider, credentials } = await configured(deps, idp, tenant)
+  const { provider, credentials } = await configured(deps, idp, tenant, log)
   const config = await provider.client(credentials).catch((error: unknown) => {
     provider.forget(error)
     log.warn({ err: describe(error) }, 'identity provider unavailable')
@@ -123,7 +123,7 @@ export async function finishSignIn(
   actor: Actor,
   log: Log,
 ): Promise<TokenEnvelope> {
-  const { provider, credentials } = await configured(deps, idp, tenant)
+  const { provider, credentials } = await configured(deps, idp, tenant, log)
   const now = deps.clock.now()
   if (query.error) {
     // The user or the provider said no; the state, if any, is spent all the same.
@@ -185,11 +185,22 @@ async function configured(
   deps: Deps,
   idp: IdentityProvider | undefined,
   tenant: Tenant,
+  log: Log,
 ): Promise<{ provider: IdentityProvider; credentials: ClientCredentials }> {
   if (!idp) fail('idp_not_configured')
   const stored = await findCredentials(deps.db, tenant.id)
   if (!stored?.enabled || !stored.clientId || !stored.clientSecretEnc) fail('idp_not_configured')
-  const clientSecret = deps.cipher.decrypt(stored.clientSecretEnc, secretAad(tenant.id))
+  let clientSecret: string
+  try {
+    clientSecret = deps.cipher.decrypt(stored.clientSecretEnc, secretAad(tenant.id))
+  } catch {
+    // Sealed under a key no longer in ENCRYPTION_KEYS (retired before rotate-keys ran):
+    // the admin must store the credentials again. Not a fault of the request.
+    log.warn({ tenantId: tenant.id }, 'identity provider secret sealed under a retired key')
+    fail('idp_not_configured', {
+      message: 'The identity provider credentials can no longer be read; store them again.',
+    })
+  }
   return { provider: idp, credentials: { clientId: stored.clientId, clientSecret } }
 }
 
