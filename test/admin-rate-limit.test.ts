@@ -1,16 +1,15 @@
 // The 429 that SPEC lists on every administration route: each admin user and each API key
 // of a tenant has its own budget (RATE_LIMIT_ADMIN_REQUESTS).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { createTenant, GENEROUS_LIMITS, startServer, type TestServer } from './helpers.ts'
+import { before, test } from 'node:test'
+import { createTenant, GENEROUS_LIMITS, startTestServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
-before(async () => {
-  server = await startServer({
+before(async (t) => {
+  server = await startTestServer(t, {
     limits: { ...GENEROUS_LIMITS, adminRequests: { points: 3, seconds: 60 } },
   })
 })
-after(() => server.close())
 
 test('rule: an admin gets 429 with Retry-After past its budget; a key has its own', async () => {
   const t = await createTenant(server)

@@ -2,16 +2,15 @@
 // proxy appended to X-Forwarded-For, never one the client wrote itself (rate limits and
 // the audit log key on it).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
 import { auditEvents } from '../src/db/schema.ts'
-import { createTenant, startServer, type TestServer, uniqueEmail } from './helpers.ts'
+import { createTenant, startTestServer, type TestServer, uniqueEmail } from './helpers.ts'
 
 let server: TestServer
-before(async () => {
-  server = await startServer({ trustProxy: true })
+before(async (t) => {
+  server = await startTestServer(t, { trustProxy: true })
 })
-after(() => server.close())
 
 test('rule: a client cannot choose its IP by prepending to X-Forwarded-For', async () => {
   const t = await createTenant(server)

@@ -1,40 +1,144 @@
 // Reading the database behind the HTTP API, so a test can prove that a refused request
 // changed nothing, and see exactly which audit events a request recorded.
+import assert from 'node:assert/strict'
 import { and, asc, eq, sql } from 'drizzle-orm'
-import { auditEvents, refreshTokens, sessions, tenants, users } from '../src/db/schema.ts'
+import {
+  apiKeys,
+  auditEvents,
+  idpIdentities,
+  invites,
+  oneTimeCodes,
+  refreshTokens,
+  sessions,
+  tenantLogos,
+  tenants,
+  users,
+} from '../src/db/schema.ts'
 import type { Deps } from '../src/deps.ts'
 import { normalizeEmail } from '../src/lib/email.ts'
 
 type WithDeps = { deps: Deps }
 
-/** Every row a tenant owns in the foundation's tables, in a stable order. */
-export async function tenantSnapshot(server: WithDeps, tenantId: string) {
+/**
+ * Every row a tenant owns, in a stable order: equal snapshots before and after a refused
+ * request prove it changed nothing. Left out: an API key's lastUsedAt (written by a timer,
+ * apikeys/usage.ts, for a key that authenticated even when the request was then refused),
+ * OAuth states (a refused callback spends its state; tests read it with `stateRow`), and,
+ * with `audit: false`, the audit events, for a refusal that records one (a failed sign-in)
+ * and checks it on its own.
+ */
+export async function tenantSnapshot(
+  server: WithDeps,
+  tenantId: string,
+  options: { audit?: boolean } = {},
+) {
   const db = server.deps.db
-  const tenant = await db.select().from(tenants).where(eq(tenants.id, tenantId))
-  const userRows = await db
+  const keys = await db
     .select()
-    .from(users)
-    .where(eq(users.tenantId, tenantId))
-    .orderBy(asc(users.id))
-  const sessionRows = await db
+    .from(apiKeys)
+    .where(eq(apiKeys.tenantId, tenantId))
+    .orderBy(asc(apiKeys.id))
+  return {
+    tenant: await db.select().from(tenants).where(eq(tenants.id, tenantId)),
+    logo: await db.select().from(tenantLogos).where(eq(tenantLogos.tenantId, tenantId)),
+    users: await db.select().from(users).where(eq(users.tenantId, tenantId)).orderBy(asc(users.id)),
+    sessions: await db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.tenantId, tenantId))
+      .orderBy(asc(sessions.id)),
+    tokens: await db
+      .select()
+      .from(refreshTokens)
+      .where(eq(refreshTokens.tenantId, tenantId))
+      .orderBy(asc(refreshTokens.tokenHash)),
+    codes: await codeRows(server, tenantId),
+    identities: await db
+      .select()
+      .from(idpIdentities)
+      .where(eq(idpIdentities.tenantId, tenantId))
+      .orderBy(asc(idpIdentities.issuer), asc(idpIdentities.subject)),
+    apiKeys: keys.map(({ lastUsedAt: _, ...rest }) => rest),
+    invites: await db
+      .select()
+      .from(invites)
+      .where(eq(invites.tenantId, tenantId))
+      .orderBy(asc(invites.id)),
+    audit:
+      options.audit === false
+        ? []
+        : await db
+            .select()
+            .from(auditEvents)
+            .where(eq(auditEvents.tenantId, tenantId))
+            .orderBy(asc(auditEvents.id)),
+  }
+}
+
+/**
+ * Runs `act` and asserts that nothing the given tenants own changed (`tenantSnapshot`);
+ * answers what `act` answered. With `sink`, no mail was sent either: the mail an earlier
+ * request queued is let land first, and the mail this one might send is waited for.
+ */
+export async function unchanged<T>(
+  server: WithDeps,
+  tenantIds: string | string[],
+  act: () => Promise<T>,
+  options: { sink?: { messages: unknown[] } } = {},
+): Promise<T> {
+  const ids = typeof tenantIds === 'string' ? [tenantIds] : tenantIds
+  const snapshot = () => Promise.all(ids.map((id) => tenantSnapshot(server, id)))
+  if (options.sink) await server.deps.mailer.drain()
+  const before = await snapshot()
+  const mails = options.sink?.messages.length
+  const result = await act()
+  if (options.sink) await server.deps.mailer.drain()
+  assert.deepEqual(await snapshot(), before, 'the request changed nothing')
+  if (options.sink) assert.equal(options.sink.messages.length, mails, 'the request sent no mail')
+  return result
+}
+
+/** A tenant's one-time codes (of one user, if given), oldest first. */
+export async function codeRows(server: WithDeps, tenantId: string, userId?: string) {
+  return server.deps.db
     .select()
-    .from(sessions)
-    .where(eq(sessions.tenantId, tenantId))
-    .orderBy(asc(sessions.id))
-  const tokenRows = await db
-    .select()
-    .from(refreshTokens)
-    .where(eq(refreshTokens.tenantId, tenantId))
-    .orderBy(asc(refreshTokens.tokenHash))
-  const auditRows = await db
-    .select()
-    .from(auditEvents)
-    .where(eq(auditEvents.tenantId, tenantId))
-    .orderBy(asc(auditEvents.id))
-  return { tenant, users: userRows, sessions: sessionRows, tokens: tokenRows, audit: auditRows }
+    .from(oneTimeCodes)
+    .where(
+      and(
+        eq(oneTimeCodes.tenantId, tenantId),
+        userId ? eq(oneTimeCodes.userId, userId) : undefined,
+      ),
+    )
+    .orderBy(asc(oneTimeCodes.createdAt), asc(oneTimeCodes.id))
 }
 
 export type AuditRow = typeof auditEvents.$inferSelect
+
+/** A tenant's audit events (of one action, if given), oldest first. */
+export async function auditRows(
+  server: WithDeps,
+  tenantId: string,
+  action?: string,
+): Promise<AuditRow[]> {
+  const rows = await server.deps.db
+    .select()
+    .from(auditEvents)
+    .where(eq(auditEvents.tenantId, tenantId))
+    .orderBy(asc(auditEvents.createdAt), asc(auditEvents.id))
+  return action === undefined ? rows : rows.filter((r) => r.action === action)
+}
+
+/** The one audit event of `action` that `match` picks (asserts there is exactly one). */
+export async function oneEvent(
+  server: WithDeps,
+  tenantId: string,
+  action: string,
+  match: (row: AuditRow) => boolean,
+): Promise<AuditRow> {
+  const rows = (await auditRows(server, tenantId, action)).filter(match)
+  assert.equal(rows.length, 1, `exactly one ${action} event`)
+  return rows[0]
+}
 
 /** The ids of a tenant's audit events so far; pass it to `auditSince`. */
 export async function auditMark(server: WithDeps, tenantId: string): Promise<Set<string>> {
@@ -74,7 +178,18 @@ export async function userByEmail(server: WithDeps, tenantId: string, email: str
     .from(users)
     .where(and(eq(users.tenantId, tenantId), eq(users.emailNormalized, normalizeEmail(email))))
     .orderBy(asc(users.createdAt))
-  return rows.at(-1)
+  // The latest account with the address (a soft-deleted one may precede it); undefined
+  // when there is none.
+  return rows[rows.length - 1]
+}
+
+/** The user row whatever its state (soft-deleted included), or undefined once purged. */
+export async function userRow(server: WithDeps, tenantId: string, userId: string) {
+  const rows = await server.deps.db
+    .select()
+    .from(users)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
+  return rows[0]
 }
 
 export async function tenantBySlug(server: WithDeps, slug: string) {
@@ -110,6 +225,7 @@ export async function setTenant(
   slug: string,
   changes: Partial<typeof tenants.$inferInsert>,
 ) {
+  if (Object.keys(changes).length === 0) return
   await server.deps.db.update(tenants).set(changes).where(eq(tenants.slug, slug))
   server.deps.tenants.forget(slug)
 }

@@ -2,7 +2,7 @@
 // wrong content types, oversized bodies, unknown tenants, validation. Never a stack trace,
 // and a refused request changes nothing.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { BODY_LIMIT } from '../src/app.ts'
 import { tenantBySlug, tenantSnapshot } from './db.ts'
 import { expectError, expectValidation } from './envelope.ts'
@@ -10,7 +10,7 @@ import {
   createTenant,
   STRONG_PASSWORD,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
@@ -20,12 +20,11 @@ import {
 let server: TestServer
 let t: TenantFixture
 let u: Awaited<ReturnType<typeof signup>>
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
   u = await signup(server, t.slug)
 })
-after(() => server.close())
 
 /** The foundation's tenant routes, each with a body it would accept. */
 function tenantRoutes(slug: string) {

@@ -1,16 +1,15 @@
 // Values that pass a loose format check but that PostgreSQL or JavaScript cannot hold are
 // refused at validation (400), never a 500 further in.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { createTenant, startServer, type TenantFixture, type TestServer } from './helpers.ts'
+import { before, test } from 'node:test'
+import { createTenant, startTestServer, type TenantFixture, type TestServer } from './helpers.ts'
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
 })
-after(() => server.close())
 
 const asAdmin = (method: string, path: string, body?: unknown) =>
   server.request(method, `/v1/${t.slug}${path}`, body, { token: t.admin.accessToken })

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { SuiteContext, TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { type BuildOptions, buildApp } from '../src/app.ts'
 import type { Config } from '../src/config.ts'
@@ -106,6 +107,22 @@ export async function startServer(
       await database?.close()
     },
   }
+}
+
+/**
+ * A test server that closes itself when `t` ends (fastify/demo's `build(t)`): the context
+ * of a test, or of a file-level `before` (the root test: after the file's last test).
+ * A `describe`'s hooks get a suite context, which cannot clean up after itself.
+ */
+export async function startTestServer(
+  t: TestContext | SuiteContext,
+  overrides: Partial<Config> = {},
+  options: Pick<BuildOptions, 'timeouts'> = {},
+): Promise<TestServer> {
+  if (!('after' in t)) throw new Error('startTestServer needs a test context, not a suite')
+  const server = await startServer(overrides, options)
+  t.after(() => server.close())
+  return server
 }
 
 /** A second instance on the same database (and Redis), as in a multi-instance deployment. */

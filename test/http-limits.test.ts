@@ -4,19 +4,24 @@
 // held its connection for minutes and these answers left in Fastify's own shape.
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { buildApp, HTTP_TIMEOUTS } from '../src/app.ts'
-import { createTenant, rawRequest, startServer, type TestServer, testConfig } from './helpers.ts'
+import {
+  createTenant,
+  rawRequest,
+  startTestServer,
+  type TestServer,
+  testConfig,
+} from './helpers.ts'
 import { databaseFromTemplate } from './pglite-template.ts'
 
 // A request timeout of a second, checked every 100 ms, so a 408 comes within the test.
 let server: TestServer
 let slug: string
-before(async () => {
-  server = await startServer({}, { timeouts: { requestMs: 1000, checkMs: 100 } })
+before(async (t) => {
+  server = await startTestServer(t, {}, { timeouts: { requestMs: 1000, checkMs: 100 } })
   slug = (await createTenant(server)).slug
 })
-after(() => server.close())
 
 interface Answer {
   text: string

@@ -3,17 +3,17 @@
 // whatever it held, a year-0000 date reached a query. Now each is a 400 `validation` (a 404
 // `tenant_not_found` for a slug) with the envelope, and nothing is written.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
 import { apiKeys, auditEvents, tenants, users } from '../src/db/schema.ts'
-import { tenantSnapshot } from './db.ts'
+import { tenantSnapshot, unchanged } from './db.ts'
 import { expectError } from './envelope.ts'
 import {
   createTenant,
   rawRequest,
   STRONG_PASSWORD,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
@@ -26,19 +26,12 @@ const LONE_LOW = '\udc00'
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
 })
-after(() => server.close())
 
 const admin = () => t.admin.accessToken as string
-
-async function unchanged(attempt: () => Promise<void>): Promise<void> {
-  const before = await tenantSnapshot(server, t.tenantId)
-  await attempt()
-  assert.deepEqual(await tenantSnapshot(server, t.tenantId), before, 'the request changed nothing')
-}
 
 function expectBadString(res: { status: number; body: any; headers: Headers }, path: string) {
   expectError(res, 400, 'validation')
@@ -94,7 +87,7 @@ describe('a NUL or a lone surrogate in a string is 400 validation', () => {
   })
 
   test('an API key name, the IdP clientId and a tenant rename change nothing', async () => {
-    await unchanged(async () => {
+    await unchanged(server, t.tenantId, async () => {
       const key = await server.request(
         'POST',
         `/v1/${t.slug}/api-keys`,
@@ -132,7 +125,7 @@ describe('a NUL or a lone surrogate in a string is 400 validation', () => {
 
   test('an email at login: 400, before any lookup or audit row', async () => {
     const user = await signup(server, t.slug)
-    await unchanged(async () => {
+    await unchanged(server, t.tenantId, async () => {
       for (const email of [`${user.email}${NUL}`, `a${LONE_HIGH}@example.com`]) {
         const res = await server.request('POST', `/v1/${t.slug}/auth/login`, {
           email,

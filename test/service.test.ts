@@ -1,16 +1,15 @@
 // Service routes (SPEC capability 9, Versioning; CONTRACT §2): liveness, readiness, the
 // OpenAPI 3.1 description generated from the route schemas, and the interactive docs.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { startServer, type TestServer } from './helpers.ts'
+import { before, describe, test } from 'node:test'
+import { startServer, startTestServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
 let doc: any
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
   doc = (await server.request('GET', '/v1/openapi.json')).body
 })
-after(() => server.close())
 
 type Operation = {
   method: string

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { createTenant, startServer, type TestServer } from './helpers.ts'
+import { before, test } from 'node:test'
+import { createTenant, startTestServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
 })
-after(() => server.close())
 
 test('a new tenant admin can read /me', async () => {
   const t = await createTenant(server)

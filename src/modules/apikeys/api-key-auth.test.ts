@@ -2,32 +2,32 @@
 // is accepted and refused, revocation and expiry from the next request on, on every
 // instance, and lastUsedAt kept without a database write per request.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
+import { oneEvent, unchanged } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
+import { createKey } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
   startSecondInstance,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { apiKeys } from '../../db/schema.ts'
-import { createKey, oneEvent, unchanged } from './fixtures.ts'
 
 let server: TestServer
 let t: TenantFixture
 let admin: string
 
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
   admin = t.admin.accessToken
   // The tests below flush by hand: the 5-second timer must not write in the middle of one.
   await server.deps.apiKeyUsage.stop()
 })
-after(() => server.close())
 
 async function storedLastUsed(id: string) {
   const rows = await server.deps.db

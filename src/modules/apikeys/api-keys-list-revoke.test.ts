@@ -1,18 +1,19 @@
 // GET api-keys and DELETE api-keys/{id} (SPEC, Administration and API key state table:
 // revoked keys hidden unless includeRevoked; CONTRACT §2 Lists, foreign ids 404).
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
+import { auditRows, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { createKey } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
 import { apiKeys } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
-import { auditRows, createKey, unchanged } from './fixtures.ts'
 
 const RECORD_KEYS = [
   'createdAt',
@@ -30,13 +31,12 @@ let t: TenantFixture
 let other: TenantFixture
 let admin: string
 
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
   other = await createTenant(server)
   admin = t.admin.accessToken
 })
-after(() => server.close())
 
 const path = (slug = t.slug) => `/v1/${slug}/api-keys`
 

@@ -1,18 +1,19 @@
 // POST api-keys, and who may call the api-keys routes (SPEC, Administration and API key
 // state table; CONTRACT §2 API key record, §4 api_key_not_allowed).
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
+import { auditRows, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
 import { apiKeys } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
-import { auditRows, createKey, memberToken, unchanged } from './fixtures.ts'
 
 const RECORD_KEYS = [
   'createdAt',
@@ -31,14 +32,13 @@ let other: TenantFixture
 let admin: string
 let member: string
 
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
   other = await createTenant(server)
   admin = t.admin.accessToken
   member = await memberToken(server, t.slug)
 })
-after(() => server.close())
 
 const path = (slug = t.slug) => `/v1/${slug}/api-keys`
 

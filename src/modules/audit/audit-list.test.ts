@@ -1,18 +1,19 @@
 // GET audit (SPEC, Events and Administration; CONTRACT §2, Audit event): newest first,
 // every filter, keyset pages, search, and who may read it.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { sql } from 'drizzle-orm'
+import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { createKey, memberToken, unchanged } from '../apikeys/fixtures.ts'
 import type { AuditAction } from './actions.ts'
 import type { Actor, AuditEntry } from './recorder.ts'
 import { SHORT_SEARCH_WINDOW } from './service.ts'
@@ -35,12 +36,11 @@ let server: TestServer
 let t: TenantFixture
 let other: TenantFixture
 
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
   other = await createTenant(server)
 })
-after(() => server.close())
 
 type Item = Record<string, any>
 

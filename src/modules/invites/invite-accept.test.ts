@@ -3,8 +3,17 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
-import { actionsSince, auditMark, setUser, userByEmail } from '../../../test/db.ts'
+import {
+  actionsSince,
+  auditMark,
+  auditRows,
+  oneEvent,
+  setUser,
+  unchanged,
+  userByEmail,
+} from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { insertPendingUser } from '../../../test/fixtures/invites.ts'
 import {
   createTenant,
   GENEROUS_LIMITS,
@@ -12,26 +21,24 @@ import {
   STRONG_PASSWORD,
   signup,
   startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
 import { invites, users } from '../../db/schema.ts'
-import { auditRows, oneEvent, unchanged } from '../apikeys/fixtures.ts'
-import { insertPendingUser } from './fixtures.ts'
 
 let sink: SmtpSink
 let server: TestServer
 let t: TenantFixture
 
-before(async () => {
+before(async (ctx) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(ctx, { smtpUrl: sink.url })
   t = await createTenant(server, { name: 'Acme Rockets' })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 

@@ -1,18 +1,19 @@
 // GET invites and DELETE invites/{id} (SPEC, Invites and Invite state table; CONTRACT §2
 // Invite record and status, Lists, foreign ids 404).
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
+import { oneEvent, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { createKey } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { invites } from '../../db/schema.ts'
-import { createKey, oneEvent, unchanged } from '../apikeys/fixtures.ts'
 
 const RECORD_KEYS = [
   'acceptedAt',
@@ -31,13 +32,12 @@ let t: TenantFixture
 let other: TenantFixture
 let admin: string
 
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server, { name: 'Acme Rockets' })
   other = await createTenant(server)
   admin = t.admin.accessToken
 })
-after(() => server.close())
 
 const path = (slug = t.slug) => `/v1/${slug}/invites`
 

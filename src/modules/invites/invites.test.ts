@@ -3,12 +3,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
-import { setUser } from '../../../test/db.ts'
+import { oneEvent, setUser, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
+import { insertPendingUser } from '../../../test/fixtures/invites.ts'
 import {
   createTenant,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
@@ -16,8 +18,6 @@ import {
 import { SmtpSink } from '../../../test/smtp-sink.ts'
 import { invites, users } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
-import { createKey, memberToken, oneEvent, unchanged } from '../apikeys/fixtures.ts'
-import { insertPendingUser } from './fixtures.ts'
 
 const RECORD_KEYS = [
   'acceptedAt',
@@ -38,16 +38,15 @@ let other: TenantFixture
 let admin: string
 let member: string
 
-before(async () => {
+before(async (ctx) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(ctx, { smtpUrl: sink.url })
   t = await createTenant(server, { name: 'Acme Rockets' })
   other = await createTenant(server)
   admin = t.admin.accessToken
   member = await memberToken(server, t.slug)
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 

@@ -3,21 +3,17 @@
 // 12 to 1024 to create or change one).
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { tenantSnapshot, unchanged } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { enrolTotp } from '../../../test/fixtures/mfa.ts'
+import { mailedLoginCode, member, tenantWith } from '../../../test/fixtures/passwordless.ts'
 import {
   STRONG_PASSWORD,
-  startServer,
+  startTestServer,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
-import {
-  enrolTotp,
-  expectError,
-  mailedLoginCode,
-  member,
-  SmtpSink,
-  snapshot,
-  tenantWith,
-} from '../passwordless/test-support.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
@@ -26,9 +22,9 @@ let tenantId: string
 let email: string
 let token: string
 let loginCode: string
-before(async () => {
+before(async (ctx) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(ctx, { smtpUrl: sink.url })
   const t = await tenantWith(server, {
     authPolicy: 'PasswordAndPasswordless',
     mfaPolicy: 'Required',
@@ -42,20 +38,8 @@ before(async () => {
   await server.request('POST', `/v1/${slug}/mfa/totp/enroll`, undefined, { token })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
-
-async function unchanged(run: () => Promise<void>) {
-  // Mail an earlier test queued may still be on its way: let it land before counting.
-  await server.deps.mailer.drain()
-  const before = await snapshot(server, tenantId)
-  const mails = sink.messages.length
-  await run()
-  await server.deps.mailer.drain()
-  assert.deepEqual(await snapshot(server, tenantId), before)
-  assert.equal(sink.messages.length, mails)
-}
 
 const long = 'x'.repeat(1025)
 const badEmail = `${'a'.repeat(64)}@${'b'.repeat(186)}.com`
@@ -142,10 +126,15 @@ const cases = (): [string, string, unknown][] => [
 describe('bad bodies: 400 validation, nothing changes', () => {
   for (const [name, path, body] of cases()) {
     test(name, async () => {
-      await unchanged(async () => {
-        const res = await server.request('POST', `/v1/${slug}/${path}`, body, { token })
-        expectError(res, 400, 'validation')
-      })
+      await unchanged(
+        server,
+        tenantId,
+        async () => {
+          const res = await server.request('POST', `/v1/${slug}/${path}`, body, { token })
+          expectError(res, 400, 'validation')
+        },
+        { sink },
+      )
     })
   }
 
@@ -156,13 +145,18 @@ describe('bad bodies: 400 validation, nothing changes', () => {
       'auth/totp/initial-verify',
       'auth/request-email-otp',
     ]) {
-      await unchanged(async () => {
-        const res = await server.request('POST', `/v1/${slug}/${path}`, undefined, {
-          token,
-          raw: '{"code":',
-        })
-        expectError(res, 400, 'malformed_json')
-      })
+      await unchanged(
+        server,
+        tenantId,
+        async () => {
+          const res = await server.request('POST', `/v1/${slug}/${path}`, undefined, {
+            token,
+            raw: '{"code":',
+          })
+          expectError(res, 400, 'malformed_json')
+        },
+        { sink },
+      )
     }
   })
 
@@ -174,49 +168,59 @@ describe('bad bodies: 400 validation, nothing changes', () => {
       'auth/totp/initial-verify',
       'auth/request-email-otp',
     ]) {
-      await unchanged(async () => {
-        const res = await server.request(
-          'POST',
-          `/v1/no-such-tenant-zz/${path}`,
-          { code: 'bad' },
-          { token },
-        )
-        expectError(res, 404, 'tenant_not_found')
-      })
+      await unchanged(
+        server,
+        tenantId,
+        async () => {
+          const res = await server.request(
+            'POST',
+            `/v1/no-such-tenant-zz/${path}`,
+            { code: 'bad' },
+            { token },
+          )
+          expectError(res, 404, 'tenant_not_found')
+        },
+        { sink },
+      )
     }
   })
 
   test('the Bearer routes refuse a missing, malformed or foreign token with 401', async () => {
     const other = await tenantWith(server, {})
     for (const path of ['mfa/totp/enroll', 'mfa/totp/verify']) {
-      await unchanged(async () => {
-        expectError(
-          await server.request('POST', `/v1/${slug}/${path}`, { code: '123456' }),
-          401,
-          'token_missing',
-        )
-        const bad = await server.request(
-          'POST',
-          `/v1/${slug}/${path}`,
-          { code: '123456' },
-          { token: 'not-a-jwt' },
-        )
-        expectError(bad, 401, 'token_invalid')
-        const foreign = await server.request(
-          'POST',
-          `/v1/${slug}/${path}`,
-          { code: '123456' },
-          { token: other.admin.accessToken },
-        )
-        expectError(foreign, 401, 'token_invalid')
-        const apiKey = await server.request(
-          'POST',
-          `/v1/${slug}/${path}`,
-          { code: '123456' },
-          { token: `ak_live_${'x'.repeat(43)}` },
-        )
-        expectError(apiKey, 401, 'user_token_required')
-      })
+      await unchanged(
+        server,
+        tenantId,
+        async () => {
+          expectError(
+            await server.request('POST', `/v1/${slug}/${path}`, { code: '123456' }),
+            401,
+            'token_missing',
+          )
+          const bad = await server.request(
+            'POST',
+            `/v1/${slug}/${path}`,
+            { code: '123456' },
+            { token: 'not-a-jwt' },
+          )
+          expectError(bad, 401, 'token_invalid')
+          const foreign = await server.request(
+            'POST',
+            `/v1/${slug}/${path}`,
+            { code: '123456' },
+            { token: other.admin.accessToken },
+          )
+          expectError(foreign, 401, 'token_invalid')
+          const apiKey = await server.request(
+            'POST',
+            `/v1/${slug}/${path}`,
+            { code: '123456' },
+            { token: `ak_live_${'x'.repeat(43)}` },
+          )
+          expectError(apiKey, 401, 'user_token_required')
+        },
+        { sink },
+      )
     }
   })
 })
@@ -235,7 +239,7 @@ describe('SPEC note 11: password lengths', () => {
       password: 'y',
     })
     expectError(at1, 401, 'invalid_credentials')
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await server.request('POST', `/v1/${t.slug}/auth/login`, { email: u.email, password: long }),
       400,
@@ -246,12 +250,12 @@ describe('SPEC note 11: password lengths', () => {
       400,
       'validation',
     )
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
   test('creating a password needs 12 to 1024 characters', async () => {
     const t = await tenantWith(server, {})
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const short = await server.request('POST', `/v1/${t.slug}/auth/signup`, {
       email: uniqueEmail(),
       password: 'eleven-char',
@@ -262,7 +266,7 @@ describe('SPEC note 11: password lengths', () => {
       password: long,
     })
     expectError(tooLong, 400, 'validation')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
     const twelve = await server.request('POST', `/v1/${t.slug}/auth/signup`, {
       email: uniqueEmail(),
       password: 'twelve-chars',

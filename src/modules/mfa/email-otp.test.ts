@@ -5,38 +5,39 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import {
-  GENEROUS_LIMITS,
-  randomIp,
-  STRONG_PASSWORD,
-  startServer,
-  type TestServer,
-  uniqueEmail,
-} from '../../../test/helpers.ts'
-import { DEFAULT_LIMITS } from '../../lib/limits.ts'
-import {
   actionsSince,
   auditMark,
   auditSince,
   codeRows,
-  enrolTotp,
-  expectError,
-  mailedEmailOtp,
+  setTenant,
+  setUser,
+  tenantSnapshot,
+  userByEmail,
+} from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { enrolTotp, mailedEmailOtp } from '../../../test/fixtures/mfa.ts'
+import {
   mailedLoginCode,
   member,
   otherCode,
-  SmtpSink,
-  setTenant,
-  setUser,
-  snapshot,
   tenantWith,
-  userRow,
-} from '../passwordless/test-support.ts'
+} from '../../../test/fixtures/passwordless.ts'
+import {
+  GENEROUS_LIMITS,
+  randomIp,
+  STRONG_PASSWORD,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+} from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
+import { DEFAULT_LIMITS } from '../../lib/limits.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({
+  server = await startTestServer(t, {
     smtpUrl: sink.url,
     limits: {
       ...GENEROUS_LIMITS,
@@ -46,7 +47,6 @@ before(async () => {
   })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -242,7 +242,7 @@ describe('the email factor of a password login', () => {
     const bob = await member(server, t.slug)
     const aliceCode = await mailedEmailOtp(server, sink, t.slug, alice.email)
     await mailedEmailOtp(server, sink, t.slug, bob.email)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const res = await login(t.slug, {
       email: bob.email,
       password: STRONG_PASSWORD,
@@ -251,7 +251,7 @@ describe('the email factor of a password login', () => {
     const bobCode = (await codeRows(server, t.tenantId, bob.id))[0]
     if (res.status !== 200) expectError(res, 401, 'invalid_mfa_code')
     else assert.fail('a code of Alice signed Bob in')
-    assert.deepEqual((await snapshot(server, t.tenantId)).sessions, before.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).sessions, before.sessions)
     assert.equal(bobCode.attempts, 1)
   })
 })
@@ -261,7 +261,7 @@ describe('request-email-otp', () => {
     const t = await tenantWith(server, { mfaPolicy: 'Required' })
     const u = await member(server, t.slug)
     const ghost = uniqueEmail('ghost')
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const mark = await auditMark(server, t.tenantId)
     expectError(
       await requestOtp(t.slug, { email: u.email, password: 'wrong-password-1' }),
@@ -276,7 +276,7 @@ describe('request-email-otp', () => {
     await server.deps.mailer.drain()
     assert.equal(sink.to(u.email).length, 0)
     assert.equal(sink.to(ghost).length, 0)
-    const after = await snapshot(server, t.tenantId)
+    const after = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(after.codes, before.codes)
     assert.deepEqual(await actionsSince(server, t.tenantId, mark), [
       'UserLoginFailed',
@@ -300,13 +300,13 @@ describe('request-email-otp', () => {
   test('SPEC note 9: PasswordlessOnly refuses the password: 401 password_login_disabled', async () => {
     const t = await tenantWith(server, { mfaPolicy: 'Required', authPolicy: 'PasswordlessOnly' })
     const u = await member(server, t.slug)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await requestOtp(t.slug, { email: u.email, password: STRONG_PASSWORD }),
       401,
       'password_login_disabled',
     )
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
   test('no mail when the policy asks this user for no second factor', async () => {
@@ -377,5 +377,5 @@ test('email is not offered on verify-login-code: a JIT member without TOTP gets 
     emailOtpCode: '123456',
   })
   expectError(res, 401, 'mfa_not_enrolled')
-  assert.equal((await userRow(server, t.tenantId, email)).status, 'Pending')
+  assert.equal((await userByEmail(server, t.tenantId, email)).status, 'Pending')
 })

@@ -3,36 +3,36 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import {
-  STRONG_PASSWORD,
-  startServer,
-  type TestServer,
-  uniqueEmail,
-} from '../../../test/helpers.ts'
-import {
   actionsSince,
   auditMark,
   codeRows,
-  enrolTotp,
-  expectError,
+  setTenant,
+  tenantSnapshot,
+  userByEmail,
+} from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { enrolTotp, totpAt } from '../../../test/fixtures/mfa.ts'
+import {
   mailedLoginCode,
   member,
   otherCode,
-  SmtpSink,
-  setTenant,
-  snapshot,
   tenantWith,
-  totpAt,
-  userRow,
-} from '../passwordless/test-support.ts'
+} from '../../../test/fixtures/passwordless.ts'
+import {
+  STRONG_PASSWORD,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+} from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(t, { smtpUrl: sink.url })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -49,7 +49,7 @@ describe('with a password', () => {
     assert.equal(begun.status, 200, JSON.stringify(begun.body))
     assert.match(begun.body.otpauthUri, /^otpauth:\/\/totp\/Initech:/)
     assert.match(begun.body.qrCodeSvg, /^<svg/)
-    assert.equal((await userRow(server, t.tenantId, u.email)).totpEnabled, false)
+    assert.equal((await userByEmail(server, t.tenantId, u.email)).totpEnabled, false)
 
     const mark = await auditMark(server, t.tenantId)
     const done = await verify(t.slug, {
@@ -94,7 +94,7 @@ describe('with a password', () => {
   test('a wrong password: 401 invalid_credentials, unknown address alike, nothing stored', async () => {
     const t = await tenantWith(server, { mfaPolicy: 'Required' })
     const u = await member(server, t.slug)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await enroll(t.slug, { email: u.email, password: 'wrong-password-1' }),
       401,
@@ -105,7 +105,7 @@ describe('with a password', () => {
       401,
       'invalid_credentials',
     )
-    const after = await snapshot(server, t.tenantId)
+    const after = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(after.users, before.users)
     assert.deepEqual(after.sessions, before.sessions)
   })
@@ -114,7 +114,7 @@ describe('with a password', () => {
     const t = await tenantWith(server, { mfaPolicy: 'Required' })
     const u = await member(server, t.slug)
     const begun = await enroll(t.slug, { email: u.email, password: STRONG_PASSWORD })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const mark = await auditMark(server, t.tenantId)
     const res = await verify(t.slug, {
       email: u.email,
@@ -123,7 +123,7 @@ describe('with a password', () => {
     })
     expectError(res, 401, 'invalid_mfa_code')
     assert.deepEqual(await actionsSince(server, t.tenantId, mark), ['UserLoginFailed'])
-    const after = await snapshot(server, t.tenantId)
+    const after = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(after.users, before.users)
     assert.deepEqual(after.sessions, before.sessions)
   })
@@ -139,7 +139,7 @@ describe('with a password', () => {
     const t = await tenantWith(server, { mfaPolicy: 'Optional' })
     const u = await member(server, t.slug)
     const secret = await enrolTotp(server, t.slug, u.accessToken)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await enroll(t.slug, { email: u.email, password: STRONG_PASSWORD }),
       409,
@@ -151,7 +151,7 @@ describe('with a password', () => {
       code: totpAt(server, secret),
     })
     expectError(res, 409, 'already_enrolled')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
     // A wrong password learns nothing about enrolment.
     expectError(
       await enroll(t.slug, { email: u.email, password: 'wrong-password-1' }),
@@ -163,7 +163,7 @@ describe('with a password', () => {
   test('403 mfa_disabled when the policy is Disabled', async () => {
     const t = await tenantWith(server, { mfaPolicy: 'Disabled' })
     const u = await member(server, t.slug)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await enroll(t.slug, { email: u.email, password: STRONG_PASSWORD }),
       403,
@@ -174,13 +174,13 @@ describe('with a password', () => {
       403,
       'mfa_disabled',
     )
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
   test('SPEC note 9: PasswordlessOnly refuses the password here too', async () => {
     const t = await tenantWith(server, { mfaPolicy: 'Required', authPolicy: 'PasswordlessOnly' })
     const u = await member(server, t.slug)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await enroll(t.slug, { email: u.email, password: STRONG_PASSWORD }),
       401,
@@ -191,7 +191,7 @@ describe('with a password', () => {
       401,
       'password_login_disabled',
     )
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 })
 
@@ -212,9 +212,13 @@ describe('with a login code (SPEC note 4)', () => {
     const begun = await enroll(t.slug, { email, loginCode: code })
     assert.equal(begun.status, 200, JSON.stringify(begun.body))
     // Checked at enrol, not spent.
-    const [open] = await codeRows(server, t.tenantId, (await userRow(server, t.tenantId, email)).id)
+    const [open] = await codeRows(
+      server,
+      t.tenantId,
+      (await userByEmail(server, t.tenantId, email)).id,
+    )
     assert.equal(open.closedAt, null)
-    assert.equal((await userRow(server, t.tenantId, email)).status, 'Pending')
+    assert.equal((await userByEmail(server, t.tenantId, email)).status, 'Pending')
 
     const mark = await auditMark(server, t.tenantId)
     const done = await verify(t.slug, {
@@ -257,13 +261,13 @@ describe('with a login code (SPEC note 4)', () => {
     })
     const u = await member(server, t.slug)
     const code = await mailedLoginCode(server, sink, t.slug, u.email)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await enroll(t.slug, { email: u.email, loginCode: otherCode(code) }),
       401,
       'invalid_code',
     )
-    const after = await snapshot(server, t.tenantId)
+    const after = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(after.users, before.users)
     assert.equal(after.codes[0].attempts, 1)
   })
@@ -310,13 +314,13 @@ describe('with a login code (SPEC note 4)', () => {
     const alice = await member(server, t.slug)
     const bob = await member(server, t.slug)
     const aliceCode = await mailedLoginCode(server, sink, t.slug, alice.email)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(
       await enroll(t.slug, { email: bob.email, loginCode: aliceCode }),
       401,
       'invalid_code',
     )
-    assert.deepEqual((await snapshot(server, t.tenantId)).users, before.users)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).users, before.users)
   })
 })
 
@@ -328,7 +332,7 @@ describe('exactly one of password or loginCode', () => {
     })
     const u = await member(server, t.slug)
     const code = await mailedLoginCode(server, sink, t.slug, u.email)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     for (const body of [
       { email: u.email, password: STRONG_PASSWORD, loginCode: code },
       { email: u.email },
@@ -341,7 +345,7 @@ describe('exactly one of password or loginCode', () => {
       400,
       'validation',
     )
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 })
 

@@ -10,28 +10,26 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import pg from 'pg'
-import { STRONG_PASSWORD, startServer, type TestServer } from '../../../test/helpers.ts'
-import type { EncryptionKey } from '../../config.ts'
+import { auditRows, setUser, userByEmail } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { enrolTotp, totpAt } from '../../../test/fixtures/mfa.ts'
+import { member, tenantWith } from '../../../test/fixtures/passwordless.ts'
 import {
-  auditRows,
-  enrolTotp,
-  expectError,
-  member,
-  SmtpSink,
-  setUser,
-  tenantWith,
-  totpAt,
-  userRow,
-} from '../passwordless/test-support.ts'
+  STRONG_PASSWORD,
+  startServer,
+  startTestServer,
+  type TestServer,
+} from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
+import type { EncryptionKey } from '../../config.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(t, { smtpUrl: sink.url })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -39,7 +37,7 @@ test('a TOTP secret is stored sealed under the current key version, never in cle
   const t = await tenantWith(server, { mfaPolicy: 'Optional' })
   const u = await member(server, t.slug)
   const secret = await enrolTotp(server, t.slug, u.accessToken)
-  const row = await userRow(server, t.tenantId, u.email)
+  const row = await userByEmail(server, t.tenantId, u.email)
   assert.ok(row.totpSecretEnc)
   assert.match(row.totpSecretEnc, /^v1:[\w-]+:[\w-]+:[\w-]+$/)
   assert.ok(!row.totpSecretEnc.includes(secret))
@@ -62,7 +60,7 @@ test('a sealed secret copied onto another user accepts no code there', async () 
   const alice = await member(server, t.slug)
   const bob = await member(server, t.slug)
   const secret = await enrolTotp(server, t.slug, alice.accessToken)
-  const sealed = (await userRow(server, t.tenantId, alice.email)).totpSecretEnc
+  const sealed = (await userByEmail(server, t.tenantId, alice.email)).totpSecretEnc
   await setUser(server, t.tenantId, bob.id, { totpSecretEnc: sealed, totpEnabled: true })
   const res = await server.request('POST', `/v1/${t.slug}/auth/login`, {
     email: bob.email,
@@ -150,7 +148,7 @@ test('key rotation: old versions still decrypt, new writes use the first key, ro
       token: bob.accessToken,
     })
     assert.equal(bobBegun.status, 200)
-    assert.match((await userRow(s, t.tenantId, alice.email)).totpSecretEnc ?? '', /^v1:/)
+    assert.match((await userByEmail(s, t.tenantId, alice.email)).totpSecretEnc ?? '', /^v1:/)
     await s.close()
 
     // 2. v2 first, v1 still listed: v1 rows decrypt, new enrolments are sealed under v2.
@@ -159,8 +157,8 @@ test('key rotation: old versions still decrypt, new writes use the first key, ro
     assert.equal((await login(s, t.slug, alice.email, aliceSecret)).status, 200)
     const carol = await member(s, t.slug)
     const carolSecret = await enrolTotp(s, t.slug, carol.accessToken)
-    assert.match((await userRow(s, t.tenantId, carol.email)).totpSecretEnc ?? '', /^v2:/)
-    assert.match((await userRow(s, t.tenantId, alice.email)).totpSecretEnc ?? '', /^v1:/)
+    assert.match((await userByEmail(s, t.tenantId, carol.email)).totpSecretEnc ?? '', /^v2:/)
+    assert.match((await userByEmail(s, t.tenantId, alice.email)).totpSecretEnc ?? '', /^v1:/)
     await s.close()
 
     // 3. npm run rotate-keys with the same key list.
@@ -172,7 +170,7 @@ test('key rotation: old versions still decrypt, new writes use the first key, ro
     s = await open([v2])
     s.clock.advance(120)
     for (const u of [alice, carol]) {
-      assert.match((await userRow(s, t.tenantId, u.email)).totpSecretEnc ?? '', /^v2:/)
+      assert.match((await userByEmail(s, t.tenantId, u.email)).totpSecretEnc ?? '', /^v2:/)
     }
     assert.equal((await login(s, t.slug, alice.email, aliceSecret)).status, 200)
     assert.equal((await login(s, t.slug, carol.email, carolSecret)).status, 200)

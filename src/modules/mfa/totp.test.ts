@@ -5,34 +5,30 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { Secret, TOTP } from 'otpauth'
 import {
-  createTenant,
-  STRONG_PASSWORD,
-  startServer,
-  type TestServer,
-} from '../../../test/helpers.ts'
-import {
   actionsSince,
   auditMark,
-  enrolTotp,
-  expectError,
-  member,
-  otherCode,
-  SmtpSink,
   setTenant,
-  snapshot,
-  tenantWith,
-  totpAt,
-  userRow,
-} from '../passwordless/test-support.ts'
+  tenantSnapshot,
+  userByEmail,
+} from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { enrolTotp, totpAt } from '../../../test/fixtures/mfa.ts'
+import { member, otherCode, tenantWith } from '../../../test/fixtures/passwordless.ts'
+import {
+  createTenant,
+  STRONG_PASSWORD,
+  startTestServer,
+  type TestServer,
+} from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(t, { smtpUrl: sink.url })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -55,7 +51,7 @@ describe('enrolment with a Bearer token (mfa/totp/enroll, mfa/totp/verify)', () 
     )
     assert.match(res.body.qrCodeSvg, /^<svg[\s\S]*<\/svg>\s*$/)
     // Not active until verified.
-    const row = await userRow(server, t.tenantId, u.email)
+    const row = await userByEmail(server, t.tenantId, u.email)
     assert.equal(row.totpEnabled, false)
     const me = await server.request('GET', `/v1/${t.slug}/me`, undefined, { token: u.accessToken })
     assert.equal(me.body.totpEnrolled, false)
@@ -81,7 +77,7 @@ describe('enrolment with a Bearer token (mfa/totp/enroll, mfa/totp/verify)', () 
     const begun = await server.request('POST', `/v1/${t.slug}/mfa/totp/enroll`, undefined, {
       token: u.accessToken,
     })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const res = await server.request(
       'POST',
       `/v1/${t.slug}/mfa/totp/verify`,
@@ -89,7 +85,7 @@ describe('enrolment with a Bearer token (mfa/totp/enroll, mfa/totp/verify)', () 
       { token: u.accessToken },
     )
     expectError(res, 401, 'invalid_mfa_code')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
   test('verify without a pending enrolment is 401 invalid_mfa_code', async () => {
@@ -133,7 +129,7 @@ describe('enrolment with a Bearer token (mfa/totp/enroll, mfa/totp/verify)', () 
     const t = await createTenant(server)
     const u = await member(server, t.slug)
     const secret = await enrolTotp(server, t.slug, u.accessToken)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const again = await server.request('POST', `/v1/${t.slug}/mfa/totp/enroll`, undefined, {
       token: u.accessToken,
     })
@@ -145,13 +141,13 @@ describe('enrolment with a Bearer token (mfa/totp/enroll, mfa/totp/verify)', () 
       { token: u.accessToken },
     )
     expectError(verify, 409, 'already_enrolled')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
   test('both routes need a user access token of this tenant', async () => {
     const t1 = await createTenant(server)
     const t2 = await createTenant(server)
-    const before = await snapshot(server, t2.tenantId)
+    const before = await tenantSnapshot(server, t2.tenantId)
     expectError(
       await server.request('POST', `/v1/${t2.slug}/mfa/totp/enroll`),
       401,
@@ -168,7 +164,7 @@ describe('enrolment with a Bearer token (mfa/totp/enroll, mfa/totp/verify)', () 
       { token: t1.admin.accessToken },
     )
     expectError(crossVerify, 401, 'token_invalid')
-    assert.deepEqual(await snapshot(server, t2.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t2.tenantId), before)
   })
 })
 
@@ -178,11 +174,11 @@ describe('password login with TOTP (SPEC note 6; CONTRACT §5)', () => {
     const u = await member(server, t.slug)
     const secret = await enrolTotp(server, t.slug, u.accessToken)
     await setTenant(server, t.slug, { mfaPolicy: 'Required' })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const asked = await login(t.slug, { email: u.email, password: STRONG_PASSWORD })
     expectError(asked, 401, 'mfa_required')
     assert.deepEqual(asked.body.details.methods, ['totp', 'email'])
-    assert.deepEqual((await snapshot(server, t.tenantId)).sessions, before.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).sessions, before.sessions)
     const mark = await auditMark(server, t.tenantId)
     const ok = await login(t.slug, {
       email: u.email,
@@ -236,7 +232,7 @@ describe('password login with TOTP (SPEC note 6; CONTRACT §5)', () => {
     const t = await tenantWith(server, { mfaPolicy: 'Required' })
     const u = await member(server, t.slug)
     const secret = await enrolTotp(server, t.slug, u.accessToken)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const mark = await auditMark(server, t.tenantId)
     const res = await login(t.slug, {
       email: u.email,
@@ -245,7 +241,7 @@ describe('password login with TOTP (SPEC note 6; CONTRACT §5)', () => {
     })
     expectError(res, 401, 'invalid_mfa_code')
     assert.deepEqual(await actionsSince(server, t.tenantId, mark), ['UserLoginFailed'])
-    assert.deepEqual((await snapshot(server, t.tenantId)).sessions, before.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).sessions, before.sessions)
   })
 
   test('a TOTP code with a wrong password is invalid_credentials and does not spend the step', async () => {
@@ -366,7 +362,7 @@ describe('an accepted time step is never accepted again', () => {
     const u = await member(server, t.slug)
     const secret = await enrolTotp(server, t.slug, u.accessToken)
     const totpCode = totpAt(server, secret)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const answers = await Promise.all(
       Array.from({ length: 4 }, () =>
         login(t.slug, { email: u.email, password: STRONG_PASSWORD, totpCode }),
@@ -378,6 +374,9 @@ describe('an accepted time step is never accepted again', () => {
       JSON.stringify(answers.map((a) => a.body)),
     )
     for (const r of answers.filter((a) => a.status !== 200)) expectError(r, 401, 'invalid_mfa_code')
-    assert.equal((await snapshot(server, t.tenantId)).sessions.length, before.sessions.length + 1)
+    assert.equal(
+      (await tenantSnapshot(server, t.tenantId)).sessions.length,
+      before.sessions.length + 1,
+    )
   })
 })

@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
+import { expectError } from '../../../test/envelope.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
+import { newAccount, signIn, startWithProvider, tenantRow } from '../../../test/fixtures/oauth.ts'
 import {
   createTenant,
   signup,
@@ -14,14 +17,6 @@ import {
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
 import { auditEvents } from '../../db/schema.ts'
 import { FieldCipher } from '../../lib/crypto.ts'
-import {
-  assertError,
-  insertApiKey,
-  newAccount,
-  signIn,
-  startWithProvider,
-  tenantRow,
-} from './test-support.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture
@@ -163,7 +158,7 @@ describe('DELETE credentials', () => {
     assert.equal(record.body.hasIdpClientSecret, false)
     assert.equal(record.body.idpOauthEnabled, false)
     const start = await server.request('GET', `/v1/${t.slug}/oauth/idp/start`)
-    assertError(start, 400, 'idp_not_configured')
+    expectError(start, 400, 'idp_not_configured')
   })
 
   test('removing credentials that were never stored answers ok and records nothing', async () => {
@@ -183,7 +178,7 @@ describe('DELETE credentials', () => {
     const back = await idp.authorize(start.body.authorizationUrl, newAccount())
     await server.request('DELETE', path(t.slug), undefined, { token: t.admin.accessToken })
     const res = await server.request('GET', back.pathname + back.search)
-    assertError(res, 400, 'idp_not_configured')
+    expectError(res, 400, 'idp_not_configured')
   })
 })
 
@@ -197,7 +192,7 @@ describe('who may change credentials', () => {
       const key = await insertApiKey(server, t.tenantId)
       const before = await credentialState(t.tenantId)
       const res = await server.request(method, path(t.slug), body, { token: key })
-      assertError(res, 403, 'api_key_not_allowed')
+      expectError(res, 403, 'api_key_not_allowed')
       assert.deepEqual(await credentialState(t.tenantId), before)
     })
 
@@ -207,7 +202,7 @@ describe('who may change credentials', () => {
       const member = await signup(server, t.slug)
       const before = await credentialState(t.tenantId)
       const res = await server.request(method, path(t.slug), body, { token: member.accessToken })
-      assertError(res, 403, 'admin_required')
+      expectError(res, 403, 'admin_required')
       assert.deepEqual(await credentialState(t.tenantId), before)
     })
 
@@ -216,7 +211,7 @@ describe('who may change credentials', () => {
       await put(t, { clientId: 'kept', clientSecret: SECRET })
       const before = await credentialState(t.tenantId)
       const res = await server.request(method, path(t.slug), body)
-      assertError(res, 401, 'token_missing')
+      expectError(res, 401, 'token_missing')
       assert.deepEqual(await credentialState(t.tenantId), before)
     })
 
@@ -228,7 +223,7 @@ describe('who may change credentials', () => {
       const res = await server.request(method, path(t.slug), body, {
         token: other.admin.accessToken,
       })
-      assertError(res, 401, 'token_invalid')
+      expectError(res, 401, 'token_invalid')
       assert.deepEqual(await credentialState(t.tenantId), before)
     })
 
@@ -237,7 +232,7 @@ describe('who may change credentials', () => {
       const res = await server.request(method, path('no-such-tenant-here'), body, {
         token: t.admin.accessToken,
       })
-      assertError(res, 404, 'tenant_not_found')
+      expectError(res, 404, 'tenant_not_found')
     })
   }
 })
@@ -262,7 +257,7 @@ describe('PUT credentials: bad input changes nothing', () => {
       await put(t, { clientId: 'kept', clientSecret: SECRET })
       const before = await credentialState(t.tenantId)
       const res = await put(t, body)
-      assertError(res, 400, 'validation')
+      expectError(res, 400, 'validation')
       assert.deepEqual(await credentialState(t.tenantId), before)
     })
   }
@@ -296,7 +291,7 @@ describe('PUT credentials: bad input changes nothing', () => {
       token: t.admin.accessToken,
       raw: '{"clientId": "x", "clientSecret": ',
     })
-    assertError(res, 400, 'malformed_json')
+    expectError(res, 400, 'malformed_json')
     assert.deepEqual(await credentialState(t.tenantId), before)
   })
 
@@ -309,7 +304,7 @@ describe('PUT credentials: bad input changes nothing', () => {
       raw: 'clientId=x&clientSecret=y',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     })
-    assertError(res, 400, 'unsupported_media_type')
+    expectError(res, 400, 'unsupported_media_type')
     assert.deepEqual(await credentialState(t.tenantId), before)
   })
 })
@@ -319,7 +314,7 @@ test('a tenant cannot read or use another tenant’s credentials', async () => {
   const b = await createTenant(server)
   await put(a, { clientId: 'client-of-a', clientSecret: SECRET })
   const start = await server.request('GET', `/v1/${b.slug}/oauth/idp/start`)
-  assertError(start, 400, 'idp_not_configured')
+  expectError(start, 400, 'idp_not_configured')
   const rows = await server.deps.db
     .select()
     .from(auditEvents)

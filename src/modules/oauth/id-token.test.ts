@@ -3,17 +3,17 @@
 // (real code, real state, real PKCE) is genuine and only the claim under test is wrong.
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
-import type { TestServer } from '../../../test/helpers.ts'
-import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { tenantSnapshot } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
 import {
-  assertError,
   connectedTenant,
   identitiesOf,
   newAccount,
   signIn,
-  snapshot,
   startWithProvider,
-} from './test-support.ts'
+} from '../../../test/fixtures/oauth.ts'
+import type { TestServer } from '../../../test/helpers.ts'
+import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture
@@ -32,12 +32,12 @@ const now = () => Math.floor(Date.now() / 1000)
 
 async function refused(tamper: () => void) {
   const t = await connectedTenant(server, idp)
-  const before = await snapshot(server, t.tenantId)
+  const before = await tenantSnapshot(server, t.tenantId)
   tamper()
   const res = await signIn(server, idp, t.slug, newAccount())
-  assertError(res, 401, 'idp_exchange_failed')
+  expectError(res, 401, 'idp_exchange_failed')
   assert.equal(res.body.accessToken, undefined)
-  assert.deepEqual(await snapshot(server, t.tenantId), before)
+  assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
 }
 
 test('the harness: a token re-signed by the provider with its claims intact is accepted', async () => {
@@ -85,11 +85,11 @@ test("another key's token cannot take over an existing account by naming its sub
   const victim = newAccount()
   const first = await signIn(server, idp, t.slug, victim)
   assert.equal(first.status, 200)
-  const before = await snapshot(server, t.tenantId)
+  const before = await tenantSnapshot(server, t.tenantId)
   // The attacker signs in as themselves; the token is swapped for one naming the victim.
   idp.rewriteIdToken((c) => ({ ...c, sub: victim.sub, email: victim.email }), 'other-key')
   const res = await signIn(server, idp, t.slug, newAccount())
-  assertError(res, 401, 'idp_exchange_failed')
-  assert.deepEqual(await snapshot(server, t.tenantId), before)
+  expectError(res, 401, 'idp_exchange_failed')
+  assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   assert.equal((await identitiesOf(server, t.tenantId)).length, 1)
 })

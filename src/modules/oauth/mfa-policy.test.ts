@@ -5,23 +5,22 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
-import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
-import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provider.ts'
-import { auditEvents } from '../../db/schema.ts'
-import { updateUser } from '../users/store.ts'
+import { tenantSnapshot, userRow } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
 import {
-  assertError,
   type ConnectedTenant,
   callbackPath,
   connectedTenant,
   identitiesOf,
   newAccount,
   signIn,
-  snapshot,
   startUrl,
   startWithProvider,
-  userRow,
-} from './test-support.ts'
+} from '../../../test/fixtures/oauth.ts'
+import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
+import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { auditEvents } from '../../db/schema.ts'
+import { updateUser } from '../users/queries.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture
@@ -51,7 +50,7 @@ async function failedLogins(s: TestServer, tenantId: string) {
 }
 
 function assertMfaRefusal(res: Awaited<ReturnType<typeof signIn>>) {
-  assertError(res, 401, 'mfa_required')
+  expectError(res, 401, 'mfa_required')
   assert.equal(res.body.code, 'UNAUTHORIZED')
   assert.deepEqual(res.body.details.methods, [])
   assert.match(res.body.message, /identity provider did not report multi-factor/)
@@ -71,10 +70,10 @@ describe('mfaPolicy Required', () => {
   test('a new identity without amr is 401 mfa_required, and no account is created', async () => {
     const t = await connectedTenant(server, idp)
     await setPolicy(server, t, 'Required')
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const account = newAccount()
     assertMfaRefusal(await signIn(server, idp, t.slug, account))
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     const failed = await failedLogins(server, t.tenantId)
     assert.equal(failed.length, 1)
     assert.equal(failed[0].userId, null)
@@ -85,10 +84,10 @@ describe('mfaPolicy Required', () => {
 
   test('a linked user without amr is refused, and its account is left as it was', async () => {
     const { t, account, userId } = await linkedUser('Required')
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const row = await userRow(server, t.tenantId, userId)
     assertMfaRefusal(await signIn(server, idp, t.slug, account))
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     assert.deepEqual(await userRow(server, t.tenantId, userId), row)
     const failed = await failedLogins(server, t.tenantId)
     assert.equal(failed.length, 1)
@@ -101,9 +100,9 @@ describe('mfaPolicy Required', () => {
     const existing = await signup(server, t.slug)
     await updateUser(server.deps.db, t.tenantId, existing.user.id, { emailVerified: true })
     await setPolicy(server, t, 'Required')
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     assertMfaRefusal(await signIn(server, idp, t.slug, newAccount({ email: existing.email })))
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     assert.deepEqual(await identitiesOf(server, t.tenantId), [])
   })
 
@@ -136,9 +135,9 @@ describe('mfaPolicy Required', () => {
   for (const amr of refused) {
     test(`amr ${JSON.stringify(amr)} is one factor at most: 401 mfa_required`, async () => {
       const { t, account } = await linkedUser('Required')
-      const before = await snapshot(server, t.tenantId)
+      const before = await tenantSnapshot(server, t.tenantId, { audit: false })
       assertMfaRefusal(await signIn(server, idp, t.slug, { ...account, amr }))
-      assert.deepEqual(await snapshot(server, t.tenantId), before)
+      assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     })
   }
 
@@ -151,21 +150,21 @@ describe('mfaPolicy Required', () => {
   for (const [name, amr] of malformed) {
     test(`an amr claim that is ${name} reports nothing: 401 mfa_required`, async () => {
       const { t, account } = await linkedUser('Required')
-      const before = await snapshot(server, t.tenantId)
+      const before = await tenantSnapshot(server, t.tenantId, { audit: false })
       idp.rewriteIdToken((claims) => ({ ...claims, amr }))
       try {
         assertMfaRefusal(await signIn(server, idp, t.slug, account))
       } finally {
         idp.tamperIdToken = undefined
       }
-      assert.deepEqual(await snapshot(server, t.tenantId), before)
+      assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     })
   }
 
   test('a suspended user is told so before any second factor is considered', async () => {
     const { t, account, userId } = await linkedUser('Required')
     await updateUser(server.deps.db, t.tenantId, userId, { status: 'Suspended' })
-    assertError(await signIn(server, idp, t.slug, account), 401, 'account_suspended')
+    expectError(await signIn(server, idp, t.slug, account), 401, 'account_suspended')
   })
 })
 
@@ -173,9 +172,9 @@ describe('mfaPolicy Optional', () => {
   test('a TOTP-enrolled user without amr is 401 mfa_required', async () => {
     const { t, account, userId } = await linkedUser('Optional')
     await updateUser(server.deps.db, t.tenantId, userId, { totpEnabled: true })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     assertMfaRefusal(await signIn(server, idp, t.slug, account))
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     const failed = await failedLogins(server, t.tenantId)
     assert.equal(failed[0].metadata.reason, 'mfa_required')
   })
@@ -229,9 +228,9 @@ describe('plain OAuth 2.0 mode (no ID token, so no amr)', () => {
   test('Required refuses every sign-in, whatever the provider did: 401 mfa_required', async () => {
     const t = await connectedTenant(plain, idp)
     await setPolicy(plain, t, 'Required')
-    const before = await snapshot(plain, t.tenantId)
+    const before = await tenantSnapshot(plain, t.tenantId, { audit: false })
     assertMfaRefusal(await plainSignIn(t, newAccount({ amr: ['pwd', 'otp'] })))
-    assert.deepEqual(await snapshot(plain, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(plain, t.tenantId, { audit: false }), before)
     assert.equal((await failedLogins(plain, t.tenantId))[0].metadata.reason, 'mfa_required')
   })
 

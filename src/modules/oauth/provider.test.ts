@@ -2,10 +2,8 @@
 // again after a failure; or the explicit endpoints of a plain OAuth 2.0 provider.
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { startServer, type TestServer } from '../../../test/helpers.ts'
-import { type OidcProviderFixture, startOidcProvider } from '../../../test/oidc-provider.ts'
+import { expectError } from '../../../test/envelope.ts'
 import {
-  assertError,
   callbackPath,
   connectedTenant,
   discoveryConfig,
@@ -14,7 +12,9 @@ import {
   roundTrip,
   signIn,
   startUrl,
-} from './test-support.ts'
+} from '../../../test/fixtures/oauth.ts'
+import { startServer, type TestServer } from '../../../test/helpers.ts'
+import { type OidcProviderFixture, startOidcProvider } from '../../../test/oidc-provider.ts'
 
 const cleanup: (() => Promise<void>)[] = []
 after(async () => {
@@ -56,7 +56,7 @@ test('a provider that cannot be reached at start answers 503, and is found once 
   const t = await connectedTenant(server, idp)
   await idp.pause()
   const down = await server.request('GET', `/v1/${t.slug}/oauth/idp/start`)
-  assertError(down, 503, 'unavailable')
+  expectError(down, 503, 'unavailable')
   await idp.resume()
   const res = await signIn(server, idp, t.slug, newAccount())
   assert.equal(res.status, 200, JSON.stringify(res.body))
@@ -69,7 +69,7 @@ test('a failed exchange forgets the cached discovery, and the next sign-in disco
   assert.equal(discoveries(idp), 1)
   const back = await roundTrip(server, idp, t.slug, newAccount())
   await idp.pause()
-  assertError(await server.request('GET', callbackPath(back)), 401, 'idp_exchange_failed')
+  expectError(await server.request('GET', callbackPath(back)), 401, 'idp_exchange_failed')
   await idp.resume()
   assert.equal((await signIn(server, idp, t.slug, newAccount())).status, 200)
   assert.equal(discoveries(idp), 2)

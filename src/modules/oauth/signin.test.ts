@@ -3,6 +3,19 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { eq } from 'drizzle-orm'
+import { tenantSnapshot, userRow } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import {
+  callbackPath,
+  connectedTenant,
+  identitiesOf,
+  newAccount,
+  redirectUriOf,
+  roundTrip,
+  signIn,
+  startUrl,
+  startWithProvider,
+} from '../../../test/fixtures/oauth.ts'
 import {
   auditActions,
   signup,
@@ -11,21 +24,7 @@ import {
 } from '../../../test/helpers.ts'
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
 import { auditEvents } from '../../db/schema.ts'
-import { updateUser } from '../users/store.ts'
-import {
-  assertError,
-  callbackPath,
-  connectedTenant,
-  identitiesOf,
-  newAccount,
-  redirectUriOf,
-  roundTrip,
-  signIn,
-  snapshot,
-  startUrl,
-  startWithProvider,
-  userRow,
-} from './test-support.ts'
+import { updateUser } from '../users/queries.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture
@@ -167,12 +166,12 @@ describe('callback', () => {
     const t = await connectedTenant(server, idp)
     // The attacker signs the victim's address up with a password; signup verifies nothing.
     const squatted = await signup(server, t.slug)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const rowBefore = await userRow(server, t.tenantId, squatted.user.id)
     const res = await signIn(server, idp, t.slug, newAccount({ email: squatted.email }))
-    assertError(res, 400, 'email_taken')
+    expectError(res, 400, 'email_taken')
     assert.equal(res.body.accessToken, undefined)
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     assert.deepEqual(await identitiesOf(server, t.tenantId), [])
     const row = await userRow(server, t.tenantId, squatted.user.id)
     assert.deepEqual(row, rowBefore)
@@ -190,10 +189,10 @@ describe('callback', () => {
     const t = await connectedTenant(server, idp)
     const existing = await signup(server, t.slug)
     await updateUser(server.deps.db, t.tenantId, existing.user.id, { status: 'Pending' })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const res = await signIn(server, idp, t.slug, newAccount({ email: existing.email }))
-    assertError(res, 400, 'email_taken')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    expectError(res, 400, 'email_taken')
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     assert.equal((await userRow(server, t.tenantId, existing.user.id)).status, 'Pending')
   })
 
@@ -213,15 +212,15 @@ describe('callback', () => {
   test('an unverified email never links to an existing account', async () => {
     const t = await connectedTenant(server, idp)
     const existing = await signup(server, t.slug)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const res = await signIn(
       server,
       idp,
       t.slug,
       newAccount({ email: existing.email, email_verified: false }),
     )
-    assertError(res, 400, 'email_taken')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    expectError(res, 400, 'email_taken')
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
     assert.equal((await userRow(server, t.tenantId, existing.user.id)).emailVerified, false)
     const failed = (await auditRows(t.tenantId)).filter((e) => e.action === 'UserLoginFailed')
     assert.equal(failed.length, 1)
@@ -238,10 +237,10 @@ describe('callback', () => {
 
   test('an identity without an email cannot create an account', async () => {
     const t = await connectedTenant(server, idp)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     const res = await signIn(server, idp, t.slug, { sub: `no-mail-${Date.now()}` })
-    assertError(res, 401, 'idp_exchange_failed')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    expectError(res, 401, 'idp_exchange_failed')
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
   test('a suspended user cannot come back through the provider', async () => {
@@ -249,10 +248,10 @@ describe('callback', () => {
     const account = newAccount()
     const first = await signIn(server, idp, t.slug, account)
     await updateUser(server.deps.db, t.tenantId, first.body.user.id, { status: 'Suspended' })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const res = await signIn(server, idp, t.slug, account)
-    assertError(res, 401, 'account_suspended')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    expectError(res, 401, 'account_suspended')
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
   })
 
   test('a suspended password user is not reached through a verified email either', async () => {
@@ -262,10 +261,10 @@ describe('callback', () => {
       status: 'Suspended',
       emailVerified: true,
     })
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const res = await signIn(server, idp, t.slug, newAccount({ email: existing.email }))
-    assertError(res, 401, 'account_suspended')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    expectError(res, 401, 'account_suspended')
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
   })
 
   test('a deleted user cannot come back through the provider', async () => {
@@ -276,10 +275,10 @@ describe('callback', () => {
       token: first.body.accessToken,
     })
     assert.equal(del.status, 200)
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId, { audit: false })
     const res = await signIn(server, idp, t.slug, account)
-    assertError(res, 401, 'invalid_credentials')
-    assert.deepEqual(await snapshot(server, t.tenantId), before)
+    expectError(res, 401, 'invalid_credentials')
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId, { audit: false }), before)
   })
 
   test('a state minted on one instance is finished on another (kept server-side)', async () => {

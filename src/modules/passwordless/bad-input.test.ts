@@ -2,16 +2,11 @@
 // nothing: no row, no audit event, no mail, no spent guess.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { startServer, type TestServer } from '../../../test/helpers.ts'
-import {
-  codeRows,
-  expectError,
-  mailedLoginCode,
-  member,
-  SmtpSink,
-  snapshot,
-  tenantWith,
-} from './test-support.ts'
+import { codeRows, tenantSnapshot } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { mailedLoginCode, member, tenantWith } from '../../../test/fixtures/passwordless.ts'
+import { startTestServer, type TestServer } from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
@@ -20,9 +15,9 @@ let tenantId: string
 let email: string
 let userId: string
 let code: string
-before(async () => {
+before(async (ctx) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(ctx, { smtpUrl: sink.url })
   const t = await tenantWith(server, {
     authPolicy: 'PasswordAndPasswordless',
     passwordlessJitSignup: true,
@@ -35,7 +30,6 @@ before(async () => {
   code = await mailedLoginCode(server, sink, slug, email)
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -74,11 +68,11 @@ const verifyBodies = (): [string, unknown][] => [
 async function expectNothingChanged(run: () => Promise<void>) {
   // Mail an earlier test queued may still be on its way: let it land before counting.
   await server.deps.mailer.drain()
-  const before = await snapshot(server, tenantId)
+  const before = await tenantSnapshot(server, tenantId)
   const mails = sink.messages.length
   await run()
   await server.deps.mailer.drain()
-  assert.deepEqual(await snapshot(server, tenantId), before)
+  assert.deepEqual(await tenantSnapshot(server, tenantId), before)
   assert.equal(sink.messages.length, mails, 'no mail')
 }
 
@@ -138,7 +132,7 @@ describe('request-login-code refuses bad input with 400 and changes nothing', ()
       tenantId: '00000000-0000-7000-8000-000000000000',
     })
     assert.deepEqual(res.body, { ok: true })
-    const rows = await snapshot(server, tenantId)
+    const rows = await tenantSnapshot(server, tenantId)
     const created = rows.users.find((u) => u.emailNormalized === 'fresh-jit@example.com')
     assert.equal(created?.role, 'Member')
     assert.equal(created?.status, 'Pending')

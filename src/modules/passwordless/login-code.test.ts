@@ -4,33 +4,33 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { randomIp, startServer, type TestServer } from '../../../test/helpers.ts'
 import {
   actionsSince,
   auditMark,
   auditRows,
   auditSince,
   codeRows,
-  enrolTotp,
-  expectError,
+  setTenant,
+  tenantSnapshot,
+} from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { enrolTotp, totpAt } from '../../../test/fixtures/mfa.ts'
+import {
   mailedLoginCode,
   member,
   otherCode,
-  SmtpSink,
-  setTenant,
-  snapshot,
   tenantWith,
-  totpAt,
-} from './test-support.ts'
+} from '../../../test/fixtures/passwordless.ts'
+import { randomIp, startTestServer, type TestServer } from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(t, { smtpUrl: sink.url })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -83,9 +83,9 @@ describe('login code: issued', () => {
     const u = await member(server, t.slug)
     const code = await mailedLoginCode(server, sink, t.slug, u.email)
     server.clock.advance(10 * 60)
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     expectError(await verify(t.slug, { email: u.email, code }), 401, 'invalid_code')
-    const afterRows = await snapshot(server, t.tenantId)
+    const afterRows = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(afterRows.codes, beforeRows.codes)
     assert.deepEqual(afterRows.sessions, beforeRows.sessions)
     assert.deepEqual(afterRows.users, beforeRows.users)
@@ -144,9 +144,9 @@ describe('login code: valid → burned', () => {
     const [row] = await codeRows(server, t.tenantId, u.id)
     assert.equal(row.attempts, 5)
     assert.equal(row.closedReason, 'burned')
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     expectError(await verify(t.slug, { email: u.email, code }), 401, 'invalid_code')
-    assert.deepEqual((await snapshot(server, t.tenantId)).sessions, beforeRows.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).sessions, beforeRows.sessions)
     const actions = await actionsSince(server, t.tenantId, since)
     assert.equal(actions.filter((a) => a === 'PasswordlessCodeFailed').length, 6)
     assert.ok(!actions.some((a) => a.startsWith('Mfa')), 'passwordless failures are not MFA events')
@@ -227,12 +227,12 @@ describe('login code: valid → stays valid while MFA is asked (SPEC notes 3 and
     await setTenant(server, t.slug, { mfaPolicy: 'Required' })
     const code = await mailedLoginCode(server, sink, t.slug, u.email)
 
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     // Email is not offered on this path, even when the client sends an email OTP field.
     const asked = await verify(t.slug, { email: u.email, code, emailOtpCode: '123456' })
     expectError(asked, 401, 'mfa_required')
     assert.deepEqual(asked.body.details.methods, ['totp'])
-    const afterRows = await snapshot(server, t.tenantId)
+    const afterRows = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(afterRows.codes, beforeRows.codes, 'the code is not consumed')
     assert.deepEqual(afterRows.sessions, beforeRows.sessions)
 
@@ -316,9 +316,9 @@ describe('login code: valid → stays valid while MFA is asked (SPEC notes 3 and
     const t = await tenantWith(server, { authPolicy: 'PasswordlessOnly', mfaPolicy: 'Required' })
     const u = await member(server, t.slug)
     const code = await mailedLoginCode(server, sink, t.slug, u.email)
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     expectError(await verify(t.slug, { email: u.email, code }), 401, 'mfa_not_enrolled')
-    assert.deepEqual((await snapshot(server, t.tenantId)).codes, beforeRows.codes)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).codes, beforeRows.codes)
 
     // SPEC note 4: the only route for this user.
     const enroll = await server.request('POST', `/v1/${t.slug}/auth/totp/initial-enroll`, {

@@ -3,18 +3,26 @@
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:net'
 import { after, before, test } from 'node:test'
-import { randomIp, startServer, type TestServer, uniqueEmail } from '../../../test/helpers.ts'
+import { setUser, tenantSnapshot } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { member, tenantWith } from '../../../test/fixtures/passwordless.ts'
+import {
+  randomIp,
+  startServer,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+} from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 import { CODE_REQUEST_FLOOR_MS } from './service.ts'
-import { expectError, member, SmtpSink, setUser, snapshot, tenantWith } from './test-support.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(t, { smtpUrl: sink.url })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -62,7 +70,7 @@ test('verify-login-code answers the same for an unknown address, a suspended use
 
 test('only the mailbox of a real account receives mail; unknown and suspended addresses get none and no rows', async () => {
   const { t, real, suspended, unknown } = await addresses()
-  const beforeRows = await snapshot(server, t.tenantId)
+  const beforeRows = await tenantSnapshot(server, t.tenantId)
   for (const email of [real, suspended, unknown, real, suspended, unknown]) {
     await server.request('POST', `/v1/${t.slug}/auth/request-login-code`, { email })
   }
@@ -71,7 +79,7 @@ test('only the mailbox of a real account receives mail; unknown and suspended ad
   assert.equal(sink.to(real).length, 2, 'one mail per request for the real account')
   assert.equal(sink.to(suspended).length, 0)
   assert.equal(sink.to(unknown).length, 0)
-  const afterRows = await snapshot(server, t.tenantId)
+  const afterRows = await tenantSnapshot(server, t.tenantId)
   assert.deepEqual(afterRows.users, beforeRows.users, 'no user is created without JIT signup')
   const newCodes = afterRows.codes.filter((c) => !beforeRows.codes.some((b) => b.id === c.id))
   assert.ok(newCodes.every((c) => c.userId === afterRows.users.find((u) => u.email === real)?.id))

@@ -3,34 +3,31 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import {
+  auditMark,
+  auditSince,
+  setTenant,
+  setUser,
+  tenantSnapshot,
+  userByEmail,
+} from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { mailedLoginCode, member, tenantWith } from '../../../test/fixtures/passwordless.ts'
+import {
   randomIp,
   STRONG_PASSWORD,
-  startServer,
+  startTestServer,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
-import {
-  auditMark,
-  auditSince,
-  expectError,
-  mailedLoginCode,
-  member,
-  SmtpSink,
-  setTenant,
-  setUser,
-  snapshot,
-  tenantWith,
-  userRow,
-} from './test-support.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({ smtpUrl: sink.url })
+  server = await startTestServer(t, { smtpUrl: sink.url })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -41,14 +38,14 @@ describe('SPEC note 2: invalid_code for wrong, expired and unknown', () => {
   test('an address without an account, and one without a code, answer invalid_code', async () => {
     const t = await tenantWith(server, { authPolicy: 'PasswordAndPasswordless' })
     const u = await member(server, t.slug)
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     expectError(
       await verify(t.slug, { email: uniqueEmail('ghost'), code: '123456' }),
       401,
       'invalid_code',
     )
     expectError(await verify(t.slug, { email: u.email, code: '123456' }), 401, 'invalid_code')
-    const afterRows = await snapshot(server, t.tenantId)
+    const afterRows = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(afterRows.users, beforeRows.users)
     assert.deepEqual(afterRows.codes, beforeRows.codes)
     assert.deepEqual(afterRows.sessions, beforeRows.sessions)
@@ -67,9 +64,9 @@ describe('SPEC note 2: invalid_code for wrong, expired and unknown', () => {
     const u = await member(server, t.slug)
     const code = await mailedLoginCode(server, sink, t.slug, u.email)
     await setUser(server, t.tenantId, u.id, { status: 'Suspended' })
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     expectError(await verify(t.slug, { email: u.email, code }), 401, 'invalid_code')
-    assert.deepEqual((await snapshot(server, t.tenantId)).sessions, beforeRows.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).sessions, beforeRows.sessions)
   })
 
   test('the address is matched case-insensitively after trimming', async () => {
@@ -95,7 +92,7 @@ describe('SPEC note 8: just-in-time signup', () => {
     const email = uniqueEmail('jit')
     const since = await auditMark(server, t.tenantId)
     const code = await mailedLoginCode(server, sink, t.slug, email)
-    const pending = await userRow(server, t.tenantId, email)
+    const pending = await userByEmail(server, t.tenantId, email)
     assert.equal(pending.status, 'Pending')
     assert.equal(pending.role, 'Member')
     assert.equal(pending.passwordHash, null)
@@ -110,7 +107,7 @@ describe('SPEC note 8: just-in-time signup', () => {
     assert.equal(res.body.user.status, 'Active')
     assert.equal(res.body.user.role, 'Member')
     assert.equal(res.body.user.emailVerified, true)
-    const active = await userRow(server, t.tenantId, email)
+    const active = await userByEmail(server, t.tenantId, email)
     assert.equal(active.status, 'Active')
     assert.ok(active.lastLoginAt)
     const events = await auditSince(server, t.tenantId, since2)
@@ -126,7 +123,7 @@ describe('SPEC note 8: just-in-time signup', () => {
     const email = uniqueEmail('jit')
     await mailedLoginCode(server, sink, t.slug, email)
     const code = await mailedLoginCode(server, sink, t.slug, email)
-    const rows = await snapshot(server, t.tenantId)
+    const rows = await tenantSnapshot(server, t.tenantId)
     assert.equal(rows.users.filter((r) => r.emailNormalized === email).length, 1)
     assert.equal(rows.audit.filter((e) => e.action === 'UserSignup' && e.email === email).length, 1)
     assert.equal((await verify(t.slug, { email, code })).status, 200)
@@ -135,13 +132,13 @@ describe('SPEC note 8: just-in-time signup', () => {
   test('passwordlessJitSignup false (default): no user, no mail, no error', async () => {
     const t = await tenantWith(server, { authPolicy: 'PasswordlessOnly' })
     const email = uniqueEmail('nobody')
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     const res = await server.request('POST', `/v1/${t.slug}/auth/request-login-code`, { email })
     assert.equal(res.status, 200)
     assert.deepEqual(res.body, { ok: true })
     await server.deps.mailer.drain()
     assert.equal(sink.to(email).length, 0)
-    assert.deepEqual(await snapshot(server, t.tenantId), beforeRows)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), beforeRows)
   })
 })
 
@@ -149,7 +146,7 @@ describe('authPolicy (SPEC note 9)', () => {
   test('PasswordOnly: request-login-code and verify-login-code answer 403 passwordless_disabled', async () => {
     const t = await tenantWith(server, { authPolicy: 'PasswordOnly' })
     const u = await member(server, t.slug)
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     const req = await server.request('POST', `/v1/${t.slug}/auth/request-login-code`, {
       email: u.email,
     })
@@ -161,7 +158,7 @@ describe('authPolicy (SPEC note 9)', () => {
     )
     await server.deps.mailer.drain()
     assert.equal(sink.to(u.email).length, 0)
-    assert.deepEqual(await snapshot(server, t.tenantId), beforeRows)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), beforeRows)
   })
 
   test('a code issued before the tenant went PasswordOnly no longer signs in', async () => {
@@ -188,7 +185,7 @@ describe('authPolicy (SPEC note 9)', () => {
     const t = await tenantWith(server, { authPolicy: 'PasswordAndPasswordless' })
     const u = await member(server, t.slug)
     await setTenant(server, t.slug, { authPolicy: 'PasswordlessOnly' })
-    const beforeRows = await snapshot(server, t.tenantId)
+    const beforeRows = await tenantSnapshot(server, t.tenantId)
     const login = await server.request('POST', `/v1/${t.slug}/auth/login`, {
       email: u.email,
       password: STRONG_PASSWORD,
@@ -201,7 +198,7 @@ describe('authPolicy (SPEC note 9)', () => {
     })
     assert.equal(signup.status, 400)
     assert.equal(signup.body.details.reason, 'password_login_disabled')
-    const afterRows = await snapshot(server, t.tenantId)
+    const afterRows = await tenantSnapshot(server, t.tenantId)
     assert.deepEqual(afterRows.users, beforeRows.users)
     assert.deepEqual(afterRows.sessions, beforeRows.sessions)
     const code = await mailedLoginCode(server, sink, t.slug, u.email)

@@ -3,39 +3,34 @@
 // tenant never works for another (STYLE: security tests named after their rule).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { auditMark, auditSince, codeRows, tenantSnapshot, userByEmail } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
 import {
-  GENEROUS_LIMITS,
-  randomIp,
-  startServer,
-  type TestServer,
-  uniqueEmail,
-} from '../../../test/helpers.ts'
-import {
-  auditMark,
-  auditSince,
-  codeRows,
-  expectError,
   mailedLoginCode,
   member,
   otherCode,
-  SmtpSink,
-  snapshot,
   tenantWith,
-  userRow,
-} from './test-support.ts'
+} from '../../../test/fixtures/passwordless.ts'
+import {
+  GENEROUS_LIMITS,
+  randomIp,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+} from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
   // 21 failures per account: 20 parallel wrong guesses and one more fit, the 22nd does not.
-  server = await startServer({
+  server = await startTestServer(t, {
     smtpUrl: sink.url,
     limits: { ...GENEROUS_LIMITS, accountFailures: { points: 21, seconds: 3600 } },
   })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -70,7 +65,7 @@ test('parallel sign-ins with one correct code: exactly one succeeds', async () =
   const t = await tenantWith(server, { authPolicy: 'PasswordAndPasswordless' })
   const u = await member(server, t.slug)
   const code = await mailedLoginCode(server, sink, t.slug, u.email)
-  const before = await snapshot(server, t.tenantId)
+  const before = await tenantSnapshot(server, t.tenantId)
   const answers = await Promise.all(
     Array.from({ length: 6 }, () => verify(t.slug, { email: u.email, code })),
   )
@@ -80,7 +75,7 @@ test('parallel sign-ins with one correct code: exactly one succeeds', async () =
     JSON.stringify(answers.map((r) => r.body)),
   )
   for (const r of answers.filter((x) => x.status !== 200)) expectError(r, 401, 'invalid_code')
-  const after = await snapshot(server, t.tenantId)
+  const after = await tenantSnapshot(server, t.tenantId)
   assert.equal(after.sessions.length, before.sessions.length + 1)
 })
 
@@ -91,9 +86,9 @@ test('a code issued for one address never works for another address of the tenan
   const aliceCode = await mailedLoginCode(server, sink, t.slug, alice.email)
   const bobCode = await mailedLoginCode(server, sink, t.slug, bob.email)
   if (aliceCode !== bobCode) {
-    const before = await snapshot(server, t.tenantId)
+    const before = await tenantSnapshot(server, t.tenantId)
     expectError(await verify(t.slug, { email: bob.email, code: aliceCode }), 401, 'invalid_code')
-    assert.deepEqual((await snapshot(server, t.tenantId)).sessions, before.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t.tenantId)).sessions, before.sessions)
   }
   // Alice's code is untouched by Bob's attempt and still signs Alice in.
   const [aliceRow] = await codeRows(server, t.tenantId, alice.id)
@@ -116,9 +111,9 @@ test('a code issued in one tenant never works in another, even for the same addr
   const code1 = await mailedLoginCode(server, sink, t1.slug, email)
   const code2 = await mailedLoginCode(server, sink, t2.slug, email)
   if (code1 !== code2) {
-    const before = await snapshot(server, t2.tenantId)
+    const before = await tenantSnapshot(server, t2.tenantId)
     expectError(await verify(t2.slug, { email, code: code1 }), 401, 'invalid_code')
-    assert.deepEqual((await snapshot(server, t2.tenantId)).sessions, before.sessions)
+    assert.deepEqual((await tenantSnapshot(server, t2.tenantId)).sessions, before.sessions)
   }
   const ok1 = await verify(t1.slug, { email, code: code1 })
   assert.equal(ok1.status, 200)
@@ -155,8 +150,8 @@ test('parallel JIT requests for one new address create one Pending member', asyn
     ),
   )
   for (const r of answers) assert.deepEqual(r.body, { ok: true })
-  const rows = await snapshot(server, t.tenantId)
+  const rows = await tenantSnapshot(server, t.tenantId)
   assert.equal(rows.users.filter((u) => u.emailNormalized === email).length, 1)
-  assert.equal((await userRow(server, t.tenantId, email)).status, 'Pending')
+  assert.equal((await userByEmail(server, t.tenantId, email)).status, 'Pending')
   assert.equal(rows.audit.filter((e) => e.action === 'UserSignup' && e.email === email).length, 1)
 })

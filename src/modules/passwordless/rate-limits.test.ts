@@ -3,21 +3,24 @@
 // the same for addresses with and without an account.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { tenantSnapshot } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { member, tenantWith } from '../../../test/fixtures/passwordless.ts'
 import {
   GENEROUS_LIMITS,
   randomIp,
-  startServer,
+  startTestServer,
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
+import { SmtpSink } from '../../../test/smtp-sink.ts'
 import { DEFAULT_LIMITS } from '../../lib/limits.ts'
-import { expectError, member, SmtpSink, snapshot, tenantWith } from './test-support.ts'
 
 let sink: SmtpSink
 let server: TestServer
-before(async () => {
+before(async (t) => {
   sink = await new SmtpSink().start()
-  server = await startServer({
+  server = await startTestServer(t, {
     smtpUrl: sink.url,
     limits: {
       ...GENEROUS_LIMITS,
@@ -28,7 +31,6 @@ before(async () => {
   })
 })
 after(async () => {
-  await server.close()
   await sink.stop()
 })
 
@@ -45,13 +47,13 @@ test('a 4th code request for one address within 15 minutes is 429 from any IP, a
   const u = await member(server, t.slug)
   for (let i = 0; i < 3; i++) assert.equal((await ask(t.slug, u.email)).status, 200)
   await sink.waitFor(u.email, 3)
-  const beforeRows = await snapshot(server, t.tenantId)
+  const beforeRows = await tenantSnapshot(server, t.tenantId)
   const refused = await ask(t.slug, u.email)
   expectError(refused, 429, 'rate_limited')
   assert.ok(Number(refused.headers.get('retry-after')) > 60, 'the address window is 15 minutes')
   await server.deps.mailer.drain()
   assert.equal(sink.to(u.email).length, 3)
-  assert.deepEqual(await snapshot(server, t.tenantId), beforeRows)
+  assert.deepEqual(await tenantSnapshot(server, t.tenantId), beforeRows)
   // Another address is not affected.
   const other = await member(server, t.slug)
   assert.equal((await ask(t.slug, other.email)).status, 200)

@@ -3,14 +3,14 @@
 // this tenant's. Keys rotate through JWT_PREVIOUS_SECRETS.
 import assert from 'node:assert/strict'
 import { createHmac, createSign, generateKeyPairSync, randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { tenantSnapshot } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import {
   createTenant,
   signup,
   startSecondInstance,
-  startServer,
+  startTestServer,
   TEST_JWT_SECRET,
   type TenantFixture,
   type TestServer,
@@ -23,12 +23,11 @@ const UNLISTED_SECRET = 'a-signing-key-nobody-configured-here-00002'
 let server: TestServer
 let t: TenantFixture
 let u: Awaited<ReturnType<typeof signup>>
-before(async () => {
-  server = await startServer({ jwtPreviousSecrets: [OLD_SECRET] })
+before(async (ctx) => {
+  server = await startTestServer(ctx, { jwtPreviousSecrets: [OLD_SECRET] })
   t = await createTenant(server)
   u = await signup(server, t.slug)
 })
-after(() => server.close())
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 const decode = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))

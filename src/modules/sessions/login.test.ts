@@ -1,7 +1,7 @@
 // POST /v1/{tenantSlug}/auth/login with email and password (SPEC, Authentication;
 // CONTRACT §3, §4).
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { hash } from '@node-rs/argon2'
 import {
   auditMark,
@@ -16,7 +16,7 @@ import { expectError, expectValidation } from '../../../test/envelope.ts'
 import {
   createTenant,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
@@ -24,11 +24,10 @@ import {
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
 })
-after(() => server.close())
 
 const login = (body: unknown, options?: Parameters<TestServer['request']>[3]) =>
   server.request('POST', `/v1/${t.slug}/auth/login`, body, options)

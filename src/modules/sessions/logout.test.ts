@@ -1,13 +1,13 @@
 // POST auth/logout (one session) and POST auth/logout-all (every session of the user)
 // (SPEC, Refresh token family; CONTRACT §4: revocation reaches access tokens).
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import { auditMark, auditSince, sessionRows, tenantSnapshot } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import {
   createTenant,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
@@ -17,11 +17,10 @@ import { uuidv7 } from '../../lib/ids.ts'
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
 })
-after(() => server.close())
 
 const me = (token: string, slug = t.slug) =>
   server.request('GET', `/v1/${slug}/me`, undefined, { token })

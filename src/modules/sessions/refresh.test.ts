@@ -11,6 +11,7 @@ import {
   randomIp,
   signup,
   startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
@@ -18,11 +19,10 @@ import { hashToken } from '../../lib/crypto.ts'
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server)
 })
-after(() => server.close())
 
 const refresh = (refreshToken: unknown, slug = t.slug, options?: { ip?: string }) =>
   server.request('POST', `/v1/${slug}/auth/refresh`, { refreshToken }, options)

@@ -18,6 +18,7 @@ import {
   STRONG_PASSWORD,
   signup,
   startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
@@ -25,11 +26,10 @@ import {
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server, { name: 'Orchard Analytics' })
 })
-after(() => server.close())
 
 const path = () => `/v1/${t.slug}/auth/signup`
 

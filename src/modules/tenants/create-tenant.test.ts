@@ -17,6 +17,7 @@ import {
   randomIp,
   STRONG_PASSWORD,
   startServer,
+  startTestServer,
   type TestServer,
   uniqueEmail,
   uniqueSlug,
@@ -24,10 +25,9 @@ import {
 import { tenants } from '../../db/schema.ts'
 
 let server: TestServer
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
 })
-after(() => server.close())
 
 function body(overrides: { tenant?: Record<string, unknown>; admin?: Record<string, unknown> }) {
   return {

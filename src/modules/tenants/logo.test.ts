@@ -1,18 +1,10 @@
 // The tenant logo: PUT, DELETE, the public GET (SPEC, Administration; CONTRACT §2, Logo).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
-import { tenantSnapshot } from '../../../test/db.ts'
+import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
-import {
-  createTenant,
-  signup,
-  startServer,
-  type TenantFixture,
-  type TestServer,
-} from '../../../test/helpers.ts'
-import { auditEvents, tenantLogos } from '../../db/schema.ts'
-import { insertApiKey } from '../users/admin-fixtures.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import {
   b64,
   declaringSize,
@@ -25,14 +17,21 @@ import {
   WEBP_LOSSLESS,
   WEBP_LOSSY,
   webpExtended,
-} from './logo-fixtures.ts'
+} from '../../../test/fixtures/logos.ts'
+import {
+  createTenant,
+  signup,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+} from '../../../test/helpers.ts'
+import { auditEvents, tenantLogos } from '../../db/schema.ts'
 import type { LogoMimeType } from './logo-image.ts'
 
 let server: TestServer
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
 })
-after(() => server.close())
 
 const KiB = 1024
 
@@ -58,17 +57,6 @@ async function logoRow(tenantId: string) {
     .from(tenantLogos)
     .where(eq(tenantLogos.tenantId, tenantId))
   return rows[0]
-}
-
-/** Everything the tenant owns, the logo included. */
-async function snapshot(tenantId: string) {
-  return { ...(await tenantSnapshot(server, tenantId)), logo: await logoRow(tenantId) }
-}
-
-async function unchanged(tenantId: string, attempt: () => Promise<void>) {
-  const before = await snapshot(tenantId)
-  await attempt()
-  assert.deepEqual(await snapshot(tenantId), before, 'the request changed nothing')
 }
 
 test('PUT logo stores a PNG that GET logo serves back with its type, an ETag and nosniff', async () => {
@@ -163,7 +151,7 @@ test('PUT logo accepts exactly 512 KiB and refuses one byte more with invalid_lo
   assert.deepEqual((await getLogo(t.slug)).bytes, largest)
 
   const tooBig = png({ padTo: 512 * KiB + 1 })
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     const res = await putLogo(t, { mimeType: 'image/png', data: b64(tooBig) }, admin)
     expectError(res, 400, 'invalid_logo')
     assert.match(res.body.message, /512 KiB/)
@@ -172,7 +160,7 @@ test('PUT logo accepts exactly 512 KiB and refuses one byte more with invalid_lo
 
 test('an oversized logo body is refused from its length, before it is parsed or decoded', async () => {
   const { t, admin } = await setup()
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     // Not even JSON: had it been read, the answer would be malformed_json.
     const res = await server.request('PUT', `/v1/${t.slug}/tenant/logo`, undefined, {
       token: admin,
@@ -234,7 +222,7 @@ test('logo input that lies is refused with 400 invalid_logo and changes nothing'
     ],
   ]
   assert.match(b64(jpeg()), /\//, 'the base64url case differs from base64')
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     for (const [what, mimeType, data] of cases) {
       const res = await putLogo(t, { mimeType, data }, admin)
       assert.equal(res.status, 400, what)
@@ -263,7 +251,7 @@ test('a logo over 4096 pixels on a side is refused from its header, in every for
     const edge = await putLogo(t, { mimeType, data: b64(declaringSize(image, 4096, 4096)) }, admin)
     assert.equal(edge.status, 200, `${what} of 4096×4096`)
   }
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     for (const [what, mimeType, image] of formats) {
       for (const [width, height] of [
         [4097, 1],
@@ -302,7 +290,7 @@ test('PUT logo refuses bad fields with 400 validation and changes nothing', asyn
     [{ mimeType: ['image/png'], data }, 'body.mimeType'],
     [[], undefined],
   ]
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     for (const [body, path] of cases) expectValidation(await putLogo(t, body, admin), path)
     const malformed = await server.request('PUT', `/v1/${t.slug}/tenant/logo`, undefined, {
       token: admin,
@@ -333,7 +321,7 @@ test('DELETE logo removes it: GET logo is 404 and logoUrl is ""; deleting again 
     .where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.action, 'TenantUpdated')))
   assert.equal(events.length, 2)
 
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     const again = await deleteLogo(t, admin)
     assert.equal(again.status, 200)
     assert.deepEqual(again.body, { ok: true })
@@ -351,7 +339,7 @@ test('logo admin routes: a Member gets 403 admin_required, no token 401; nothing
   assert.equal((await putLogo(t, { mimeType: 'image/png', data: b64(png()) }, admin)).status, 200)
   const member = await signup(server, t.slug)
   const body = { mimeType: 'image/jpeg', data: b64(jpeg()) }
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     expectError(await putLogo(t, body, member.accessToken), 403, 'admin_required')
     expectError(await deleteLogo(t, member.accessToken), 403, 'admin_required')
     expectError(await putLogo(t, body), 401, 'token_missing')
@@ -378,7 +366,7 @@ test("tenant isolation: one tenant's admin or key cannot set or remove another t
     200,
   )
   const body = { mimeType: 'image/jpeg', data: b64(jpeg()) }
-  await unchanged(a.t.tenantId, async () => {
+  await unchanged(server, a.t.tenantId, async () => {
     expectError(await putLogo(a.t, body, b.admin), 401, 'token_invalid')
     expectError(await putLogo(a.t, body, bKey), 401, 'invalid_api_key')
     expectError(await deleteLogo(a.t, b.admin), 401, 'token_invalid')

@@ -1,25 +1,24 @@
 // GET and PATCH tenant (SPEC, Administration; CONTRACT §2 Tenant record, §3, §4).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { and, eq } from 'drizzle-orm'
-import { tenantBySlug, tenantSnapshot } from '../../../test/db.ts'
+import { tenantBySlug, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
   type Response,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
 import { auditEvents, tenants } from '../../db/schema.ts'
-import { insertApiKey } from '../users/admin-fixtures.ts'
 
 let server: TestServer
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
 })
-after(() => server.close())
 
 const RECORD_FIELDS = [
   'authPolicy',
@@ -52,13 +51,6 @@ async function tenantUpdatedEvents(tenantId: string) {
     .select()
     .from(auditEvents)
     .where(and(eq(auditEvents.tenantId, tenantId), eq(auditEvents.action, 'TenantUpdated')))
-}
-
-/** Runs `attempt`, asserting that nothing the tenant owns changed. */
-async function unchanged(tenantId: string, attempt: () => Promise<void>) {
-  const before = await tenantSnapshot(server, tenantId)
-  await attempt()
-  assert.deepEqual(await tenantSnapshot(server, tenantId), before, 'the request changed nothing')
 }
 
 test('GET tenant answers the whole record to an admin', async () => {
@@ -98,7 +90,7 @@ test('GET and PATCH tenant accept an API key of the tenant, recorded as the apiK
 test('admin routes: a Member gets 403 admin_required and changes nothing', async () => {
   const { t, member } = await setup()
   expectError(await getTenant(t, member), 403, 'admin_required')
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     expectError(await patchTenant(t, { name: 'Member was here' }, member), 403, 'admin_required')
   })
 })
@@ -109,7 +101,7 @@ test('authentication: no token, a bad token, a revoked or expired key are refuse
   const expired = await insertApiKey(server, t.tenantId, {
     expiresAt: new Date(server.clock.now().getTime() - 1000),
   })
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     expectError(await patchTenant(t, { name: 'x' }), 401, 'token_missing')
     expectError(await patchTenant(t, { name: 'x' }, 'not-a-jwt'), 401, 'token_invalid')
     expectError(await patchTenant(t, { name: 'x' }, revoked), 401, 'invalid_api_key')
@@ -124,7 +116,7 @@ test("tenant isolation: another tenant's admin token or API key cannot read or c
   const otherKey = await insertApiKey(server, other.t.tenantId)
   expectError(await getTenant(t, other.admin), 401, 'token_invalid')
   expectError(await getTenant(t, otherKey), 401, 'invalid_api_key')
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     expectError(await patchTenant(t, { name: 'Hijacked' }, other.admin), 401, 'token_invalid')
     expectError(await patchTenant(t, { mfaPolicy: 'Disabled' }, otherKey), 401, 'invalid_api_key')
   })
@@ -188,7 +180,7 @@ test('PATCH tenant changes the given fields and records TenantUpdated with exact
 
 test('PATCH tenant with nothing new answers the record and records nothing', async () => {
   const { t, admin } = await setup()
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     const empty = await patchTenant(t, {}, admin)
     assert.equal(empty.status, 200)
     assert.equal(empty.body.id, t.tenantId)
@@ -213,7 +205,7 @@ test('a changed authPolicy applies to the next sign-in at once', async () => {
 
 test('idpOauthEnabled: true without stored credentials is 400 idp_not_configured and applies nothing', async () => {
   const { t, admin } = await setup()
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     const res = await patchTenant(t, { name: 'Should not apply', idpOauthEnabled: true }, admin)
     expectError(res, 400, 'idp_not_configured')
   })
@@ -222,7 +214,7 @@ test('idpOauthEnabled: true without stored credentials is 400 idp_not_configured
     .update(tenants)
     .set({ idpClientId: 'client-only' })
     .where(eq(tenants.id, t.tenantId))
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     expectError(await patchTenant(t, { idpOauthEnabled: true }, admin), 400, 'idp_not_configured')
   })
 })
@@ -267,7 +259,7 @@ test('PATCH tenant refuses bad values with 400 validation and changes nothing', 
     [{ idpOauthEnabled: 'yes' }, 'body.idpOauthEnabled'],
     [{ name: 'Fine', mfaPolicy: 'Nope' }, 'body.mfaPolicy'],
   ]
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     for (const [body, path] of cases) expectValidation(await patchTenant(t, body, admin), path)
     expectValidation(await patchTenant(t, ['name'], admin))
     expectValidation(await patchTenant(t, 'name', admin))
@@ -282,7 +274,7 @@ test('PATCH tenant: malformed JSON, a wrong content type and an oversized body a
       raw,
       headers: { 'content-type': contentType },
     })
-  await unchanged(t.tenantId, async () => {
+  await unchanged(server, t.tenantId, async () => {
     expectError(await send('{"name": "Acme"'), 400, 'malformed_json')
     expectError(
       await send('name=Acme', 'application/x-www-form-urlencoded'),

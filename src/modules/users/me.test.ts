@@ -1,6 +1,6 @@
 // GET /me, DELETE /me and PATCH /me/password (SPEC, Current user; CONTRACT §2, §4).
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import {
   auditMark,
   auditSince,
@@ -13,7 +13,7 @@ import { expectError, expectValidation } from '../../../test/envelope.ts'
 import {
   createTenant,
   signup,
-  startServer,
+  startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
@@ -22,11 +22,10 @@ import { tenantLogos } from '../../db/schema.ts'
 
 let server: TestServer
 let t: TenantFixture
-before(async () => {
-  server = await startServer()
+before(async (ctx) => {
+  server = await startTestServer(ctx)
   t = await createTenant(server, { name: 'Lantern Works' })
 })
-after(() => server.close())
 
 const NEW_PASSWORD = 'violet-harbour-engine-31'
 

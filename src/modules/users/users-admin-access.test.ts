@@ -1,20 +1,27 @@
 // PATCH users/{userId} (role, suspend, reactivate: CONTRACT §2) and POST
 // users/{userId}/totp/disable (SPEC, Administration; CONTRACT §4 revocation).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { actionsSince, auditMark, auditSince, setUser } from '../../../test/db.ts'
+import { before, test } from 'node:test'
+import {
+  actionsSince,
+  auditMark,
+  auditSince,
+  setUser,
+  unchanged,
+  userRow,
+} from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
-import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
+import { PUBLIC_USER_FIELDS, usersAdmin } from '../../../test/fixtures/users.ts'
+import { signup, startTestServer, type TestServer } from '../../../test/helpers.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { insertApiKey, PUBLIC_USER_FIELDS, userRow, usersAdmin } from './admin-fixtures.ts'
 
 let server: TestServer
 let h: ReturnType<typeof usersAdmin>
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
   h = usersAdmin(server)
 })
-after(() => server.close())
 
 test('PATCH user: promoting a Member opens the admin routes; demoting closes them at once', async () => {
   const { t, admin, member } = await h.setup()
@@ -87,7 +94,7 @@ test('PATCH user: role and status together, recorded as one UserUpdated', async 
 
 test('PATCH user with nothing new answers the user and records nothing', async () => {
   const { t, admin, member } = await h.setup()
-  await h.unchanged([t.tenantId], async () => {
+  await unchanged(server, [t.tenantId], async () => {
     const same = await h.patch(t, member.user.id, { role: 'Member', status: 'Active' }, admin)
     assert.equal(same.status, 200)
     assert.equal(same.body.id, member.user.id)
@@ -100,7 +107,7 @@ test('PATCH user with nothing new answers the user and records nothing', async (
 test('last admin: the only active Admin can be neither demoted nor suspended', async () => {
   const { t, admin, adminId, member } = await h.setup()
   const key = await insertApiKey(server, t.tenantId)
-  await h.unchanged([t.tenantId], async () => {
+  await unchanged(server, [t.tenantId], async () => {
     expectError(await h.patch(t, adminId, { role: 'Member' }, admin), 403, 'last_admin')
     expectError(await h.patch(t, adminId, { status: 'Suspended' }, admin), 403, 'last_admin')
     expectError(await h.patch(t, adminId, { role: 'Member' }, key), 403, 'last_admin')
@@ -116,7 +123,7 @@ test('last admin: the only active Admin can be neither demoted nor suspended', a
 test('an API key cannot make an Admin: PATCH with role Admin is 403 api_key_not_allowed and changes nothing', async () => {
   const { t, admin, adminId, member } = await h.setup()
   const key = await insertApiKey(server, t.tenantId)
-  await h.unchanged([t.tenantId], async () => {
+  await unchanged(server, [t.tenantId], async () => {
     for (const body of [
       { role: 'Admin' },
       { role: 'Admin', status: 'Active' },
@@ -175,7 +182,7 @@ test('PATCH user refuses bad input with 400 validation and changes nothing', asy
     [['Admin'], undefined],
     ['Admin', undefined],
   ]
-  await h.unchanged([t.tenantId], async () => {
+  await unchanged(server, [t.tenantId], async () => {
     for (const [body, path] of cases) {
       expectValidation(await h.patch(t, member.user.id, body, admin), path)
     }
@@ -199,7 +206,7 @@ test('PATCH user: unknown, deleted and foreign ids are 404; a Member 403; foreig
   const bKey = await insertApiKey(server, b.t.tenantId)
   const gone = await signup(server, a.t.slug)
   assert.equal((await h.del(a.t, gone.user.id, a.admin)).status, 200)
-  await h.unchanged([a.t.tenantId, b.t.tenantId], async () => {
+  await unchanged(server, [a.t.tenantId, b.t.tenantId], async () => {
     expectError(await h.patch(a.t, uuidv7(), { role: 'Admin' }, a.admin), 404, 'not_found')
     expectError(await h.patch(a.t, gone.user.id, { status: 'Active' }, a.admin), 404, 'not_found')
     expectError(await h.patch(a.t, b.member.user.id, { role: 'Admin' }, a.admin), 404, 'not_found')
@@ -265,7 +272,7 @@ test('TOTP reset: the secret is removed, MfaTotpDisabled recorded and the user s
 
 test('TOTP reset of a user without TOTP succeeds and changes nothing', async () => {
   const { t, admin, member } = await h.setup()
-  await h.unchanged([t.tenantId], async () => {
+  await unchanged(server, [t.tenantId], async () => {
     const res = await h.resetTotp(t, member.user.id, admin)
     assert.equal(res.status, 200)
   })
@@ -292,7 +299,7 @@ test('TOTP reset: unknown, malformed and foreign ids are 404; Members 403; forei
   const bKey = await insertApiKey(server, b.t.tenantId)
   await h.enrolTotp(b.t.tenantId, b.member.user.id)
   await h.enrolTotp(a.t.tenantId, a.member.user.id)
-  await h.unchanged([a.t.tenantId, b.t.tenantId], async () => {
+  await unchanged(server, [a.t.tenantId, b.t.tenantId], async () => {
     expectError(await h.resetTotp(a.t, uuidv7(), a.admin), 404, 'not_found')
     expectError(await h.resetTotp(a.t, 'not-a-uuid', a.admin), 404, 'not_found')
     expectError(await h.resetTotp(a.t, b.member.user.id, a.admin), 404, 'not_found')

@@ -1,20 +1,20 @@
 // DELETE users/{userId}: the soft delete and the last-admin rule (SPEC, Administration;
 // CONTRACT §2, §3 last_admin, §4 revocation).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { auditMark, auditSince, setUser } from '../../../test/db.ts'
+import { before, test } from 'node:test'
+import { auditMark, auditSince, setUser, unchanged, userRow } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
-import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
+import { usersAdmin } from '../../../test/fixtures/users.ts'
+import { signup, startTestServer, type TestServer } from '../../../test/helpers.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { insertApiKey, userRow, usersAdmin } from './admin-fixtures.ts'
 
 let server: TestServer
 let h: ReturnType<typeof usersAdmin>
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
   h = usersAdmin(server)
 })
-after(() => server.close())
 
 test('DELETE user soft-deletes it: its sessions end, its address is free, UserSoftDeleted is recorded', async () => {
   const { t, admin, member } = await h.setup()
@@ -53,7 +53,7 @@ test('DELETE user: unknown, already deleted or foreign ids are 404 and change no
   const a = await h.setup()
   const b = await h.setup()
   assert.equal((await h.del(a.t, a.member.user.id, a.admin)).status, 200)
-  await h.unchanged([a.t.tenantId, b.t.tenantId], async () => {
+  await unchanged(server, [a.t.tenantId, b.t.tenantId], async () => {
     expectError(await h.del(a.t, uuidv7(), a.admin), 404, 'not_found')
     expectError(await h.del(a.t, a.member.user.id, a.admin), 404, 'not_found')
     expectError(await h.del(a.t, b.member.user.id, a.admin), 404, 'not_found')
@@ -69,7 +69,7 @@ test('DELETE user: a Member gets 403, foreign credentials 401; nothing changes',
   const b = await h.setup()
   const bKey = await insertApiKey(server, b.t.tenantId)
   const other = await signup(server, a.t.slug)
-  await h.unchanged([a.t.tenantId], async () => {
+  await unchanged(server, [a.t.tenantId], async () => {
     expectError(await h.del(a.t, other.user.id, a.member.accessToken), 403, 'admin_required')
     expectError(await h.del(a.t, other.user.id, b.admin), 401, 'token_invalid')
     expectError(await h.del(a.t, other.user.id, bKey), 401, 'invalid_api_key')
@@ -83,7 +83,7 @@ test('last admin: the only active Admin cannot be deleted, by itself or by an AP
   // A suspended admin does not count.
   const suspended = await signup(server, t.slug)
   await setUser(server, t.tenantId, suspended.user.id, { role: 'Admin', status: 'Suspended' })
-  await h.unchanged([t.tenantId], async () => {
+  await unchanged(server, [t.tenantId], async () => {
     expectError(await h.del(t, adminId, admin), 403, 'last_admin')
     expectError(await h.del(t, adminId, key), 403, 'last_admin')
   })

@@ -1,19 +1,19 @@
 // GET users: the paged list of a tenant's users (SPEC, Administration; CONTRACT §2, Lists).
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { eq } from 'drizzle-orm'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
-import { startServer, type TestServer } from '../../../test/helpers.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
+import { PUBLIC_USER_FIELDS, usersAdmin } from '../../../test/fixtures/users.ts'
+import { startTestServer, type TestServer } from '../../../test/helpers.ts'
 import { users } from '../../db/schema.ts'
-import { insertApiKey, PUBLIC_USER_FIELDS, usersAdmin } from './admin-fixtures.ts'
 
 let server: TestServer
 let h: ReturnType<typeof usersAdmin>
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
   h = usersAdmin(server)
 })
-after(() => server.close())
 
 test('GET users lists the tenant users with the public fields only', async () => {
   const { t, admin, adminId, member } = await h.setup()

@@ -8,30 +8,31 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { promisify } from 'node:util'
 import { and, eq } from 'drizzle-orm'
+import { userRow } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
   eventually,
   signup,
   startServer,
+  startTestServer,
   type TestServer,
 } from '../../../test/helpers.ts'
 import { openDatabase } from '../../db/client.ts'
 import { auditEvents, refreshTokens, sessions } from '../../db/schema.ts'
 import type { Deps } from '../../deps.ts'
-import { insertApiKey, userRow } from './admin-fixtures.ts'
 import { purgeUsers, scheduleUserPurge } from './admin-purge.ts'
 
 const DAY = 24 * 60 * 60
 
 let server: TestServer
-before(async () => {
-  server = await startServer()
+before(async (t) => {
+  server = await startTestServer(t)
 })
-after(() => server.close())
 
 /** A tenant with a member deleted `daysAgo` days ago (through the API, by an API key). */
 async function deletedMember(on: TestServer, daysAgo: number) {
