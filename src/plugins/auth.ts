@@ -26,7 +26,10 @@ declare module 'fastify' {
   }
 }
 
-export function installAuthentication(app: FastifyInstance, deps: Deps): void {
+export function installAuthentication(
+  app: FastifyInstance,
+  deps: Pick<Deps, 'apiKeyUsage' | 'clock' | 'db' | 'limits' | 'revocations' | 'tokens'>,
+): void {
   app.decorateRequest('principal', null)
   app.decorateRequest('actor', null as unknown as Actor)
   app.addHook('onRequest', async (request: FastifyRequest) => {

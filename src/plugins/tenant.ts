@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
-import { SLUG_PATTERN } from '../modules/tenants/routes.ts'
+import { SLUG_PATTERN } from '../modules/tenants/schemas.ts'
 
 // The slug rule of tenant creation: anything else names no tenant, so it is a 404 without
 // a lookup (CONTRACT §8), whatever it holds (a NUL, a surrogate, 10 kB of text).
@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-export function installTenantResolution(app: FastifyInstance, deps: Deps): void {
+export function installTenantResolution(app: FastifyInstance, deps: Pick<Deps, 'tenants'>): void {
   app.decorateRequest('tenant', null as unknown as Tenant)
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const slug = (request.params as { tenantSlug?: string } | undefined)?.tenantSlug

@@ -1,5 +1,5 @@
 // Shapes of the api-keys routes (SPEC, Administration; CONTRACT §2, API key record).
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import { DateTime, NullableDateTime, PageParams, TenantSlugParams } from '../../schemas.ts'
 
 export const Environment = Type.Union([Type.Literal('live'), Type.Literal('test')])
@@ -15,6 +15,7 @@ export const ApiKeyRecord = Type.Object({
   lastUsedAt: NullableDateTime,
   revokedAt: NullableDateTime,
 })
+export type ApiKeyRecord = Static<typeof ApiKeyRecord>
 
 export const CreateApiKeyBody = Type.Object(
   {
@@ -24,6 +25,7 @@ export const CreateApiKeyBody = Type.Object(
   },
   { additionalProperties: false },
 )
+export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>
 
 export const CreatedApiKey = Type.Object({
   plaintext: Type.String({ description: 'The key itself: shown this once, never again.' }),
@@ -34,6 +36,7 @@ export const ListApiKeysQuery = Type.Object(
   { includeRevoked: Type.Boolean({ default: false }), ...PageParams },
   { additionalProperties: false },
 )
+export type ListApiKeysQuery = Static<typeof ListApiKeysQuery>
 
 // The spec types the id as a string: a malformed one is an unknown key (404).
 export const ApiKeyParams = Type.Object({

@@ -8,19 +8,12 @@ import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { KEY_PREFIXES } from './authenticate.ts'
 import * as store from './queries.ts'
+import type { ApiKeyRecord, CreateApiKeyBody, ListApiKeysQuery } from './schemas.ts'
 
-export interface ApiKeyView {
-  id: string
-  name: string
-  environment: 'live' | 'test'
-  prefix: string
-  createdAt: string
-  expiresAt: string | null
-  lastUsedAt: string | null
-  revokedAt: string | null
-}
+/** The record as responses show it (the test fixtures name it so). */
+export type ApiKeyView = ApiKeyRecord
 
-export function presentApiKey(deps: Deps, key: store.ApiKey): ApiKeyView {
+export function presentApiKey(deps: Pick<Deps, 'apiKeyUsage'>, key: store.ApiKey): ApiKeyRecord {
   // This instance's uses not yet written count too (usage.ts).
   const unwritten = deps.apiKeyUsage.unwritten(key.tenantId, key.id)
   const lastUsed =
@@ -38,9 +31,9 @@ export function presentApiKey(deps: Deps, key: store.ApiKey): ApiKeyView {
 }
 
 export async function createApiKey(
-  deps: Deps,
+  deps: Pick<Deps, 'apiKeyUsage' | 'audit' | 'clock' | 'db'>,
   tenantId: string,
-  input: { name: string; environment: 'live' | 'test'; expiresAt?: string },
+  input: CreateApiKeyBody,
   actor: Actor,
 ) {
   const now = deps.clock.now()
@@ -81,9 +74,9 @@ export async function createApiKey(
 }
 
 export async function listApiKeyPage(
-  deps: Deps,
+  deps: Pick<Deps, 'apiKeyUsage' | 'db'>,
   tenantId: string,
-  query: { limit: number; includeRevoked: boolean; cursor?: string },
+  query: ListApiKeysQuery,
 ) {
   return readPage(
     query,
@@ -98,7 +91,12 @@ export async function listApiKeyPage(
  * time). Revoking a revoked key changes nothing and answers ok; an unknown or foreign id
  * is 404.
  */
-export async function revokeApiKey(deps: Deps, tenantId: string, id: string, actor: Actor) {
+export async function revokeApiKey(
+  deps: Pick<Deps, 'audit' | 'clock' | 'db'>,
+  tenantId: string,
+  id: string,
+  actor: Actor,
+) {
   if (!isUuid(id)) fail('not_found')
   await deps.db.transaction(async (tx) => {
     const key = await store.revokeApiKey(tx, tenantId, id, deps.clock.now())

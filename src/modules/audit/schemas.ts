@@ -1,5 +1,5 @@
 // Shapes of GET audit (SPEC, Administration and Events; CONTRACT §2, Audit event).
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import { DateTime, PageParams, TenantSlugParams, Uuid } from '../../schemas.ts'
 import { AUDIT_ACTIONS } from './actions.ts'
 
@@ -43,5 +43,6 @@ export const AuditQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+export type AuditQuery = Static<typeof AuditQuery>
 
 export const AuditParams = TenantSlugParams

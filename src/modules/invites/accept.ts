@@ -16,10 +16,11 @@ import type { Tenant } from '../tenants/queries.ts'
 import { lockPendingUser, type User, updateUser } from '../users/queries.ts'
 import { createUser, preparePassword } from '../users/service.ts'
 import * as store from './queries.ts'
+import type { AcceptInviteBody } from './schemas.ts'
 
 export async function acceptInvite(
-  deps: Deps,
-  input: { token: string; password: string },
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'limits' | 'sessions'>,
+  input: AcceptInviteBody,
   actor: Actor,
 ): Promise<TokenEnvelope & { tenantSlug: string }> {
   // An unknown token is a failed first factor of this address (CONTRACT §8): the try is
@@ -100,7 +101,7 @@ class AddressTaken extends Error {}
  * An Active or Suspended user of the address: 409 already_member (CONTRACT §2).
  */
 async function joinInvitee(
-  deps: Deps,
+  deps: Pick<Deps, 'clock'>,
   tx: Handle,
   tenant: Tenant,
   invite: store.Invite,
@@ -140,7 +141,12 @@ async function joinInvitee(
   return takeOver(late)
 }
 
-async function refuseUnusable(deps: Deps, tenant: Tenant, invite: store.Invite, actor: Actor) {
+async function refuseUnusable(
+  deps: Pick<Deps, 'audit' | 'clock' | 'db'>,
+  tenant: Tenant,
+  invite: store.Invite,
+  actor: Actor,
+) {
   if (invite.acceptedAt) fail('invite_used')
   if (invite.revokedAt) fail('invalid_invite')
   const now = deps.clock.now()

@@ -1,5 +1,5 @@
 // Shapes of the invite routes (SPEC, Invites; CONTRACT §2, Invite record).
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import {
   DateTime,
   Email,
@@ -21,6 +21,7 @@ export const InviteStatus = Type.Union([
   Type.Literal('Revoked'),
   Type.Literal('Expired'),
 ])
+export type InviteStatus = Static<typeof InviteStatus>
 
 export const InviteRecord = Type.Object({
   id: Type.String(),
@@ -35,6 +36,7 @@ export const InviteRecord = Type.Object({
     description: 'The id of the user or API key that sent the invitation.',
   }),
 })
+export type InviteRecord = Static<typeof InviteRecord>
 
 export const CreateInviteBody = Type.Object(
   {
@@ -51,6 +53,7 @@ export const CreateInviteBody = Type.Object(
   },
   { additionalProperties: false },
 )
+export type CreateInviteBody = Static<typeof CreateInviteBody>
 
 export const CreatedInvite = Type.Object({
   token: Type.String({ description: 'The invitation token: returned this once, never again.' }),
@@ -65,6 +68,7 @@ export const ListInvitesQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+export type ListInvitesQuery = Static<typeof ListInvitesQuery>
 
 // The spec types the id as a string: a malformed one is an unknown invitation (404).
 export const InviteParams = Type.Object({
@@ -76,3 +80,4 @@ export const AcceptInviteBody = Type.Object(
   { token: OpaqueToken, password: NewPassword },
   { additionalProperties: false },
 )
+export type AcceptInviteBody = Static<typeof AcceptInviteBody>

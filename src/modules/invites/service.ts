@@ -12,30 +12,23 @@ import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
 import { inviteMail } from './mail.ts'
 import * as store from './queries.ts'
-import { DEFAULT_TTL_SECONDS } from './schemas.ts'
+import {
+  type CreateInviteBody,
+  DEFAULT_TTL_SECONDS,
+  type InviteRecord,
+  type InviteStatus,
+  type ListInvitesQuery,
+} from './schemas.ts'
 
-type Role = 'Member' | 'Admin'
-type Status = 'Pending' | 'Accepted' | 'Revoked' | 'Expired'
+type Role = InviteRecord['role']
 
-export interface InviteView {
-  id: string
-  email: string
-  role: Role
-  status: Status
-  createdAt: string
-  expiresAt: string
-  acceptedAt: string | null
-  revokedAt: string | null
-  invitedBy: string | null
-}
-
-export function inviteStatus(invite: store.Invite, now: Date): Status {
+export function inviteStatus(invite: store.Invite, now: Date): InviteStatus {
   if (invite.acceptedAt) return 'Accepted'
   if (invite.revokedAt) return 'Revoked'
   return invite.expiresAt <= now ? 'Expired' : 'Pending'
 }
 
-export function presentInvite(invite: store.Invite, now: Date): InviteView {
+export function presentInvite(invite: store.Invite, now: Date): InviteRecord {
   return {
     id: invite.id,
     email: invite.email,
@@ -49,13 +42,6 @@ export function presentInvite(invite: store.Invite, now: Date): InviteView {
   }
 }
 
-export interface CreateInviteInput {
-  email: string
-  role?: Role
-  ttlSeconds?: number
-  sendEmail?: boolean
-}
-
 /**
  * Invites an address: 409 already_member when it belongs to an Active or Suspended user of
  * the tenant (CONTRACT §2: "an active member"); a Pending user, who never signed in, may
@@ -65,9 +51,9 @@ export interface CreateInviteInput {
  * (CONTRACT §4).
  */
 export async function createInvite(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer'>,
   tenant: Tenant,
-  input: CreateInviteInput,
+  input: CreateInviteBody,
   actor: Actor,
 ) {
   const email = normalizeEmail(input.email)
@@ -115,9 +101,9 @@ export async function createInvite(
 }
 
 export async function listInvitePage(
-  deps: Deps,
+  deps: Pick<Deps, 'clock' | 'db'>,
   tenantId: string,
-  query: { limit: number; includeAccepted: boolean; includeRevoked: boolean; cursor?: string },
+  query: ListInvitesQuery,
 ) {
   const now = deps.clock.now()
   return readPage(
@@ -137,7 +123,12 @@ export async function listInvitePage(
  * Revokes an open invitation (an expired one too). Revoking a revoked one changes nothing
  * and answers ok; an accepted one is 409 invite_used; an unknown or foreign id is 404.
  */
-export async function revokeInvite(deps: Deps, tenantId: string, id: string, actor: Actor) {
+export async function revokeInvite(
+  deps: Pick<Deps, 'audit' | 'clock' | 'db'>,
+  tenantId: string,
+  id: string,
+  actor: Actor,
+) {
   if (!isUuid(id)) fail('not_found')
   await deps.db.transaction(async (tx) => {
     const invite = await store.revokeInvite(tx, tenantId, id, deps.clock.now())

@@ -10,11 +10,12 @@ import { issueCode } from '../codes/service.ts'
 import { provePassword } from '../signin/password.ts'
 import { refusePasswords, secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/queries.ts'
+import type { EmailOtpRequestBody } from './schemas.ts'
 
 export async function requestEmailOtp(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'guard' | 'limits' | 'mailer'>,
   tenant: Tenant,
-  input: { email: string; password: string },
+  input: EmailOtpRequestBody,
   actor: Actor,
 ): Promise<void> {
   // SPEC note 9, before the account's buckets are touched: PasswordlessOnly refuses

@@ -13,16 +13,15 @@ import { completeSignIn, type FirstFactorProof } from '../signin/pipeline.ts'
 import { checkPendingTotp, enrolledEntries, pendingStep } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { activateTotp, findUserById, storePendingTotp, type User } from '../users/queries.ts'
+import type { Enrolment, InitialEnrollBody } from './schemas.ts'
 import { enrolmentView, newTotpSecret, sealTotpSecret } from './totp.ts'
 
-export interface Enrolment {
-  secret: string
-  otpauthUri: string
-  qrCodeSvg: string
-}
-
 /** Stores a new pending secret for `user`; 409 while TOTP is active (CONTRACT §5). */
-async function begin(deps: Deps, tenant: Tenant, user: User): Promise<Enrolment> {
+async function begin(
+  deps: Pick<Deps, 'cipher' | 'clock' | 'db'>,
+  tenant: Tenant,
+  user: User,
+): Promise<Enrolment> {
   if (user.totpEnabled) fail('already_enrolled')
   const secret = newTotpSecret()
   const sealed = sealTotpSecret(deps.cipher, tenant.id, user.id, secret)
@@ -32,7 +31,11 @@ async function begin(deps: Deps, tenant: Tenant, user: User): Promise<Enrolment>
 }
 
 /** POST mfa/totp/enroll. */
-export async function enrollSignedIn(deps: Deps, tenant: Tenant, userId: string) {
+export async function enrollSignedIn(
+  deps: Pick<Deps, 'cipher' | 'clock' | 'db'>,
+  tenant: Tenant,
+  userId: string,
+) {
   const user = await findUserById(deps.db, tenant.id, userId)
   if (!user) fail('session_revoked')
   return begin(deps, tenant, user)
@@ -40,7 +43,7 @@ export async function enrollSignedIn(deps: Deps, tenant: Tenant, userId: string)
 
 /** POST mfa/totp/verify: activates the pending secret with a code from the authenticator. */
 export async function verifySignedIn(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db'>,
   tenant: Tenant,
   userId: string,
   code: string,
@@ -60,12 +63,6 @@ export async function verifySignedIn(
   })
 }
 
-export interface InitialInput {
-  email: string
-  password?: string
-  loginCode?: string
-}
-
 /** CONTRACT §5: the initial-* routes answer 403 `mfa_disabled` when the policy is Disabled. */
 function requireMfa(tenant: Tenant): void {
   if (tenant.mfaPolicy === 'Disabled') fail('mfa_disabled')
@@ -76,9 +73,9 @@ function requireMfa(tenant: Tenant): void {
  * schema refuses both or neither; SPEC note 4). A login code is checked, not spent.
  */
 function proveFirstFactor(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'guard'>,
   tenant: Tenant,
-  input: InitialInput,
+  input: InitialEnrollBody,
   actor: Actor,
   route: string,
 ): Promise<FirstFactorProof> {
@@ -93,9 +90,9 @@ function proveFirstFactor(
  * spent) before anything about the account is told, then a pending secret is stored.
  */
 export async function initialEnroll(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard'>,
   tenant: Tenant,
-  input: InitialInput,
+  input: InitialEnrollBody,
   actor: Actor,
 ): Promise<Enrolment> {
   requireMfa(tenant)
@@ -111,9 +108,9 @@ export async function initialEnroll(
  * session starts, all in one transaction (CONTRACT §5).
  */
 export async function initialVerify(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>,
   tenant: Tenant,
-  input: InitialInput & { code: string },
+  input: InitialEnrollBody & { code: string },
   actor: Actor,
 ): Promise<TokenEnvelope> {
   requireMfa(tenant)

@@ -2,49 +2,18 @@
 // auth/totp/initial-verify and auth/request-email-otp (no session yet).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
-import {
-  Email,
-  Ok,
-  Password,
-  responses,
-  SixDigits,
-  TenantSlugParams,
-  TokenEnvelope,
-} from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
 import { requestEmailOtp } from './email-otp.ts'
 import { enrollSignedIn, initialEnroll, initialVerify, verifySignedIn } from './enrolment.ts'
-
-const Enrolment = Type.Object({
-  secret: Type.String({ description: 'Base32, for manual entry' }),
-  otpauthUri: Type.String(),
-  qrCodeSvg: Type.String({ description: 'The otpauth URI as an SVG QR code' }),
-})
-
-// SPEC note 4: exactly one of `password` or `loginCode`. The `oneOf` branches only list
-// required names, so stripping unknown properties never touches them.
-const firstFactor = {
-  email: Email,
-  password: Type.Optional(Password),
-  loginCode: Type.Optional(SixDigits),
-}
-const exactlyOneFirstFactor = { oneOf: [{ required: ['password'] }, { required: ['loginCode'] }] }
-
-const InitialEnrollBody = Type.Object(firstFactor, {
-  additionalProperties: false,
-  ...exactlyOneFirstFactor,
-})
-
-// SPEC note 5 / CONTRACT §5: the authenticator code is accepted as `code` or `totpCode`.
-const InitialVerifyBody = Type.Object(
-  { ...firstFactor, code: Type.Optional(SixDigits), totpCode: Type.Optional(SixDigits) },
-  {
-    additionalProperties: false,
-    allOf: [exactlyOneFirstFactor, { anyOf: [{ required: ['code'] }, { required: ['totpCode'] }] }],
-  },
-)
+import {
+  EmailOtpRequestBody,
+  Enrolment,
+  InitialEnrollBody,
+  InitialVerifyBody,
+  TotpVerifyBody,
+} from './schemas.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
@@ -81,7 +50,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
         summary: 'Finish TOTP enrolment with a code from the authenticator',
         security,
         params: TenantSlugParams,
-        body: Type.Object({ code: SixDigits }, { additionalProperties: false }),
+        body: TotpVerifyBody,
         response: responses(Ok, 400, 401, 404, 409),
       },
     },
@@ -147,7 +116,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
           'The password is checked first. The code is valid 10 minutes; send it to auth/login ' +
           'as `emailOtpCode`.',
         params: TenantSlugParams,
-        body: Type.Object({ email: Email, password: Password }, { additionalProperties: false }),
+        body: EmailOtpRequestBody,
         response: responses(Ok, 400, 401, 404, 429),
       },
     },

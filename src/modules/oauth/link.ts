@@ -42,7 +42,7 @@ const REFUSALS = {
 } as const
 
 export async function signInWithIdentity(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
   tenant: Tenant,
   identity: Identity,
   actor: Actor,

@@ -1,31 +1,10 @@
 // oauth/idp/credentials (PUT, DELETE), oauth/idp/start, oauth/idp/callback.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import { AuthorizationStart, CallbackQuery, CredentialsBody } from './schemas.ts'
 import { deleteCredentials, finishSignIn, saveCredentials, startSignIn } from './service.ts'
-
-const CredentialsBody = Type.Object(
-  {
-    clientId: Type.String({ minLength: 1, maxLength: 512 }),
-    clientSecret: Type.String({ minLength: 1, maxLength: 512 }),
-  },
-  { additionalProperties: false },
-)
-
-// The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207 `iss`). Others a
-// provider may add (session_state, scope…) are dropped.
-const CallbackQuery = Type.Object(
-  {
-    code: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-    state: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
-    error: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    error_description: Type.Optional(Type.String({ maxLength: 2048 })),
-    iss: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-  },
-  { additionalProperties: false },
-)
 
 export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -78,12 +57,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
         description:
           'The URL carries a single-use `state` bound to this tenant (10 minutes), a PKCE S256 challenge and a nonce.',
         params: TenantSlugParams,
-        response: responses(
-          Type.Object({ authorizationUrl: Type.String({ format: 'uri' }) }),
-          400,
-          404,
-          503,
-        ),
+        response: responses(AuthorizationStart, 400, 404, 503),
       },
     },
     async (request) => startSignIn(deps, idp, request.tenant, request.log),

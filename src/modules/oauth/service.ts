@@ -18,6 +18,7 @@ import {
 import { type Identity, signInWithIdentity } from './link.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
 import * as store from './queries.ts'
+import type { CallbackQuery } from './schemas.ts'
 
 /** CONTRACT §7: a state is good for ten minutes, once. */
 export const STATE_TTL = 10 * 60
@@ -26,26 +27,18 @@ export interface Log {
   warn(object: object, message: string): void
 }
 
-export interface CallbackQuery {
-  code?: string
-  state?: string
-  error?: string
-  error_description?: string
-  iss?: string
-}
-
 /** The field key's additional data: a sealed secret cannot be moved to another tenant. */
 export const secretAad = (tenantId: string) => `${tenantId}:idp`
 
 /** The PKCE verifier is sealed at rest too, bound to its tenant. */
 export const stateAad = (tenantId: string) => `${tenantId}:oauth-state`
 
-export function redirectUri(deps: Deps, tenant: Tenant): string {
+export function redirectUri(deps: Pick<Deps, 'config'>, tenant: Tenant): string {
   return `${deps.config.publicUrl}/v1/${tenant.slug}/oauth/idp/callback`
 }
 
 export async function saveCredentials(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'tenants'>,
   tenant: Tenant,
   input: ClientCredentials,
   actor: Actor,
@@ -64,7 +57,11 @@ export async function saveCredentials(
 }
 
 /** Removes the credentials; removing none is not an error and records nothing. */
-export async function deleteCredentials(deps: Deps, tenant: Tenant, actor: Actor): Promise<void> {
+export async function deleteCredentials(
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'tenants'>,
+  tenant: Tenant,
+  actor: Actor,
+): Promise<void> {
   await deps.db.transaction(async (tx) => {
     if (await removeCredentials(tx, tenant.id, deps.clock.now())) {
       await deps.audit.record(tx, tenant.id, actor, [{ action: 'IdpOauthUnlinked' }])
@@ -74,7 +71,7 @@ export async function deleteCredentials(deps: Deps, tenant: Tenant, actor: Actor
 }
 
 export async function startSignIn(
-  deps: Deps,
+  deps: Pick<Deps, 'cipher' | 'clock' | 'config' | 'db'>,
   idp: IdentityProvider | undefined,
   tenant: Tenant,
   log: Log,
@@ -116,7 +113,7 @@ export async function startSignIn(
 }
 
 export async function finishSignIn(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'sessions'>,
   idp: IdentityProvider | undefined,
   tenant: Tenant,
   query: CallbackQuery,
@@ -172,7 +169,7 @@ export async function finishSignIn(
  * A state whose verifier cannot be opened (sealed with a key since removed from
  * ENCRYPTION_KEYS, or for another tenant) can only fail the exchange: it is no state.
  */
-function openCodeVerifier(deps: Deps, tenant: Tenant, sealed: string): string {
+function openCodeVerifier(deps: Pick<Deps, 'cipher'>, tenant: Tenant, sealed: string): string {
   try {
     return deps.cipher.decrypt(sealed, stateAad(tenant.id))
   } catch {
@@ -182,7 +179,7 @@ function openCodeVerifier(deps: Deps, tenant: Tenant, sealed: string): string {
 
 /** The tenant's credentials, read fresh (the tenant cache may lag another instance). */
 async function configured(
-  deps: Deps,
+  deps: Pick<Deps, 'cipher' | 'db'>,
   idp: IdentityProvider | undefined,
   tenant: Tenant,
   log: Log,
@@ -205,7 +202,7 @@ async function configured(
 }
 
 /** The configured scopes; an OpenID provider is always asked for `openid` (ID token). */
-function scopes(deps: Deps, idp: IdentityProvider): string {
+function scopes(deps: Pick<Deps, 'config'>, idp: IdentityProvider): string {
   const list = (deps.config.idp?.scopes ?? '').split(/\s+/).filter(Boolean)
   if (idp.oidc && !list.includes('openid')) list.unshift('openid')
   return list.join(' ')

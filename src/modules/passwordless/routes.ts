@@ -1,20 +1,10 @@
 // GET auth/config, POST auth/request-login-code, POST auth/verify-login-code.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
-import {
-  AuthPolicy,
-  Email,
-  Ok,
-  responses,
-  SixDigits,
-  TenantSlugParams,
-  TokenEnvelope,
-} from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import { AuthConfig, RequestLoginCodeBody, VerifyLoginCodeBody } from './schemas.ts'
 import { requestLoginCode, verifyLoginCode } from './service.ts'
-
-const AuthConfig = Type.Object({ authPolicy: AuthPolicy, idpOauthEnabled: Type.Boolean() })
 
 export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -48,7 +38,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           '15 minutes per address and 10 per minute per IP. 403 `passwordless_disabled` ' +
           'where the authPolicy is PasswordOnly.',
         params: TenantSlugParams,
-        body: Type.Object({ email: Email }, { additionalProperties: false }),
+        body: RequestLoginCodeBody,
         response: responses(Ok, 400, 403, 404, 429),
       },
     },
@@ -71,10 +61,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           'needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the ' +
           'code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).',
         params: TenantSlugParams,
-        body: Type.Object(
-          { email: Email, code: SixDigits, totpCode: Type.Optional(SixDigits) },
-          { additionalProperties: false },
-        ),
+        body: VerifyLoginCodeBody,
         response: responses(TokenEnvelope, 400, 401, 403, 404, 429),
       },
     },

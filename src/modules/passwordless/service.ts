@@ -15,6 +15,7 @@ import { checkSecondFactor } from '../signin/second-factor.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
 import { createUser } from '../users/service.ts'
+import type { VerifyLoginCodeBody } from './schemas.ts'
 
 /**
  * Every successful request-login-code answer takes at least this long. The work differs
@@ -29,7 +30,7 @@ export const CODE_REQUEST_FLOOR_MS = 200
  * passwordlessJitSignup an unknown address becomes a Pending member first (note 8).
  */
 export async function requestLoginCode(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'limits' | 'mailer'>,
   tenant: Tenant,
   rawEmail: string,
   actor: Actor,
@@ -77,7 +78,12 @@ export async function requestLoginCode(
 class AddressTaken extends Error {}
 
 /** Creates the Pending member of a JIT signup; a concurrent request may have won the race. */
-async function joinPending(deps: Deps, tx: Handle, tenant: Tenant, rawEmail: string) {
+async function joinPending(
+  deps: Pick<Deps, 'clock' | 'db'>,
+  tx: Handle,
+  tenant: Tenant,
+  rawEmail: string,
+) {
   try {
     const user = await createUser(
       deps,
@@ -105,9 +111,9 @@ async function joinPending(deps: Deps, tx: Handle, tenant: Tenant, rawEmail: str
 
 /** POST auth/verify-login-code: the code, then the tenant's MFA policy (notes 2 to 4). */
 export async function verifyLoginCode(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>,
   tenant: Tenant,
-  input: { email: string; code: string; totpCode?: string },
+  input: VerifyLoginCodeBody,
   actor: Actor,
 ): Promise<TokenEnvelope> {
   const proof = await proveLoginCode(deps, tenant, input.email, input.code, actor)

@@ -1,15 +1,7 @@
 // Liveness, readiness and the API description (SPEC capability 9; CONTRACT §2).
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
-
-const Ready = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
-  checks: Type.Object({
-    database: Type.Union([Type.Literal('ok'), Type.Literal('failing')]),
-    redis: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('disabled')]),
-  }),
-})
+import { Health, OpenApiDocument, Ready } from './schemas.ts'
 
 export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   app.get(
@@ -18,7 +10,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
       schema: {
         tags: ['Service'],
         summary: 'Liveness: the process answers',
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        response: { 200: Health },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -60,7 +52,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
       schema: {
         tags: ['Service'],
         summary: 'This API description (OpenAPI 3.1)',
-        response: { 200: Type.Object({}, { additionalProperties: true }) },
+        response: { 200: OpenApiDocument },
       },
     },
     async () => app.swagger(),

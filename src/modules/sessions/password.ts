@@ -8,20 +8,14 @@ import { refusePasswords } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { createUser, preparePassword } from '../users/service.ts'
+import type { LoginBody, SignupBody } from './schemas.ts'
 import type { TokenEnvelope } from './service.ts'
-
-export interface LoginInput {
-  email: string
-  password: string
-  totpCode?: string
-  emailOtpCode?: string
-}
 
 /** POST auth/login: the password, then the second factor the policy asks (pipeline.ts). */
 export async function loginWithPassword(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>,
   tenant: Tenant,
-  input: LoginInput,
+  input: LoginBody,
   actor: Actor,
 ): Promise<TokenEnvelope> {
   const proof = await provePassword(deps, tenant, input.email, input.password, actor)
@@ -41,9 +35,9 @@ export async function loginWithPassword(
 }
 
 export async function signup(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
   tenant: Tenant,
-  input: { email: string; password: string },
+  input: SignupBody,
   actor: Actor,
 ): Promise<TokenEnvelope> {
   refusePasswords(tenant, 400)

@@ -1,22 +1,10 @@
 // auth/signup, auth/login, auth/refresh, auth/logout, auth/logout-all.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
-import {
-  Email,
-  NewPassword,
-  Ok,
-  OpaqueToken,
-  Password,
-  responses,
-  SixDigits,
-  TenantSlugParams,
-  TokenEnvelope,
-} from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
 import { loginWithPassword, signup } from './password.ts'
-
-const RefreshBody = Type.Object({ refreshToken: OpaqueToken }, { additionalProperties: false })
+import { LoginBody, LogoutAllResult, RefreshBody, SignupBody } from './schemas.ts'
 
 export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -28,7 +16,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Create an account with email and password',
         params: TenantSlugParams,
-        body: Type.Object({ email: Email, password: NewPassword }, { additionalProperties: false }),
+        body: SignupBody,
         response: responses(TokenEnvelope, 400, 404, 429),
       },
     },
@@ -42,15 +30,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Sign in with email and password (and a second factor when asked)',
         params: TenantSlugParams,
-        body: Type.Object(
-          {
-            email: Email,
-            password: Password,
-            totpCode: Type.Optional(SixDigits),
-            emailOtpCode: Type.Optional(SixDigits),
-          },
-          { additionalProperties: false },
-        ),
+        body: LoginBody,
         response: responses(TokenEnvelope, 400, 401, 404, 429),
       },
     },
@@ -102,11 +82,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         summary: 'End every session of the signed-in user',
         security: [{ bearer: [] }],
         params: TenantSlugParams,
-        response: responses(
-          Type.Object({ ok: Type.Literal(true), count: Type.Integer() }),
-          401,
-          404,
-        ),
+        response: responses(LogoutAllResult, 401, 404),
       },
     },
     async (request) => {

@@ -2,70 +2,13 @@
 // GET logo.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import {
-  AuthPolicy,
-  DateTime,
-  ErrorEnvelope,
-  MfaPolicy,
-  Ok,
-  Plan,
-  responses,
-  TenantSlugParams,
-} from '../../schemas.ts'
+import { ErrorEnvelope, Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { etagMatches, LOGO_BODY_LIMIT, putLogo, readLogo, removeLogo } from './logo.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
+import { LogoBody, LogoSaved, TenantPatchBody, TenantRecord } from './schemas.ts'
 import { patchTenant, readTenant } from './settings.ts'
-
-const TenantRecord = Type.Object({
-  id: Type.String(),
-  slug: Type.String(),
-  name: Type.String(),
-  plan: Plan,
-  mfaPolicy: MfaPolicy,
-  authPolicy: AuthPolicy,
-  passwordlessJitSignup: Type.Boolean(),
-  idpOauthEnabled: Type.Boolean(),
-  idpClientId: Type.String({ description: 'Empty when no credentials are stored.' }),
-  hasIdpClientSecret: Type.Boolean(),
-  logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
-  createdAt: DateTime,
-})
-
-const TenantPatchBody = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
-    mfaPolicy: Type.Optional(MfaPolicy),
-    authPolicy: Type.Optional(AuthPolicy),
-    passwordlessJitSignup: Type.Optional(Type.Boolean()),
-    idpOauthEnabled: Type.Optional(
-      Type.Boolean({ description: 'true only once idp credentials are stored.' }),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-const LogoMimeType = Type.Union(LOGO_MIME_TYPES.map((m) => Type.Literal(m)))
-
-const LogoBody = Type.Object(
-  {
-    mimeType: LogoMimeType,
-    data: Type.String({
-      minLength: 1,
-      description:
-        'The image as base64, optionally as a `data:<mimeType>;base64,` URL; at most 512 KiB decoded.',
-    }),
-  },
-  { additionalProperties: false },
-)
-
-const LogoSaved = Type.Object({
-  logoUrl: Type.String(),
-  mimeType: LogoMimeType,
-  updatedAt: DateTime,
-})
 
 // Browsers may reuse a logo for five minutes, then revalidate it with its ETag.
 const LOGO_CACHE_CONTROL = 'public, max-age=300'

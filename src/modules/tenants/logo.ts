@@ -8,6 +8,7 @@ import { logoUrl } from '../users/present.ts'
 import { imageSize, isWholeImage, LOGO_MAX_SIDE, type LogoMimeType } from './logo-image.ts'
 import type { Tenant } from './queries.ts'
 import { deleteLogo, findLogo, type Logo, upsertLogo } from './queries.ts'
+import type { LogoBody } from './schemas.ts'
 
 export const LOGO_MAX_BYTES = 512 * 1024
 /** The base64 length of LOGO_MAX_BYTES (padded). */
@@ -52,9 +53,9 @@ export function decodeLogo(mimeType: LogoMimeType, data: string): Buffer {
 }
 
 export async function putLogo(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'tenants'>,
   tenant: Tenant,
-  input: { mimeType: LogoMimeType; data: string },
+  input: LogoBody,
   actor: Actor,
 ) {
   const bytes = decodeLogo(input.mimeType, input.data)
@@ -84,7 +85,11 @@ export async function putLogo(
 }
 
 /** Removes the logo. Removing a logo that is not there succeeds and records nothing. */
-export async function removeLogo(deps: Deps, tenant: Tenant, actor: Actor): Promise<void> {
+export async function removeLogo(
+  deps: Pick<Deps, 'audit' | 'db' | 'tenants'>,
+  tenant: Tenant,
+  actor: Actor,
+): Promise<void> {
   await deps.db.transaction(async (tx) => {
     if (!(await deleteLogo(tx, tenant.id))) return
     await deps.audit.record(tx, tenant.id, actor, [
@@ -94,7 +99,7 @@ export async function removeLogo(deps: Deps, tenant: Tenant, actor: Actor): Prom
   deps.tenants.forgetLogo(tenant.id)
 }
 
-export async function readLogo(deps: Deps, tenantId: string): Promise<Logo> {
+export async function readLogo(deps: Pick<Deps, 'db'>, tenantId: string): Promise<Logo> {
   return (await findLogo(deps.db, tenantId)) ?? fail('not_found')
 }
 

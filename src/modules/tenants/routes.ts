@@ -1,29 +1,14 @@
 // POST /v1/tenants: a tenant and its first admin, signed in.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
 import { safeEqual } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
-import { Email, NewPassword, Plan, responses, TokenEnvelopeWithSlug } from '../../schemas.ts'
+import { responses, TokenEnvelopeWithSlug } from '../../schemas.ts'
+import { CreateTenantBody } from './schemas.ts'
 import { createTenant } from './service.ts'
 
-export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'
-
-const CreateTenantBody = Type.Object(
-  {
-    tenant: Type.Object(
-      {
-        slug: Type.String({ pattern: SLUG_PATTERN, minLength: 1, maxLength: 63 }),
-        name: Type.String({ minLength: 1, maxLength: 120 }),
-        plan: Type.Optional(Plan),
-      },
-      { additionalProperties: false },
-    ),
-    admin: Type.Object({ email: Email, password: NewPassword }, { additionalProperties: false }),
-  },
-  { additionalProperties: false },
-)
+// The tenant plugin checks a path's slug with the same rule before any lookup.
 
 export async function tenantRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()

@@ -6,6 +6,7 @@ import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { createUser, preparePassword } from '../users/service.ts'
 import { insertTenant } from './queries.ts'
+import type { CreateTenantBody } from './schemas.ts'
 
 /** Slugs that would shadow a route or confuse a reader of a URL. */
 export const RESERVED_SLUGS = new Set([
@@ -31,14 +32,9 @@ export const RESERVED_SLUGS = new Set([
   'www',
 ])
 
-export interface CreateTenantInput {
-  tenant: { slug: string; name: string; plan?: string }
-  admin: { email: string; password: string }
-}
-
 export async function createTenant(
-  deps: Deps,
-  input: CreateTenantInput,
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions' | 'tenants'>,
+  input: CreateTenantBody,
   actor: Actor,
 ): Promise<TokenEnvelope & { tenantSlug: string }> {
   const { slug, name, plan = 'Free' } = input.tenant

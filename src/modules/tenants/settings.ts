@@ -7,6 +7,7 @@ import type { Actor } from '../audit/recorder.ts'
 import { logoUrl } from '../users/present.ts'
 import type { Tenant } from './queries.ts'
 import { findTenantById, updateTenant } from './queries.ts'
+import type { TenantPatchBody } from './schemas.ts'
 
 export interface TenantRecord {
   id: string
@@ -23,21 +24,13 @@ export interface TenantRecord {
   createdAt: string
 }
 
-export interface TenantPatch {
-  name?: string
-  mfaPolicy?: string
-  authPolicy?: string
-  passwordlessJitSignup?: boolean
-  idpOauthEnabled?: boolean
-}
-
 const PATCHABLE = [
   'name',
   'mfaPolicy',
   'authPolicy',
   'passwordlessJitSignup',
   'idpOauthEnabled',
-] as const satisfies readonly (keyof TenantPatch & keyof Tenant)[]
+] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
 
 /**
  * The record as GET and PATCH show it; the client secret only as a flag. SPEC types
@@ -60,7 +53,10 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
   }
 }
 
-export async function readTenant(deps: Deps, tenantId: string): Promise<TenantRecord> {
+export async function readTenant(
+  deps: Pick<Deps, 'config' | 'db'>,
+  tenantId: string,
+): Promise<TenantRecord> {
   // Read from the database, not the per-instance cache, so an admin sees what is stored.
   const found = await findTenantById(deps.db, tenantId)
   if (!found) fail('tenant_not_found')
@@ -73,9 +69,9 @@ export async function readTenant(deps: Deps, tenantId: string): Promise<TenantRe
  * describe exactly what was written.
  */
 export async function patchTenant(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'tenants'>,
   tenantId: string,
-  patch: TenantPatch,
+  patch: TenantPatchBody,
   actor: Actor,
 ): Promise<TenantRecord> {
   const record = await deps.db.transaction(async (tx) => {

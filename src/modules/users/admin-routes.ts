@@ -2,37 +2,10 @@
 // (admin or API key: CONTRACT §4).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
-import {
-  Ok,
-  Page,
-  PageParams,
-  PublicUser,
-  Role,
-  responses,
-  TenantSlugParams,
-  Uuid,
-} from '../../schemas.ts'
+import { Ok, Page, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
 import { deleteUser, disableUserTotp, listUserPage, updateUserAccess } from './admin-service.ts'
-
-const ListQuery = Type.Object(PageParams, { additionalProperties: false })
-
-// The spec types userId as a uuid here, so a malformed one is a 400 validation error.
-const UserParams = Type.Object({ ...TenantSlugParams.properties, userId: Uuid })
-// ...and as a plain string on totp/disable, where a malformed one is an unknown user (404).
-const TotpParams = Type.Object({
-  ...TenantSlugParams.properties,
-  userId: Type.String({ minLength: 1, maxLength: 200 }),
-})
-
-const UserPatchBody = Type.Object(
-  {
-    role: Type.Optional(Role),
-    status: Type.Optional(Type.Union([Type.Literal('Active'), Type.Literal('Suspended')])),
-  },
-  { additionalProperties: false },
-)
+import { ListUsersQuery, TotpParams, UserParams, UserPatchBody } from './schemas.ts'
 
 export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -49,7 +22,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
         security,
         params: TenantSlugParams,
-        querystring: ListQuery,
+        querystring: ListUsersQuery,
         response: responses(Page(PublicUser), 400, 401, 403, 404, 429),
       },
     },

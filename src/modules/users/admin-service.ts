@@ -9,6 +9,7 @@ import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { type PublicUser, presentUser } from './present.ts'
 import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
+import type { ListUsersQuery, UserPatchBody } from './schemas.ts'
 
 export interface UserPage {
   items: PublicUser[]
@@ -16,9 +17,9 @@ export interface UserPage {
 }
 
 export async function listUserPage(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   tenantId: string,
-  query: { limit: number; cursor?: string },
+  query: ListUsersQuery,
 ): Promise<UserPage> {
   return readPage(
     query,
@@ -47,7 +48,12 @@ async function lockTarget(tx: Handle, tenantId: string, userId: string) {
 }
 
 /** Soft delete: the address is freed and every session ends; the purge removes the row. */
-export async function deleteUser(deps: Deps, tenantId: string, userId: string, actor: Actor) {
+export async function deleteUser(
+  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  tenantId: string,
+  userId: string,
+  actor: Actor,
+) {
   await deps.sessions.revoking(async (tx, revoke) => {
     const { user, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
     keepAnAdmin('deleted')
@@ -73,10 +79,10 @@ export async function deleteUser(deps: Deps, tenantId: string, userId: string, a
  * with the rights keys are refused (CONTRACT §4).
  */
 export async function updateUserAccess(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
   tenantId: string,
   userId: string,
-  patch: { role?: 'Member' | 'Admin'; status?: 'Active' | 'Suspended' },
+  patch: UserPatchBody,
   actor: Actor,
 ): Promise<PublicUser> {
   if (patch.role === 'Admin' && actor.type === 'apiKey') {
@@ -118,7 +124,12 @@ export async function updateUserAccess(
  * recorded and the user's sessions end (CONTRACT §4). A user without any secret is left
  * as is. The path id is a plain string in the spec, so a malformed one is just unknown.
  */
-export async function disableUserTotp(deps: Deps, tenantId: string, userId: string, actor: Actor) {
+export async function disableUserTotp(
+  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  tenantId: string,
+  userId: string,
+  actor: Actor,
+) {
   if (!isUuid(userId)) fail('not_found')
   await deps.sessions.revoking(async (tx, revoke) => {
     const user = await lockLiveUser(tx, tenantId, userId)

@@ -5,10 +5,16 @@ import { verifyPassword } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { countOtherActiveAdmins, findUserById, updateUser } from './queries.ts'
+import type { ChangePasswordBody } from './schemas.ts'
 import { preparePassword } from './service.ts'
 
 /** Soft delete: the address is freed, every session ends; the purge removes the row later. */
-export async function deleteOwnAccount(deps: Deps, tenant: Tenant, userId: string, actor: Actor) {
+export async function deleteOwnAccount(
+  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  tenant: Tenant,
+  userId: string,
+  actor: Actor,
+) {
   await deps.sessions.revoking(async (tx, revoke) => {
     const user = await findUserById(tx, tenant.id, userId)
     if (!user) fail('session_revoked')
@@ -26,10 +32,10 @@ export async function deleteOwnAccount(deps: Deps, tenant: Tenant, userId: strin
 
 /** Changes the password and ends the user's other sessions (CONTRACT §4). */
 export async function changePassword(
-  deps: Deps,
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'guard' | 'sessions'>,
   tenant: Tenant,
   principal: { userId: string; sessionId: string },
-  input: { currentPassword: string; newPassword: string },
+  input: ChangePasswordBody,
   actor: Actor,
 ) {
   const user = await findUserById(deps.db, tenant.id, principal.userId)

@@ -1,37 +1,14 @@
 // GET /me, DELETE /me, PATCH /me/password.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Principal } from '../../plugins/auth.ts'
-import {
-  AuthPolicy,
-  MfaPolicy,
-  NewPassword,
-  Ok,
-  Password,
-  Plan,
-  PublicUser,
-  responses,
-  TenantSlugParams,
-} from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { changePassword, deleteOwnAccount } from './me.ts'
 import { logoUrl, presentUser } from './present.ts'
 import { findUserById } from './queries.ts'
-
-const Me = Type.Object({
-  ...PublicUser.properties,
-  tenant: Type.Object({
-    id: Type.String(),
-    slug: Type.String(),
-    name: Type.String(),
-    plan: Plan,
-    mfaPolicy: MfaPolicy,
-    authPolicy: AuthPolicy,
-    logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
-  }),
-})
+import { ChangePasswordBody, Me } from './schemas.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
@@ -103,10 +80,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
         summary: "Change the signed-in user's password (other sessions end)",
         security,
         params: TenantSlugParams,
-        body: Type.Object(
-          { currentPassword: Password, newPassword: NewPassword },
-          { additionalProperties: false },
-        ),
+        body: ChangePasswordBody,
         response: responses(Ok, 400, 401, 404, 429),
       },
     },

@@ -24,7 +24,7 @@ export async function preparePassword(password: string, email: string, tenantNam
 
 /** Inserts a user; `onTaken` decides what a taken address answers. */
 export async function createUser(
-  deps: Deps,
+  deps: Pick<Deps, 'clock'>,
   tx: Handle,
   tenant: Tenant,
   draft: UserDraft,
