@@ -86,16 +86,8 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
       },
     },
     async (request) => {
-      const { tenant, actor } = request
-      const userId = actor.id as string
-      const ended = await deps.sessions.revoking(async (tx, revoke) => {
-        const ids = await revoke(tenant.id, userId, actor, 'logout-all')
-        await deps.audit.record(tx, tenant.id, actor, [
-          { action: 'UserLogout', userId, metadata: { all: true, count: ids.length } },
-        ])
-        return ids
-      })
-      return { ok: true as const, count: ended.length }
+      const count = await deps.sessions.logoutAll(request.tenant, request.actor)
+      return { ok: true as const, count }
     },
   )
 }

@@ -145,6 +145,19 @@ export class SessionService {
     if (ended) this.deps.revocations.add([state.sessionId])
   }
 
+  /** Ends every session of the signed-in user (logout-all); answers how many. */
+  async logoutAll(tenant: Tenant, actor: Actor): Promise<number> {
+    const userId = actor.id as string
+    const ended = await this.revoking(async (tx, revoke) => {
+      const ids = await revoke(tenant.id, userId, actor, 'logout-all')
+      await this.deps.audit.record(tx, tenant.id, actor, [
+        { action: 'UserLogout', userId, metadata: { all: true, count: ids.length } },
+      ])
+      return ids
+    })
+    return ended.length
+  }
+
   /**
    * Runs `work` in one transaction. The sessions it ends through `revoke` are refused on
    * every instance once the transaction commits (CONTRACT §4): the revocation cache hears

@@ -8,8 +8,6 @@ import { responses, TokenEnvelopeWithSlug } from '../../schemas.ts'
 import { CreateTenantBody } from './schemas.ts'
 import { createTenant } from './service.ts'
 
-// The tenant plugin checks a path's slug with the same rule before any lookup.
-
 export async function tenantRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   app.post(

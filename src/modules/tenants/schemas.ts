@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox'
 import { AuthPolicy, DateTime, Email, MfaPolicy, NewPassword, Plan } from '../../schemas.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
 
+// The tenant plugin checks a path's slug with the same rule before any lookup.
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'
 
 export const CreateTenantBody = Type.Object(

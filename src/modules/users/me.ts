@@ -4,9 +4,35 @@ import { fail } from '../../lib/errors.ts'
 import { verifyPassword } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
+import { logoUrl, presentUser } from './present.ts'
 import { countOtherActiveAdmins, findUserById, updateUser } from './queries.ts'
 import type { ChangePasswordBody } from './schemas.ts'
 import { preparePassword } from './service.ts'
+
+/** GET /me: one primary-key read; the tenant fields come from the tenant cache (2 s). */
+export async function readMe(
+  deps: Pick<Deps, 'db' | 'tenants' | 'config'>,
+  tenant: Tenant,
+  userId: string,
+) {
+  const [user, hasLogo] = await Promise.all([
+    findUserById(deps.db, tenant.id, userId),
+    deps.tenants.hasLogo(tenant.id),
+  ])
+  if (!user) fail('session_revoked')
+  return {
+    ...presentUser(user),
+    tenant: {
+      id: tenant.id,
+      slug: tenant.slug,
+      name: tenant.name,
+      plan: tenant.plan,
+      mfaPolicy: tenant.mfaPolicy,
+      authPolicy: tenant.authPolicy,
+      logoUrl: logoUrl(deps.config, tenant.slug, hasLogo),
+    },
+  }
+}
 
 /** Soft delete: the address is freed, every session ends; the purge removes the row later. */
 export async function deleteOwnAccount(

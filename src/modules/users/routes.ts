@@ -2,12 +2,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { fail } from '../../lib/errors.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
-import { changePassword, deleteOwnAccount } from './me.ts'
-import { logoUrl, presentUser } from './present.ts'
-import { findUserById } from './queries.ts'
+import { changePassword, deleteOwnAccount, readMe } from './me.ts'
 import { ChangePasswordBody, Me } from './schemas.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
@@ -30,25 +27,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     },
     async (request) => {
       const { userId } = request.principal as UserPrincipal
-      const { tenant } = request
-      // One primary-key read; the tenant fields come from the tenant cache (2 s).
-      const [user, hasLogo] = await Promise.all([
-        findUserById(deps.db, tenant.id, userId),
-        deps.tenants.hasLogo(tenant.id),
-      ])
-      if (!user) fail('session_revoked')
-      return {
-        ...presentUser(user),
-        tenant: {
-          id: tenant.id,
-          slug: tenant.slug,
-          name: tenant.name,
-          plan: tenant.plan,
-          mfaPolicy: tenant.mfaPolicy,
-          authPolicy: tenant.authPolicy,
-          logoUrl: logoUrl(deps.config, tenant.slug, hasLogo),
-        },
-      }
+      return readMe(deps, request.tenant, userId)
     },
   )
 
