@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict'
 import type { Response } from './helpers.ts'
 
-const CODES: Record<number, string> = {
+/** The code each status carries (CONTRACT §3), as the tests expect it. */
+export const CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
