@@ -136,6 +136,17 @@ describe('a NUL or a lone surrogate in a string is 400 validation', () => {
     })
   })
 
+  test('signup with a lone surrogate ending the email: 400, no account (found by the fuzzer)', async () => {
+    // PGlite used to store it as U+FFFD and answer 200; PostgreSQL answered 500.
+    await unchanged(server, t.tenantId, async () => {
+      const res = await server.request('POST', `/v1/${t.slug}/auth/signup`, {
+        email: `a-${Date.now()}@example.com${LONE_LOW}`,
+        password: STRONG_PASSWORD,
+      })
+      expectBadString(res, 'body.email')
+    })
+  })
+
   test('a key of a JSON object, and a string deep in an array', async () => {
     const res = await server.request('POST', '/v1/tenants', {
       tenant: { slug: uniqueSlug(), name: 'Acme', [`x${NUL}`]: 1 },
