@@ -25,6 +25,7 @@ import { TenantCache } from './modules/tenants/cache.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts'
 import { clientIp } from './plugins/hygiene.ts'
+import { installMetrics } from './plugins/metrics.ts'
 import { installValidation } from './plugins/validation.ts'
 import { registerRoutes } from './routes.ts'
 
@@ -159,6 +160,7 @@ export async function buildApp(
     },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
+  installMetrics(app, deps)
   await registerRoutes(app, deps)
 
   await deps.revocations.start()

@@ -31,6 +31,8 @@ export interface Config {
    */
   trustProxy: boolean | number | string
   tenantCreationToken: string | undefined
+  /** When set, GET /metrics serves Prometheus text to `Bearer <it>` (CONTRACT §10). */
+  metricsToken: string | undefined
   production: boolean
   logLevel: string
   limits: Limits
@@ -136,6 +138,7 @@ export function loadConfig(env: Env = process.env): Config {
     idp,
     trustProxy,
     tenantCreationToken: emptyToUndefined(env.TENANT_CREATION_TOKEN),
+    metricsToken: emptyToUndefined(env.METRICS_TOKEN),
     production,
     logLevel: env.LOG_LEVEL || (production ? 'info' : 'info'),
     limits,

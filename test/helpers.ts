@@ -40,6 +40,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     idp: undefined,
     trustProxy: true,
     tenantCreationToken: undefined,
+    metricsToken: undefined,
     production: false,
     logLevel: 'silent',
     limits: GENEROUS_LIMITS,

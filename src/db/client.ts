@@ -22,6 +22,8 @@ export interface Database {
   kind: 'postgres' | 'pglite'
   migrate(): Promise<void>
   ping(): Promise<void>
+  /** The connection pool's use, where there is a pool (PostgreSQL). */
+  pool?(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
 }
 
@@ -100,6 +102,7 @@ function openPostgres(url: string): Database {
     ping: async () => {
       await pool.query('SELECT 1')
     },
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   }
 }

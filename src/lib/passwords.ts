@@ -16,6 +16,11 @@ export const ARGON2_PARAMS = {
 
 const slots = new Semaphore(availableParallelism())
 
+/** Password hashes running and waiting for a slot, for the metrics. */
+export function hashLoad(): { running: number; queued: number } {
+  return { running: slots.running, queued: slots.queued }
+}
+
 /** Passwords are compared as given: NFC-normalised, never trimmed or truncated. */
 export function normalizePassword(password: string): string {
   return password.normalize('NFC')

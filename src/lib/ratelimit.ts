@@ -22,6 +22,8 @@ export const ACCOUNT_FAILURE_MEMORY = 24 * 60 * 60
 
 export class RateLimits {
   private readonly limiters = new Map<LimitName, RateLimiterAbstract>()
+  /** Told of every refusal (the metrics count them by budget). */
+  onRefused: ((name: LimitName) => void) | undefined
 
   constructor(limits: Limits, redis: Redis | undefined) {
     for (const [name, budget] of Object.entries(limits) as [LimitName, Budget][]) {
@@ -51,6 +53,7 @@ export class RateLimits {
     try {
       await limiter.consume(key)
     } catch (error) {
+      this.onRefused?.(name)
       throw tooMany(error)
     }
   }

@@ -2,11 +2,23 @@
 // thread pool than there are cores (a login flood then waits here instead of thrashing).
 
 export class Semaphore {
+  private readonly slots: number
   private available: number
   private readonly waiters: (() => void)[] = []
 
   constructor(slots: number) {
+    this.slots = slots
     this.available = slots
+  }
+
+  /** Jobs holding a slot now. */
+  get running(): number {
+    return this.slots - this.available
+  }
+
+  /** Jobs waiting for a slot. */
+  get queued(): number {
+    return this.waiters.length
   }
 
   async run<T>(job: () => Promise<T>): Promise<T> {

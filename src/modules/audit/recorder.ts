@@ -31,6 +31,9 @@ export class AuditRecorder {
     this.clock = clock
   }
 
+  /** Told of the entries of every write (the metrics count sign-in outcomes from them). */
+  onRecord: ((entries: AuditEntry[]) => void) | undefined
+
   async record(handle: Handle, tenantId: string, actor: Actor, entries: AuditEntry[]) {
     if (entries.length === 0) return
     const now = this.clock.now()
@@ -50,5 +53,6 @@ export class AuditRecorder {
         createdAt: now,
       })),
     )
+    this.onRecord?.(entries)
   }
 }

@@ -35,6 +35,11 @@ export class RevocationCache {
     this.publisher = options.redis
   }
 
+  /** Revoked sessions remembered now (at most the last access-token lifetime's). */
+  get size(): number {
+    return this.revoked.size
+  }
+
   has(sessionId: string): boolean {
     return this.revoked.has(sessionId)
   }

@@ -1,0 +1,123 @@
+// GET /metrics (CONTRACT §10): Prometheus text, only when METRICS_TOKEN is set, and then
+// only to `Authorization: Bearer <METRICS_TOKEN>`; without the setting the route does not
+// exist (404). One registry per app, so test servers in one process do not share counts.
+//
+// What it shows: request rate and latency per route and status; sign-in outcomes by method
+// and failure reason (from the audit entries as they are written); password hashes running
+// and queued; rate-limit refusals by budget; the revocation cache's size; the database
+// pool's use; whether Redis answers; and Node's own process metrics (event-loop delay,
+// memory, CPU).
+import type { FastifyInstance } from 'fastify'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Deps } from '../deps.ts'
+import { safeEqual } from '../lib/crypto.ts'
+import { AppError } from '../lib/errors.ts'
+import { hashLoad } from '../lib/passwords.ts'
+
+type MetricsDeps = Pick<Deps, 'config' | 'database' | 'redis' | 'limits' | 'audit' | 'revocations'>
+
+export function installMetrics(app: FastifyInstance, deps: MetricsDeps): void {
+  const token = deps.config.metricsToken
+  if (!token) return
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+
+  const requests = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Requests by route pattern, method and status, and how long they took.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the path: ids and slugs would make a series per request.
+    const route = request.routeOptions.url ?? 'unmatched'
+    const labels = { method: request.method, route, status: String(reply.statusCode) }
+    requests.observe(labels, reply.elapsedTime / 1000)
+  })
+
+  const signIns = new Counter({
+    name: 'auth_sign_ins_total',
+    help: 'Sign-ins as audited: outcome success (by method) or failure (by reason).',
+    labelNames: ['outcome', 'method', 'reason'],
+    registers: [registry],
+  })
+  deps.audit.onRecord = (entries) => {
+    for (const entry of entries) {
+      const meta = (entry.metadata ?? {}) as { via?: unknown; reason?: unknown }
+      const method = typeof meta.via === 'string' ? meta.via : 'password'
+      if (entry.action === 'UserLogin') signIns.inc({ outcome: 'success', method, reason: '' })
+      if (entry.action === 'UserLoginFailed') {
+        const reason = typeof meta.reason === 'string' ? meta.reason : 'unknown'
+        signIns.inc({ outcome: 'failure', method, reason })
+      }
+    }
+  }
+
+  const refusals = new Counter({
+    name: 'rate_limit_refusals_total',
+    help: 'Requests refused with 429, by budget.',
+    labelNames: ['budget'],
+    registers: [registry],
+  })
+  deps.limits.onRefused = (budget) => refusals.inc({ budget })
+
+  new Gauge({
+    name: 'password_hashes',
+    help: 'argon2id hashes running, and waiting for a slot.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const load = hashLoad()
+      this.set({ state: 'running' }, load.running)
+      this.set({ state: 'queued' }, load.queued)
+    },
+  })
+  new Gauge({
+    name: 'revocation_cache_sessions',
+    help: 'Revoked sessions this instance remembers (refused access tokens).',
+    registers: [registry],
+    collect() {
+      this.set(deps.revocations.size)
+    },
+  })
+  new Gauge({
+    name: 'db_pool_connections',
+    help: 'PostgreSQL pool connections: total, idle, and requests waiting for one.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const pool = deps.database.pool?.()
+      if (!pool) return
+      this.set({ state: 'total' }, pool.total)
+      this.set({ state: 'idle' }, pool.idle)
+      this.set({ state: 'waiting' }, pool.waiting)
+    },
+  })
+  new Gauge({
+    name: 'redis_up',
+    help: '1 while the Redis connection is ready; 0 when it is not; absent without REDIS_URL.',
+    registers: [registry],
+    collect() {
+      if (deps.redis) this.set(deps.redis.status === 'ready' ? 1 : 0)
+    },
+  })
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['Service'],
+        summary: 'Prometheus metrics (only when METRICS_TOKEN is set)',
+        security: [{ bearer: [] }],
+      },
+    },
+    async (request, reply) => {
+      const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1]
+      if (!given) throw new AppError('token_missing')
+      if (!safeEqual(given, token)) throw new AppError('token_invalid')
+      reply.type(registry.contentType)
+      return registry.metrics()
+    },
+  )
+}

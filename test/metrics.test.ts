@@ -1,0 +1,98 @@
+// GET /metrics (CONTRACT §10): absent (404) unless METRICS_TOKEN is set; then Prometheus
+// text to `Bearer <METRICS_TOKEN>` only (401 with the envelope otherwise), with the series
+// the README lists, moving as the service works.
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import { expectError } from './envelope.ts'
+import {
+  createTenant,
+  GENEROUS_LIMITS,
+  randomIp,
+  signup,
+  startTestServer,
+  type TestServer,
+} from './helpers.ts'
+
+const TOKEN = 'metrics-token-for-the-test-0001'
+
+let server: TestServer
+before(async (t) => {
+  server = await startTestServer(t, {
+    metricsToken: TOKEN,
+    limits: { ...GENEROUS_LIMITS, signup: { points: 1, seconds: 3600 } },
+  })
+})
+
+async function scrape(): Promise<string> {
+  const res = await fetch(`${server.url}/metrics`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  })
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/plain/)
+  return res.text()
+}
+
+/** The value of one series, or 0 when it is not there yet. */
+function value(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line ? Number(line.slice(series.length + 1)) : 0
+}
+
+test('without METRICS_TOKEN there is no /metrics', async (t) => {
+  const plain = await startTestServer(t)
+  expectError(await plain.request('GET', '/metrics'), 404, 'route_not_found')
+})
+
+test('a missing or wrong token is 401 with the envelope', async () => {
+  expectError(await server.request('GET', '/metrics'), 401, 'token_missing')
+  const wrong = await server.request('GET', '/metrics', undefined, { token: 'not-the-token' })
+  expectError(wrong, 401, 'token_invalid')
+})
+
+test('requests, sign-ins, refusals and process metrics are counted', async () => {
+  const tenant = await createTenant(server)
+  const user = await signup(server, tenant.slug)
+  const before = await scrape()
+  const loginRoute = 'method="POST",route="/v1/:tenantSlug/auth/login",status="200"'
+  const ok = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+    email: user.email,
+    password: user.password,
+  })
+  assert.equal(ok.status, 200)
+  const wrong = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+    email: user.email,
+    password: 'not-the-password-1',
+  })
+  assert.equal(wrong.status, 401)
+  // The signup budget is one point: the second signup from one address is refused.
+  const ip = randomIp()
+  for (let i = 0; i < 2; i++) {
+    await server.request(
+      'POST',
+      `/v1/${tenant.slug}/auth/signup`,
+      { email: `m${i}-${Date.now()}@example.com`, password: 'plum-orbit-canvas-77' },
+      { ip },
+    )
+  }
+  const after = await scrape()
+
+  const count = `http_request_duration_seconds_count{${loginRoute}}`
+  assert.equal(value(after, count) - value(before, count), 1)
+  const success = 'auth_sign_ins_total{outcome="success",method="password",reason=""}'
+  assert.equal(value(after, success) - value(before, success), 1)
+  const failure =
+    'auth_sign_ins_total{outcome="failure",method="password",reason="invalid_credentials"}'
+  assert.equal(value(after, failure) - value(before, failure), 1)
+  const refused = 'rate_limit_refusals_total{budget="signup"}'
+  assert.equal(value(after, refused) - value(before, refused), 1)
+  for (const series of [
+    'password_hashes{state="running"}',
+    'password_hashes{state="queued"}',
+    'revocation_cache_sessions',
+    'nodejs_eventloop_lag_seconds',
+  ]) {
+    assert.ok(after.includes(`${series} `), `${series} is missing`)
+  }
+  // Paths never become labels: no slug appears in the scrape.
+  assert.ok(!after.includes(tenant.slug))
+})
