@@ -64,8 +64,53 @@ export async function pgliteDatabase(client: PGlite): Promise<Database> {
   }
 }
 
+/**
+ * A pool whose checked-out clients cannot leak. Drizzle's transaction (node-postgres
+ * session) sends BEGIN before its try/finally, so when BEGIN fails (the connection was
+ * killed just after checkout, or PostgreSQL froze and the query timed out) the client is
+ * never released: under such faults the pool ran dry and every request answered 503 until
+ * a restart (found by the fault suite). Here a checked-out client whose first query fails
+ * is released with that error, so the pool discards it; its user's own release, should it
+ * come, is then a no-op.
+ */
+class GuardedPool extends pg.Pool {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads (callback or promise) pass through.
+  override connect(...args: any[]): any {
+    // biome-ignore lint/suspicious/noExplicitAny: see above.
+    if (args.length > 0) return (super.connect as any)(...args)
+    return super.connect().then(guardCheckout)
+  }
+}
+
+function guardCheckout(client: pg.PoolClient): pg.PoolClient {
+  const release = client.release
+  let released = false
+  client.release = (error?: Error | boolean) => {
+    if (released) return
+    released = true
+    release(error)
+  }
+  const query = client.query
+  // biome-ignore lint/suspicious/noExplicitAny: wraps whichever overload is called.
+  ;(client as any).query = (...args: any[]) => {
+    // Only the first query is watched; later ones use the prototype's method again.
+    // biome-ignore lint/suspicious/noExplicitAny: see above.
+    delete (client as any).query
+    // biome-ignore lint/suspicious/noExplicitAny: see above.
+    const result = (query as any).apply(client, args)
+    if (result && typeof result.then === 'function') {
+      return result.catch((error: Error) => {
+        client.release(error)
+        throw error
+      })
+    }
+    return result
+  }
+  return client
+}
+
 function openPostgres(url: string): Database {
-  const pool = new pg.Pool({
+  const pool = new GuardedPool({
     connectionString: url,
     max: 10,
     // While PostgreSQL is down or restarting, a request waits at most this long for a
