@@ -97,10 +97,30 @@ class Relay {
         s.on('close', () => this.sockets.delete(s))
         s.on('error', () => {})
       }
-      client.pipe(upstream).pipe(client)
+      // Client to server through a gate that `freeze` closes (a server that stops
+      // answering without closing its connections), server to client directly.
+      client.on('data', (chunk) => {
+        if (this.frozen) this.held.push([upstream, chunk])
+        else upstream.write(chunk)
+      })
+      upstream.pipe(client)
     })
     await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve))
     this.port = (this.server.address() as { port: number }).port
+  }
+
+  private frozen = false
+  private held: [Socket, Buffer][] = []
+
+  /** Stops forwarding what clients send: their queries get no answer. */
+  freeze(): void {
+    this.frozen = true
+  }
+
+  thaw(): void {
+    this.frozen = false
+    for (const [socket, chunk] of this.held) socket.write(chunk)
+    this.held = []
   }
 
   async cut(): Promise<void> {
@@ -164,5 +184,37 @@ describe('PostgreSQL going away', {
     )
     assert.ok(back, 'the service recovers by itself')
     assert.equal((await fetch(`${url}/ready`)).status, 200)
+  })
+})
+
+describe('a transaction whose BEGIN gets no answer', {
+  skip: !process.env.DATABASE_URL && 'needs DATABASE_URL',
+}, () => {
+  test('does not leak its connection: the pool keeps none checked out', async () => {
+    const target = new URL(process.env.DATABASE_URL as string)
+    const relay = new Relay({ host: target.hostname, port: Number(target.port || 5432) })
+    await relay.open()
+    target.host = `127.0.0.1:${relay.port}`
+    const database = await openDatabase(target.toString(), '/tmp')
+    try {
+      // One connection, idle in the pool.
+      await database.db.transaction(async (tx) => tx.execute(sql`SELECT 1`))
+      relay.freeze()
+      // BEGIN is sent on that connection and never answered: the query times out. Drizzle
+      // sends BEGIN outside its try/finally, so nothing but the pool can give it back.
+      await assert.rejects(
+        database.db.transaction(async (tx) => tx.execute(sql`SELECT 1`)),
+        (error: unknown) => isDatabaseUnavailable(error),
+      )
+      relay.thaw()
+      const pool = database.pool?.()
+      assert.ok(pool)
+      assert.equal(pool.total - pool.idle, 0, 'a connection is still checked out: leaked')
+      // And the pool still works.
+      await database.db.transaction(async (tx) => tx.execute(sql`SELECT 1`))
+    } finally {
+      await database.close()
+      await relay.cut()
+    }
   })
 })
