@@ -112,8 +112,10 @@ export async function buildApp(
   const db = database.db
   const limits = new RateLimits(config.limits, redis)
   const tokens = new AccessTokens({
-    secret: config.jwtSecret,
-    previous: config.jwtPreviousSecrets,
+    keys:
+      config.jwtAlg === 'HS256'
+        ? { algorithm: 'HS256', secrets: [config.jwtSecret, ...config.jwtPreviousSecrets] }
+        : { algorithm: config.jwtAlg, privateKeys: config.jwtPrivateKeys },
     issuer: config.publicUrl,
   })
   const audit = new AuditRecorder(clock)

@@ -1,8 +1,14 @@
 // The service's configuration: every variable of CONTRACT §1, parsed once at start.
 // Nothing below src/ reads process.env; buildApp() receives a Config.
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import {
+  type AsymmetricAlgorithm,
+  JWT_ALGORITHMS,
+  type JwtAlgorithm,
+  parsePrivateKeys,
+} from './lib/jwt.ts'
 import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
 
 export interface EncryptionKey {
@@ -20,6 +26,10 @@ export interface Config {
   redisUrl: string | undefined
   jwtSecret: string
   jwtPreviousSecrets: string[]
+  /** The access-token algorithm (CONTRACT §10): HS256 uses the secrets, the others the keys. */
+  jwtAlg: JwtAlgorithm
+  /** PKCS#8 PEM private keys, newest first (the first signs); empty with HS256. */
+  jwtPrivateKeys: string[]
   encryptionKeys: EncryptionKey[]
   smtpUrl: string | undefined
   mailFrom: string
@@ -77,7 +87,12 @@ export function loadConfig(env: Env = process.env): Config {
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '')
   if (!isHttpUrl(publicUrl)) problems.push('PUBLIC_URL: must be an http(s) URL')
 
-  const required = ['JWT_SECRET', 'ENCRYPTION_KEYS', 'SMTP_URL'] as const
+  const jwtAlg = parseJwtAlg(env.JWT_ALG, problems)
+  // With a public-key algorithm the HMAC secret signs nothing: the private keys are due.
+  const required =
+    jwtAlg === 'HS256'
+      ? (['JWT_SECRET', 'ENCRYPTION_KEYS', 'SMTP_URL'] as const)
+      : (['JWT_PRIVATE_KEYS', 'ENCRYPTION_KEYS', 'SMTP_URL'] as const)
   if (production) {
     for (const name of required) {
       if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`)
@@ -95,6 +110,13 @@ export function loadConfig(env: Env = process.env): Config {
       break
     }
   }
+  const jwtPrivateKeys = parseJwtPrivateKeys(
+    env.JWT_PRIVATE_KEYS,
+    jwtAlg,
+    dataDir,
+    production,
+    problems,
+  )
   const encryptionKeys = parseEncryptionKeys(
     env.ENCRYPTION_KEYS || devSecrets?.().encryptionKeys || '',
     problems,
@@ -132,6 +154,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     jwtSecret,
     jwtPreviousSecrets,
+    jwtAlg,
+    jwtPrivateKeys,
     encryptionKeys,
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'no-reply@localhost',
@@ -188,6 +212,60 @@ function parseEncryptionKeys(raw: string, problems: string[], missing: boolean):
   }
   if (keys.length === 0) problems.push('ENCRYPTION_KEYS: at least one key is required')
   return keys
+}
+
+function parseJwtAlg(raw: string | undefined, problems: string[]): JwtAlgorithm {
+  if (raw === undefined || raw === '') return 'HS256'
+  const found = JWT_ALGORITHMS.find((alg) => alg === raw)
+  if (found) return found
+  problems.push(`JWT_ALG: must be one of ${JWT_ALGORITHMS.join(', ')}`)
+  return 'HS256'
+}
+
+/**
+ * JWT_PRIVATE_KEYS (CONTRACT §10): concatenated PEM blocks, newest first, each a key of
+ * JWT_ALG's type. Unset in development: one key generated once and kept in DATA_DIR.
+ */
+function parseJwtPrivateKeys(
+  raw: string | undefined,
+  alg: JwtAlgorithm,
+  dataDir: string,
+  production: boolean,
+  problems: string[],
+): string[] {
+  if (alg === 'HS256') {
+    if (raw) problems.push('JWT_PRIVATE_KEYS: only used with JWT_ALG=ES256 or EdDSA')
+    return []
+  }
+  if (!raw && production) return [] // reported as required above
+  const parsed = parsePrivateKeys(raw || loadDevJwtKey(dataDir, alg), alg)
+  if ('problem' in parsed) {
+    problems.push(`JWT_PRIVATE_KEYS: ${parsed.problem}`)
+    return []
+  }
+  return parsed.keys
+}
+
+/** The development signing key of `alg`: generated once, then read back from DATA_DIR. */
+function loadDevJwtKey(dataDir: string, alg: AsymmetricAlgorithm): string {
+  const file = join(dataDir, `dev-jwt-${alg.toLowerCase()}.pem`)
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    const { privateKey } =
+      alg === 'ES256'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync('ed25519')
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+    mkdirSync(dataDir, { recursive: true })
+    try {
+      writeFileSync(file, pem, { mode: 0o600, flag: 'wx' })
+      return pem
+    } catch {
+      // Another process starting at the same moment wrote it first: use theirs.
+      return readFileSync(file, 'utf8')
+    }
+  }
 }
 
 interface DevSecrets {

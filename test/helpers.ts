@@ -34,6 +34,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     redisUrl: process.env.REDIS_URL || undefined,
     jwtSecret: TEST_JWT_SECRET,
     jwtPreviousSecrets: [],
+    jwtAlg: 'HS256',
+    jwtPrivateKeys: [],
     encryptionKeys: [{ version: 'v1', key: Buffer.alloc(32, 7) }],
     smtpUrl: undefined,
     mailFrom: 'auth@test.local',

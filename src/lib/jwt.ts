@@ -1,14 +1,25 @@
-// Access tokens (CONTRACT §4): HS256 JWTs with a `kid` header so that keys can rotate.
-// JWT_SECRET signs; JWT_SECRET and every JWT_PREVIOUS_SECRETS entry verify.
+// Access tokens (CONTRACT §4, §10): JWTs with a `kid` header so that keys can rotate.
+// JWT_ALG picks one algorithm for the whole service:
+//   HS256  JWT_SECRET signs; JWT_SECRET and every JWT_PREVIOUS_SECRETS entry verify.
+//   ES256  (P-256) or EdDSA (Ed25519): the first of JWT_PRIVATE_KEYS signs, every one of
+//          them verifies, and their public keys are published as a JWK Set (RFC 7517) so
+//          that other back ends verify tokens without any shared secret.
+// A token is only ever checked with the configured algorithm: the header's `alg` must be
+// exactly it, and each key is bound to it, so an HS256 token "signed" with a public key
+// (or an ES256 header over an HMAC) is refused (RFC 8725 §3.1, algorithm confusion).
 // fast-jwt was chosen over jose by the benchmark (bench/jwt.ts): verification with its
 // LRU cache costs a hash lookup, which keeps authenticated routes near bare Fastify speed.
-import { createHash } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { createSigner, createVerifier, TokenError } from 'fast-jwt'
 import { AppError } from './errors.ts'
 
 export const ACCESS_TOKEN_TTL = 15 * 60
 /** Seconds an `iat` may lie ahead of our clock (another instance's clock may run fast). */
 export const MAX_CLOCK_SKEW = 60
+
+export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA'] as const
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number]
+export type AsymmetricAlgorithm = Exclude<JwtAlgorithm, 'HS256'>
 
 export interface AccessClaims {
   iss: string
@@ -21,40 +32,138 @@ export interface AccessClaims {
   jti: string
 }
 
+/** A public key as GET /.well-known/jwks.json lists it: never a private member. */
+export interface PublicJwk {
+  kty: string
+  crv: string
+  x: string
+  y?: string
+  kid: string
+  alg: AsymmetricAlgorithm
+  use: 'sig'
+}
+
+/** The `kid` of an HS256 secret: a digest prefix, so the secret itself never shows. */
 export function keyId(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('base64url').slice(0, 12)
 }
 
+/**
+ * The `kid` of a public key: its JWK thumbprint (RFC 7638), the SHA-256 of the required
+ * members in lexicographic order. Stable across restarts, instances and PEM encodings.
+ */
+export function publicKeyId(key: KeyObject): string {
+  const jwk = createPublicKey(key).export({ format: 'jwk' })
+  const required =
+    jwk.kty === 'EC'
+      ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
+      : { crv: jwk.crv, kty: jwk.kty, x: jwk.x }
+  return createHash('sha256').update(JSON.stringify(required)).digest('base64url')
+}
+
+/** Why `key` cannot sign with `algorithm`, or undefined when it can. */
+export function keyMismatch(key: KeyObject, algorithm: AsymmetricAlgorithm): string | undefined {
+  if (algorithm === 'ES256') {
+    const p256 =
+      key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1'
+    return p256 ? undefined : 'ES256 needs an EC key on the P-256 curve'
+  }
+  return key.asymmetricKeyType === 'ed25519' ? undefined : 'EdDSA needs an Ed25519 key'
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g
+
+/**
+ * JWT_PRIVATE_KEYS: PEM private keys (PKCS#8 `PRIVATE KEY`, or SEC1 `EC PRIVATE KEY`)
+ * written one after the other, newest first. Environment files that cannot hold line
+ * breaks may write them as `\n`. `EC PARAMETERS` blocks (openssl ecparam) are skipped.
+ * Answers the keys as PKCS#8 PEM, or a problem naming the block that is wrong.
+ */
+export function parsePrivateKeys(
+  raw: string,
+  algorithm: AsymmetricAlgorithm,
+): { keys: string[] } | { problem: string } {
+  const text = raw.replace(/\\n/g, '\n')
+  if (text.replace(PEM_BLOCK, '').trim() !== '') {
+    return { problem: 'expected PEM private keys (-----BEGIN PRIVATE KEY-----…), newest first' }
+  }
+  const blocks = [...text.matchAll(PEM_BLOCK)].filter((m) => m[1] !== 'EC PARAMETERS')
+  if (blocks.length === 0) return { problem: 'at least one PEM private key is required' }
+  const keys: string[] = []
+  const kids = new Set<string>()
+  for (const [n, block] of blocks.entries()) {
+    let key: KeyObject
+    try {
+      key = createPrivateKey(block[0])
+    } catch {
+      return { problem: `key ${n + 1} is not an unencrypted PEM private key` }
+    }
+    const mismatch = keyMismatch(key, algorithm)
+    if (mismatch) return { problem: `key ${n + 1}: ${mismatch}` }
+    const kid = publicKeyId(key)
+    if (kids.has(kid)) return { problem: `key ${n + 1} appears twice` }
+    kids.add(kid)
+    keys.push(key.export({ type: 'pkcs8', format: 'pem' }).toString())
+  }
+  return { keys }
+}
+
+export type SigningKeys =
+  | { algorithm: 'HS256'; secrets: string[] }
+  | { algorithm: AsymmetricAlgorithm; privateKeys: string[] }
+
+interface KeyEntry {
+  kid: string
+  /** What the signer takes: the secret, or the private key's PEM. */
+  signing: string
+  /** What the verifier takes: the secret, or the public key's PEM. */
+  verifying: string
+  jwk?: PublicJwk
+}
+
 export class AccessTokens {
+  readonly algorithm: JwtAlgorithm
   private readonly sign: (payload: Record<string, unknown>) => string
   private readonly verifiers: Map<string, (token: string) => AccessClaims>
   private readonly issuer: string
+  private readonly publicKeys: PublicJwk[]
 
-  constructor(options: { secret: string; previous: string[]; issuer: string }) {
+  /** `keys` newest first: the first signs, all verify. */
+  constructor(options: { keys: SigningKeys; issuer: string }) {
+    const { keys } = options
+    this.algorithm = keys.algorithm
     this.issuer = options.issuer
+    const entries = keys.algorithm === 'HS256' ? secretEntries(keys.secrets) : keyEntries(keys)
+    if (entries.length === 0) throw new Error('AccessTokens: no signing key')
     this.sign = createSigner({
-      key: options.secret,
-      algorithm: 'HS256',
-      kid: keyId(options.secret),
+      key: entries[0].signing,
+      algorithm: keys.algorithm,
+      kid: entries[0].kid,
     })
     this.verifiers = new Map()
-    for (const secret of [options.secret, ...options.previous]) {
+    for (const entry of entries) {
       this.verifiers.set(
-        keyId(secret),
+        entry.kid,
         createVerifier({
-          key: secret,
-          algorithms: ['HS256'],
+          key: entry.verifying,
+          algorithms: [keys.algorithm],
           allowedIss: options.issuer,
           requiredClaims: ['iss', 'sub', 'tid', 'sid', 'role', 'iat', 'exp', 'jti'],
           cache: 10_000,
         }),
       )
     }
+    this.publicKeys = entries.flatMap((e) => (e.jwk ? [e.jwk] : []))
   }
 
   issue(claims: Omit<AccessClaims, 'iss' | 'iat' | 'exp'>, now: Date): string {
     const iat = Math.floor(now.getTime() / 1000)
     return this.sign({ ...claims, iss: this.issuer, iat, exp: iat + ACCESS_TOKEN_TTL })
+  }
+
+  /** The JWK Set of the verifying keys, signing key first; empty with HS256. */
+  jwks(): { keys: PublicJwk[] } {
+    return { keys: this.publicKeys.map((k) => ({ ...k })) }
   }
 
   /**
@@ -64,7 +173,7 @@ export class AccessTokens {
    * Throws a 401 AppError.
    */
   verify(token: string, now: Date): AccessClaims {
-    const verifier = this.verifiers.get(headerKid(token))
+    const verifier = this.verifiers.get(headerKid(token, this.algorithm))
     if (!verifier) throw new AppError('token_invalid')
     let claims: AccessClaims
     try {
@@ -88,13 +197,42 @@ export class AccessTokens {
   }
 }
 
-/** The `kid` of a token whose header is exactly HS256; anything else has no key here. */
-function headerKid(token: string): string {
+function secretEntries(secrets: string[]): KeyEntry[] {
+  return secrets.map((secret) => ({ kid: keyId(secret), signing: secret, verifying: secret }))
+}
+
+function keyEntries(keys: { algorithm: AsymmetricAlgorithm; privateKeys: string[] }) {
+  return keys.privateKeys.map((pem): KeyEntry => {
+    const publicKey = createPublicKey(createPrivateKey(pem))
+    const kid = publicKeyId(publicKey)
+    const { kty, crv, x, y } = publicKey.export({ format: 'jwk' })
+    if (!kty || !crv || !x) throw new Error('AccessTokens: not an EC or OKP key')
+    // Only the public members are copied: `d` cannot reach the JWK Set.
+    const jwk: PublicJwk = {
+      kty,
+      crv,
+      x,
+      ...(y ? { y } : {}),
+      kid,
+      alg: keys.algorithm,
+      use: 'sig',
+    }
+    return {
+      kid,
+      signing: pem,
+      verifying: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      jwk,
+    }
+  })
+}
+
+/** The `kid` of a token whose header names exactly our algorithm; else none of our keys. */
+function headerKid(token: string, algorithm: JwtAlgorithm): string {
   const dot = token.indexOf('.')
   if (dot <= 0) return ''
   try {
     const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8'))
-    if (header?.alg !== 'HS256' || typeof header.kid !== 'string') return ''
+    if (header?.alg !== algorithm || typeof header.kid !== 'string') return ''
     return header.kid
   } catch {
     return ''
