@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
+import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
@@ -32,6 +33,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installRateLimits(app, deps)
 
   await app.register(serviceRoutes, { deps })
+  await app.register(jwksRoutes, { deps })
   await app.register(tenantRoutes, { deps })
   // A static path: find-my-way prefers it to /v1/:tenantSlug/… (and `invites` is a reserved slug).
   await app.register(inviteAcceptRoutes, { deps })
@@ -45,4 +47,5 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })
+  await app.register(introspectionRoutes, { deps, prefix: TENANT })
 }

@@ -2,6 +2,7 @@
 //   'user'      a user access token of this tenant (API keys: 401)
 //   'admin'     an Admin's access token, or an API key of this tenant (CONTRACT §4)
 //   'adminUser' an Admin's access token only (API keys: 403 api_key_not_allowed)
+//   'apiKey'    an API key of this tenant only (user tokens: 401 invalid_api_key)
 // The checks run in onRequest, after tenant resolution and before the body is read.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
@@ -10,7 +11,7 @@ import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts
 import type { Actor } from '../modules/audit/recorder.ts'
 import { findUserById } from '../modules/users/queries.ts'
 
-export type AuthMode = 'user' | 'admin' | 'adminUser'
+export type AuthMode = 'user' | 'admin' | 'adminUser' | 'apiKey'
 
 export type Principal =
   | { kind: 'user'; userId: string; sessionId: string; role: string }
@@ -55,6 +56,7 @@ export function installAuthentication(
       await deps.limits.hit('adminRequests', `${request.tenant.id}:key:${key.id}`)
       return
     }
+    if (mode === 'apiKey') throw new AppError('invalid_api_key', { message: API_KEY_ONLY })
     const claims = deps.tokens.verify(token, deps.clock.now())
     if (claims.tid !== request.tenant.id) throw new AppError('token_invalid')
     if (deps.revocations.has(claims.sid)) throw new AppError('session_revoked')
@@ -75,6 +77,8 @@ export function installAuthentication(
     await deps.limits.hit('adminRequests', `${request.tenant.id}:user:${user.id}`)
   })
 }
+
+const API_KEY_ONLY = 'This route needs an API key of this workspace.'
 
 function bearer(request: FastifyRequest): string {
   const header = request.headers.authorization

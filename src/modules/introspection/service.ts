@@ -1,0 +1,40 @@
+// Token introspection (RFC 7662) for the back ends of a tenant. A token is active only
+// when every check the authentication plugin makes on a request passes (signature,
+// algorithm, issuer, lifetime, this tenant, not in the revocation cache), and, stricter
+// than a request, when its session is still live in the database: the revocation cache
+// may lag another instance by a second, introspection is asked to be authoritative.
+import type { Deps } from '../../deps.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { AccessClaims } from '../../lib/jwt.ts'
+import { isSessionLive } from './queries.ts'
+import type { Introspection } from './schemas.ts'
+
+const INACTIVE = { active: false } as const
+
+export async function introspect(
+  deps: Pick<Deps, 'db' | 'clock' | 'revocations' | 'tokens'>,
+  tenantId: string,
+  token: string,
+): Promise<Introspection> {
+  const now = deps.clock.now()
+  let claims: AccessClaims
+  try {
+    claims = deps.tokens.verify(token, now)
+  } catch (error) {
+    // Whatever is wrong with the token (RFC 7662 §2.2), the answer is the same.
+    if (error instanceof AppError) return INACTIVE
+    throw error
+  }
+  // The signature checked expiry against the process's time; the service's clock decides.
+  if (claims.exp <= Math.floor(now.getTime() / 1000)) return INACTIVE
+  if (claims.tid !== tenantId) return INACTIVE
+  if (deps.revocations.has(claims.sid)) return INACTIVE
+  if (!(await isSessionLive(deps.db, tenantId, claims.sid, claims.sub, now))) return INACTIVE
+  const { sub, tid, role, sid, iat, exp, iss } = claims
+  return { active: true, sub, tid, role, sid, iat, exp, iss }
+}
+
+/** The public keys resource servers verify access tokens with; none with HS256. */
+export function jwks(deps: Pick<Deps, 'tokens'>) {
+  return deps.tokens.jwks()
+}
