@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { ConfigError, loadConfig } from '../src/config.ts'
+import { privateKeyPem } from './fixtures/signing-keys.ts'
 import { tempDir } from './helpers.ts'
 
 const tmp = () => tempDir('auth-config-')
@@ -140,4 +141,100 @@ test('TRUST_PROXY: off, one hop, a hop count or a list of proxy addresses', () =
     loadConfig({ DATA_DIR: dir, TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy,
     '10.0.0.0/8,127.0.0.1',
   )
+})
+
+// Public-key access tokens (CONTRACT §10): JWT_ALG and JWT_PRIVATE_KEYS.
+const pem = (alg: Parameters<typeof privateKeyPem>[0]) => privateKeyPem(alg)
+
+test('JWT_ALG: HS256 by default; ES256 and EdDSA keep a generated dev key in DATA_DIR', () => {
+  const dir = tmp()
+  const plain = loadConfig({ DATA_DIR: dir })
+  assert.equal(plain.jwtAlg, 'HS256')
+  assert.deepEqual(plain.jwtPrivateKeys, [])
+  for (const [alg, type] of [
+    ['ES256', 'ec'],
+    ['EdDSA', 'ed25519'],
+  ] as const) {
+    const first = loadConfig({ DATA_DIR: dir, JWT_ALG: alg })
+    assert.equal(first.jwtAlg, alg)
+    assert.equal(first.jwtPrivateKeys.length, 1)
+    assert.equal(createPrivateKey(first.jwtPrivateKeys[0]).asymmetricKeyType, type)
+    const file = join(dir, `dev-jwt-${alg.toLowerCase()}.pem`)
+    assert.equal(statSync(file).mode & 0o777, 0o600)
+    assert.deepEqual(
+      loadConfig({ DATA_DIR: dir, JWT_ALG: alg }).jwtPrivateKeys,
+      first.jwtPrivateKeys,
+    )
+  }
+})
+
+test('JWT_PRIVATE_KEYS: concatenated PEM blocks, newest first, also with \\n escapes', () => {
+  const [newer, older] = [pem('ES256'), pem('ES256')]
+  const config = loadConfig({ DATA_DIR: tmp(), JWT_ALG: 'ES256', JWT_PRIVATE_KEYS: newer + older })
+  assert.deepEqual(config.jwtPrivateKeys, [newer, older])
+  const escaped = `${newer}\n${older}`.replace(/\n/g, '\\n')
+  const again = loadConfig({ DATA_DIR: tmp(), JWT_ALG: 'ES256', JWT_PRIVATE_KEYS: escaped })
+  assert.deepEqual(again.jwtPrivateKeys, [newer, older])
+  // A SEC1 key as `openssl ecparam -genkey` writes it, parameters block included.
+  const sec1 = createPrivateKey(newer).export({ type: 'sec1', format: 'pem' }).toString()
+  const params = '-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n'
+  const openssl = loadConfig({ DATA_DIR: tmp(), JWT_ALG: 'ES256', JWT_PRIVATE_KEYS: params + sec1 })
+  assert.deepEqual(openssl.jwtPrivateKeys, [newer])
+  const ed = pem('EdDSA')
+  assert.deepEqual(
+    loadConfig({ DATA_DIR: tmp(), JWT_ALG: 'EdDSA', JWT_PRIVATE_KEYS: ed }).jwtPrivateKeys,
+    [ed],
+  )
+})
+
+test('production with ES256 or EdDSA needs JWT_PRIVATE_KEYS instead of JWT_SECRET', () => {
+  const rest = {
+    NODE_ENV: 'production',
+    ENCRYPTION_KEYS: key('v1'),
+    SMTP_URL: 'smtp://mail.example.com:587',
+  }
+  for (const alg of ['ES256', 'EdDSA'] as const) {
+    assert.deepEqual(problems({ ...rest, DATA_DIR: tmp(), JWT_ALG: alg }), [
+      'JWT_PRIVATE_KEYS: required when NODE_ENV=production',
+    ])
+    const config = loadConfig({ ...rest, JWT_ALG: alg, JWT_PRIVATE_KEYS: pem(alg) })
+    assert.equal(config.jwtAlg, alg)
+  }
+  // Nothing was generated: production never writes keys of its own.
+  const dir = tmp()
+  problems({ ...rest, DATA_DIR: dir, JWT_ALG: 'ES256' })
+  assert.throws(() => statSync(join(dir, 'dev-jwt-es256.pem')))
+})
+
+test('JWT_ALG and JWT_PRIVATE_KEYS mistakes get one line naming the variable', () => {
+  const dir = tmp()
+  for (const alg of ['RS256', 'es256', 'none', 'HS512']) {
+    assert.deepEqual(problems({ DATA_DIR: dir, JWT_ALG: alg }), [
+      'JWT_ALG: must be one of HS256, ES256, EdDSA',
+    ])
+  }
+  const publicPem = createPublicKey(pem('ES256')).export({ type: 'spki', format: 'pem' })
+  const garbled = pem('ES256').replace(/\n[A-Za-z0-9+/]{10}/, '\n!!!!!!!!!!')
+  const cases: [string, string, RegExp][] = [
+    ['ES256', 'not a pem', /expected PEM private keys/],
+    ['ES256', `${pem('ES256')}trailing text`, /expected PEM private keys/],
+    ['ES256', garbled, /key 1 is not an unencrypted PEM private key/],
+    ['ES256', publicPem.toString(), /key 1 is not an unencrypted PEM private key/],
+    ['ES256', pem('EdDSA'), /key 1: ES256 needs an EC key on the P-256 curve/],
+    ['ES256', pem('ES256') + pem('P-384'), /key 2: ES256 needs an EC key on the P-256 curve/],
+    ['ES256', pem('RSA'), /key 1: ES256 needs/],
+    ['EdDSA', pem('ES256'), /key 1: EdDSA needs an Ed25519 key/],
+    ['EdDSA', pem('RSA'), /key 1: EdDSA needs an Ed25519 key/],
+  ]
+  const twice = pem('EdDSA')
+  cases.push(['EdDSA', twice + twice, /key 2 appears twice/])
+  for (const [alg, raw, expected] of cases) {
+    const found = problems({ DATA_DIR: dir, JWT_ALG: alg, JWT_PRIVATE_KEYS: raw })
+    assert.equal(found.length, 1, JSON.stringify(found))
+    assert.match(found[0], /^JWT_PRIVATE_KEYS: /)
+    assert.match(found[0], expected)
+  }
+  assert.deepEqual(problems({ DATA_DIR: dir, JWT_PRIVATE_KEYS: pem('ES256') }), [
+    'JWT_PRIVATE_KEYS: only used with JWT_ALG=ES256 or EdDSA',
+  ])
 })

@@ -53,7 +53,8 @@ export function keyId(secret: string): string {
  * members in lexicographic order. Stable across restarts, instances and PEM encodings.
  */
 export function publicKeyId(key: KeyObject): string {
-  const jwk = createPublicKey(key).export({ format: 'jwk' })
+  const publicKey = key.type === 'public' ? key : createPublicKey(key)
+  const jwk = publicKey.export({ format: 'jwk' })
   const required =
     jwk.kty === 'EC'
       ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }

@@ -1,7 +1,8 @@
 // Reads for token introspection. This module writes no table: sessions and users belong
 // to their own modules' queries files; this is one read across both, named by tenant.
-import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm'
+
 import type { Db } from '../../db/client.ts'
+import { and, eq, gt, isNull, ne, sql } from '../../db/orm.ts'
 import { perDatabase } from '../../db/prepared.ts'
 import { sessions, users } from '../../db/schema.ts'
 
