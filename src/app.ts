@@ -1,7 +1,5 @@
 // buildApp(config): the whole service as a Fastify instance. No listen, no process.env:
 // server.ts listens, tests build their own with their own config and clock.
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Config } from './config.ts'
 import { type Database, openDatabase } from './db/client.ts'
@@ -26,6 +24,7 @@ import { scheduleUserPurge } from './modules/users/admin-purge.ts'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts'
 import { clientIp } from './plugins/hygiene.ts'
 import { installMetrics } from './plugins/metrics.ts'
+import { installOpenApi } from './plugins/openapi.ts'
 import { installValidation } from './plugins/validation.ts'
 import { registerRoutes } from './routes.ts'
 
@@ -140,28 +139,7 @@ export async function buildApp(
     idp: config.idp ? new IdentityProvider(config.idp) : undefined,
   }
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Tenant authentication service',
-        description:
-          'Multi-tenant authentication and user management. Errors share one envelope: `{ code, message, details? }`.',
-        version: '0.0.0',
-      },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'A user access token (JWT) or, where allowed, an API key.',
-          },
-        },
-      },
-    },
-  })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await installOpenApi(app, config)
   installMetrics(app, deps)
   await registerRoutes(app, deps)
 

@@ -1,8 +1,25 @@
 // Schemas shared by several modules. One TypeBox schema gives validation, serialization
 // (the response schema is an allowlist: a hash or secret can never leak by accident) and
 // the OpenAPI document.
-import { type TSchema, Type } from 'typebox'
-import { CODE_BY_STATUS } from './lib/errors.ts'
+//
+// Response shapes are *components*: a schema with an `$id`, registered once with
+// `app.addSchema` (src/plugins/openapi.ts) and used everywhere through `ref()`, so the
+// document names it under components.schemas and refers to it with `$ref`. Fastify's
+// serializer resolves the same `$ref` against the registered schema: the allowlist is the
+// component itself. Request shapes (bodies, query strings, path parameters) stay inline:
+// validation compiles them without the registered schemas.
+import { type Static, type TSchema, Type } from 'typebox'
+import { CODE_BY_STATUS, type ErrorStatus, type Reason } from './lib/errors.ts'
+
+/**
+ * A reference to a component: `{ $ref: '<its $id>' }`, with the component's static type,
+ * so a handler's return value is still checked against the shape it refers to.
+ */
+export function ref<T extends TSchema>(component: T, options: { description?: string } = {}) {
+  const id = (component as { $id?: unknown }).$id
+  if (typeof id !== 'string') throw new Error('ref(): the schema has no $id')
+  return Type.Unsafe<Static<T>>(Type.Ref(id, options))
+}
 
 export const Email = Type.String({ format: 'email', maxLength: 254 })
 /** Passwords presented to sign in (Limits: 1 to 1024). */
@@ -19,7 +36,9 @@ export const TenantSlugParams = Type.Object({
   tenantSlug: Type.String({ minLength: 1, maxLength: 200 }),
 })
 
-export const Ok = Type.Object({ ok: Type.Literal(true) })
+/** `{ ok: true }`: the answer of a change that has nothing else to say. */
+const OkComponent = Type.Object({ ok: Type.Literal(true) }, { $id: 'Ok', description: 'Done.' })
+export const Ok = ref(OkComponent)
 
 /** Paging of every list (CONTRACT §2, Lists): `limit` 1..200 (default 50), opaque `cursor`. */
 export const PageParams = {
@@ -29,12 +48,17 @@ export const PageParams = {
   ),
 }
 
-/** `{ items, nextCursor }`; nextCursor is null on the last page. */
-export function Page<T extends TSchema>(item: T) {
-  return Type.Object({
-    items: Type.Array(item),
-    nextCursor: Type.Union([Type.String(), Type.Null()]),
-  })
+/** A list page component `{ items, nextCursor }`; nextCursor is null on the last page. */
+export function Page<T extends TSchema>(id: string, item: T, description: string) {
+  return Type.Object(
+    {
+      items: Type.Array(item),
+      nextCursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass it as `cursor` for the next page; null on the last page.',
+      }),
+    },
+    { $id: id, description },
+  )
 }
 
 export const UserStatus = Type.Union([
@@ -61,51 +85,55 @@ export const AuthPolicy = Type.Union([
 ])
 
 /** The user as every response shows it (CONTRACT §2). */
-export const PublicUser = Type.Object({
-  id: Type.String(),
-  tenantId: Type.String(),
-  email: Type.String(),
-  status: UserStatus,
-  role: Role,
-  createdAt: DateTime,
-  lastLoginAt: NullableDateTime,
-  totpEnrolled: Type.Boolean(),
-  emailVerified: Type.Boolean(),
-})
+export const UserComponent = Type.Object(
+  {
+    id: Type.String(),
+    tenantId: Type.String(),
+    email: Type.String(),
+    status: UserStatus,
+    role: Role,
+    createdAt: DateTime,
+    lastLoginAt: NullableDateTime,
+    totpEnrolled: Type.Boolean(),
+    emailVerified: Type.Boolean(),
+  },
+  { $id: 'User', description: 'A user of the tenant.' },
+)
+export const PublicUser = ref(UserComponent)
 
 /** The token envelope; `*ExpiresIn` are seconds (CONTRACT §2). */
-export const TokenEnvelope = Type.Object({
-  user: PublicUser,
-  accessToken: Type.String(),
-  refreshToken: Type.String(),
-  accessTokenExpiresIn: Type.Integer(),
-  refreshTokenExpiresIn: Type.Integer(),
-})
+const TokenEnvelopeComponent = Type.Object(
+  {
+    user: PublicUser,
+    accessToken: Type.String({ description: 'A JWT, sent as `Authorization: Bearer <it>`.' }),
+    refreshToken: Type.String({ description: 'Opaque; single use (auth/refresh).' }),
+    accessTokenExpiresIn: Type.Integer({ description: 'Seconds (900).' }),
+    refreshTokenExpiresIn: Type.Integer({ description: 'Seconds (2592000).' }),
+  },
+  { $id: 'TokenEnvelope', description: 'A new session: the user and its token pair.' },
+)
+export const TokenEnvelope = ref(TokenEnvelopeComponent)
 
-export const TokenEnvelopeWithSlug = Type.Object({
-  ...TokenEnvelope.properties,
-  tenantSlug: Type.String(),
-})
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Bad request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not found',
-  409: 'Conflict',
-  429: 'Too many requests (see Retry-After)',
-  503: 'Unavailable',
-}
+const TokenEnvelopeWithSlugComponent = Type.Object(
+  { ...TokenEnvelopeComponent.properties, tenantSlug: Type.String() },
+  {
+    $id: 'TokenEnvelopeWithSlug',
+    description: 'A new session, with the slug of its tenant (tenant creation, invitations).',
+  },
+)
+export const TokenEnvelopeWithSlug = ref(TokenEnvelopeWithSlugComponent)
 
 /** The error envelope of CONTRACT §3. */
-export const ErrorEnvelope = Type.Object(
+const ErrorComponent = Type.Object(
   {
     code: Type.Union(Object.values(CODE_BY_STATUS).map((c) => Type.Literal(c))),
     message: Type.String(),
     details: Type.Optional(
       Type.Object(
         {
-          reason: Type.Optional(Type.String()),
+          reason: Type.Optional(
+            Type.String({ description: 'Why, from a fixed list (x-reasons of the response).' }),
+          ),
           methods: Type.Optional(Type.Array(Type.String())),
           issues: Type.Optional(
             Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
@@ -115,14 +143,70 @@ export const ErrorEnvelope = Type.Object(
       ),
     ),
   },
-  { description: 'Error' },
+  { $id: 'Error', description: 'Every error: `{ code, message, details }` (CONTRACT §3).' },
 )
+export const ErrorEnvelope = ref(ErrorComponent)
+
+/** The components of this file, registered by src/plugins/openapi.ts. */
+export const sharedComponents = [
+  OkComponent,
+  UserComponent,
+  TokenEnvelopeComponent,
+  TokenEnvelopeWithSlugComponent,
+  ErrorComponent,
+]
+
+const ERROR_TITLES: Record<ErrorStatus, string> = {
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  408: 'Request timeout',
+  409: 'Conflict',
+  429: 'Too many requests (see Retry-After)',
+  431: 'Headers too large',
+  500: 'Internal error',
+  503: 'Unavailable',
+}
+
+/**
+ * Where an error response keeps the `details.reason` values its route answers with; the
+ * OpenAPI plugin adds those every such route shares and lists them (`x-reasons`).
+ */
+export const REASONS_KEY = 'x-reasons'
+
+/**
+ * Per error status, the reasons this route answers with besides those the OpenAPI plugin
+ * derives from the route itself (a body or parameters: validation; the tenant prefix:
+ * tenant_not_found; `config.auth`: the token and role refusals; a budget: rate_limited).
+ * An empty list declares the status with only those.
+ */
+export type ErrorReasons = Partial<Record<ErrorStatus, readonly Reason[]>>
 
 /** Response schemas for a 200 body and the error statuses a route may answer. */
-export function responses(ok: TSchema, ...statuses: (keyof typeof ERROR_DESCRIPTIONS)[]) {
-  const out: Record<number, TSchema> = { 200: ok }
-  for (const status of statuses) {
-    out[status] = { ...ErrorEnvelope, description: ERROR_DESCRIPTIONS[status] } as TSchema
+export function responses(ok: TSchema, errors: ErrorReasons): Record<number, TSchema>
+/** The statuses alone: each with only the reasons the OpenAPI plugin derives. */
+export function responses(ok: TSchema, ...statuses: ErrorStatus[]): Record<number, TSchema>
+export function responses(
+  ok: TSchema,
+  ...rest: [ErrorReasons] | ErrorStatus[]
+): Record<number, TSchema> {
+  const errors: ErrorReasons =
+    typeof rest[0] === 'object'
+      ? rest[0]
+      : Object.fromEntries((rest as ErrorStatus[]).map((status) => [status, []]))
+  return { 200: ok, ...errorResponses(errors) }
+}
+
+/** The error statuses alone, for a route whose 200 is not one JSON schema. */
+export function errorResponses(errors: ErrorReasons): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {}
+  for (const [status, reasons] of Object.entries(errors)) {
+    out[Number(status)] = {
+      ...ErrorEnvelope,
+      description: ERROR_TITLES[Number(status) as ErrorStatus],
+      [REASONS_KEY]: [...(reasons ?? [])],
+    } as TSchema
   }
   return out
 }

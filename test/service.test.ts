@@ -27,7 +27,13 @@ function operations(): Operation[] {
   return out
 }
 
-const jsonSchema = (part: any) => part?.content?.['application/json']?.schema
+/** A schema, or the component its `$ref` names (response shapes are components). */
+function resolved(schema: any): any {
+  const name = /^#\/components\/schemas\/(.+)$/.exec(schema?.$ref ?? '')?.[1]
+  return name ? doc.components.schemas[name] : schema
+}
+
+const jsonSchema = (part: any) => resolved(part?.content?.['application/json']?.schema)
 
 /** Every (method, path) the server routes, read from Fastify's own route tree. */
 function registeredRoutes(): { method: string; path: string }[] {
@@ -93,7 +99,8 @@ describe('GET /v1/openapi.json', () => {
     assert.match(doc.openapi, /^3\.1\.\d+$/)
     assert.equal(doc.info.version, '0.0.0')
     assert.equal(typeof doc.info.title, 'string')
-    assert.equal(doc.components.securitySchemes.bearer.scheme, 'bearer')
+    assert.equal(doc.components.securitySchemes.userToken.scheme, 'bearer')
+    assert.equal(doc.components.securitySchemes.apiKey.scheme, 'bearer')
   })
 
   test('lists every route the server answers', () => {
@@ -249,10 +256,10 @@ describe('GET /v1/openapi.json', () => {
       ['delete', '/v1/{tenantSlug}/me'],
       ['patch', '/v1/{tenantSlug}/me/password'],
     ]) {
-      assert.deepEqual(doc.paths[path][method].security, [{ bearer: [] }], `${method} ${path}`)
+      assert.deepEqual(doc.paths[path][method].security, [{ userToken: [] }], `${method} ${path}`)
     }
     for (const path of ['/v1/{tenantSlug}/auth/login', '/v1/{tenantSlug}/auth/signup']) {
-      assert.equal(doc.paths[path].post.security, undefined)
+      assert.deepEqual(doc.paths[path].post.security, [])
     }
   })
 })

@@ -107,9 +107,10 @@ export function installMetrics(app: FastifyInstance, deps: MetricsDeps): void {
     '/metrics',
     {
       schema: {
+        operationId: 'getMetrics',
         tags: ['Service'],
         summary: 'Prometheus metrics (only when METRICS_TOKEN is set)',
-        security: [{ bearer: [] }],
+        security: [{ metricsToken: [] }],
       },
     },
     async (request, reply) => {

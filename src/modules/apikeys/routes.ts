@@ -4,10 +4,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, Page, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import {
+  ApiKeyPage,
   ApiKeyParams,
-  ApiKeyRecord,
   CreateApiKeyBody,
   CreatedApiKey,
   ListApiKeysQuery,
@@ -16,7 +16,6 @@ import { createApiKey, listApiKeyPage, revokeApiKey } from './service.ts'
 
 export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const security = [{ bearer: [] }]
   const tags = ['Administration']
 
   app.get(
@@ -24,14 +23,14 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { auth: 'adminUser' },
       schema: {
+        operationId: 'listApiKeys',
         tags,
         summary: 'List the API keys, newest first',
         description:
           'Revoked keys are hidden unless `includeRevoked` is true. Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. `lastUsedAt` is written in batches and may lag up to 5 seconds behind uses served by another instance.',
-        security,
         params: TenantSlugParams,
         querystring: ListApiKeysQuery,
-        response: responses(Page(ApiKeyRecord), 400, 401, 403, 404, 429),
+        response: responses(ApiKeyPage, { 400: [], 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => listApiKeyPage(deps, request.tenant.id, request.query),
@@ -42,14 +41,14 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { auth: 'adminUser' },
       schema: {
+        operationId: 'createApiKey',
         tags,
         summary: 'Create an API key (the plaintext is returned this once)',
         description:
           'The key starts with `ak_live_` or `ak_test_` after its environment and is sent as `Authorization: Bearer <key>`. Without `expiresAt` it is valid until revoked.',
-        security,
         params: TenantSlugParams,
         body: CreateApiKeyBody,
-        response: responses(CreatedApiKey, 400, 401, 403, 404, 429),
+        response: responses(CreatedApiKey, { 400: [], 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => createApiKey(deps, request.tenant.id, request.body, request.actor),
@@ -60,11 +59,11 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { auth: 'adminUser' },
       schema: {
+        operationId: 'revokeApiKey',
         tags,
         summary: 'Revoke an API key (refused from the next request on)',
-        security,
         params: ApiKeyParams,
-        response: responses(Ok, 401, 403, 404, 429),
+        response: responses(Ok, { 401: [], 403: [], 404: ['not_found'], 429: [] }),
       },
     },
     async (request) => {

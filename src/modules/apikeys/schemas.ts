@@ -1,20 +1,33 @@
 // Shapes of the api-keys routes (SPEC, Administration; CONTRACT §2, API key record).
 import { type Static, Type } from 'typebox'
-import { DateTime, NullableDateTime, PageParams, TenantSlugParams } from '../../schemas.ts'
+import {
+  DateTime,
+  NullableDateTime,
+  Page,
+  PageParams,
+  ref,
+  TenantSlugParams,
+} from '../../schemas.ts'
 
 export const Environment = Type.Union([Type.Literal('live'), Type.Literal('test')])
 
 /** The record as every response shows it: never the secret or its hash. */
-export const ApiKeyRecord = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  environment: Environment,
-  prefix: Type.String({ description: 'The first 12 characters of the key, to tell keys apart.' }),
-  createdAt: DateTime,
-  expiresAt: NullableDateTime,
-  lastUsedAt: NullableDateTime,
-  revokedAt: NullableDateTime,
-})
+const ApiKeyComponent = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    environment: Environment,
+    prefix: Type.String({
+      description: 'The first 12 characters of the key, to tell keys apart.',
+    }),
+    createdAt: DateTime,
+    expiresAt: NullableDateTime,
+    lastUsedAt: NullableDateTime,
+    revokedAt: NullableDateTime,
+  },
+  { $id: 'ApiKey', description: 'An API key of the tenant (never its secret).' },
+)
+export const ApiKeyRecord = ref(ApiKeyComponent)
 export type ApiKeyRecord = Static<typeof ApiKeyRecord>
 
 export const CreateApiKeyBody = Type.Object(
@@ -23,14 +36,24 @@ export const CreateApiKeyBody = Type.Object(
     environment: Environment,
     expiresAt: Type.Optional(DateTime),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'CI deploys', environment: 'live', expiresAt: '2030-01-01T00:00:00Z' }],
+  },
 )
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>
 
-export const CreatedApiKey = Type.Object({
-  plaintext: Type.String({ description: 'The key itself: shown this once, never again.' }),
-  apiKey: ApiKeyRecord,
-})
+const CreatedApiKeyComponent = Type.Object(
+  {
+    plaintext: Type.String({ description: 'The key itself: shown this once, never again.' }),
+    apiKey: ApiKeyRecord,
+  },
+  { $id: 'CreatedApiKey', description: 'A new API key, with its plaintext (this once).' },
+)
+export const CreatedApiKey = ref(CreatedApiKeyComponent)
+
+const ApiKeyPageComponent = Page('ApiKeyPage', ApiKeyRecord, 'A page of API keys, newest first.')
+export const ApiKeyPage = ref(ApiKeyPageComponent)
 
 export const ListApiKeysQuery = Type.Object(
   { includeRevoked: Type.Boolean({ default: false }), ...PageParams },
@@ -43,3 +66,6 @@ export const ApiKeyParams = Type.Object({
   ...TenantSlugParams.properties,
   id: Type.String({ minLength: 1 }),
 })
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const apiKeyComponents = [ApiKeyComponent, CreatedApiKeyComponent, ApiKeyPageComponent]

@@ -1,24 +1,37 @@
 // Shapes of GET audit (SPEC, Administration and Events; CONTRACT §2, Audit event).
 import { type Static, Type } from 'typebox'
-import { DateTime, PageParams, TenantSlugParams, Uuid } from '../../schemas.ts'
+import { DateTime, Page, PageParams, ref, TenantSlugParams, Uuid } from '../../schemas.ts'
 import { AUDIT_ACTIONS } from './actions.ts'
 
-export const AuditEventRecord = Type.Object({
-  id: Type.String(),
-  action: Type.String(),
-  actorType: Type.Union([
-    Type.Literal('user'),
-    Type.Literal('apiKey'),
-    Type.Literal('system'),
-    Type.Literal('anonymous'),
-  ]),
-  actorId: Type.Union([Type.String(), Type.Null()]),
-  userId: Type.Union([Type.String(), Type.Null()], { description: 'The user the event concerns.' }),
-  ip: Type.Union([Type.String(), Type.Null()]),
-  userAgent: Type.Union([Type.String(), Type.Null()]),
-  metadata: Type.Object({}, { additionalProperties: true }),
-  createdAt: DateTime,
-})
+const AuditEventComponent = Type.Object(
+  {
+    id: Type.String(),
+    action: Type.String(),
+    actorType: Type.Union([
+      Type.Literal('user'),
+      Type.Literal('apiKey'),
+      Type.Literal('system'),
+      Type.Literal('anonymous'),
+    ]),
+    actorId: Type.Union([Type.String(), Type.Null()]),
+    userId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The user the event concerns.',
+    }),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Object({}, { additionalProperties: true }),
+    createdAt: DateTime,
+  },
+  { $id: 'AuditEvent', description: 'One event of the audit log.' },
+)
+export const AuditEventRecord = ref(AuditEventComponent)
+
+const AuditEventPageComponent = Page(
+  'AuditEventPage',
+  AuditEventRecord,
+  'A page of the audit log, newest first.',
+)
+export const AuditEventPage = ref(AuditEventPageComponent)
 
 export const AuditQuery = Type.Object(
   {
@@ -46,3 +59,6 @@ export const AuditQuery = Type.Object(
 export type AuditQuery = Static<typeof AuditQuery>
 
 export const AuditParams = TenantSlugParams
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const auditComponents = [AuditEventComponent, AuditEventPageComponent]

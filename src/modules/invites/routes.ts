@@ -3,21 +3,20 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, Page, responses, TenantSlugParams, TokenEnvelopeWithSlug } from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams, TokenEnvelopeWithSlug } from '../../schemas.ts'
 import { acceptInvite } from './accept.ts'
 import {
   AcceptInviteBody,
   CreatedInvite,
   CreateInviteBody,
+  InvitePage,
   InviteParams,
-  InviteRecord,
   ListInvitesQuery,
 } from './schemas.ts'
 import { createInvite, listInvitePage, revokeInvite } from './service.ts'
 
 export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const security = [{ bearer: [] }]
   const tags = ['Invites']
 
   app.get(
@@ -25,14 +24,14 @@ export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'listInvites',
         tags,
         summary: 'List the invitations, newest first',
         description:
           'Pending and expired invitations; accepted and revoked ones only with `includeAccepted` and `includeRevoked`. Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
-        security,
         params: TenantSlugParams,
         querystring: ListInvitesQuery,
-        response: responses(Page(InviteRecord), 400, 401, 403, 404, 429),
+        response: responses(InvitePage, { 400: [], 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => listInvitePage(deps, request.tenant.id, request.query),
@@ -43,14 +42,21 @@ export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'createInvite',
         tags,
         summary: 'Invite an address (the token is returned this once, and mailed)',
         description:
           'Defaults: role `Member`, ttlSeconds 604800 (60 to 2592000), sendEmail true. An address that belongs to an Active or Suspended user is 409 `already_member`; a Pending user (a passwordless sign-up that never finished) may be invited, and accepting takes that user over. A pending invitation for the same address is revoked by the new one. An API key cannot invite an Admin (403 `api_key_not_allowed`).',
-        security,
         params: TenantSlugParams,
         body: CreateInviteBody,
-        response: responses(CreatedInvite, 400, 401, 403, 404, 409, 429),
+        response: responses(CreatedInvite, {
+          400: [],
+          401: [],
+          403: ['api_key_not_allowed'],
+          404: [],
+          409: ['already_member'],
+          429: [],
+        }),
       },
     },
     async (request) => createInvite(deps, request.tenant, request.body, request.actor),
@@ -61,13 +67,19 @@ export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'revokeInvite',
         tags,
         summary: 'Revoke an invitation',
         description:
           'Revoking a revoked invitation answers ok; an accepted one is 409 `invite_used`.',
-        security,
         params: InviteParams,
-        response: responses(Ok, 401, 403, 404, 409, 429),
+        response: responses(Ok, {
+          401: [],
+          403: [],
+          404: ['not_found'],
+          409: ['invite_used'],
+          429: [],
+        }),
       },
     },
     async (request) => {
@@ -84,12 +96,18 @@ export async function inviteAcceptRoutes(fastify: FastifyInstance, { deps }: { d
     {
       config: { rateLimit: 'tokenEndpoints' },
       schema: {
+        operationId: 'acceptInvite',
         tags: ['Invites'],
         summary: 'Accept an invitation with its token and a new password, signed in',
         description:
           'Unknown or revoked token: 401 `invalid_invite`; expired: 401 `invite_expired`; accepted already: 409 `invite_used`; the address belongs to an Active or Suspended user by now: 409 `already_member`. A Pending user of the address becomes Active with the chosen password and the role of the invitation.',
         body: AcceptInviteBody,
-        response: responses(TokenEnvelopeWithSlug, 400, 401, 409, 429),
+        response: responses(TokenEnvelopeWithSlug, {
+          400: ['password_too_weak'],
+          401: ['invalid_invite', 'invite_expired'],
+          409: ['invite_used', 'already_member'],
+          429: [],
+        }),
       },
     },
     async (request) => {

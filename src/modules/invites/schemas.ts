@@ -6,7 +6,9 @@ import {
   NewPassword,
   NullableDateTime,
   OpaqueToken,
+  Page,
   PageParams,
+  ref,
   Role,
   TenantSlugParams,
 } from '../../schemas.ts'
@@ -23,19 +25,23 @@ export const InviteStatus = Type.Union([
 ])
 export type InviteStatus = Static<typeof InviteStatus>
 
-export const InviteRecord = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  role: Role,
-  status: InviteStatus,
-  createdAt: DateTime,
-  expiresAt: DateTime,
-  acceptedAt: NullableDateTime,
-  revokedAt: NullableDateTime,
-  invitedBy: Type.Union([Type.String(), Type.Null()], {
-    description: 'The id of the user or API key that sent the invitation.',
-  }),
-})
+const InviteComponent = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    role: Role,
+    status: InviteStatus,
+    createdAt: DateTime,
+    expiresAt: DateTime,
+    acceptedAt: NullableDateTime,
+    revokedAt: NullableDateTime,
+    invitedBy: Type.Union([Type.String(), Type.Null()], {
+      description: 'The id of the user or API key that sent the invitation.',
+    }),
+  },
+  { $id: 'Invite', description: 'An invitation (never its token).' },
+)
+export const InviteRecord = ref(InviteComponent)
 export type InviteRecord = Static<typeof InviteRecord>
 
 export const CreateInviteBody = Type.Object(
@@ -51,14 +57,26 @@ export const CreateInviteBody = Type.Object(
     ),
     sendEmail: Type.Optional(Type.Boolean({ description: 'Mail the token (default true).' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ email: 'new.colleague@example.com', role: 'Member', ttlSeconds: 604800 }],
+  },
 )
 export type CreateInviteBody = Static<typeof CreateInviteBody>
 
-export const CreatedInvite = Type.Object({
-  token: Type.String({ description: 'The invitation token: returned this once, never again.' }),
-  invite: InviteRecord,
-})
+const CreatedInviteComponent = Type.Object(
+  {
+    token: Type.String({
+      description: 'The invitation token: returned this once, never again.',
+    }),
+    invite: InviteRecord,
+  },
+  { $id: 'CreatedInvite', description: 'A new invitation, with its token (this once).' },
+)
+export const CreatedInvite = ref(CreatedInviteComponent)
+
+const InvitePageComponent = Page('InvitePage', InviteRecord, 'A page of invitations, newest first.')
+export const InvitePage = ref(InvitePageComponent)
 
 export const ListInvitesQuery = Type.Object(
   {
@@ -78,6 +96,14 @@ export const InviteParams = Type.Object({
 
 export const AcceptInviteBody = Type.Object(
   { token: OpaqueToken, password: NewPassword },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { token: 'sV3d9Kq1xZ7mB2nR8cT4yW6pL0aF5gH1jE3uO9iQ2kM', password: 'plum-voyage-fender-71' },
+    ],
+  },
 )
 export type AcceptInviteBody = Static<typeof AcceptInviteBody>
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const inviteComponents = [InviteComponent, CreatedInviteComponent, InvitePageComponent]

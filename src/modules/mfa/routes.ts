@@ -19,20 +19,18 @@ type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
 export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const security = [{ bearer: [] }]
-
   app.post(
     '/mfa/totp/enroll',
     {
       config: { auth: 'user' },
       schema: {
+        operationId: 'enrollTotp',
         tags: ['MFA'],
         summary: 'Begin TOTP enrolment: a new secret and its otpauth URI',
         description:
           'Activate it with mfa/totp/verify. 409 `already_enrolled` while TOTP is active.',
-        security,
         params: TenantSlugParams,
-        response: responses(Enrolment, 401, 404, 409),
+        response: responses(Enrolment, { 401: [], 404: [], 409: ['already_enrolled'] }),
       },
     },
     async (request) => {
@@ -46,12 +44,17 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
     {
       config: { auth: 'user' },
       schema: {
+        operationId: 'verifyTotp',
         tags: ['MFA'],
         summary: 'Finish TOTP enrolment with a code from the authenticator',
-        security,
         params: TenantSlugParams,
         body: TotpVerifyBody,
-        response: responses(Ok, 400, 401, 404, 409),
+        response: responses(Ok, {
+          400: [],
+          401: ['invalid_mfa_code'],
+          404: [],
+          409: ['already_enrolled'],
+        }),
       },
     },
     async (request) => {
@@ -65,6 +68,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
     '/auth/totp/initial-enroll',
     {
       schema: {
+        operationId: 'initialEnrollTotp',
         tags: ['MFA'],
         summary: 'Begin TOTP enrolment before the first sign-in',
         description:
@@ -72,7 +76,19 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
           '`loginCode` (a login code is checked here and spent by initial-verify).',
         params: TenantSlugParams,
         body: InitialEnrollBody,
-        response: responses(Enrolment, 400, 401, 403, 404, 409, 429),
+        response: responses(Enrolment, {
+          400: [],
+          401: [
+            'invalid_credentials',
+            'invalid_code',
+            'account_suspended',
+            'password_login_disabled',
+          ],
+          403: ['mfa_disabled', 'passwordless_disabled'],
+          404: [],
+          409: ['already_enrolled'],
+          429: ['rate_limited'],
+        }),
       },
     },
     async (request) => initialEnroll(deps, request.tenant, request.body, request.actor),
@@ -83,6 +99,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
     {
       config: { rateLimit: 'tokenEndpoints' },
       schema: {
+        operationId: 'initialVerifyTotp',
         tags: ['MFA'],
         summary: 'Finish TOTP enrolment and sign in',
         description:
@@ -90,7 +107,20 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
           '(or `totpCode`).',
         params: TenantSlugParams,
         body: InitialVerifyBody,
-        response: responses(TokenEnvelope, 400, 401, 403, 404, 409, 429),
+        response: responses(TokenEnvelope, {
+          400: [],
+          401: [
+            'invalid_credentials',
+            'invalid_code',
+            'invalid_mfa_code',
+            'account_suspended',
+            'password_login_disabled',
+          ],
+          403: ['mfa_disabled', 'passwordless_disabled'],
+          404: [],
+          409: ['already_enrolled'],
+          429: [],
+        }),
       },
     },
     async (request) => {
@@ -110,6 +140,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
     {
       config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'mfa' } },
       schema: {
+        operationId: 'requestEmailOtp',
         tags: ['MFA'],
         summary: 'Email a 6-digit code as the second factor of a password login',
         description:
@@ -117,7 +148,12 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
           'as `emailOtpCode`.',
         params: TenantSlugParams,
         body: EmailOtpRequestBody,
-        response: responses(Ok, 400, 401, 404, 429),
+        response: responses(Ok, {
+          400: [],
+          401: ['invalid_credentials', 'account_suspended', 'password_login_disabled'],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => {

@@ -1,15 +1,22 @@
 // Shapes of the MFA routes (SPEC, MFA and endpoint notes 4, 5 and 7; CONTRACT §5).
 import { type Static, Type } from 'typebox'
-import { Email, Password, SixDigits } from '../../schemas.ts'
+import { Email, Password, ref, SixDigits } from '../../schemas.ts'
 
-export const Enrolment = Type.Object({
-  secret: Type.String({ description: 'Base32, for manual entry' }),
-  otpauthUri: Type.String(),
-  qrCodeSvg: Type.String({ description: 'The otpauth URI as an SVG QR code' }),
-})
+const EnrolmentComponent = Type.Object(
+  {
+    secret: Type.String({ description: 'Base32, for manual entry' }),
+    otpauthUri: Type.String(),
+    qrCodeSvg: Type.String({ description: 'The otpauth URI as an SVG QR code' }),
+  },
+  { $id: 'TotpEnrolment', description: 'A pending TOTP secret, to confirm with a code.' },
+)
+export const Enrolment = ref(EnrolmentComponent)
 export type Enrolment = Static<typeof Enrolment>
 
-export const TotpVerifyBody = Type.Object({ code: SixDigits }, { additionalProperties: false })
+export const TotpVerifyBody = Type.Object(
+  { code: SixDigits },
+  { additionalProperties: false, examples: [{ code: '492039' }] },
+)
 
 // SPEC note 4: exactly one of `password` or `loginCode`. The `oneOf` branches only list
 // required names, so stripping unknown properties never touches them.
@@ -20,9 +27,15 @@ const firstFactor = {
 }
 const exactlyOneFirstFactor = { oneOf: [{ required: ['password'] }, { required: ['loginCode'] }] }
 
+const firstFactorExamples = [
+  { email: 'ada@example.com', password: 'plum-voyage-fender-71' },
+  { email: 'ada@example.com', loginCode: '318274' },
+]
+
 export const InitialEnrollBody = Type.Object(firstFactor, {
   additionalProperties: false,
   ...exactlyOneFirstFactor,
+  examples: firstFactorExamples,
 })
 export type InitialEnrollBody = Static<typeof InitialEnrollBody>
 
@@ -32,11 +45,18 @@ export const InitialVerifyBody = Type.Object(
   {
     additionalProperties: false,
     allOf: [exactlyOneFirstFactor, { anyOf: [{ required: ['code'] }, { required: ['totpCode'] }] }],
+    examples: firstFactorExamples.map((example) => ({ ...example, code: '492039' })),
   },
 )
 
 export const EmailOtpRequestBody = Type.Object(
   { email: Email, password: Password },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ email: 'ada@example.com', password: 'plum-voyage-fender-71' }],
+  },
 )
 export type EmailOtpRequestBody = Static<typeof EmailOtpRequestBody>
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const mfaComponents = [EnrolmentComponent]

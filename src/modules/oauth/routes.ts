@@ -15,13 +15,13 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
     {
       config: { auth: 'adminUser' },
       schema: {
+        operationId: 'setIdpCredentials',
         tags: ['Identity-provider OAuth'],
         summary: "Store the tenant's client credentials and enable hosted sign-in",
         description: 'The secret is stored encrypted; only `hasIdpClientSecret` is ever shown.',
-        security: [{ bearer: [] }],
         params: TenantSlugParams,
         body: CredentialsBody,
-        response: responses(Ok, 400, 401, 403, 404, 429),
+        response: responses(Ok, { 400: [], 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => {
@@ -35,11 +35,11 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
     {
       config: { auth: 'adminUser' },
       schema: {
+        operationId: 'deleteIdpCredentials',
         tags: ['Identity-provider OAuth'],
         summary: "Remove the tenant's client credentials and disable hosted sign-in",
-        security: [{ bearer: [] }],
         params: TenantSlugParams,
-        response: responses(Ok, 401, 403, 404, 429),
+        response: responses(Ok, { 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => {
@@ -52,12 +52,17 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
     '/oauth/idp/start',
     {
       schema: {
+        operationId: 'startIdpSignIn',
         tags: ['Identity-provider OAuth'],
         summary: 'Begin hosted sign-in: the URL to send the browser to',
         description:
           'The URL carries a single-use `state` bound to this tenant (10 minutes), a PKCE S256 challenge and a nonce.',
         params: TenantSlugParams,
-        response: responses(AuthorizationStart, 400, 404, 503),
+        response: responses(AuthorizationStart, {
+          400: ['idp_not_configured'],
+          404: [],
+          503: ['unavailable'],
+        }),
       },
     },
     async (request) => startSignIn(deps, idp, request.tenant, request.log),
@@ -68,11 +73,25 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
     {
       config: { rateLimit: 'tokenEndpoints' },
       schema: {
+        operationId: 'finishIdpSignIn',
         tags: ['Identity-provider OAuth'],
         summary: 'Finish hosted sign-in: the provider redirects the browser here',
+        description:
+          'The provider refused (401 `idp_error`, with its `error`) or the exchange failed (401 `idp_exchange_failed`); an unknown, used or expired `state` is 400 `invalid_state`.',
         params: TenantSlugParams,
         querystring: CallbackQuery,
-        response: responses(TokenEnvelope, 400, 401, 404, 429),
+        response: responses(TokenEnvelope, {
+          400: ['idp_not_configured', 'invalid_state', 'email_taken'],
+          401: [
+            'idp_error',
+            'idp_exchange_failed',
+            'invalid_credentials',
+            'account_suspended',
+            'mfa_required',
+          ],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => {

@@ -1,17 +1,23 @@
 // Shapes of the identity-provider routes (SPEC, Identity-provider OAuth; CONTRACT §7).
 import { type Static, Type } from 'typebox'
+import { ref } from '../../schemas.ts'
 
 export const CredentialsBody = Type.Object(
   {
     clientId: Type.String({ minLength: 1, maxLength: 512 }),
     clientSecret: Type.String({ minLength: 1, maxLength: 512 }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ clientId: 'tenant-auth-acme', clientSecret: 'the secret the provider issued' }],
+  },
 )
 
-export const AuthorizationStart = Type.Object({
-  authorizationUrl: Type.String({ format: 'uri' }),
-})
+const AuthorizationStartComponent = Type.Object(
+  { authorizationUrl: Type.String({ format: 'uri' }) },
+  { $id: 'AuthorizationStart', description: "Where to send the browser: the provider's sign-in." },
+)
+export const AuthorizationStart = ref(AuthorizationStartComponent)
 
 // The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207 `iss`). Others a
 // provider may add (session_state, scope…) are dropped.
@@ -26,3 +32,6 @@ export const CallbackQuery = Type.Object(
   { additionalProperties: false },
 )
 export type CallbackQuery = Static<typeof CallbackQuery>
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const oauthComponents = [AuthorizationStartComponent]

@@ -13,10 +13,11 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
     '/auth/config',
     {
       schema: {
+        operationId: 'getAuthConfig',
         tags: ['Authentication'],
         summary: 'How this workspace signs in',
         params: TenantSlugParams,
-        response: responses(AuthConfig, 404),
+        response: responses(AuthConfig, { 404: [] }),
       },
     },
     async (request) => ({
@@ -30,6 +31,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
     {
       config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'login' } },
       schema: {
+        operationId: 'requestLoginCode',
         tags: ['Authentication'],
         summary: 'Email a 6-digit sign-in code',
         description:
@@ -39,7 +41,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           'where the authPolicy is PasswordOnly.',
         params: TenantSlugParams,
         body: RequestLoginCodeBody,
-        response: responses(Ok, 400, 403, 404, 429),
+        response: responses(Ok, { 400: [], 403: ['passwordless_disabled'], 404: [], 429: [] }),
       },
     },
     async (request) => {
@@ -53,6 +55,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
     {
       config: { rateLimit: 'tokenEndpoints' },
       schema: {
+        operationId: 'verifyLoginCode',
         tags: ['Authentication'],
         summary: 'Sign in with an emailed code (and TOTP when the tenant asks for it)',
         description:
@@ -62,7 +65,13 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           'code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).',
         params: TenantSlugParams,
         body: VerifyLoginCodeBody,
-        response: responses(TokenEnvelope, 400, 401, 403, 404, 429),
+        response: responses(TokenEnvelope, {
+          400: [],
+          401: ['invalid_code', 'mfa_required', 'mfa_not_enrolled', 'invalid_mfa_code'],
+          403: ['passwordless_disabled'],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => verifyLoginCode(deps, request.tenant, request.body, request.actor),

@@ -1,13 +1,23 @@
 // Shapes of the passwordless routes (SPEC capability 3, endpoint notes 1-4; CONTRACT §5).
 import { type Static, Type } from 'typebox'
-import { AuthPolicy, Email, SixDigits } from '../../schemas.ts'
+import { AuthPolicy, Email, ref, SixDigits } from '../../schemas.ts'
 
-export const AuthConfig = Type.Object({ authPolicy: AuthPolicy, idpOauthEnabled: Type.Boolean() })
+const AuthConfigComponent = Type.Object(
+  { authPolicy: AuthPolicy, idpOauthEnabled: Type.Boolean() },
+  { $id: 'AuthConfig', description: 'How the workspace signs in.' },
+)
+export const AuthConfig = ref(AuthConfigComponent)
 
-export const RequestLoginCodeBody = Type.Object({ email: Email }, { additionalProperties: false })
+export const RequestLoginCodeBody = Type.Object(
+  { email: Email },
+  { additionalProperties: false, examples: [{ email: 'ada@example.com' }] },
+)
 
 export const VerifyLoginCodeBody = Type.Object(
   { email: Email, code: SixDigits, totpCode: Type.Optional(SixDigits) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ email: 'ada@example.com', code: '318274' }] },
 )
 export type VerifyLoginCodeBody = Static<typeof VerifyLoginCodeBody>
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const passwordlessComponents = [AuthConfigComponent]

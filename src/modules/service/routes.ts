@@ -1,6 +1,7 @@
 // Liveness, readiness and the API description (SPEC capability 9; CONTRACT §2).
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { errorResponses } from '../../schemas.ts'
 import { Health, OpenApiDocument, Ready } from './schemas.ts'
 
 export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
@@ -8,9 +9,10 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     '/health',
     {
       schema: {
+        operationId: 'getHealth',
         tags: ['Service'],
         summary: 'Liveness: the process answers',
-        response: { 200: Health },
+        response: { 200: Health, ...errorResponses({ 400: [] }) },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -20,9 +22,10 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     '/ready',
     {
       schema: {
+        operationId: 'getReadiness',
         tags: ['Service'],
         summary: 'Readiness: the database (and Redis, when configured) answer',
-        response: { 200: Ready, 503: Ready },
+        response: { 200: Ready, ...errorResponses({ 400: [] }), 503: Ready },
       },
     },
     async (_request, reply) => {
@@ -50,9 +53,10 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
     '/v1/openapi.json',
     {
       schema: {
+        operationId: 'getOpenApiDocument',
         tags: ['Service'],
         summary: 'This API description (OpenAPI 3.1)',
-        response: { 200: OpenApiDocument },
+        response: { 200: OpenApiDocument, ...errorResponses({ 400: [] }) },
       },
     },
     async () => app.swagger(),

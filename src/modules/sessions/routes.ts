@@ -13,11 +13,18 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
     {
       config: { rateLimit: 'signup' },
       schema: {
+        operationId: 'signup',
         tags: ['Authentication'],
         summary: 'Create an account with email and password',
+        description:
+          'A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`.',
         params: TenantSlugParams,
         body: SignupBody,
-        response: responses(TokenEnvelope, 400, 404, 429),
+        response: responses(TokenEnvelope, {
+          400: ['password_too_weak', 'email_taken', 'password_login_disabled'],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => signup(deps, request.tenant, request.body, request.actor),
@@ -27,11 +34,25 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
     '/auth/login',
     {
       schema: {
+        operationId: 'login',
         tags: ['Authentication'],
         summary: 'Sign in with email and password (and a second factor when asked)',
+        description:
+          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp).',
         params: TenantSlugParams,
         body: LoginBody,
-        response: responses(TokenEnvelope, 400, 401, 404, 429),
+        response: responses(TokenEnvelope, {
+          400: [],
+          401: [
+            'invalid_credentials',
+            'account_suspended',
+            'password_login_disabled',
+            'mfa_required',
+            'invalid_mfa_code',
+          ],
+          404: [],
+          429: ['rate_limited'],
+        }),
       },
     },
     async (request) => loginWithPassword(deps, request.tenant, request.body, request.actor),
@@ -42,11 +63,19 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
     {
       config: { rateLimit: 'tokenEndpoints' },
       schema: {
+        operationId: 'refreshSession',
         tags: ['Authentication'],
         summary: 'Exchange a refresh token for a new pair (the old one is spent)',
+        description:
+          'A refresh token used twice ends its whole session (401 `refresh_token_reused`).',
         params: TenantSlugParams,
         body: RefreshBody,
-        response: responses(TokenEnvelope, 400, 401, 404, 429),
+        response: responses(TokenEnvelope, {
+          400: [],
+          401: ['token_invalid', 'token_expired', 'session_revoked', 'refresh_token_reused'],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => {
@@ -59,11 +88,13 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
     '/auth/logout',
     {
       schema: {
+        operationId: 'logout',
         tags: ['Authentication'],
         summary: 'End the session of a refresh token',
+        description: 'Answers ok for an unknown or spent token too.',
         params: TenantSlugParams,
         body: RefreshBody,
-        response: responses(Ok, 400, 404),
+        response: responses(Ok, { 400: [], 404: [] }),
       },
     },
     async (request) => {
@@ -78,11 +109,11 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
     {
       config: { auth: 'user' },
       schema: {
+        operationId: 'logoutAll',
         tags: ['Authentication'],
         summary: 'End every session of the signed-in user',
-        security: [{ bearer: [] }],
         params: TenantSlugParams,
-        response: responses(LogoutAllResult, 401, 404),
+        response: responses(LogoutAllResult, { 401: [], 404: [] }),
       },
     },
     async (request) => {

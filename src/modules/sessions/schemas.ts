@@ -1,10 +1,13 @@
 // Shapes of the sign-up, sign-in and session routes (SPEC, Authentication; CONTRACT §2 and §4).
 import { type Static, Type } from 'typebox'
-import { Email, NewPassword, OpaqueToken, Password, SixDigits } from '../../schemas.ts'
+import { Email, NewPassword, OpaqueToken, Password, ref, SixDigits } from '../../schemas.ts'
 
 export const SignupBody = Type.Object(
   { email: Email, password: NewPassword },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ email: 'ada@example.com', password: 'plum-voyage-fender-71' }],
+  },
 )
 export type SignupBody = Static<typeof SignupBody>
 
@@ -15,13 +18,32 @@ export const LoginBody = Type.Object(
     totpCode: Type.Optional(SixDigits),
     emailOtpCode: Type.Optional(SixDigits),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { email: 'ada@example.com', password: 'plum-voyage-fender-71' },
+      { email: 'ada@example.com', password: 'plum-voyage-fender-71', totpCode: '492039' },
+    ],
+  },
 )
 export type LoginBody = Static<typeof LoginBody>
 
 export const RefreshBody = Type.Object(
   { refreshToken: OpaqueToken },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ refreshToken: 'Yh4cN8vR2kP6tW0xB3mQ7sL1dF9gJ5zA2eU8iO4nC6r' }],
+  },
 )
 
-export const LogoutAllResult = Type.Object({ ok: Type.Literal(true), count: Type.Integer() })
+const LogoutAllComponent = Type.Object(
+  {
+    ok: Type.Literal(true),
+    count: Type.Integer({ description: 'How many sessions ended.' }),
+  },
+  { $id: 'LogoutAllResult', description: "Every one of the user's sessions ended." },
+)
+export const LogoutAllResult = ref(LogoutAllComponent)
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const sessionComponents = [LogoutAllComponent]

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { ErrorEnvelope, Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { errorResponses, Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { etagMatches, LOGO_BODY_LIMIT, putLogo, readLogo, removeLogo } from './logo.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
 import { LogoBody, LogoSaved, TenantPatchBody, TenantRecord } from './schemas.ts'
@@ -15,7 +15,6 @@ const LOGO_CACHE_CONTROL = 'public, max-age=300'
 
 export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const security = [{ bearer: [] }]
   const tags = ['Administration']
 
   app.get(
@@ -23,11 +22,11 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'getTenant',
         tags,
         summary: 'The tenant record',
-        security,
         params: TenantSlugParams,
-        response: responses(TenantRecord, 401, 403, 404, 429),
+        response: responses(TenantRecord, { 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => readTenant(deps, request.tenant.id),
@@ -38,13 +37,20 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'updateTenant',
         tags,
         summary: "Change the tenant's settings",
-        description: 'Only the fields sent change. Audit: TenantUpdated with the changed fields.',
-        security,
+        description:
+          'Only the fields sent change. Audit: TenantUpdated with the changed fields. `idpOauthEnabled: true` without stored credentials is 400 `idp_not_configured`.',
         params: TenantSlugParams,
         body: TenantPatchBody,
-        response: responses(TenantRecord, 400, 401, 403, 404, 429),
+        response: responses(TenantRecord, {
+          400: ['idp_not_configured'],
+          401: [],
+          403: [],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => patchTenant(deps, request.tenant.id, request.body, request.actor),
@@ -64,14 +70,20 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
         }
       },
       schema: {
+        operationId: 'setTenantLogo',
         tags,
         summary: 'Upload the tenant logo (PNG, JPEG or WebP, at most 512 KiB)',
         description:
           'The bytes must be a whole image of `mimeType` with nothing before or after it; else 400 `invalid_logo`.',
-        security,
         params: TenantSlugParams,
         body: LogoBody,
-        response: responses(LogoSaved, 400, 401, 403, 404, 429),
+        response: responses(LogoSaved, {
+          400: ['invalid_logo'],
+          401: [],
+          403: [],
+          404: [],
+          429: [],
+        }),
       },
     },
     async (request) => putLogo(deps, request.tenant, request.body, request.actor),
@@ -82,11 +94,11 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'deleteTenantLogo',
         tags,
         summary: 'Remove the tenant logo',
-        security,
         params: TenantSlugParams,
-        response: responses(Ok, 401, 403, 404, 429),
+        response: responses(Ok, { 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => {
@@ -99,6 +111,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
     '/logo',
     {
       schema: {
+        operationId: 'getTenantLogo',
         tags: ['Tenants'],
         summary: 'The tenant logo (public)',
         description:
@@ -112,7 +125,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
             ),
           },
           304: { description: 'Not modified', type: 'null' },
-          404: { ...ErrorEnvelope, description: 'Not found' },
+          ...errorResponses({ 404: ['not_found'] }),
         },
       },
     },

@@ -15,12 +15,20 @@ export async function tenantRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: { rateLimit: 'tenantCreation' },
       schema: {
+        operationId: 'createTenant',
         tags: ['Tenants'],
         summary: 'Create a tenant with its first admin',
         description:
-          'When TENANT_CREATION_TOKEN is set, send it as `Authorization: Bearer <token>`.',
+          'When TENANT_CREATION_TOKEN is set, send it as `Authorization: Bearer <token>`; otherwise creation is open.',
+        // Open, or with the creation token when the service is configured with one.
+        security: [{}, { tenantCreationToken: [] }],
         body: CreateTenantBody,
-        response: { ...responses(TokenEnvelopeWithSlug, 400, 401, 409, 429) },
+        response: responses(TokenEnvelopeWithSlug, {
+          400: ['invalid_slug', 'password_too_weak', 'email_taken'],
+          401: ['tenant_creation_forbidden'],
+          409: ['slug_taken'],
+          429: [],
+        }),
       },
       // The creation token is checked before the body is read.
       onRequest: async (request) => {

@@ -1,7 +1,7 @@
 // Shapes of the tenant routes (SPEC capability 1 and Administration; CONTRACT §2, Tenant
 // record).
 import { type Static, Type } from 'typebox'
-import { AuthPolicy, DateTime, Email, MfaPolicy, NewPassword, Plan } from '../../schemas.ts'
+import { AuthPolicy, DateTime, Email, MfaPolicy, NewPassword, Plan, ref } from '../../schemas.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
 
 // The tenant plugin checks a path's slug with the same rule before any lookup.
@@ -19,24 +19,36 @@ export const CreateTenantBody = Type.Object(
     ),
     admin: Type.Object({ email: Email, password: NewPassword }, { additionalProperties: false }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        tenant: { slug: 'acme', name: 'Acme Inc.', plan: 'Starter' },
+        admin: { email: 'ada@acme.example', password: 'plum-voyage-fender-71' },
+      },
+    ],
+  },
 )
 export type CreateTenantBody = Static<typeof CreateTenantBody>
 
-export const TenantRecord = Type.Object({
-  id: Type.String(),
-  slug: Type.String(),
-  name: Type.String(),
-  plan: Plan,
-  mfaPolicy: MfaPolicy,
-  authPolicy: AuthPolicy,
-  passwordlessJitSignup: Type.Boolean(),
-  idpOauthEnabled: Type.Boolean(),
-  idpClientId: Type.String({ description: 'Empty when no credentials are stored.' }),
-  hasIdpClientSecret: Type.Boolean(),
-  logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
-  createdAt: DateTime,
-})
+const TenantComponent = Type.Object(
+  {
+    id: Type.String(),
+    slug: Type.String(),
+    name: Type.String(),
+    plan: Plan,
+    mfaPolicy: MfaPolicy,
+    authPolicy: AuthPolicy,
+    passwordlessJitSignup: Type.Boolean(),
+    idpOauthEnabled: Type.Boolean(),
+    idpClientId: Type.String({ description: 'Empty when no credentials are stored.' }),
+    hasIdpClientSecret: Type.Boolean(),
+    logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
+    createdAt: DateTime,
+  },
+  { $id: 'Tenant', description: "The tenant's record and settings." },
+)
+export const TenantRecord = ref(TenantComponent)
 
 export const TenantPatchBody = Type.Object(
   {
@@ -48,7 +60,10 @@ export const TenantPatchBody = Type.Object(
       Type.Boolean({ description: 'true only once idp credentials are stored.' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Acme Corporation', mfaPolicy: 'Required' }],
+  },
 )
 export type TenantPatchBody = Static<typeof TenantPatchBody>
 
@@ -63,12 +78,23 @@ export const LogoBody = Type.Object(
         'The image as base64, optionally as a `data:<mimeType>;base64,` URL; at most 512 KiB decoded.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        mimeType: 'image/png',
+        data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+      },
+    ],
+  },
 )
 export type LogoBody = Static<typeof LogoBody>
 
-export const LogoSaved = Type.Object({
-  logoUrl: Type.String(),
-  mimeType: LogoMimeType,
-  updatedAt: DateTime,
-})
+const LogoComponent = Type.Object(
+  { logoUrl: Type.String(), mimeType: LogoMimeType, updatedAt: DateTime },
+  { $id: 'Logo', description: "The tenant's logo, as stored." },
+)
+export const LogoSaved = ref(LogoComponent)
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const tenantComponents = [TenantComponent, LogoComponent]

@@ -3,13 +3,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, Page, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
 import { deleteUser, disableUserTotp, listUserPage, updateUserAccess } from './admin-service.ts'
-import { ListUsersQuery, TotpParams, UserParams, UserPatchBody } from './schemas.ts'
+import { ListUsersQuery, TotpParams, UserPage, UserParams, UserPatchBody } from './schemas.ts'
 
 export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const security = [{ bearer: [] }]
   const tags = ['Administration']
 
   app.get(
@@ -17,13 +16,13 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'listUsers',
         tags,
         summary: 'List the users, oldest first',
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
-        security,
         params: TenantSlugParams,
         querystring: ListUsersQuery,
-        response: responses(Page(PublicUser), 400, 401, 403, 404, 429),
+        response: responses(UserPage, { 400: [], 401: [], 403: [], 404: [], 429: [] }),
       },
     },
     async (request) => listUserPage(deps, request.tenant.id, request.query),
@@ -34,13 +33,19 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'deleteUser',
         tags,
         summary: 'Delete a user (soft delete: every session ends, the address is freed)',
         description:
           'The user is removed for good after the retention period (USER_RETENTION_DAYS). The last active Admin cannot be deleted (403 `last_admin`).',
-        security,
         params: UserParams,
-        response: responses(Ok, 400, 401, 403, 404, 429),
+        response: responses(Ok, {
+          400: [],
+          401: [],
+          403: ['last_admin'],
+          404: ['not_found'],
+          429: [],
+        }),
       },
     },
     async (request) => {
@@ -54,14 +59,20 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'updateUser',
         tags,
         summary: "Change a user's role, or suspend and reactivate the user",
         description:
           'Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).',
-        security,
         params: UserParams,
         body: UserPatchBody,
-        response: responses(PublicUser, 400, 401, 403, 404, 429),
+        response: responses(PublicUser, {
+          400: [],
+          401: [],
+          403: ['last_admin', 'api_key_not_allowed'],
+          404: ['not_found'],
+          429: [],
+        }),
       },
     },
     async (request) =>
@@ -73,11 +84,11 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'disableUserTotp',
         tags,
         summary: "Reset a user's TOTP (the user's sessions end)",
-        security,
         params: TotpParams,
-        response: responses(Ok, 401, 403, 404, 429),
+        response: responses(Ok, { 401: [], 403: [], 404: ['not_found'], 429: [] }),
       },
     },
     async (request) => {

@@ -11,18 +11,16 @@ type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
 export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const security = [{ bearer: [] }]
-
   app.get(
     '/me',
     {
       config: { auth: 'user' },
       schema: {
+        operationId: 'getMe',
         tags: ['Current user'],
         summary: 'The signed-in user, with its tenant',
-        security,
         params: TenantSlugParams,
-        response: responses(Me, 401, 404),
+        response: responses(Me, { 401: [], 404: [] }),
       },
     },
     async (request) => {
@@ -36,11 +34,12 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     {
       config: { auth: 'user' },
       schema: {
+        operationId: 'deleteMe',
         tags: ['Current user'],
         summary: 'Delete the signed-in account (every session ends)',
-        security,
+        description: 'The last active Admin cannot delete itself (403 `last_admin`).',
         params: TenantSlugParams,
-        response: responses(Ok, 401, 403, 404),
+        response: responses(Ok, { 401: [], 403: ['last_admin'], 404: [] }),
       },
     },
     async (request) => {
@@ -55,12 +54,19 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     {
       config: { auth: 'user' },
       schema: {
+        operationId: 'changePassword',
         tags: ['Current user'],
         summary: "Change the signed-in user's password (other sessions end)",
-        security,
+        description:
+          'A wrong `currentPassword` is 401 `invalid_credentials` and counts like a failed sign-in.',
         params: TenantSlugParams,
         body: ChangePasswordBody,
-        response: responses(Ok, 400, 401, 404, 429),
+        response: responses(Ok, {
+          400: ['password_too_weak'],
+          401: ['invalid_credentials'],
+          404: [],
+          429: ['rate_limited'],
+        }),
       },
     },
     async (request) => {

@@ -5,32 +5,47 @@ import {
   AuthPolicy,
   MfaPolicy,
   NewPassword,
+  Page,
   PageParams,
   Password,
   Plan,
   PublicUser,
+  ref,
   Role,
   TenantSlugParams,
+  UserComponent,
   Uuid,
 } from '../../schemas.ts'
 
 /** GET /me: the user with the tenant fields the signed-in user may see. */
-export const Me = Type.Object({
-  ...PublicUser.properties,
-  tenant: Type.Object({
-    id: Type.String(),
-    slug: Type.String(),
-    name: Type.String(),
-    plan: Plan,
-    mfaPolicy: MfaPolicy,
-    authPolicy: AuthPolicy,
-    logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
-  }),
-})
+const CurrentUserComponent = Type.Object(
+  {
+    ...UserComponent.properties,
+    tenant: Type.Object({
+      id: Type.String(),
+      slug: Type.String(),
+      name: Type.String(),
+      plan: Plan,
+      mfaPolicy: MfaPolicy,
+      authPolicy: AuthPolicy,
+      logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
+    }),
+  },
+  { $id: 'CurrentUser', description: 'The signed-in user, with the tenant it belongs to.' },
+)
+export const Me = ref(CurrentUserComponent)
+
+const UserPageComponent = Page('UserPage', PublicUser, 'A page of users, oldest first.')
+export const UserPage = ref(UserPageComponent)
 
 export const ChangePasswordBody = Type.Object(
   { currentPassword: Password, newPassword: NewPassword },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { currentPassword: 'plum-voyage-fender-71', newPassword: 'quartz-harbor-lantern-58' },
+    ],
+  },
 )
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>
 
@@ -50,6 +65,9 @@ export const UserPatchBody = Type.Object(
     role: Type.Optional(Role),
     status: Type.Optional(Type.Union([Type.Literal('Active'), Type.Literal('Suspended')])),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ role: 'Admin' }, { status: 'Suspended' }] },
 )
 export type UserPatchBody = Static<typeof UserPatchBody>
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const userComponents = [CurrentUserComponent, UserPageComponent]

@@ -1,0 +1,255 @@
+// The OpenAPI 3.1 document (GET /v1/openapi.json, the UI at /docs), fit to generate
+// clients from (README, "The OpenAPI document"):
+//   - every operation has an `operationId` (declared by its route) and a `security`
+//     list, derived here from the route's `config.auth` so that it cannot drift from
+//     what src/plugins/auth.ts accepts (`[]` for public routes);
+//   - response shapes are components (src/schemas.ts, `ref()`), registered here with
+//     `app.addSchema`: Fastify's serializer resolves their `$ref`s against the same
+//     schemas, so the document and the response allowlist are one schema each;
+//   - every error response lists the `details.reason` values it may carry, in its
+//     description and as `x-reasons`: those the route declares, and those every route
+//     of its kind shares (derived here from its body, parameters, tenant prefix, auth
+//     mode and budget).
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+import type { Config } from '../config.ts'
+import type { ErrorStatus, Reason } from '../lib/errors.ts'
+import { apiKeyComponents } from '../modules/apikeys/schemas.ts'
+import { auditComponents } from '../modules/audit/schemas.ts'
+import { inviteComponents } from '../modules/invites/schemas.ts'
+import { mfaComponents } from '../modules/mfa/schemas.ts'
+import { oauthComponents } from '../modules/oauth/schemas.ts'
+import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
+import { serviceComponents } from '../modules/service/schemas.ts'
+import { sessionComponents } from '../modules/sessions/schemas.ts'
+import { tenantComponents } from '../modules/tenants/schemas.ts'
+import { userComponents } from '../modules/users/schemas.ts'
+import { type ErrorReasons, REASONS_KEY, sharedComponents } from '../schemas.ts'
+import type { AuthMode } from './auth.ts'
+
+/** Every named response shape: components.schemas of the document. */
+const COMPONENTS = [
+  ...sharedComponents,
+  ...serviceComponents,
+  ...tenantComponents,
+  ...sessionComponents,
+  ...userComponents,
+  ...passwordlessComponents,
+  ...mfaComponents,
+  ...oauthComponents,
+  ...apiKeyComponents,
+  ...inviteComponents,
+  ...auditComponents,
+]
+
+type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
+
+const SECURITY_SCHEMES = {
+  userToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'A user access token from a sign-in (auth/login, auth/refresh, …), valid 900 seconds, for its own tenant only.',
+  },
+  apiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'ak_live_… or ak_test_…',
+    description:
+      "An API key of the tenant (api-keys), acting as the tenant's admin on the routes that accept one (CONTRACT §4).",
+  },
+  tenantCreationToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'TENANT_CREATION_TOKEN, when the service is configured with one.',
+  },
+} as const
+
+/** GET /metrics exists only with METRICS_TOKEN (src/plugins/metrics.ts), and so does this. */
+const METRICS_SCHEME = {
+  metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN.' },
+} as const
+
+/** Who may call a route, by its `config.auth` (src/plugins/auth.ts; CONTRACT §4). */
+const SECURITY_BY_AUTH: Record<AuthMode, SecurityRequirement[]> = {
+  user: [{ userToken: [] }],
+  admin: [{ userToken: [] }, { apiKey: [] }],
+  adminUser: [{ userToken: [] }],
+  apiKey: [{ apiKey: [] }],
+}
+
+const TOKEN_REFUSALS: Reason[] = [
+  'token_missing',
+  'token_invalid',
+  'token_expired',
+  'session_revoked',
+]
+
+/** What src/plugins/auth.ts answers, by mode; admin routes also take a point of a budget. */
+const AUTH_REASONS: Record<AuthMode, ErrorReasons> = {
+  user: { 401: [...TOKEN_REFUSALS, 'user_token_required'] },
+  admin: {
+    401: [...TOKEN_REFUSALS, 'invalid_api_key'],
+    403: ['admin_required'],
+    429: ['rate_limited'],
+  },
+  adminUser: {
+    401: [...TOKEN_REFUSALS, 'invalid_api_key'],
+    403: ['admin_required', 'api_key_not_allowed'],
+    429: ['rate_limited'],
+  },
+  apiKey: { 401: ['token_missing', 'token_invalid', 'invalid_api_key'], 429: ['rate_limited'] },
+}
+
+/** Fastify's refusals of a body it cannot read (src/plugins/errors.ts), and validation. */
+const BODY_REASONS: Reason[] = [
+  'validation',
+  'malformed_json',
+  'unsupported_media_type',
+  'body_too_large',
+]
+
+const TAGS = [
+  { name: 'Service', description: 'Liveness, readiness and this description.' },
+  { name: 'Tenants', description: 'Creating a tenant, and its public logo.' },
+  { name: 'Authentication', description: 'Sign-up, sign-in, sessions and sign-out.' },
+  { name: 'Current user', description: 'The signed-in user: its record, password, account.' },
+  { name: 'MFA', description: 'TOTP enrolment and emailed second-factor codes.' },
+  {
+    name: 'Identity-provider OAuth',
+    description: "Hosted sign-in through the tenant's identity provider.",
+  },
+  { name: 'Administration', description: 'The tenant, its users, API keys and audit log.' },
+  { name: 'Invites', description: 'Invitations, and accepting one.' },
+  { name: 'Tokens', description: 'How other back ends check access tokens.' },
+]
+
+export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  for (const component of COMPONENTS) app.addSchema(component)
+  /** Per operationId, the reasons of each error status (`x-reasons`). */
+  const reasons = new Map<string, Record<string, Reason[]>>()
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tenant authentication service',
+        description:
+          'Multi-tenant authentication and user management. Errors share one envelope: `{ code, message, details? }`; each error response lists the `details.reason` values it may carry (`x-reasons`).',
+        version: '0.0.0',
+      },
+      servers: [{ url: config.publicUrl }],
+      tags: TAGS,
+      components: {
+        securitySchemes: config.metricsToken
+          ? { ...SECURITY_SCHEMES, ...METRICS_SCHEME }
+          : SECURITY_SCHEMES,
+      },
+    },
+    // A component is named by its $id (the default would be def-0, def-1, …).
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
+    transform: ({ schema, url, route }) => ({ schema: describe(route, schema, reasons), url }),
+    transformObject: (document) => {
+      const openapiObject = 'openapiObject' in document ? document.openapiObject : {}
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item ?? {}) as Operation[]) {
+          const listed = operation?.operationId && reasons.get(operation.operationId)
+          if (!listed) continue
+          for (const [status, list] of Object.entries(listed)) {
+            const response = operation.responses?.[status]
+            if (response) response[REASONS_KEY] = list
+          }
+        }
+      }
+      return openapiObject
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+}
+
+interface Operation {
+  operationId?: string
+  responses?: Record<string, Record<string, unknown>>
+}
+
+const RETRY_AFTER = {
+  'Retry-After': { type: 'integer', description: 'Seconds until the budget has a point again.' },
+}
+
+type ErrorEntry = { $ref: string; description: string; [REASONS_KEY]: Reason[] }
+
+/** The route's schema as the document shows it: its security, and its errors' reasons. */
+function describe(
+  route: RouteOptions,
+  schema: FastifySchema,
+  reasons: Map<string, Record<string, Reason[]>>,
+): FastifySchema {
+  if (!schema) return schema
+  const auth = route.config?.auth
+  const security = auth ? SECURITY_BY_AUTH[auth] : (schema.security ?? [])
+  const shared = sharedReasons(route, schema)
+  const response: Record<string, unknown> = { ...(schema.response as object) }
+  const listed: Record<string, Reason[]> = {}
+  for (const [status, entry] of Object.entries(response)) {
+    if (!isErrorEntry(entry)) continue
+    const all = [
+      ...new Set([...(shared[Number(status) as ErrorStatus] ?? []), ...entry[REASONS_KEY]]),
+    ]
+    listed[status] = all
+    const list = all.map((reason) => `\`${reason}\``).join(', ')
+    response[status] = {
+      ...entry,
+      ...(status === '429' ? { headers: RETRY_AFTER } : {}),
+      description:
+        all.length > 0 ? `${entry.description}. \`details.reason\`: ${list}.` : entry.description,
+    }
+  }
+  if (schema.operationId) reasons.set(schema.operationId, listed)
+  const querystring = schema.querystring && optionalDefaults(schema.querystring as ObjectSchema)
+  return { ...schema, security, response, ...(querystring ? { querystring } : {}) } as FastifySchema
+}
+
+type ObjectSchema = { properties?: Record<string, { default?: unknown }>; required?: string[] }
+
+/**
+ * A query parameter with a default need not be sent (validation fills it in), so the
+ * document does not mark it required, whatever its TypeBox type says.
+ */
+function optionalDefaults(querystring: ObjectSchema): ObjectSchema {
+  const required = querystring.required?.filter(
+    (name) => querystring.properties?.[name]?.default === undefined,
+  )
+  return { ...querystring, required }
+}
+
+/** The reasons every route of this kind may answer with, by status. */
+function sharedReasons(route: RouteOptions, schema: FastifySchema): ErrorReasons {
+  const out: Partial<Record<ErrorStatus, Reason[]>> = {}
+  const add = (more: ErrorReasons) => {
+    for (const [status, list] of Object.entries(more)) {
+      const key = Number(status) as ErrorStatus
+      out[key] = [...(out[key] ?? []), ...(list ?? [])]
+    }
+  }
+  // Any route's path, query string or User-Agent may fail validation (src/plugins/hygiene.ts).
+  add({ 400: schema.body ? BODY_REASONS : ['validation'] })
+  if (route.url.startsWith('/v1/:tenantSlug/')) add({ 404: ['tenant_not_found'] })
+  const auth = route.config?.auth
+  if (auth) add(AUTH_REASONS[auth])
+  if (route.config?.rateLimit) add({ 429: ['rate_limited'] })
+  return out
+}
+
+function isErrorEntry(entry: unknown): entry is ErrorEntry {
+  return (
+    typeof entry === 'object' &&
+    entry !== null &&
+    (entry as { $ref?: unknown }).$ref === 'Error' &&
+    Array.isArray((entry as Record<string, unknown>)[REASONS_KEY])
+  )
+}
