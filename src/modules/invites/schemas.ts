@@ -8,8 +8,8 @@ import {
   OpaqueToken,
   Page,
   PageParams,
-  ref,
   Role,
+  ref,
   TenantSlugParams,
 } from '../../schemas.ts'
 
