@@ -11,10 +11,11 @@
 // In PostgreSQL the seeded tenant is kept, so the next run starts timing at once;
 // --reseed rebuilds it. Remove it with: DELETE FROM tenants WHERE slug = 'bench-audit'
 // (then DELETE FROM audit_events WHERE tenant_id = <its id>).
-import { sql } from 'drizzle-orm'
+
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { openDatabase } from '../src/db/client.ts'
+import { sql } from '../src/db/orm.ts'
 import { apiKeys } from '../src/db/schema.ts'
 import type { Deps } from '../src/deps.ts'
 import { hashToken, randomToken } from '../src/lib/crypto.ts'

@@ -45,6 +45,14 @@ if (import.meta.main) {
       if (target.startsWith('test/')) problems.push(`${file} imports test code: ${target}`)
     }
   }
+  // Drizzle's values come from src/db/orm.ts, which loads its CommonJS build (see there).
+  const DRIZZLE_VALUES = /^\s*import\s+(?!type\s)[^'"]*?from\s+['"]drizzle-orm[^'"]*['"]/m
+  for (const file of globSync('{src,test,scripts,bench}/**/*.ts')) {
+    if (normalize(file) === normalize('src/db/orm.ts')) continue
+    if (DRIZZLE_VALUES.test(readFileSync(file, 'utf8'))) {
+      problems.push(`${file} imports values from drizzle-orm: import them from src/db/orm.ts`)
+    }
+  }
   for (const problem of problems) console.error(problem)
   console.log(`imports: ${graph.size} files, ${problems.length} problems`)
   process.exitCode = problems.length > 0 ? 1 : 0

@@ -3,7 +3,7 @@
 // the audit log key on it).
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
+import { and, eq } from '../src/db/orm.ts'
 import { auditEvents } from '../src/db/schema.ts'
 import { createTenant, startTestServer, type TestServer, uniqueEmail } from './helpers.ts'
 

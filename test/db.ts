@@ -1,7 +1,7 @@
 // Reading the database behind the HTTP API, so a test can prove that a refused request
 // changed nothing, and see exactly which audit events a request recorded.
 import assert from 'node:assert/strict'
-import { and, asc, eq, sql } from 'drizzle-orm'
+import { and, asc, eq, sql } from '../src/db/orm.ts'
 import {
   apiKeys,
   auditEvents,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from '../src/db/orm.ts'
 import { emailConflicts, invites, users } from '../src/db/schema.ts'
 import { createTenant, startServer, type TenantFixture, type TestServer } from './helpers.ts'
 

@@ -247,7 +247,7 @@ export async function eventually(check: () => Promise<boolean>, ms = 5000): Prom
 /** The audit actions recorded for a tenant, oldest first. */
 export async function auditActions(server: { deps: Deps }, tenantId: string): Promise<string[]> {
   const { auditEvents } = await import('../src/db/schema.ts')
-  const { asc, eq } = await import('drizzle-orm')
+  const { asc, eq } = await import('../src/db/orm.ts')
   const rows = await server.deps.db
     .select({ action: auditEvents.action })
     .from(auditEvents)

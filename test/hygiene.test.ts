@@ -4,7 +4,7 @@
 // `tenant_not_found` for a slug) with the envelope, and nothing is written.
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
+import { and, eq } from '../src/db/orm.ts'
 import { apiKeys, auditEvents, tenants, users } from '../src/db/schema.ts'
 import { tenantSnapshot, unchanged } from './db.ts'
 import { expectError } from './envelope.ts'

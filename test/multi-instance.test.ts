@@ -5,8 +5,8 @@
 // on one reaches the other within 5 s (CONTRACT §4), with Redis and without it.
 import assert from 'node:assert/strict'
 import { after, before, describe, type TestContext, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { Secret, TOTP } from 'otpauth'
+import { and, eq } from '../src/db/orm.ts'
 import { users } from '../src/db/schema.ts'
 import { normalizeEmail } from '../src/lib/email.ts'
 import type { Limits } from '../src/lib/limits.ts'

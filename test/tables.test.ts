@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { globSync, readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core'
+import { getTableConfig, type PgTable } from '../src/db/orm.ts'
 import * as schema from '../src/db/schema.ts'
 
 const CROSS_TENANT = 'src/db/cross-tenant.ts'

@@ -3,12 +3,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import pg from 'pg'
+import { pgliteDriver, postgresDriver } from './orm.ts'
 import * as schema from './schema.ts'
 
 export type Schema = typeof schema
@@ -52,6 +49,7 @@ export async function openDatabase(url: string | undefined, dataDir: string): Pr
 /** Wraps an open PGlite client (in memory, on disk, or loaded from a data-dir dump). */
 export async function pgliteDatabase(client: PGlite): Promise<Database> {
   await client.waitReady
+  const { drizzle: drizzlePglite, migrate: migratePglite } = pgliteDriver()
   const db = drizzlePglite(client, { schema }) as unknown as Db
   return {
     db,
@@ -129,6 +127,7 @@ function openPostgres(url: string): Database {
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
+  const { drizzle: drizzlePg, migrate: migratePg } = postgresDriver()
   const db = drizzlePg(pool, { schema }) as unknown as Db
   return {
     db,

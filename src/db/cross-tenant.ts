@@ -1,7 +1,7 @@
 // Queries that cross tenants on purpose, in one file so that tenant isolation can be
 // audited in one place: every other query names its tenant. Each is maintenance or a
 // lookup whose key is itself global (a token hash).
-import { and, asc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNotNull, isNull, sql } from './orm.ts'
 import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
 import type { Handle } from './client.ts'

@@ -2,8 +2,9 @@
 // Drizzle then builds the SQL once instead of on every request, and PostgreSQL plans it
 // once per connection. A statement belongs to one database handle, so each is built
 // lazily per handle; inside a transaction the caller uses the ordinary query instead.
-import { PgTransaction } from 'drizzle-orm/pg-core'
+
 import type { Db, Handle } from './client.ts'
+import { PgTransaction } from './orm.ts'
 
 export function isTransaction(handle: Handle): boolean {
   return handle instanceof PgTransaction

@@ -1,7 +1,6 @@
 // The whole data model. Every row that belongs to a tenant carries `tenant_id`, leads its
 // primary key with it and is reached through indexes led by it, so the data can later be
 // distributed by tenant (for example with Citus, distribution column tenant_id).
-import { sql } from 'drizzle-orm'
 import {
   bigint,
   boolean,
@@ -12,11 +11,12 @@ import {
   jsonb,
   pgTable,
   primaryKey,
+  sql,
   text,
   timestamp,
   uniqueIndex,
   uuid,
-} from 'drizzle-orm/pg-core'
+} from './orm.ts'
 
 const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
   dataType: () => 'bytea',

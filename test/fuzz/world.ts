@@ -4,8 +4,8 @@
 // spend a refresh token, revoke a key or delete a user, and `heal` then puts a working
 // fixture back, so the operations fuzzed later still meet valid credentials.
 import { randomUUID } from 'node:crypto'
-import { type SQL, sql } from 'drizzle-orm'
 import * as fc from 'fast-check'
+import { type SQL, sql } from '../../src/db/orm.ts'
 import { hashToken } from '../../src/lib/crypto.ts'
 import { createTenant, STRONG_PASSWORD, signup, type TestServer, uniqueEmail } from '../helpers.ts'
 import type { OidcProviderFixture } from '../oidc-provider.ts'

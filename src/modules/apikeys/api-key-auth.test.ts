@@ -3,7 +3,6 @@
 // instance, and lastUsedAt kept without a database write per request.
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { oneEvent, unchanged } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import { createKey } from '../../../test/fixtures/apikeys.ts'
@@ -15,6 +14,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
+import { and, eq } from '../../db/orm.ts'
 import { apiKeys } from '../../db/schema.ts'
 
 let server: TestServer

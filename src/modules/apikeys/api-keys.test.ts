@@ -2,7 +2,6 @@
 // state table; CONTRACT §2 API key record, §4 api_key_not_allowed).
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { auditRows, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
@@ -12,6 +11,7 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
+import { and, eq } from '../../db/orm.ts'
 import { apiKeys } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
 

@@ -1,7 +1,8 @@
 // The queries of the api_keys table; no other file writes it. Every query names the
 // tenant; a key is found by the SHA-256 of its plaintext, never by the plaintext.
-import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+
 import type { Handle } from '../../db/client.ts'
+import { and, desc, eq, isNull, sql } from '../../db/orm.ts'
 import { apiKeys } from '../../db/schema.ts'
 
 export type ApiKey = typeof apiKeys.$inferSelect

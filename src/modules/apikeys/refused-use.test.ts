@@ -3,10 +3,10 @@
 // lastUsedAt does not move. A use on a route that takes keys does move it.
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { expectError } from '../../../test/envelope.ts'
 import { createKey } from '../../../test/fixtures/apikeys.ts'
 import { createTenant, startTestServer, type TestServer } from '../../../test/helpers.ts'
+import { and, eq } from '../../db/orm.ts'
 import { apiKeys } from '../../db/schema.ts'
 
 let server: TestServer

@@ -2,7 +2,6 @@
 // every filter, keyset pages, search, and who may read it.
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { sql } from 'drizzle-orm'
 import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
@@ -13,6 +12,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
+import { sql } from '../../db/orm.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { AuditAction } from './actions.ts'
 import type { Actor, AuditEntry } from './recorder.ts'

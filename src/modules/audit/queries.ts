@@ -4,8 +4,9 @@
 // and audit_tenant_user_created (db/schema.ts), so a page is a short index range scan
 // however large the log. `search` is served by the trigram index audit_search_trgm over
 // AUDIT_SEARCH_TEXT.
-import { and, eq, lt, type SQL, sql } from 'drizzle-orm'
+
 import type { Handle } from '../../db/client.ts'
+import { and, eq, lt, type SQL, sql } from '../../db/orm.ts'
 import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
 
 export type AuditEvent = typeof auditEvents.$inferSelect

@@ -1,8 +1,9 @@
 // The queries of the one_time_codes table (login codes, email OTPs and the codes of later
 // purposes); no other file writes it. Every statement names the tenant, and a code is
 // spent, burned or superseded in one atomic UPDATE, never read-then-write.
-import { and, eq, gt, inArray, isNull, notInArray, sql } from 'drizzle-orm'
+
 import type { Handle } from '../../db/client.ts'
+import { and, eq, gt, inArray, isNull, notInArray, sql } from '../../db/orm.ts'
 import { oneTimeCodes } from '../../db/schema.ts'
 
 export type CodePurpose = 'login' | 'mfa'

@@ -2,7 +2,6 @@
 // expiry, reuse, revocation and already-member answered as the contract says.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import {
   actionsSince,
   auditMark,
@@ -27,6 +26,7 @@ import {
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
+import { and, eq } from '../../db/orm.ts'
 import { invites, users } from '../../db/schema.ts'
 
 let sink: SmtpSink

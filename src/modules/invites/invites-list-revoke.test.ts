@@ -2,7 +2,6 @@
 // Invite record and status, Lists, foreign ids 404).
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { eq } from 'drizzle-orm'
 import { oneEvent, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey } from '../../../test/fixtures/apikeys.ts'
@@ -13,6 +12,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
+import { eq } from '../../db/orm.ts'
 import { invites } from '../../db/schema.ts'
 
 const RECORD_KEYS = [

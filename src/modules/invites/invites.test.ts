@@ -2,7 +2,6 @@
 // table; CONTRACT §2 Invite record, defaults, already_member, superseding).
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { oneEvent, setUser, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
@@ -16,6 +15,7 @@ import {
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
+import { and, eq } from '../../db/orm.ts'
 import { invites, users } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
 

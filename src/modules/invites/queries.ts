@@ -1,7 +1,8 @@
 // The queries of the invites table; no other file writes it. Every query names the
 // tenant (the lookup by token hash, which names none, is in db/cross-tenant.ts).
-import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm'
+
 import type { Handle } from '../../db/client.ts'
+import { and, desc, eq, gt, isNull, sql } from '../../db/orm.ts'
 import { invites } from '../../db/schema.ts'
 
 export type Invite = typeof invites.$inferSelect

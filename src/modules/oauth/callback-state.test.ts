@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { tenantSnapshot } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import {
@@ -19,6 +18,7 @@ import {
 } from '../../../test/fixtures/oauth.ts'
 import { GENEROUS_LIMITS, randomIp, startServer, type TestServer } from '../../../test/helpers.ts'
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { and, eq } from '../../db/orm.ts'
 import { oauthStates } from '../../db/schema.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { STATE_TTL } from './service.ts'

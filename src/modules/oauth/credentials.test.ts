@@ -3,7 +3,6 @@
 // shown, idpOauthEnabled following, IdpOauthLinked and IdpOauthUnlinked audited.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { expectError } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import { newAccount, signIn, startWithProvider, tenantRow } from '../../../test/fixtures/oauth.ts'
@@ -15,6 +14,7 @@ import {
   type TestServer,
 } from '../../../test/helpers.ts'
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { and, eq } from '../../db/orm.ts'
 import { auditEvents } from '../../db/schema.ts'
 import { FieldCipher } from '../../lib/crypto.ts'
 

@@ -4,7 +4,6 @@
 // nothing is created, linked or signed in. A plain OAuth 2.0 provider reports nothing.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { tenantSnapshot, userRow } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import {
@@ -19,6 +18,7 @@ import {
 } from '../../../test/fixtures/oauth.ts'
 import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
 import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { and, eq } from '../../db/orm.ts'
 import { auditEvents } from '../../db/schema.ts'
 import { updateUser } from '../users/queries.ts'
 

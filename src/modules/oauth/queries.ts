@@ -1,7 +1,8 @@
 // The queries of the oauth_states and idp_identities tables; no other file writes them.
 // Every query names the tenant: a state or an identity of another tenant is never found.
-import { and, eq, gt, isNull, lt } from 'drizzle-orm'
+
 import type { Handle } from '../../db/client.ts'
+import { and, eq, gt, isNull, lt } from '../../db/orm.ts'
 import { idpIdentities, oauthStates } from '../../db/schema.ts'
 
 export type IdpIdentity = typeof idpIdentities.$inferSelect

@@ -2,7 +2,6 @@
 // start → provider login and consent → callback with a real code → token envelope.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { eq } from 'drizzle-orm'
 import { tenantSnapshot, userRow } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import {
@@ -23,6 +22,7 @@ import {
   type TestServer,
 } from '../../../test/helpers.ts'
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { eq } from '../../db/orm.ts'
 import { auditEvents } from '../../db/schema.ts'
 import { updateUser } from '../users/queries.ts'
 

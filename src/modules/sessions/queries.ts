@@ -1,8 +1,9 @@
 // The queries of the sessions and refresh_tokens tables; no other file writes them.
 // Single-use tokens are spent in one atomic statement (`UPDATE … WHERE used_at IS NULL`),
 // never read-then-write.
-import { and, eq, isNull, ne, sql } from 'drizzle-orm'
+
 import type { Handle } from '../../db/client.ts'
+import { and, eq, isNull, ne, sql } from '../../db/orm.ts'
 import { refreshTokens, sessions } from '../../db/schema.ts'
 import { type User, userFromRow } from '../users/queries.ts'
 

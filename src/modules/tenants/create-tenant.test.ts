@@ -1,7 +1,6 @@
 // POST /v1/tenants (SPEC capability 1; CONTRACT §2): a tenant with its first admin, signed in.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { eq, sql } from 'drizzle-orm'
 import {
   actionsSince,
   auditSince,
@@ -22,6 +21,7 @@ import {
   uniqueEmail,
   uniqueSlug,
 } from '../../../test/helpers.ts'
+import { eq, sql } from '../../db/orm.ts'
 import { tenants } from '../../db/schema.ts'
 
 let server: TestServer

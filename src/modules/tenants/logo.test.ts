@@ -1,7 +1,6 @@
 // The tenant logo: PUT, DELETE, the public GET (SPEC, Administration; CONTRACT §2, Logo).
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -25,6 +24,7 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
+import { and, eq } from '../../db/orm.ts'
 import { auditEvents, tenantLogos } from '../../db/schema.ts'
 import type { LogoMimeType } from './logo-image.ts'
 

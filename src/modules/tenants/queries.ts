@@ -1,7 +1,8 @@
 // The queries of the tenants and tenant_logos tables; no other file writes them (the
 // key rotation's rewrite of sealed secrets, which crosses tenants, is in db/cross-tenant.ts).
-import { and, eq, isNull, or, sql } from 'drizzle-orm'
+
 import type { Db, Handle } from '../../db/client.ts'
+import { and, eq, isNull, or, sql } from '../../db/orm.ts'
 import { perDatabase } from '../../db/prepared.ts'
 import { tenantLogos, tenants } from '../../db/schema.ts'
 

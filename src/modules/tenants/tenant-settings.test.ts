@@ -1,7 +1,6 @@
 // GET and PATCH tenant (SPEC, Administration; CONTRACT §2 Tenant record, §3, §4).
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { and, eq } from 'drizzle-orm'
 import { tenantBySlug, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -13,6 +12,7 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
+import { and, eq } from '../../db/orm.ts'
 import { auditEvents, tenants } from '../../db/schema.ts'
 
 let server: TestServer

@@ -1,7 +1,8 @@
 // The queries of the users table; no other file writes it (test/layout.test.ts checks).
 // Every query names the tenant: a user id alone never finds a row.
-import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from 'drizzle-orm'
+
 import type { Db, Handle } from '../../db/client.ts'
+import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { users } from '../../db/schema.ts'
 

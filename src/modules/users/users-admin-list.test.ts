@@ -1,11 +1,11 @@
 // GET users: the paged list of a tenant's users (SPEC, Administration; CONTRACT §2, Lists).
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { eq } from 'drizzle-orm'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import { PUBLIC_USER_FIELDS, usersAdmin } from '../../../test/fixtures/users.ts'
 import { startTestServer, type TestServer } from '../../../test/helpers.ts'
+import { eq } from '../../db/orm.ts'
 import { users } from '../../db/schema.ts'
 
 let server: TestServer

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { before, test } from 'node:test'
 import { promisify } from 'node:util'
-import { and, eq } from 'drizzle-orm'
 import { userRow } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -23,6 +22,8 @@ import {
   type TestServer,
 } from '../../../test/helpers.ts'
 import { openDatabase } from '../../db/client.ts'
+import { PRUNED_TABLES, pruneDeadRows } from '../../db/cross-tenant.ts'
+import { and, eq, sql } from '../../db/orm.ts'
 import { auditEvents, refreshTokens, sessions } from '../../db/schema.ts'
 import type { Deps } from '../../deps.ts'
 import { purgeUsers, scheduleUserPurge } from './admin-purge.ts'
@@ -157,6 +158,9 @@ test('npm run purge (scripts/purge.ts) purges the configured database once', asy
       },
     })
     assert.match(stdout, /purged [1-9]\d* user\(s\) soft-deleted more than 30 day\(s\) ago/)
+    for (const table of PRUNED_TABLES) {
+      assert.match(stdout, new RegExp(`pruned \\d+ ${table} row\\(s\\) dead for more than 30 days`))
+    }
     const database = await openDatabase(databaseUrl, dataDir)
     try {
       const reader = { deps: { db: database.db } as Deps }
@@ -170,4 +174,101 @@ test('npm run purge (scripts/purge.ts) purges the configured database once', asy
     if (!closed) await own.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
+})
+
+/**
+ * Dead and live rows of one tenant in every table the purge prunes, written directly: the
+ * dead ones expired (or ended) in 2000, so a cutoff in 2001 reaches them and no other
+ * test's rows. Answers the ids to look for afterwards.
+ */
+async function deadAndLiveRows(on: TestServer, dead: number) {
+  const t = await createTenant(on)
+  const { user } = await signup(on, t.slug)
+  const db = on.deps.db
+  const args = { tenant: t.tenantId, user: user.id }
+  const old = '2000-06-01T00:00:00Z'
+  const future = '2099-01-01T00:00:00Z'
+  const session = async (expires: string, revoked: string | null, tokenExpires: string | null) => {
+    const id = crypto.randomUUID()
+    await db.execute(sql`
+      INSERT INTO sessions (tenant_id, id, user_id, created_at, expires_at, revoked_at)
+      VALUES (${args.tenant}, ${id}, ${args.user}, ${old}, ${expires}, ${revoked})`)
+    if (tokenExpires) {
+      await db.execute(sql`
+        INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, user_id, created_at, expires_at)
+        VALUES (${args.tenant}, ${crypto.randomUUID()}, ${id}, ${args.user}, ${old}, ${tokenExpires})`)
+    }
+    return id
+  }
+  const code = (expires: string) =>
+    db.execute(sql`
+      INSERT INTO one_time_codes (tenant_id, id, user_id, purpose, code_hash, created_at, expires_at)
+      VALUES (${args.tenant}, ${crypto.randomUUID()}, ${args.user}, 'login', 'x', ${old}, ${expires})`)
+  const state = (expires: string) =>
+    db.execute(sql`
+      INSERT INTO oauth_states (tenant_id, state_hash, code_verifier, nonce, created_at, expires_at)
+      VALUES (${args.tenant}, ${crypto.randomUUID()}, 'v', 'n', ${old}, ${expires})`)
+  const deadSessions: string[] = []
+  for (let i = 0; i < dead; i++) {
+    // Expired sessions with their expired tokens, and sessions revoked in 2000.
+    deadSessions.push(await session(old, null, old))
+    deadSessions.push(await session(future, old, old))
+    await code(old)
+    await state(old)
+  }
+  const live = await session(future, null, future)
+  // Revoked long ago but with a token not yet expired: kept until the token is gone, so
+  // that deleting a session never cascades.
+  const revokedWithToken = await session(future, old, future)
+  await code(future)
+  await state(future)
+  return { t, deadSessions, live, revokedWithToken }
+}
+
+/** The rows deadAndLiveRows wrote (created in 2000) that are still there. */
+async function countRows(on: TestServer, table: string, tenantId: string) {
+  const result = (await on.deps.db.execute(
+    sql`SELECT count(*)::int AS n FROM ${sql.raw(table)}
+      WHERE tenant_id = ${tenantId} AND created_at = '2000-06-01T00:00:00Z'`,
+  )) as unknown as { rows: { n: number }[] }
+  return result.rows[0].n
+}
+
+test('the purge prunes dead rows in bounded statements: all of them go, over several batches, and live rows stay', async () => {
+  const dead = 7
+  const { t, deadSessions, live, revokedWithToken } = await deadAndLiveRows(server, dead)
+  const cutoff = new Date('2001-01-01T00:00:00Z')
+  const batch = 3
+  const pruned: Record<string, { deleted: number; statements: number }> = {}
+  for (const table of PRUNED_TABLES) {
+    pruned[table] = await pruneDeadRows(server.deps.db, table, cutoff, batch)
+  }
+  // Each table lost at least this tenant's dead rows, `batch` at a time.
+  const expected = {
+    refresh_tokens: 2 * dead,
+    sessions: 2 * dead,
+    one_time_codes: dead,
+    oauth_states: dead,
+  }
+  for (const table of PRUNED_TABLES) {
+    const { deleted, statements } = pruned[table]
+    assert.ok(deleted >= expected[table], `${table}: ${deleted} deleted`)
+    assert.ok(statements >= Math.ceil(deleted / batch), `${table}: ${statements} statements`)
+    assert.ok(statements > 1, `${table}: several batches`)
+  }
+  // Left: the live rows, and the revoked session whose token has not expired.
+  assert.equal(await countRows(server, 'refresh_tokens', t.tenantId), 2)
+  assert.equal(await countRows(server, 'one_time_codes', t.tenantId), 1)
+  assert.equal(await countRows(server, 'oauth_states', t.tenantId), 1)
+  const sessionIds = await server.deps.db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(eq(sessions.tenantId, t.tenantId))
+  const left = new Set(sessionIds.map((r) => r.id))
+  assert.ok(left.has(live) && left.has(revokedWithToken))
+  for (const id of deadSessions) assert.ok(!left.has(id), 'dead session pruned')
+  // The next pass finds nothing of this tenant, in one statement per table.
+  const again = await pruneDeadRows(server.deps.db, 'sessions', cutoff, batch)
+  assert.equal(again.deleted, 0)
+  assert.equal(again.statements, 1)
 })
