@@ -11,7 +11,7 @@ import { FieldCipher } from './lib/crypto.ts'
 import { AppError } from './lib/errors.ts'
 import { AccessTokens } from './lib/jwt.ts'
 import { Mailer } from './lib/mailer.ts'
-import { warmPasswords } from './lib/passwords.ts'
+import { configureHashing, warmPasswords } from './lib/passwords.ts'
 import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import { connectRedis } from './lib/redis.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
@@ -146,6 +146,7 @@ export async function buildApp(
   await deps.revocations.start()
   deps.apiKeyUsage.start()
   const purge = options.purgeTimer === false ? undefined : scheduleUserPurge(deps, app.log)
+  configureHashing({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit })
   await warmPasswords()
   app.addHook('onClose', async () => {
     // Batched API-key last-use times are written before the database closes.

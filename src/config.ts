@@ -10,6 +10,7 @@ import {
   parsePrivateKeys,
 } from './lib/jwt.ts'
 import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
+import { defaultHashConcurrency } from './lib/passwords.ts'
 
 export interface EncryptionKey {
   version: string
@@ -50,6 +51,9 @@ export interface Config {
   userRetentionDays: number
   /** How often the revocation feed is read from the database (ms). */
   revocationPollMs: number
+  /** Password hashes in flight at once, and how many more may wait (then 503). */
+  hashConcurrency: number
+  hashQueueLimit: number
 }
 
 export interface IdpConfig {
@@ -144,6 +148,20 @@ export function loadConfig(env: Env = process.env): Config {
     problems,
   )
 
+  const hashConcurrency = parseIntVar(
+    'HASH_CONCURRENCY',
+    env.HASH_CONCURRENCY,
+    defaultHashConcurrency(env),
+    problems,
+  )
+  if (hashConcurrency < 1) problems.push('HASH_CONCURRENCY: must be at least 1')
+  const hashQueueLimit = parseIntVar(
+    'HASH_QUEUE_LIMIT',
+    env.HASH_QUEUE_LIMIT,
+    16 * Math.max(1, hashConcurrency),
+    problems,
+  )
+
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     port,
@@ -168,6 +186,8 @@ export function loadConfig(env: Env = process.env): Config {
     limits,
     userRetentionDays,
     revocationPollMs: 1000,
+    hashConcurrency,
+    hashQueueLimit,
   }
 }
 

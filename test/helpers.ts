@@ -15,6 +15,7 @@ import { openDatabase } from '../src/db/client.ts'
 import type { Deps } from '../src/deps.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { DEFAULT_LIMITS, type Limits } from '../src/lib/limits.ts'
+import { defaultHashConcurrency } from '../src/lib/passwords.ts'
 import { databaseFromTemplate } from './pglite-template.ts'
 
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0001'
@@ -48,6 +49,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     limits: GENEROUS_LIMITS,
     userRetentionDays: 30,
     revocationPollMs: 200,
+    hashConcurrency: defaultHashConcurrency({}),
+    hashQueueLimit: 16 * defaultHashConcurrency({}),
     ...overrides,
   }
 }

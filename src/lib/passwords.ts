@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os'
 import { type Algorithm, hash, verify } from '@node-rs/argon2'
 import { dictionary } from '@zxcvbn-ts/language-common'
 import { normalizeEmail } from './email.ts'
-import { Semaphore } from './semaphore.ts'
+import { AppError } from './errors.ts'
+import { Semaphore, SemaphoreFull } from './semaphore.ts'
 
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
 export const ARGON2_PARAMS = {
@@ -14,7 +15,40 @@ export const ARGON2_PARAMS = {
   parallelism: 1,
 } as const
 
-const slots = new Semaphore(availableParallelism())
+/**
+ * How many hashes run at once by default: two per core (argon2id at these parameters waits
+ * on memory, and on the 2-core machine of the benchmark 4 in flight verify ~20% more per
+ * second than 2), but never more than libuv's thread pool, where they run.
+ */
+export function defaultHashConcurrency(env: { UV_THREADPOOL_SIZE?: string }): number {
+  const pool = Number(env.UV_THREADPOOL_SIZE) || 4
+  return Math.max(1, Math.min(2 * availableParallelism(), pool))
+}
+
+// Until configureHashing() runs (buildApp calls it with the configured bounds).
+const slots = new Semaphore(defaultHashConcurrency({}), 64)
+
+/**
+ * Sets the bound: `concurrency` hashes in flight, `queueLimit` more waiting. A hash asked
+ * for beyond both is refused at once with 503 `unavailable` and Retry-After (a login flood
+ * is shed instead of queueing without end). The slots are the process's, like the thread
+ * pool they stand for: every app in the process shares them.
+ */
+export function configureHashing(options: { concurrency: number; queueLimit: number }): void {
+  slots.resize(options.concurrency, options.queueLimit)
+}
+
+function hashing<T>(job: () => Promise<T>): Promise<T> {
+  return slots.run(job).catch((error) => {
+    if (error instanceof SemaphoreFull) {
+      throw new AppError('unavailable', {
+        message: 'Too many sign-ins at once; try again in a moment.',
+        retryAfter: 1,
+      })
+    }
+    throw error
+  })
+}
 
 /** Password hashes running and waiting for a slot, for the metrics. */
 export function hashLoad(): { running: number; queued: number } {
@@ -27,7 +61,7 @@ export function normalizePassword(password: string): string {
 }
 
 export function hashPassword(password: string): Promise<string> {
-  return slots.run(() => hash(normalizePassword(password), ARGON2_PARAMS))
+  return hashing(() => hash(normalizePassword(password), ARGON2_PARAMS))
 }
 
 // A real hash of a random string: unknown emails are verified against it, so that they
@@ -41,8 +75,25 @@ function getDummyHash(): Promise<string> {
 /** Verifies `password`; with no stored hash it spends the same time and answers false. */
 export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
   const target = stored ?? (await getDummyHash())
-  const ok = await slots.run(() => verify(target, normalizePassword(password)).catch(() => false))
+  const ok = await hashing(() => verify(target, normalizePassword(password)).catch(() => false))
   return stored !== null && ok
+}
+
+/**
+ * verifyPassword for a sign-in try reserved in the failure budgets: a check refused for
+ * load (503) proved nothing, so the try's points go back before the refusal is thrown.
+ */
+export async function verifyPasswordTry(
+  attempt: { release(): Promise<void> },
+  stored: string | null,
+  password: string,
+): Promise<boolean> {
+  try {
+    return await verifyPassword(stored, password)
+  } catch (error) {
+    await attempt.release()
+    throw error
+  }
 }
 
 /** True when the stored hash was made with other parameters than today's. */

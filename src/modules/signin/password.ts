@@ -4,7 +4,7 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
-import { hashPassword, needsRehash, verifyPassword } from '../../lib/passwords.ts'
+import { hashPassword, needsRehash, verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail, type User, updateUser } from '../users/queries.ts'
@@ -36,7 +36,7 @@ export async function provePassword(
     factor: 'password',
   })
   const user = await findUserByEmail(deps.db, tenant.id, email)
-  const passwordOk = await verifyPassword(user?.passwordHash ?? null, password)
+  const passwordOk = await verifyPasswordTry(attempt, user?.passwordHash ?? null, password)
   const reason =
     !user || !passwordOk || user.status === 'Pending'
       ? 'invalid_credentials'

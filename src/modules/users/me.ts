@@ -1,7 +1,7 @@
 // The signed-in user's own account: delete it, change its password.
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { verifyPassword } from '../../lib/passwords.ts'
+import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoUrl, presentUser } from './present.ts'
@@ -73,7 +73,9 @@ export async function changePassword(
     ip: actor.ip ?? '',
     factor: 'password',
   })
-  if (!(await verifyPassword(user.passwordHash, input.currentPassword))) fail('invalid_credentials')
+  if (!(await verifyPasswordTry(attempt, user.passwordHash, input.currentPassword))) {
+    fail('invalid_credentials')
+  }
   await attempt.succeeded()
   const passwordHash = await preparePassword(input.newPassword, user.email, tenant.name)
   await deps.sessions.revoking(async (tx, revoke) => {
