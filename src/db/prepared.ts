@@ -22,3 +22,26 @@ export function perDatabase<T>(build: (db: Db) => T): (db: Db) => T {
     return value
   }
 }
+
+/**
+ * Raw SQL (`$1`, `$2`… placeholders) that PostgreSQL parses and plans once per connection:
+ * drizzle's `execute` sends raw SQL unnamed, so a statement too intricate for the query
+ * builder (a data-modifying CTE) would be planned again on every call. PGlite runs it as a
+ * plain query. Rows come back keyed by column name, parsed by the driver's own types.
+ */
+export function namedStatement(name: string, text: string) {
+  return async (db: Db, values: unknown[]): Promise<Record<string, unknown>[]> => {
+    const client = (db as unknown as { $client: DriverClient }).$client
+    const result =
+      'totalCount' in client
+        ? await client.query({ name, text, values })
+        : await client.query(text, values)
+    return result.rows
+  }
+}
+
+type Rows = Promise<{ rows: Record<string, unknown>[] }>
+/** What both drivers' clients offer: pg's Pool (named statements) or a PGlite. */
+type DriverClient =
+  | { totalCount: number; query(config: { name: string; text: string; values: unknown[] }): Rows }
+  | { query(text: string, values: unknown[]): Rows }
