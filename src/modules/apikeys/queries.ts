@@ -1,8 +1,9 @@
 // The queries of the api_keys table; no other file writes it. Every query names the
 // tenant; a key is found by the SHA-256 of its plaintext, never by the plaintext.
 
-import type { Handle } from '../../db/client.ts'
+import type { Db, Handle } from '../../db/client.ts'
 import { and, desc, eq, isNull, sql } from '../../db/orm.ts'
+import { perDatabase } from '../../db/prepared.ts'
 import { apiKeys } from '../../db/schema.ts'
 
 export type ApiKey = typeof apiKeys.$inferSelect
@@ -13,13 +14,26 @@ export async function insertApiKey(db: Handle, key: NewApiKey): Promise<ApiKey> 
   return rows[0]
 }
 
-/** What authentication needs to know about a presented key (unique index api_keys_tenant_hash). */
-export async function findKeyByHash(db: Handle, tenantId: string, keyHash: string) {
-  const rows = await db
+const byHash = perDatabase((db: Db) =>
+  db
     .select({ id: apiKeys.id, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.keyHash, keyHash)))
+    .where(
+      and(
+        eq(apiKeys.tenantId, sql.placeholder('tenantId') as never),
+        eq(apiKeys.keyHash, sql.placeholder('keyHash') as never),
+      ),
+    )
     .limit(1)
+    .prepare('api_key_by_hash'),
+)
+
+/**
+ * What authentication needs to know about a presented key (unique index
+ * api_keys_tenant_hash): a prepared statement, as it runs on every API-key request.
+ */
+export async function findKeyByHash(db: Db, tenantId: string, keyHash: string) {
+  const rows = await byHash(db).execute({ tenantId, keyHash })
   return rows[0]
 }
 

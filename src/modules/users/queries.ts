@@ -230,23 +230,39 @@ export async function markEmailVerified(
  * Live users in creation order (index users_tenant_created), `limit` of them after the
  * user `afterId` (a cursor names a row; its sort key is read here, in the same query).
  */
+const userPage = (db: Handle, after: boolean) =>
+  db
+    .select()
+    .from(users)
+    .where(
+      and(
+        live(tenantParam as never),
+        after
+          ? sql`(${users.createdAt}, ${users.id}) > (
+              select c.created_at, c.id from users c
+              where c.tenant_id = ${tenantParam} and c.id = ${sql.placeholder('afterId')}
+            )`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(users.createdAt), asc(users.id))
+    .limit(sql.placeholder('limit') as never)
+
+const pages = perDatabase((db: Db) => ({
+  first: userPage(db, false).prepare('users_first_page'),
+  next: userPage(db, true).prepare('users_next_page'),
+}))
+
+/** A page of the live users, oldest first, after the user `afterId` when given. */
 export async function listUsers(
-  db: Handle,
+  db: Db,
   tenantId: string,
   options: { limit: number; afterId?: string },
 ): Promise<User[]> {
-  const { afterId } = options
-  const position = afterId
-    ? sql`(${users.createdAt}, ${users.id}) > (
-        select c.created_at, c.id from users c where c.tenant_id = ${tenantId} and c.id = ${afterId}
-      )`
-    : undefined
-  return db
-    .select()
-    .from(users)
-    .where(and(live(tenantId), position))
-    .orderBy(asc(users.createdAt), asc(users.id))
-    .limit(options.limit)
+  const { limit, afterId } = options
+  return afterId
+    ? pages(db).next.execute({ tenantId, afterId, limit })
+    : pages(db).first.execute({ tenantId, limit })
 }
 
 /** The live user, locked until the commit. */
