@@ -1,41 +1,8 @@
-// env → config → listen. SIGTERM drains in-flight requests, then exits 0.
-import { buildApp } from './app.ts'
-import { ConfigError, loadConfig } from './config.ts'
+// The service's entry point: `node src/server.ts`. It turns on Node's compile cache first
+// (NODE_COMPILE_CACHE, else a folder in the system's temporary directory), so that every
+// start after the first reuses the compiled modules and the stripped TypeScript: about a
+// third less CPU to import the service (issue 10, start to ready). Then main.ts starts it.
+import { enableCompileCache } from 'node:module'
 
-async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>
-  try {
-    config = loadConfig(process.env)
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      for (const problem of error.problems) console.error(`config error: ${problem}`)
-      process.exit(1)
-    }
-    throw error
-  }
-  const { app } = await buildApp(config)
-  let closing = false
-  const close = async (signal: string) => {
-    if (closing) return
-    closing = true
-    app.log.info({ signal }, 'shutting down')
-    // Keep-alive connections would hold the close for Fastify's 72 s keep-alive timeout:
-    // each one is closed as soon as its in-flight request has been answered.
-    setInterval(() => app.server.closeIdleConnections(), 50).unref()
-    try {
-      await app.close()
-      process.exit(0)
-    } catch (error) {
-      app.log.error({ err: error }, 'shutdown failed')
-      process.exit(1)
-    }
-  }
-  process.on('SIGTERM', () => void close('SIGTERM'))
-  process.on('SIGINT', () => void close('SIGINT'))
-  await app.listen({ port: config.port, host: config.host })
-}
-
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+enableCompileCache()
+await import('./main.ts')
