@@ -10,6 +10,8 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }
 const app = Fastify({ logger: false })
 const hash = (t: string) => createHash('sha256').update(t).digest('base64url')
 
+app.get('/bare/ready', async () => ({ ok: true }))
+
 app.get('/bare/me', async (request) => {
   const { tenant, user } = request.query as { tenant: string; user: string }
   const { rows } = await pool.query({

@@ -30,5 +30,5 @@ export async function databaseFromTemplate(): Promise<Database | undefined> {
   const path = process.env[TEMPLATE_ENV]
   if (!path || !existsSync(path)) return undefined
   const loadDataDir = new Blob([readFileSync(path)])
-  return pgliteDatabase(new PGlite({ loadDataDir, extensions: pgliteExtensions }))
+  return pgliteDatabase(new PGlite({ loadDataDir, extensions: await pgliteExtensions() }))
 }

@@ -1,8 +1,7 @@
 // One schema, two drivers: node-postgres in production, embedded PGlite by default.
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PGlite } from '@electric-sql/pglite'
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import type { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import pg from 'pg'
 import { pgliteDriver, postgresDriver } from './orm.ts'
@@ -35,11 +34,16 @@ const MIGRATION_LOCK = 7_203_114
  * The extensions every PGlite of the service loads: pg_trgm backs the audit search index
  * (migration 0001), and PGlite loads contrib extensions only when asked.
  */
-export const pgliteExtensions = { pg_trgm }
+export async function pgliteExtensions() {
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
+  return { pg_trgm }
+}
 
 export async function openDatabase(url: string | undefined, dataDir: string): Promise<Database> {
   if (url?.startsWith('postgres')) return openPostgres(url)
-  const options = { extensions: pgliteExtensions }
+  // Loaded only here: a service on PostgreSQL never holds PGlite's code.
+  const { PGlite } = await import('@electric-sql/pglite')
+  const options = { extensions: await pgliteExtensions() }
   const client = url?.startsWith('memory://')
     ? new PGlite(options)
     : new PGlite(join(dataDir, 'pglite'), options)
