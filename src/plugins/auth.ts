@@ -33,7 +33,10 @@ export function installAuthentication(
 ): void {
   app.decorateRequest('principal', null)
   app.decorateRequest('actor', null as unknown as Actor)
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  // A user token is checked without waiting (a cached signature check and a memory
+  // lookup), so the hook is synchronous on that path; API keys and admin rights need the
+  // database.
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     request.actor = {
       type: 'anonymous',
       id: null,
@@ -41,19 +44,11 @@ export function installAuthentication(
       userAgent: request.headers['user-agent'] ?? null,
     }
     const mode = request.routeOptions.config?.auth
-    if (!mode) return
+    if (!mode) return done()
     const token = bearer(request)
     if (isApiKey(token)) {
       if (mode === 'user') throw new AppError('user_token_required')
-      // A valid key is still refused where only an Admin's user token may go (403), and
-      // that refusal is not a use of the key.
-      const key = await authenticateApiKey(deps, request.tenant, token, {
-        use: mode !== 'adminUser',
-      })
-      if (mode === 'adminUser') throw new AppError('api_key_not_allowed')
-      request.principal = { kind: 'apiKey', keyId: key.id }
-      request.actor = { ...request.actor, type: 'apiKey', id: key.id }
-      await deps.limits.hit('adminRequests', `${request.tenant.id}:key:${key.id}`)
+      keyHolder(request, mode, token).then(() => done(), done)
       return
     }
     if (mode === 'apiKey') throw new AppError('invalid_api_key', { message: API_KEY_ONLY })
@@ -67,15 +62,31 @@ export function installAuthentication(
       role: claims.role,
     }
     request.actor = { ...request.actor, type: 'user', id: claims.sub }
-    if (mode === 'user') return
+    if (mode === 'user') return done()
+    admin(request, claims.sub).then(() => done(), done)
+  })
+
+  async function keyHolder(request: FastifyRequest, mode: AuthMode, token: string) {
+    // A valid key is still refused where only an Admin's user token may go (403), and
+    // that refusal is not a use of the key.
+    const key = await authenticateApiKey(deps, request.tenant, token, {
+      use: mode !== 'adminUser',
+    })
+    if (mode === 'adminUser') throw new AppError('api_key_not_allowed')
+    request.principal = { kind: 'apiKey', keyId: key.id }
+    request.actor = { ...request.actor, type: 'apiKey', id: key.id }
+    await deps.limits.hit('adminRequests', `${request.tenant.id}:key:${key.id}`)
+  }
+
+  async function admin(request: FastifyRequest, userId: string) {
     // Admin rights are read from the database, not the token, so a demotion or suspension
     // takes effect at once rather than when the token expires.
-    const user = await findUserById(deps.db, request.tenant.id, claims.sub)
+    const user = await findUserById(deps.db, request.tenant.id, userId)
     if (user?.status !== 'Active') throw new AppError('session_revoked')
     if (user.role !== 'Admin') throw new AppError('admin_required')
     // The 429 the spec lists on administration routes: a budget per admin or key.
     await deps.limits.hit('adminRequests', `${request.tenant.id}:user:${user.id}`)
-  })
+  }
 }
 
 const API_KEY_ONLY = 'This route needs an API key of this workspace.'

@@ -74,7 +74,7 @@ export function clientIp(request: FastifyRequest): string {
 
 export function installInputHygiene(app: FastifyInstance): void {
   app.decorateRequest('clientIp', '')
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     request.clientIp = clientIp(request)
     const { tenantSlug: _slug, ...params } = (request.params ?? {}) as Record<string, unknown>
     const bad =
@@ -82,9 +82,11 @@ export function installInputHygiene(app: FastifyInstance): void {
       findUnsafeString(request.query, 'querystring') ??
       findUnsafeString(request.headers['user-agent'], 'headers.user-agent')
     if (bad) refuse(bad)
+    done()
   })
-  app.addHook('preValidation', async (request) => {
-    const bad = findUnsafeString(request.body, 'body')
+  app.addHook('preValidation', (request, _reply, done) => {
+    const bad = request.body === undefined ? undefined : findUnsafeString(request.body, 'body')
     if (bad) refuse(bad)
+    done()
   })
 }

@@ -6,7 +6,7 @@
 // the handler runs, so a malformed request costs nothing and a burst gets no more than the
 // budget. Budgets per account (sign-in failures) are the SignInGuard's, per admin the auth
 // plugin's.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import type { LimitName } from '../lib/ratelimit.ts'
 
@@ -19,10 +19,15 @@ declare module 'fastify' {
 }
 
 export function installRateLimits(app: FastifyInstance, deps: Pick<Deps, 'limits'>): void {
-  app.addHook('preHandler', async (request) => {
-    const declared = request.routeOptions.config?.rateLimit
+  // Only the routes that declare a budget get the hook; the others pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const declared = route.config?.rateLimit
     if (!declared) return
     const { budget, scope } = typeof declared === 'string' ? { budget: declared } : declared
-    await deps.limits.hit(budget, scope ? `${scope}:${request.clientIp}` : request.clientIp)
+    const take = async (request: FastifyRequest) => {
+      await deps.limits.hit(budget, scope ? `${scope}:${request.clientIp}` : request.clientIp)
+    }
+    const own = route.preHandler
+    route.preHandler = own === undefined ? [take] : [take, ...(Array.isArray(own) ? own : [own])]
   })
 }

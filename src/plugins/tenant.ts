@@ -18,11 +18,20 @@ declare module 'fastify' {
 
 export function installTenantResolution(app: FastifyInstance, deps: Pick<Deps, 'tenants'>): void {
   app.decorateRequest('tenant', null as unknown as Tenant)
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     const slug = (request.params as { tenantSlug?: string } | undefined)?.tenantSlug
-    if (slug === undefined) return
-    const tenant = SLUG.test(slug) ? await deps.tenants.bySlug(slug) : undefined
-    if (!tenant) throw new AppError('tenant_not_found')
-    request.tenant = tenant
+    if (slug === undefined) return done()
+    if (!SLUG.test(slug)) throw new AppError('tenant_not_found')
+    // A fresh cache entry answers at once; only a miss waits for the database.
+    const cached = deps.tenants.peek(slug)
+    if (cached) {
+      request.tenant = cached
+      return done()
+    }
+    deps.tenants.bySlug(slug).then((tenant) => {
+      if (!tenant) return done(new AppError('tenant_not_found'))
+      request.tenant = tenant
+      done()
+    }, done)
   })
 }

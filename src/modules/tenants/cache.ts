@@ -14,10 +14,16 @@ export class TenantCache {
     this.db = db
   }
 
-  async bySlug(slug: string): Promise<Tenant | undefined> {
+  /** The cached tenant while it is fresh, without waiting: most requests end here. */
+  peek(slug: string): Tenant | undefined {
     const hit = this.entries.get(slug)
+    return hit && Date.now() - hit.at < TTL_MS ? hit.tenant : undefined
+  }
+
+  async bySlug(slug: string): Promise<Tenant | undefined> {
+    const fresh = this.peek(slug)
+    if (fresh) return fresh
     const now = Date.now()
-    if (hit && now - hit.at < TTL_MS) return hit.tenant
     const tenant = await findTenantBySlug(this.db, slug)
     if (tenant) {
       if (this.entries.size > 10_000) this.entries.clear()
