@@ -293,7 +293,7 @@ describe('the API description', () => {
     assert.deepEqual(jwks.security, [])
     const op = doc.paths['/v1/{tenantSlug}/oauth/introspect'].post
     assert.equal(op.operationId, 'introspectToken')
-    assert.deepEqual(op.security, [{ bearer: [] }])
+    assert.deepEqual(op.security, [{ apiKey: [] }])
     assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '404', '429'])
   })
 })
