@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, describe, test } from 'node:test'
-import { and, eq, sql } from '../../db/orm.ts'
 import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -19,6 +18,7 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
+import { and, eq, sql } from '../../db/orm.ts'
 import { sessions } from '../../db/schema.ts'
 
 const INACTIVE = { active: false }
