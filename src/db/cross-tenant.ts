@@ -1,10 +1,11 @@
 // Queries that cross tenants on purpose, in one file so that tenant isolation can be
 // audited in one place: every other query names its tenant. Each is maintenance or a
 // lookup whose key is itself global (a token hash).
-import { and, asc, eq, gt, isNotNull, isNull, sql } from './orm.ts'
+
 import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
 import type { Handle } from './client.ts'
+import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
 import { emailConflicts, invites, sessions, tenants, users } from './schema.ts'
 
 export interface SealedSecretRow {
@@ -88,6 +89,76 @@ export async function purgeDeletedUsers(
     id: r.id,
     deletedAt: r.deleted_at instanceof Date ? r.deleted_at : new Date(r.deleted_at),
   }))
+}
+
+/** The tables whose dead rows the purge prunes, in the order it prunes them. */
+export const PRUNED_TABLES = [
+  'refresh_tokens',
+  'sessions',
+  'one_time_codes',
+  'oauth_states',
+] as const
+export type PrunedTable = (typeof PRUNED_TABLES)[number]
+
+/**
+ * When a row can never be used again and has been so since before `cutoff`. Nothing else
+ * deletes these rows: without the purge every refresh leaves its spent token behind, every
+ * code and OAuth state stays after it expired, and every ended session stays for good.
+ *   refresh_tokens  expired (spent or not): it can only fail, and past the grace a late
+ *                   replay answers token_invalid instead of reporting reuse
+ *   sessions        expired or revoked, with no refresh token left (so nothing cascades;
+ *                   the revocation feed reads only the last minutes)
+ *   one_time_codes, oauth_states  expired
+ */
+function deadRow(table: PrunedTable, cutoff: Date): SQL {
+  switch (table) {
+    case 'sessions':
+      return sql`(t.expires_at < ${cutoff} OR t.revoked_at < ${cutoff})
+        AND NOT EXISTS (
+          SELECT 1 FROM refresh_tokens r WHERE r.tenant_id = t.tenant_id AND r.session_id = t.id)`
+    default:
+      return sql`t.expires_at < ${cutoff}`
+  }
+}
+
+/**
+ * Deletes the dead rows of `table` (deadRow) in bounded statements, `batch` rows each:
+ * DELETE … WHERE ctid IN (SELECT ctid … LIMIT batch), each its own short transaction, so
+ * no statement holds millions of row locks or writes its whole WAL at once, and requests
+ * go on meanwhile. The walk goes forward in physical order (the next statement starts
+ * after the last row deleted), so a pass reads the table once however many rows go;
+ * rows that die during the pass are left for the next run. Answers how many rows went and
+ * in how many statements.
+ */
+export async function pruneDeadRows(
+  db: Handle,
+  table: PrunedTable,
+  cutoff: Date,
+  batch: number,
+): Promise<{ deleted: number; statements: number }> {
+  const name = sql.raw(table)
+  let after = { page: 0, item: 0 }
+  let deleted = 0
+  let statements = 0
+  for (;;) {
+    // A literal (from two integers), so the planner can start the scan at that page.
+    const from = sql.raw(`'(${after.page},${after.item})'::tid`)
+    const result = (await db.execute(sql`
+      DELETE FROM ${name} WHERE ctid IN (
+        SELECT t.ctid FROM ${name} t
+        WHERE t.ctid > ${from} AND ${deadRow(table, cutoff)}
+        LIMIT ${batch}
+      )
+      RETURNING ctid::text AS ctid
+    `)) as unknown as { rows: { ctid: string }[] }
+    statements++
+    deleted += result.rows.length
+    for (const { ctid } of result.rows) {
+      const [page, item] = ctid.slice(1, -1).split(',').map(Number)
+      if (page > after.page || (page === after.page && item > after.item)) after = { page, item }
+    }
+    if (result.rows.length < batch) return { deleted, statements }
+  }
 }
 
 /**

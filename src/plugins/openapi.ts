@@ -103,7 +103,7 @@ const AUTH_REASONS: Record<AuthMode, ErrorReasons> = {
   apiKey: { 401: ['token_missing', 'token_invalid', 'invalid_api_key'], 429: ['rate_limited'] },
 }
 
-/** Fastify's refusals of a body it cannot read (src/plugins/errors.ts), and validation. */
+/** Validation, and Fastify's refusals of a body it cannot read (src/plugins/errors.ts). */
 const BODY_REASONS: Reason[] = [
   'validation',
   'malformed_json',
@@ -236,8 +236,9 @@ function sharedReasons(route: RouteOptions, schema: FastifySchema): ErrorReasons
       out[key] = [...(out[key] ?? []), ...(list ?? [])]
     }
   }
-  // Any route's path, query string or User-Agent may fail validation (src/plugins/hygiene.ts).
-  add({ 400: schema.body ? BODY_REASONS : ['validation'] })
+  // Any route's path, query string or User-Agent may fail validation (src/plugins/hygiene.ts),
+  // and Fastify reads a body sent to any method but GET, whether or not the route has one.
+  add({ 400: schema.body || route.method !== 'GET' ? BODY_REASONS : ['validation'] })
   if (route.url.startsWith('/v1/:tenantSlug/')) add({ 404: ['tenant_not_found'] })
   const auth = route.config?.auth
   if (auth) add(AUTH_REASONS[auth])

@@ -2945,7 +2945,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
       400: {
         headers: {
           [name: string]: unknown

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, describe, test } from 'node:test'
-import { and, eq, sql } from '../../db/orm.ts'
 import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -19,6 +18,7 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../../../test/helpers.ts'
+import { and, eq, sql } from '../../db/orm.ts'
 import { sessions } from '../../db/schema.ts'
 
 const INACTIVE = { active: false }
@@ -293,7 +293,7 @@ describe('the API description', () => {
     assert.deepEqual(jwks.security, [])
     const op = doc.paths['/v1/{tenantSlug}/oauth/introspect'].post
     assert.equal(op.operationId, 'introspectToken')
-    assert.deepEqual(op.security, [{ bearer: [] }])
+    assert.deepEqual(op.security, [{ apiKey: [] }])
     assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '401', '404', '429'])
   })
 })

@@ -47,7 +47,6 @@ export async function introspectionRoutes(fastify: FastifyInstance, { deps }: { 
         summary: 'Whether an access token is active, and its claims (RFC 7662)',
         description:
           "Needs an API key of this tenant (a user's access token: 401 `invalid_api_key`); counts against the API key's administration budget. An expired, revoked, logged-out, other tenant's, badly signed or malformed token answers exactly `{ \"active\": false }`.",
-        security: [{ bearer: [] }],
         params: TenantSlugParams,
         body: IntrospectBody,
         response: responses(Introspection, 400, 401, 404, 429),
