@@ -17,6 +17,7 @@ import type { Config } from '../config.ts'
 import type { ErrorStatus, Reason } from '../lib/errors.ts'
 import { apiKeyComponents } from '../modules/apikeys/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
+import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
 import { mfaComponents } from '../modules/mfa/schemas.ts'
 import { oauthComponents } from '../modules/oauth/schemas.ts'
@@ -41,6 +42,7 @@ const COMPONENTS = [
   ...apiKeyComponents,
   ...inviteComponents,
   ...auditComponents,
+  ...introspectionComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }

@@ -955,6 +955,40 @@ export interface components {
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
+    /** @description RFC 7662: the claims of an active token, or only `active: false`. */
+    Introspection:
+      | {
+          /** @enum {boolean} */
+          active: true
+          /** @description The user id. */
+          sub: string
+          /** @description The tenant id. */
+          tid: string
+          role: string
+          /** @description The session id. */
+          sid: string
+          iat: number
+          exp: number
+          iss: string
+        }
+      | {
+          /** @enum {boolean} */
+          active: false
+        }
+    /** @description RFC 7517: the public keys that verify access tokens. */
+    JwkSet: {
+      keys: {
+        kty: string
+        crv: string
+        x: string
+        y?: string
+        /** @description The JWK thumbprint (RFC 7638) tokens name in their header. */
+        kid: string
+        alg: 'ES256' | 'EdDSA'
+        /** @enum {string} */
+        use: 'sig'
+      }[]
+    }
   }
   responses: never
   parameters: never
@@ -1071,25 +1105,13 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description Default Response */
+      /** @description RFC 7517: the public keys that verify access tokens. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': {
-            keys: {
-              kty: string
-              crv: string
-              x: string
-              y?: string
-              /** @description The JWK thumbprint (RFC 7638) tokens name in their header. */
-              kid: string
-              alg: 'ES256' | 'EdDSA'
-              /** @enum {string} */
-              use: 'sig'
-            }[]
-          }
+          'application/json': components['schemas']['JwkSet']
         }
       }
     }
@@ -3721,6 +3743,11 @@ export interface operations {
     }
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "token": "eyJhbGciOiJFUzI1NiIsImtpZCI6Ik5wY1p5cjdMIn0.eyJzdWIiOiIwMTkzYTFiMi0wMDAwLTcwMDAtODAwMC0wMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl"
+         *     }
+         */
         'application/json': {
           /** @description The access token to check. */
           token: string
@@ -3728,31 +3755,13 @@ export interface operations {
       }
     }
     responses: {
-      /** @description Default Response */
+      /** @description RFC 7662: the claims of an active token, or only `active: false`. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json':
-            | {
-                /** @enum {boolean} */
-                active: true
-                /** @description The user id. */
-                sub: string
-                /** @description The tenant id. */
-                tid: string
-                role: string
-                /** @description The session id. */
-                sid: string
-                iat: number
-                exp: number
-                iss: string
-              }
-            | {
-                /** @enum {boolean} */
-                active: false
-              }
+          'application/json': components['schemas']['Introspection']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */

@@ -1,14 +1,25 @@
 // Shapes of token introspection (RFC 7662) and the JWK Set (RFC 7517) (CONTRACT §10).
 import { type Static, Type } from 'typebox'
+import { ref } from '../../schemas.ts'
 
 /** An access token is a few hundred characters; 4 KiB bounds what is parsed and hashed. */
-export const IntrospectBody = Type.Object({
-  token: Type.String({
-    minLength: 1,
-    maxLength: 4096,
-    description: 'The access token to check.',
-  }),
-})
+export const IntrospectBody = Type.Object(
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'The access token to check.',
+    }),
+  },
+  {
+    examples: [
+      {
+        token:
+          'eyJhbGciOiJFUzI1NiIsImtpZCI6Ik5wY1p5cjdMIn0.eyJzdWIiOiIwMTkzYTFiMi0wMDAwLTcwMDAtODAwMC0wMDAwMDAwMDAwMDEifQ.c2lnbmF0dXJl',
+      },
+    ],
+  },
+)
 export type IntrospectBody = Static<typeof IntrospectBody>
 
 export const ActiveToken = Type.Object(
@@ -31,8 +42,12 @@ export const InactiveToken = Type.Object(
   { additionalProperties: false },
 )
 
-export const Introspection = Type.Union([ActiveToken, InactiveToken])
-export type Introspection = Static<typeof Introspection>
+const IntrospectionComponent = Type.Union([ActiveToken, InactiveToken], {
+  $id: 'Introspection',
+  description: 'RFC 7662: the claims of an active token, or only `active: false`.',
+})
+export const Introspection = ref(IntrospectionComponent)
+export type Introspection = Static<typeof IntrospectionComponent>
 
 /** A public key: the members of RFC 7518 §6.2 (EC) or RFC 8037 §2 (OKP), never `d`. */
 export const PublicJwk = Type.Object({
@@ -45,4 +60,11 @@ export const PublicJwk = Type.Object({
   use: Type.Literal('sig'),
 })
 
-export const JwkSet = Type.Object({ keys: Type.Array(PublicJwk) })
+const JwkSetComponent = Type.Object(
+  { keys: Type.Array(PublicJwk) },
+  { $id: 'JwkSet', description: 'RFC 7517: the public keys that verify access tokens.' },
+)
+export const JwkSet = ref(JwkSetComponent)
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const introspectionComponents = [IntrospectionComponent, JwkSetComponent]
