@@ -19,24 +19,17 @@ export interface NewSession {
   userAgent: string | null
 }
 
+/** The session and its first refresh token, in one statement (one round trip). */
 export async function insertSession(db: Handle, s: NewSession): Promise<void> {
-  await db.insert(sessions).values({
-    tenantId: s.tenantId,
-    id: s.sessionId,
-    userId: s.userId,
-    createdAt: s.now,
-    expiresAt: s.expiresAt,
-    ip: s.ip,
-    userAgent: s.userAgent?.slice(0, 512) ?? null,
-  })
-  await db.insert(refreshTokens).values({
-    tenantId: s.tenantId,
-    tokenHash: s.tokenHash,
-    sessionId: s.sessionId,
-    userId: s.userId,
-    createdAt: s.now,
-    expiresAt: s.expiresAt,
-  })
+  await db.execute(sql`
+    WITH session AS (
+      INSERT INTO sessions (tenant_id, id, user_id, created_at, expires_at, ip, user_agent)
+      VALUES (${s.tenantId}, ${s.sessionId}, ${s.userId}, ${s.now}, ${s.expiresAt}, ${s.ip},
+              ${s.userAgent?.slice(0, 512) ?? null})
+    )
+    INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, user_id, created_at, expires_at)
+    VALUES (${s.tenantId}, ${s.tokenHash}, ${s.sessionId}, ${s.userId}, ${s.now}, ${s.expiresAt})
+  `)
 }
 
 export interface Rotated {

@@ -6,7 +6,7 @@ import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { ACCESS_TOKEN_TTL, type AccessTokens } from '../../lib/jwt.ts'
-import type { Actor, AuditRecorder } from '../audit/recorder.ts'
+import type { Actor, AuditEntry, AuditRecorder } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { type PublicUser, presentUser } from '../users/present.ts'
 import type { User } from '../users/queries.ts'
@@ -51,9 +51,16 @@ export class SessionService {
 
   /**
    * Starts a session (a new refresh-token family) inside the caller's transaction and
-   * records SessionCreated. Every sign-in path ends here.
+   * records SessionCreated, after the caller's own `entries` (one INSERT for all of them).
+   * Every sign-in path ends here.
    */
-  async start(tx: Handle, tenant: Tenant, user: User, actor: Actor): Promise<TokenEnvelope> {
+  async start(
+    tx: Handle,
+    tenant: Tenant,
+    user: User,
+    actor: Actor,
+    entries: AuditEntry[] = [],
+  ): Promise<TokenEnvelope> {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
     const refreshToken = randomToken()
@@ -68,6 +75,7 @@ export class SessionService {
       userAgent: actor.userAgent,
     })
     await this.deps.audit.record(tx, tenant.id, actor, [
+      ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
     ])
     return this.envelope(user, sessionId, refreshToken, now)

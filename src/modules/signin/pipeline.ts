@@ -79,7 +79,7 @@ export async function completeSignIn(
       const other = second ? await second.spend(tx) : { entries: [] }
       const user = other.user ?? first.user ?? proof.user
       const who: Actor = { ...actor, type: 'user', id: user.id }
-      await deps.audit.record(tx, tenant.id, who, [
+      return deps.sessions.start(tx, tenant, user, who, [
         ...first.entries,
         ...other.entries,
         {
@@ -89,7 +89,6 @@ export async function completeSignIn(
           metadata: { via: proof.via, ...record.login },
         },
       ])
-      return deps.sessions.start(tx, tenant, user, who)
     })
   } catch (error) {
     if (isReason(error, 'invalid_mfa_code')) {
