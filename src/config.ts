@@ -92,11 +92,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (!isHttpUrl(publicUrl)) problems.push('PUBLIC_URL: must be an http(s) URL')
 
   const jwtAlg = parseJwtAlg(env.JWT_ALG, problems)
-  // With a public-key algorithm the HMAC secret signs nothing: the private keys are due.
-  const required =
-    jwtAlg === 'HS256'
-      ? (['JWT_SECRET', 'ENCRYPTION_KEYS', 'SMTP_URL'] as const)
-      : (['JWT_PRIVATE_KEYS', 'ENCRYPTION_KEYS', 'SMTP_URL'] as const)
+  // CONTRACT §1: production always needs JWT_SECRET; with a public-key algorithm the
+  // private keys are due as well (they sign; the secret then signs nothing).
+  const required = [
+    'JWT_SECRET',
+    ...(jwtAlg === 'HS256' ? [] : ['JWT_PRIVATE_KEYS']),
+    'ENCRYPTION_KEYS',
+    'SMTP_URL',
+  ]
   if (production) {
     for (const name of required) {
       if (!env[name]) problems.push(`${name}: required when NODE_ENV=production`)

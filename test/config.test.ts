@@ -187,7 +187,9 @@ test('JWT_PRIVATE_KEYS: concatenated PEM blocks, newest first, also with \\n esc
   )
 })
 
-test('production with ES256 or EdDSA needs JWT_PRIVATE_KEYS instead of JWT_SECRET', () => {
+// CONTRACT §1 requires JWT_SECRET in production whatever the algorithm (an earlier version
+// of this test let ES256/EdDSA start without it, against the CONTRACT).
+test('production with ES256 or EdDSA needs JWT_PRIVATE_KEYS as well as JWT_SECRET', () => {
   const rest = {
     NODE_ENV: 'production',
     ENCRYPTION_KEYS: key('v1'),
@@ -195,9 +197,15 @@ test('production with ES256 or EdDSA needs JWT_PRIVATE_KEYS instead of JWT_SECRE
   }
   for (const alg of ['ES256', 'EdDSA'] as const) {
     assert.deepEqual(problems({ ...rest, DATA_DIR: tmp(), JWT_ALG: alg }), [
+      'JWT_SECRET: required when NODE_ENV=production',
       'JWT_PRIVATE_KEYS: required when NODE_ENV=production',
     ])
-    const config = loadConfig({ ...rest, JWT_ALG: alg, JWT_PRIVATE_KEYS: pem(alg) })
+    assert.deepEqual(
+      problems({ ...rest, DATA_DIR: tmp(), JWT_ALG: alg, JWT_PRIVATE_KEYS: pem(alg) }),
+      ['JWT_SECRET: required when NODE_ENV=production'],
+    )
+    const secret = { JWT_SECRET: 'p'.repeat(40) }
+    const config = loadConfig({ ...rest, ...secret, JWT_ALG: alg, JWT_PRIVATE_KEYS: pem(alg) })
     assert.equal(config.jwtAlg, alg)
   }
   // Nothing was generated: production never writes keys of its own.
