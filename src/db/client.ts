@@ -39,11 +39,24 @@ export async function pgliteExtensions() {
   return { pg_trgm }
 }
 
+/**
+ * The embedded database runs inside this process, so its buffers are this process's
+ * memory: PostgreSQL's defaults (128 MB of shared buffers, 64 MB for index builds) kept
+ * the embedded service at 410-540 MB at rest. It serves development and small installs;
+ * with these it rests under 250 MB (issue 10). PostgreSQL proper is tuned by its operator.
+ */
+const PGLITE_SETTINGS = [
+  'shared_buffers = 16MB',
+  'maintenance_work_mem = 16MB',
+  'wal_buffers = 1MB',
+  'temp_buffers = 2MB',
+]
+
 export async function openDatabase(url: string | undefined, dataDir: string): Promise<Database> {
   if (url?.startsWith('postgres')) return openPostgres(url)
   // Loaded only here: a service on PostgreSQL never holds PGlite's code.
   const { PGlite } = await import('@electric-sql/pglite')
-  const options = { extensions: await pgliteExtensions() }
+  const options = { extensions: await pgliteExtensions(), postgresqlconf: PGLITE_SETTINGS }
   const client = url?.startsWith('memory://')
     ? new PGlite(options)
     : new PGlite(join(dataDir, 'pglite'), options)
