@@ -59,7 +59,10 @@ export interface SessionClient {
   getSession(): Promise<Session | null>
   /** A valid access token (refreshed first when it is about to expire), or null when signed out. */
   getAccessToken(): Promise<string | null>
-  /** Exchanges the refresh token now (shared with any refresh already under way). */
+  /**
+   * Exchanges the refresh token now (shared with any refresh already under way, and
+   * skipped when another tab has just done it: its tokens are returned).
+   */
   refresh(): Promise<Session | null>
   /** Ends this session at the service and forgets it (forgotten even if the service is unreachable). */
   logout(): Promise<void>
@@ -106,10 +109,10 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
   const fresh = (s: Session) => s.expiresAt - leewayMs > now()
 
   /** Spends the refresh token unless someone else already replaced `stale` (another tab). */
-  async function rotate(stale: string | undefined): Promise<Session | null> {
+  async function rotate(stale: string): Promise<Session | null> {
     const current = await load()
     if (!current) return null
-    if (stale !== undefined && current.accessToken !== stale && fresh(current)) return current
+    if (current.accessToken !== stale && fresh(current)) return current
     try {
       return await save(
         await plain.refreshSession({ body: { refreshToken: current.refreshToken } }),
@@ -130,7 +133,7 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
   }
 
   /** One refresh at a time in this client: later callers get the promise of the first. */
-  function refreshOnce(stale: string | undefined): Promise<Session | null> {
+  function refreshOnce(stale: string): Promise<Session | null> {
     inflight ??= (async () => {
       try {
         return await withLock(() => rotate(stale))
@@ -187,7 +190,12 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     setSession: save,
     getSession: load,
     getAccessToken: async () => (await validSession())?.accessToken ?? null,
-    refresh: () => refreshOnce(undefined),
+    // Forced, but still a no-op when another tab rotated the tokens since we last looked:
+    // the replaced access token is what tells rotate() so.
+    refresh: async () => {
+      const session = await load()
+      return session ? refreshOnce(session.accessToken) : null
+    },
     async logout() {
       const session = await load()
       await store.remove(key)
