@@ -156,9 +156,10 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
         ? new URL(input, options.baseUrl).toString()
         : input
     if (target instanceof Request) {
-      const request = target.clone()
+      // A clone each time, so the original can be sent again after a refresh.
+      const request = new Request(target.clone(), init)
       request.headers.set('authorization', `Bearer ${token}`)
-      return baseFetch(new Request(request, init))
+      return baseFetch(request)
     }
     const headers = new Headers(init?.headers)
     headers.set('authorization', `Bearer ${token}`)
