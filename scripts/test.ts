@@ -10,6 +10,7 @@ import { TEMPLATE_ENV, writeTemplate } from '../test/pglite-template.ts'
 const files = [
   ...globSync('src/**/*.test.ts'),
   ...globSync('test/**/*.test.ts', { exclude: ['test/faults/**'] }),
+  ...globSync('sdk/test/**/*.test.ts'),
 ].sort()
 const only = process.argv.slice(2)
 const args = [

@@ -1,0 +1,120 @@
+// Every operation of the served OpenAPI document, by operationId: its method and path.
+// The types come from generated/openapi.ts; this table only adds what types cannot carry
+// at run time. `satisfies` makes tsc refuse a missing or unknown operationId, and
+// sdk/test/client.test.ts checks each entry against GET /v1/openapi.json.
+import type { operations, paths } from './generated/openapi.ts'
+
+export type OperationId = keyof operations
+export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch'
+
+export const OPERATIONS = {
+  getHealth: ['get', '/health'],
+  getReadiness: ['get', '/ready'],
+  getOpenApiDocument: ['get', '/v1/openapi.json'],
+  getJwks: ['get', '/.well-known/jwks.json'],
+  createTenant: ['post', '/v1/tenants'],
+  acceptInvite: ['post', '/v1/invites/accept'],
+  signup: ['post', '/v1/{tenantSlug}/auth/signup'],
+  login: ['post', '/v1/{tenantSlug}/auth/login'],
+  refreshSession: ['post', '/v1/{tenantSlug}/auth/refresh'],
+  logout: ['post', '/v1/{tenantSlug}/auth/logout'],
+  logoutAll: ['post', '/v1/{tenantSlug}/auth/logout-all'],
+  getMe: ['get', '/v1/{tenantSlug}/me'],
+  deleteMe: ['delete', '/v1/{tenantSlug}/me'],
+  changePassword: ['patch', '/v1/{tenantSlug}/me/password'],
+  getAuthConfig: ['get', '/v1/{tenantSlug}/auth/config'],
+  requestLoginCode: ['post', '/v1/{tenantSlug}/auth/request-login-code'],
+  verifyLoginCode: ['post', '/v1/{tenantSlug}/auth/verify-login-code'],
+  enrollTotp: ['post', '/v1/{tenantSlug}/mfa/totp/enroll'],
+  verifyTotp: ['post', '/v1/{tenantSlug}/mfa/totp/verify'],
+  initialEnrollTotp: ['post', '/v1/{tenantSlug}/auth/totp/initial-enroll'],
+  initialVerifyTotp: ['post', '/v1/{tenantSlug}/auth/totp/initial-verify'],
+  requestEmailOtp: ['post', '/v1/{tenantSlug}/auth/request-email-otp'],
+  setIdpCredentials: ['put', '/v1/{tenantSlug}/oauth/idp/credentials'],
+  deleteIdpCredentials: ['delete', '/v1/{tenantSlug}/oauth/idp/credentials'],
+  startIdpSignIn: ['get', '/v1/{tenantSlug}/oauth/idp/start'],
+  finishIdpSignIn: ['get', '/v1/{tenantSlug}/oauth/idp/callback'],
+  getTenant: ['get', '/v1/{tenantSlug}/tenant'],
+  updateTenant: ['patch', '/v1/{tenantSlug}/tenant'],
+  setTenantLogo: ['put', '/v1/{tenantSlug}/tenant/logo'],
+  deleteTenantLogo: ['delete', '/v1/{tenantSlug}/tenant/logo'],
+  getTenantLogo: ['get', '/v1/{tenantSlug}/logo'],
+  listUsers: ['get', '/v1/{tenantSlug}/users'],
+  deleteUser: ['delete', '/v1/{tenantSlug}/users/{userId}'],
+  updateUser: ['patch', '/v1/{tenantSlug}/users/{userId}'],
+  disableUserTotp: ['post', '/v1/{tenantSlug}/users/{userId}/totp/disable'],
+  listApiKeys: ['get', '/v1/{tenantSlug}/api-keys'],
+  createApiKey: ['post', '/v1/{tenantSlug}/api-keys'],
+  revokeApiKey: ['delete', '/v1/{tenantSlug}/api-keys/{id}'],
+  listInvites: ['get', '/v1/{tenantSlug}/invites'],
+  createInvite: ['post', '/v1/{tenantSlug}/invites'],
+  revokeInvite: ['delete', '/v1/{tenantSlug}/invites/{id}'],
+  listAuditEvents: ['get', '/v1/{tenantSlug}/audit'],
+  introspectToken: ['post', '/v1/{tenantSlug}/oauth/introspect'],
+} as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
+
+type Table = typeof OPERATIONS
+/** Compile-time check: the path item's method in `paths` is the operation it is listed as. */
+type Mismatched = {
+  [K in OperationId]: paths[Table[K][1]][Table[K][0]] extends operations[K] ? never : K
+}[OperationId]
+export const TABLE_MATCHES_PATHS: [Mismatched] extends [never] ? true : Mismatched = true
+
+type Op<K extends OperationId> = operations[K]
+
+type PathParams<K extends OperationId> = Op<K>['parameters'] extends { path: infer P }
+  ? Omit<P, 'tenantSlug'>
+  : Record<never, never>
+type PathPart<K extends OperationId> = keyof PathParams<K> extends never
+  ? { path?: undefined }
+  : { path: PathParams<K> }
+
+type QueryOf<K extends OperationId> = NonNullable<Op<K>['parameters']['query']>
+type QueryPart<K extends OperationId> = [QueryOf<K>] extends [never]
+  ? { query?: undefined }
+  : Op<K>['parameters'] extends { query: object }
+    ? { query: QueryOf<K> }
+    : { query?: QueryOf<K> }
+
+type BodyOf<K extends OperationId> =
+  NonNullable<Op<K>['requestBody']> extends {
+    content: { 'application/json': infer B }
+  }
+    ? B
+    : never
+type BodyPart<K extends OperationId> = [BodyOf<K>] extends [never]
+  ? { body?: undefined }
+  : Op<K> extends { requestBody: object }
+    ? { body: BodyOf<K> }
+    : { body?: BodyOf<K> }
+
+/** What every call takes besides its parameters. */
+export interface CallOptions {
+  /** A bearer token for this call (an access token or an API key), over the client's. */
+  token?: string
+  headers?: Record<string, string>
+  signal?: AbortSignal
+}
+
+/** The argument of the method for operation K: `path` (except the tenant), `query`, `body`. */
+export type OperationInput<K extends OperationId> = PathPart<K> &
+  QueryPart<K> &
+  BodyPart<K> &
+  CallOptions
+
+/** The argument list: optional when the operation needs no parameter. */
+export type OperationArgs<K extends OperationId> =
+  Record<never, never> extends OperationInput<K>
+    ? [input?: OperationInput<K>]
+    : [input: OperationInput<K>]
+
+type Responses<K extends OperationId> = Op<K>['responses']
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>
+type ContentOf<R> = R extends { content: { 'application/json': infer J } }
+  ? J
+  : R extends { content: object }
+    ? Blob
+    : undefined
+
+/** What the method for operation K resolves to: the JSON of its success response. */
+export type OperationData<K extends OperationId> = ContentOf<Responses<K>[SuccessStatus<K>]>
