@@ -177,8 +177,15 @@ export const auditEvents = pgTable(
     index('audit_tenant_action_created').on(t.tenantId, t.action, t.createdAt.desc(), t.id.desc()),
     index('audit_tenant_user_created').on(t.tenantId, t.userId, t.createdAt.desc(), t.id.desc()),
     // Audit search (CONTRACT §2: action, email and metadata text) as a trigram index, so a
-    // substring search stays an index lookup on a tenant with a million events.
-    index('audit_search_trgm').using('gin', sql.raw(`${AUDIT_SEARCH_TEXT} gin_trgm_ops`)),
+    // substring search stays an index lookup on a tenant with a million events. Led by the
+    // tenant like every index here (as a one-element array: GIN has no operator class for
+    // a bare uuid without an extension), so that a tenant's search reads that tenant's
+    // entries, not every tenant's that share the term's trigrams (migration 0003).
+    index('audit_tenant_search_trgm').using(
+      'gin',
+      sql.raw('(ARRAY[tenant_id])'),
+      sql.raw(`${AUDIT_SEARCH_TEXT} gin_trgm_ops`),
+    ),
   ],
 )
 
