@@ -106,10 +106,13 @@ test('every operationId is called through the SDK against the real service', asy
   const me = await pub.getMe({ token: refreshed.accessToken })
   assert.equal(me.id, signedUp.user.id)
   const newPassword = 'amber-meadow-violin-42'
-  await pub.changePassword({
-    token: refreshed.accessToken,
-    body: { currentPassword: STRONG_PASSWORD, newPassword },
-  })
+  assert.deepEqual(
+    await pub.changePassword({
+      token: refreshed.accessToken,
+      body: { currentPassword: STRONG_PASSWORD, newPassword },
+    }),
+    { ok: true },
+  )
 
   // Passwordless: a login code from the mail.
   let mails = sink.to(email).length
@@ -125,14 +128,14 @@ test('every operationId is called through the SDK against the real service', asy
     token: byCode.accessToken,
     body: { code: totpAt(server, enrolled.secret) },
   })
-  assert.ok(verified)
+  assert.deepEqual(verified, { ok: true })
   server.clock.advance(30)
 
   // Email OTP as the second factor of a password login.
   await server.deps.mailer.drain()
   mails = sink.to(email).length
   const otpAsked = await pub.requestEmailOtp({ body: { email, password: newPassword } })
-  assert.ok(otpAsked)
+  assert.deepEqual(otpAsked, { ok: true })
   const emailOtpCode = await mailedCode(email, mails)
   const withOtp = await pub.login({ body: { email, password: newPassword, emailOtpCode } })
   assert.equal(withOtp.user.id, signedUp.user.id)
@@ -143,7 +146,7 @@ test('every operationId is called through the SDK against the real service', asy
   const spare = await admin.createApiKey({ body: { name: 'spare', environment: 'live' } })
   const keys = await admin.listApiKeys()
   assert.deepEqual(keys.items.map((k) => k.id).sort(), [key.apiKey.id, spare.apiKey.id].sort())
-  await admin.revokeApiKey({ path: { id: spare.apiKey.id } })
+  assert.deepEqual(await admin.revokeApiKey({ path: { id: spare.apiKey.id } }), { ok: true })
 
   // The back end's admin client, with the API key.
   const backend = tracked(
@@ -155,7 +158,7 @@ test('every operationId is called through the SDK against the real service', asy
   assert.equal(introspected.active, true)
   // Resetting TOTP and suspending end the member's sessions.
   const reset = await backend.disableUserTotp({ path: { userId: signedUp.user.id } })
-  assert.ok(reset)
+  assert.deepEqual(reset, { ok: true })
   // A key cannot grant Admin (CONTRACT §4): a status change it may make.
   const suspended = await backend.updateUser({
     path: { userId: signedUp.user.id },
@@ -173,18 +176,19 @@ test('every operationId is called through the SDK against the real service', asy
 
   // The logo: stored with the key, read by anyone, removed.
   const image = png()
-  await backend.setTenantLogo({
+  const storedLogo = await backend.setTenantLogo({
     body: { mimeType: 'image/png', data: image.toString('base64') },
   })
+  assert.equal(storedLogo.mimeType, 'image/png')
   const logo = await pub.getTenantLogo()
   assert.ok(logo instanceof Blob)
   assert.equal(logo.type, 'image/png')
   assert.deepEqual(Buffer.from(await logo.arrayBuffer()), image)
-  await backend.deleteTenantLogo()
+  assert.deepEqual(await backend.deleteTenantLogo(), { ok: true })
   await assert.rejects(pub.getTenantLogo(), (e: unknown) => {
     assert.ok(e instanceof AuthServiceError)
     assert.equal(e.status, 404)
-    assert.notEqual(e.reason, 'route_not_found')
+    assert.equal(e.reason, 'not_found') // no logo any more, not route_not_found
     return true
   })
 
@@ -195,7 +199,7 @@ test('every operationId is called through the SDK against the real service', asy
   const other = await backend.createInvite({ body: { email: uniqueEmail('other') } })
   const invites = await backend.listInvites()
   assert.ok(invites.items.some((i) => i.id === invited.invite.id))
-  await backend.revokeInvite({ path: { id: other.invite.id } })
+  assert.deepEqual(await backend.revokeInvite({ path: { id: other.invite.id } }), { ok: true })
   const accepted = await pub.acceptInvite({
     body: { token: invited.token, password: STRONG_PASSWORD },
   })
@@ -205,18 +209,18 @@ test('every operationId is called through the SDK against the real service', asy
   const doomed = await pub.signup({
     body: { email: uniqueEmail('doomed'), password: STRONG_PASSWORD },
   })
-  await backend.deleteUser({ path: { userId: doomed.user.id } })
+  assert.deepEqual(await backend.deleteUser({ path: { userId: doomed.user.id } }), { ok: true })
 
   // Hosted sign-in with the OpenID provider: credentials, start, the browser's round trip,
   // the callback, and the credentials removed.
   const idpClient = await idp.addClient(redirectUriOf(server, slug))
   const stored = await admin.setIdpCredentials({ body: idpClient })
-  assert.ok(stored)
+  assert.deepEqual(stored, { ok: true })
   const start = await pub.startIdpSignIn()
   const back = await idp.authorize(start.authorizationUrl, newAccount())
   const viaIdp = await pub.finishIdpSignIn({ query: Object.fromEntries(back.searchParams) })
   assert.equal(typeof viaIdp.accessToken, 'string')
-  assert.ok(await admin.deleteIdpCredentials())
+  assert.deepEqual(await admin.deleteIdpCredentials(), { ok: true })
 
   // A session to end at the end (signed in before MFA becomes required).
   const last = await pub.login({ body: { email, password: newPassword } })
@@ -239,13 +243,15 @@ test('every operationId is called through the SDK against the real service', asy
   assert.ok(audit.items.length > 0)
 
   // Sessions ended, then the account itself.
-  await pub.logout({ body: { refreshToken: last.refreshToken } })
+  assert.deepEqual(await pub.logout({ body: { refreshToken: last.refreshToken } }), { ok: true })
   await assert.rejects(pub.refreshSession({ body: { refreshToken: last.refreshToken } }), {
     status: 401,
   })
-  await pub.logoutAll({ token: accepted.accessToken })
+  const ended = await pub.logoutAll({ token: accepted.accessToken })
+  assert.equal(ended.ok, true)
+  assert.ok(ended.count >= 1)
   const gone = await pub.deleteMe({ token: done.accessToken })
-  assert.ok(gone)
+  assert.deepEqual(gone, { ok: true })
   await assert.rejects(pub.getMe({ token: done.accessToken }), { status: 401 })
 
   const all = Object.keys(OPERATIONS).sort()
