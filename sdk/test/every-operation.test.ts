@@ -1,0 +1,262 @@
+// Every route is reachable through the SDK and a test calls each one (issue 11): each
+// operationId of OPERATIONS is called through createClient (or createAdminClient, for
+// what a back end does with an API key) against the real service, with arguments that
+// reach its handler, and its success answered. A wrapper records each call; the set of
+// called operationIds must equal OPERATIONS, so a new route without a call fails here.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { png } from '../../test/fixtures/logos.ts'
+import { totpAt } from '../../test/fixtures/mfa.ts'
+import { discoveryConfig, newAccount, redirectUriOf } from '../../test/fixtures/oauth.ts'
+import {
+  STRONG_PASSWORD,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+  uniqueSlug,
+} from '../../test/helpers.ts'
+import { type OidcProviderFixture, startOidcProvider } from '../../test/oidc-provider.ts'
+import { SmtpSink } from '../../test/smtp-sink.ts'
+import {
+  type AdminClient,
+  AuthServiceError,
+  type Client,
+  createAdminClient,
+  createClient,
+  OPERATIONS,
+} from '../src/index.ts'
+
+let sink: SmtpSink
+let idp: OidcProviderFixture
+let server: TestServer
+before(async (t) => {
+  sink = await new SmtpSink().start()
+  idp = await startOidcProvider()
+  server = await startTestServer(t, { smtpUrl: sink.url, idp: discoveryConfig(idp.issuer) })
+})
+after(async () => {
+  await sink.stop()
+  await idp.close()
+})
+
+const called = new Set<string>()
+
+/** The client, with each method call recorded in `called` by its operationId. */
+function tracked<C extends Client | AdminClient>(client: C): C {
+  return new Proxy(client, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver)
+      if (typeof name !== 'string' || typeof value !== 'function') return value
+      return (...args: unknown[]) => {
+        called.add(name)
+        return (value as (...a: unknown[]) => unknown)(...args)
+      }
+    },
+  })
+}
+
+/** The code of the newest mail to `email` after `count` earlier ones. */
+async function mailedCode(email: string, count: number): Promise<string> {
+  return SmtpSink.code(await sink.waitFor(email, count + 1))
+}
+
+test('every operationId is called through the SDK against the real service', async () => {
+  const started = performance.now()
+  const slug = uniqueSlug('sdk')
+  const pub = tracked(createClient({ baseUrl: server.url, tenant: slug }))
+
+  // Service routes: no tenant, no token.
+  assert.deepEqual(await pub.getHealth(), { status: 'ok' })
+  assert.equal((await pub.getReadiness()).status, 'ready')
+  const doc = (await pub.getOpenApiDocument()) as { openapi: string; paths: object }
+  assert.match(doc.openapi, /^3\./)
+  assert.deepEqual(await pub.getJwks(), { keys: [] }) // HS256: no public keys
+
+  // A tenant and its first admin.
+  const adminEmail = uniqueEmail('admin')
+  const created = await pub.createTenant({
+    body: {
+      tenant: { slug, name: 'SDK Tenant' },
+      admin: { email: adminEmail, password: STRONG_PASSWORD },
+    },
+  })
+  assert.equal(created.user.email, adminEmail)
+  assert.equal(created.user.role, 'Admin')
+  const admin = tracked(
+    createClient({ baseUrl: server.url, tenant: slug, token: created.accessToken }),
+  )
+  assert.equal((await pub.getAuthConfig()).authPolicy, 'PasswordOnly')
+
+  // The tenant as its admin sees it, then passwordless and optional MFA turned on.
+  assert.equal((await admin.getTenant()).slug, slug)
+  const updated = await admin.updateTenant({
+    body: { authPolicy: 'PasswordAndPasswordless', mfaPolicy: 'Optional' },
+  })
+  assert.equal(updated.authPolicy, 'PasswordAndPasswordless')
+  assert.equal(updated.mfaPolicy, 'Optional')
+
+  // A member: sign-up, login, refresh, me, password change.
+  const email = uniqueEmail('member')
+  const signedUp = await pub.signup({ body: { email, password: STRONG_PASSWORD } })
+  assert.equal(signedUp.user.email, email)
+  const loggedIn = await pub.login({ body: { email, password: STRONG_PASSWORD } })
+  assert.equal(loggedIn.user.id, signedUp.user.id)
+  const refreshed = await pub.refreshSession({ body: { refreshToken: loggedIn.refreshToken } })
+  assert.notEqual(refreshed.refreshToken, loggedIn.refreshToken)
+  const me = await pub.getMe({ token: refreshed.accessToken })
+  assert.equal(me.id, signedUp.user.id)
+  const newPassword = 'amber-meadow-violin-42'
+  assert.deepEqual(
+    await pub.changePassword({
+      token: refreshed.accessToken,
+      body: { currentPassword: STRONG_PASSWORD, newPassword },
+    }),
+    { ok: true },
+  )
+
+  // Passwordless: a login code from the mail.
+  let mails = sink.to(email).length
+  assert.deepEqual(await pub.requestLoginCode({ body: { email } }), { ok: true })
+  const loginCode = await mailedCode(email, mails)
+  const byCode = await pub.verifyLoginCode({ body: { email, code: loginCode } })
+  assert.equal(byCode.user.id, signedUp.user.id)
+
+  // TOTP enrolment while signed in.
+  const enrolled = await pub.enrollTotp({ token: byCode.accessToken })
+  assert.match(enrolled.otpauthUri, /^otpauth:\/\/totp\//)
+  const verified = await pub.verifyTotp({
+    token: byCode.accessToken,
+    body: { code: totpAt(server, enrolled.secret) },
+  })
+  assert.deepEqual(verified, { ok: true })
+  server.clock.advance(30)
+
+  // Email OTP as the second factor of a password login.
+  await server.deps.mailer.drain()
+  mails = sink.to(email).length
+  const otpAsked = await pub.requestEmailOtp({ body: { email, password: newPassword } })
+  assert.deepEqual(otpAsked, { ok: true })
+  const emailOtpCode = await mailedCode(email, mails)
+  const withOtp = await pub.login({ body: { email, password: newPassword, emailOtpCode } })
+  assert.equal(withOtp.user.id, signedUp.user.id)
+
+  // API keys: the admin's, with its access token (keys cannot manage keys).
+  const key = await admin.createApiKey({ body: { name: 'backend', environment: 'test' } })
+  assert.match(key.plaintext, /^ak_test_/)
+  const spare = await admin.createApiKey({ body: { name: 'spare', environment: 'live' } })
+  const keys = await admin.listApiKeys()
+  assert.deepEqual(keys.items.map((k) => k.id).sort(), [key.apiKey.id, spare.apiKey.id].sort())
+  assert.deepEqual(await admin.revokeApiKey({ path: { id: spare.apiKey.id } }), { ok: true })
+
+  // The back end's admin client, with the API key.
+  const backend = tracked(
+    createAdminClient({ baseUrl: server.url, tenant: slug, apiKey: key.plaintext }),
+  )
+  const users = await backend.listUsers({ query: { limit: 50 } })
+  assert.ok(users.items.some((u) => u.id === signedUp.user.id))
+  const introspected = await backend.introspectToken({ body: { token: withOtp.accessToken } })
+  assert.equal(introspected.active, true)
+  // Resetting TOTP and suspending end the member's sessions.
+  const reset = await backend.disableUserTotp({ path: { userId: signedUp.user.id } })
+  assert.deepEqual(reset, { ok: true })
+  // A key cannot grant Admin (CONTRACT §4): a status change it may make.
+  const suspended = await backend.updateUser({
+    path: { userId: signedUp.user.id },
+    body: { status: 'Suspended' },
+  })
+  assert.equal(suspended.status, 'Suspended')
+  const restored = await backend.updateUser({
+    path: { userId: signedUp.user.id },
+    body: { status: 'Active' },
+  })
+  assert.equal(restored.status, 'Active')
+  const renamed = await backend.updateTenant({ body: { name: 'SDK Tenant, renamed' } })
+  assert.equal(renamed.name, 'SDK Tenant, renamed')
+  assert.equal((await backend.getTenant()).name, 'SDK Tenant, renamed')
+
+  // The logo: stored with the key, read by anyone, removed.
+  const image = png()
+  const storedLogo = await backend.setTenantLogo({
+    body: { mimeType: 'image/png', data: image.toString('base64') },
+  })
+  assert.equal(storedLogo.mimeType, 'image/png')
+  const logo = await pub.getTenantLogo()
+  assert.ok(logo instanceof Blob)
+  assert.equal(logo.type, 'image/png')
+  assert.deepEqual(Buffer.from(await logo.arrayBuffer()), image)
+  assert.deepEqual(await backend.deleteTenantLogo(), { ok: true })
+  await assert.rejects(pub.getTenantLogo(), (e: unknown) => {
+    assert.ok(e instanceof AuthServiceError)
+    assert.equal(e.status, 404)
+    assert.equal(e.reason, 'not_found') // no logo any more, not route_not_found
+    return true
+  })
+
+  // Invitations: one revoked, one accepted with the token the service answered.
+  const inviteeEmail = uniqueEmail('invitee')
+  const invited = await backend.createInvite({ body: { email: inviteeEmail, role: 'Member' } })
+  assert.equal(invited.invite.email, inviteeEmail)
+  const other = await backend.createInvite({ body: { email: uniqueEmail('other') } })
+  const invites = await backend.listInvites()
+  assert.ok(invites.items.some((i) => i.id === invited.invite.id))
+  assert.deepEqual(await backend.revokeInvite({ path: { id: other.invite.id } }), { ok: true })
+  const accepted = await pub.acceptInvite({
+    body: { token: invited.token, password: STRONG_PASSWORD },
+  })
+  assert.equal(accepted.user.email, inviteeEmail)
+
+  // A user deleted by the back end.
+  const doomed = await pub.signup({
+    body: { email: uniqueEmail('doomed'), password: STRONG_PASSWORD },
+  })
+  assert.deepEqual(await backend.deleteUser({ path: { userId: doomed.user.id } }), { ok: true })
+
+  // Hosted sign-in with the OpenID provider: credentials, start, the browser's round trip,
+  // the callback, and the credentials removed.
+  const idpClient = await idp.addClient(redirectUriOf(server, slug))
+  const stored = await admin.setIdpCredentials({ body: idpClient })
+  assert.deepEqual(stored, { ok: true })
+  const start = await pub.startIdpSignIn()
+  const back = await idp.authorize(start.authorizationUrl, newAccount())
+  const viaIdp = await pub.finishIdpSignIn({ query: Object.fromEntries(back.searchParams) })
+  assert.equal(typeof viaIdp.accessToken, 'string')
+  assert.deepEqual(await admin.deleteIdpCredentials(), { ok: true })
+
+  // A session to end at the end (signed in before MFA becomes required).
+  const last = await pub.login({ body: { email, password: newPassword } })
+
+  // TOTP enrolment before the first sign-in, under a Required MFA policy.
+  const newcomer = uniqueEmail('newcomer')
+  await pub.signup({ body: { email: newcomer, password: STRONG_PASSWORD } })
+  await admin.updateTenant({ body: { mfaPolicy: 'Required' } })
+  const begun = await pub.initialEnrollTotp({
+    body: { email: newcomer, password: STRONG_PASSWORD },
+  })
+  assert.match(begun.otpauthUri, /^otpauth:\/\/totp\//)
+  const done = await pub.initialVerifyTotp({
+    body: { email: newcomer, password: STRONG_PASSWORD, code: totpAt(server, begun.secret) },
+  })
+  assert.equal(done.user.totpEnrolled, true)
+
+  // The audit trail.
+  const audit = await backend.listAuditEvents({ query: { limit: 100 } })
+  assert.ok(audit.items.length > 0)
+
+  // Sessions ended, then the account itself.
+  assert.deepEqual(await pub.logout({ body: { refreshToken: last.refreshToken } }), { ok: true })
+  await assert.rejects(pub.refreshSession({ body: { refreshToken: last.refreshToken } }), {
+    status: 401,
+  })
+  const ended = await pub.logoutAll({ token: accepted.accessToken })
+  assert.equal(ended.ok, true)
+  assert.ok(ended.count >= 1)
+  const gone = await pub.deleteMe({ token: done.accessToken })
+  assert.deepEqual(gone, { ok: true })
+  await assert.rejects(pub.getMe({ token: done.accessToken }), { status: 401 })
+
+  const all = Object.keys(OPERATIONS).sort()
+  assert.deepEqual([...called].sort(), all, 'every operationId is called')
+  console.log(
+    `operations called: ${called.size} of ${all.length} in ${Math.round(performance.now() - started)} ms`,
+  )
+})
