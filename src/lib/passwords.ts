@@ -18,7 +18,8 @@ export const ARGON2_PARAMS = {
 /**
  * How many hashes run at once by default: two per core (argon2id at these parameters waits
  * on memory, and on the 2-core machine of the benchmark 4 in flight verify ~20% more per
- * second than 2), but never more than libuv's thread pool, where they run.
+ * second than 2), but never more than libuv's thread pool, where they run (src/server.ts
+ * sizes the pool to two per core plus two).
  */
 export function defaultHashConcurrency(env: { UV_THREADPOOL_SIZE?: string }): number {
   const pool = Number(env.UV_THREADPOOL_SIZE) || 4
