@@ -246,3 +246,22 @@ test('JWT_ALG and JWT_PRIVATE_KEYS mistakes get one line naming the variable', (
     'JWT_PRIVATE_KEYS: only used with JWT_ALG=ES256 or EdDSA',
   ])
 })
+
+test('HASH_CONCURRENCY and HASH_QUEUE_LIMIT: whole numbers, at least one hash in flight', () => {
+  const dir = tempDir('cfg-')
+  assert.deepEqual(problems({ DATA_DIR: dir, HASH_CONCURRENCY: '0' }), [
+    'HASH_CONCURRENCY: must be at least 1',
+  ])
+  assert.deepEqual(problems({ DATA_DIR: dir, HASH_CONCURRENCY: 'four' }), [
+    'HASH_CONCURRENCY: must be a non-negative integer',
+  ])
+  assert.deepEqual(problems({ DATA_DIR: dir, HASH_QUEUE_LIMIT: '-1' }), [
+    'HASH_QUEUE_LIMIT: must be a non-negative integer',
+  ])
+  const set = loadConfig({ DATA_DIR: dir, HASH_CONCURRENCY: '3', HASH_QUEUE_LIMIT: '0' })
+  assert.equal(set.hashConcurrency, 3)
+  assert.equal(set.hashQueueLimit, 0)
+  const defaults = loadConfig({ DATA_DIR: dir, UV_THREADPOOL_SIZE: '2' })
+  assert.equal(defaults.hashConcurrency, 2, 'never more hashes than the thread pool')
+  assert.equal(defaults.hashQueueLimit, 32)
+})
