@@ -8,11 +8,14 @@ import {
   idpIdentities,
   invites,
   oneTimeCodes,
+  passkeys,
+  recoveryCodes,
   refreshTokens,
   sessions,
   tenantLogos,
   tenants,
   users,
+  webauthnChallenges,
 } from '../src/db/schema.ts'
 import type { Deps } from '../src/deps.ts'
 import { normalizeEmail } from '../src/lib/email.ts'
@@ -58,6 +61,21 @@ export async function tenantSnapshot(
       .from(idpIdentities)
       .where(eq(idpIdentities.tenantId, tenantId))
       .orderBy(asc(idpIdentities.issuer), asc(idpIdentities.subject)),
+    recoveryCodes: await db
+      .select()
+      .from(recoveryCodes)
+      .where(eq(recoveryCodes.tenantId, tenantId))
+      .orderBy(asc(recoveryCodes.userId), asc(recoveryCodes.codeHash)),
+    passkeys: await db
+      .select()
+      .from(passkeys)
+      .where(eq(passkeys.tenantId, tenantId))
+      .orderBy(asc(passkeys.id)),
+    challenges: await db
+      .select()
+      .from(webauthnChallenges)
+      .where(eq(webauthnChallenges.tenantId, tenantId))
+      .orderBy(asc(webauthnChallenges.challengeHash)),
     apiKeys: keys.map(({ lastUsedAt: _, ...rest }) => rest),
     invites: await db
       .select()

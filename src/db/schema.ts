@@ -37,6 +37,12 @@ export const tenants = pgTable('tenants', {
   idpClientId: text('idp_client_id'),
   /** AES-256-GCM under ENCRYPTION_KEYS (lib/crypto FieldCipher). */
   idpClientSecretEnc: text('idp_client_secret_enc'),
+  /** CONTRACT §9: password sign-in of an unverified address answers 403 email_not_verified. */
+  requireVerifiedEmail: boolean('require_verified_email').notNull().default(false),
+  /** CONTRACT §9: "Security alert:" mails to users. */
+  securityNotifications: boolean('security_notifications').notNull().default(true),
+  /** CONTRACT §9: passkey registration and sign-in. */
+  passkeysEnabled: boolean('passkeys_enabled').notNull().default(true),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
   deletedAt: ts('deleted_at'),
@@ -141,6 +147,13 @@ export const refreshTokens = pgTable(
     expiresAt: ts('expires_at').notNull(),
     /** Set when rotated: presenting it again is reuse and revokes the family. */
     usedAt: ts('used_at'),
+    /**
+     * Where the token was issued (the sign-in or the refresh that made it): the newest token
+     * of a session gives its lastUsedAt, ip and userAgent (CONTRACT §9, GET me/sessions),
+     * without a write to the session row on every refresh.
+     */
+    ip: text('ip'),
+    userAgent: text('user_agent'),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.tokenHash] }),
@@ -250,7 +263,7 @@ export const oneTimeCodes = pgTable(
     tenantId: uuid('tenant_id').notNull(),
     id: uuid('id').notNull(),
     userId: uuid('user_id').notNull(),
-    /** 'login' (first factor) or 'mfa' (email OTP second factor). */
+    /** 'login' (first factor), 'mfa' (email OTP second factor), 'reset' (password reset) or 'verify' (email verification). */
     purpose: text('purpose').notNull(),
     /** Keyed hash of the 6-digit code. */
     codeHash: text('code_hash').notNull(),
@@ -309,4 +322,77 @@ export const oauthStates = pgTable(
     usedAt: ts('used_at'),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.stateHash] })],
+)
+
+/**
+ * MFA recovery codes (CONTRACT §9): ten per user, shown once, stored only as keyed hashes;
+ * a used code keeps its row (used_at) until the set is regenerated or TOTP is disabled.
+ */
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    codeHash: text('code_hash').notNull(),
+    createdAt: ts('created_at').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.userId, t.codeHash] }),
+    foreignKey({
+      columns: [t.tenantId, t.userId],
+      foreignColumns: [users.tenantId, users.id],
+    }).onDelete('cascade'),
+  ],
+)
+
+/** WebAuthn credentials (CONTRACT §9, passkeys). */
+export const passkeys = pgTable(
+  'passkeys',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    id: uuid('id').notNull(),
+    userId: uuid('user_id').notNull(),
+    /** The credential id, base64url, as the authenticator gave it. */
+    credentialId: text('credential_id').notNull(),
+    /** COSE public key. */
+    publicKey: bytea('public_key').notNull(),
+    signCount: bigint('sign_count', { mode: 'number' }).notNull().default(0),
+    transports: jsonb('transports').$type<string[]>().notNull().default([]),
+    deviceType: text('device_type'),
+    backedUp: boolean('backed_up').notNull().default(false),
+    name: text('name').notNull(),
+    createdAt: ts('created_at').notNull(),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('passkeys_tenant_credential').on(t.tenantId, t.credentialId),
+    index('passkeys_tenant_user').on(t.tenantId, t.userId),
+    foreignKey({
+      columns: [t.tenantId, t.userId],
+      foreignColumns: [users.tenantId, users.id],
+    }).onDelete('cascade'),
+  ],
+)
+
+/**
+ * WebAuthn challenges in flight: single-use, five minutes, bound to the tenant, the
+ * ceremony ('registration' or 'authentication') and, for registration, the user.
+ */
+export const webauthnChallenges = pgTable(
+  'webauthn_challenges',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    /** SHA-256 of the challenge (base64url). */
+    challengeHash: text('challenge_hash').notNull(),
+    ceremony: text('ceremony').notNull(),
+    userId: uuid('user_id'),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.challengeHash] })],
 )

@@ -46,6 +46,8 @@ export const REASONS = {
   invite_expired: [401, 'The invitation has expired.'],
   idp_error: [401, 'The identity provider refused the sign-in.'],
   idp_exchange_failed: [401, 'The identity provider sign-in could not be completed.'],
+  email_not_verified: [403, 'The email address is not verified yet.'],
+  passkeys_disabled: [403, 'This workspace does not accept passkeys.'],
   passwordless_disabled: [403, 'This workspace does not accept emailed codes.'],
   mfa_disabled: [403, 'Multi-factor authentication is disabled in this workspace.'],
   api_key_not_allowed: [403, 'API keys cannot use this route.'],

@@ -815,6 +815,12 @@ export interface components {
       /** @description Empty when no credentials are stored. */
       idpClientId: string
       hasIdpClientSecret: boolean
+      /** @description Password sign-in of an unverified address answers 403 `email_not_verified`. */
+      requireVerifiedEmail: boolean
+      /** @description Users get a "Security alert:" mail on changes to how they sign in. */
+      securityNotifications: boolean
+      /** @description Passkey registration and sign-in. */
+      passkeysEnabled: boolean
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** Format: date-time */
@@ -867,6 +873,8 @@ export interface components {
     AuthConfig: {
       authPolicy: 'PasswordOnly' | 'PasswordAndPasswordless' | 'PasswordlessOnly'
       idpOauthEnabled: boolean
+      passkeysEnabled: boolean
+      requireVerifiedEmail: boolean
     }
     /** @description A pending TOTP secret, to confirm with a code. */
     TotpEnrolment: {
@@ -2628,6 +2636,9 @@ export interface operations {
           passwordlessJitSignup?: boolean
           /** @description true only once idp credentials are stored. */
           idpOauthEnabled?: boolean
+          requireVerifiedEmail?: boolean
+          securityNotifications?: boolean
+          passkeysEnabled?: boolean
         }
       }
     }
@@ -3657,6 +3668,11 @@ export interface operations {
           | 'PasswordlessCodeVerified'
           | 'PasswordlessCodeFailed'
           | 'UserUpdated'
+          | 'PasswordResetRequested'
+          | 'MfaRecoveryCodeUsed'
+          | 'MfaRecoveryCodesRegenerated'
+          | 'PasskeyRegistered'
+          | 'PasskeyRemoved'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string

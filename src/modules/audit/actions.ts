@@ -1,5 +1,5 @@
 // Audit actions: the spec's Events list, the three Passwordless* actions that are kept
-// apart from MFA, and UserUpdated (CONTRACT §2, PATCH users).
+// apart from MFA, UserUpdated (CONTRACT §2, PATCH users) and the account lifecycle's (§9).
 
 export const SPEC_ACTIONS = [
   'UserSignup',
@@ -42,6 +42,20 @@ export const PASSWORDLESS_ACTIONS = [
   'PasswordlessCodeFailed',
 ] as const
 
-export const AUDIT_ACTIONS = [...SPEC_ACTIONS, ...PASSWORDLESS_ACTIONS, 'UserUpdated'] as const
+/** CONTRACT §9, the account lifecycle. */
+export const LIFECYCLE_ACTIONS = [
+  'PasswordResetRequested',
+  'MfaRecoveryCodeUsed',
+  'MfaRecoveryCodesRegenerated',
+  'PasskeyRegistered',
+  'PasskeyRemoved',
+] as const
+
+export const AUDIT_ACTIONS = [
+  ...SPEC_ACTIONS,
+  ...PASSWORDLESS_ACTIONS,
+  'UserUpdated',
+  ...LIFECYCLE_ACTIONS,
+] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -6,7 +6,7 @@ import type { Handle } from '../../db/client.ts'
 import { and, eq, gt, inArray, isNull, notInArray, sql } from '../../db/orm.ts'
 import { oneTimeCodes } from '../../db/schema.ts'
 
-export type CodePurpose = 'login' | 'mfa'
+export type CodePurpose = 'login' | 'mfa' | 'reset' | 'verify'
 
 /** Whose code it is: every statement below is scoped to one (tenant, user, purpose). */
 export interface CodeOwner {

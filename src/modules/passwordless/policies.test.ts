@@ -207,14 +207,16 @@ describe('authPolicy (SPEC note 9)', () => {
 })
 
 describe('GET auth/config', () => {
-  test('answers the authPolicy and idpOauthEnabled, and follows a policy change', async () => {
+  test('answers the authPolicy, idpOauthEnabled and the §9 settings, and follows a change', async () => {
     const t = await tenantWith(server, {})
     const first = await server.request('GET', `/v1/${t.slug}/auth/config`)
     assert.equal(first.status, 200)
-    assert.deepEqual(first.body, { authPolicy: 'PasswordOnly', idpOauthEnabled: false })
+    // CONTRACT §9 adds passkeysEnabled and requireVerifiedEmail to auth/config.
+    const defaults = { idpOauthEnabled: false, passkeysEnabled: true, requireVerifiedEmail: false }
+    assert.deepEqual(first.body, { authPolicy: 'PasswordOnly', ...defaults })
     await setTenant(server, t.slug, { authPolicy: 'PasswordlessOnly' })
     const second = await server.request('GET', `/v1/${t.slug}/auth/config`)
-    assert.deepEqual(second.body, { authPolicy: 'PasswordlessOnly', idpOauthEnabled: false })
+    assert.deepEqual(second.body, { authPolicy: 'PasswordlessOnly', ...defaults })
   })
 
   test('an unknown tenant answers 404', async () => {

@@ -23,6 +23,8 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
     async (request) => ({
       authPolicy: request.tenant.authPolicy as 'PasswordOnly',
       idpOauthEnabled: request.tenant.idpOauthEnabled,
+      passkeysEnabled: request.tenant.passkeysEnabled,
+      requireVerifiedEmail: request.tenant.requireVerifiedEmail,
     }),
   )
 

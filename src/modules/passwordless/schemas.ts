@@ -3,7 +3,12 @@ import { type Static, Type } from 'typebox'
 import { AuthPolicy, Email, ref, SixDigits } from '../../schemas.ts'
 
 const AuthConfigComponent = Type.Object(
-  { authPolicy: AuthPolicy, idpOauthEnabled: Type.Boolean() },
+  {
+    authPolicy: AuthPolicy,
+    idpOauthEnabled: Type.Boolean(),
+    passkeysEnabled: Type.Boolean(),
+    requireVerifiedEmail: Type.Boolean(),
+  },
   { $id: 'AuthConfig', description: 'How the workspace signs in.' },
 )
 export const AuthConfig = ref(AuthConfigComponent)

@@ -9,12 +9,15 @@ import type { User } from '../users/queries.ts'
 import { checkEmailOtp } from './email-otp.ts'
 import type { SecondFactorProof } from './pipeline.ts'
 import { secondFactorRequired } from './policy.ts'
+import { checkRecoveryCode } from './recovery-code.ts'
 import { checkTotp } from './totp.ts'
 
 export interface SecondFactorInput {
   /** 'password' offers TOTP and email OTP; 'loginCode' offers TOTP only (SPEC note 3). */
   flow: 'password' | 'loginCode'
   totpCode?: string
+  /** CONTRACT §9: accepted instead of totpCode (giving both is 400 `validation`). */
+  recoveryCode?: string
   emailOtpCode?: string
   /** Who is signing in, for the audit of a failed email OTP (anonymous when omitted). */
   actor?: Actor
@@ -30,7 +33,14 @@ export async function checkSecondFactor(
   user: User,
   input: SecondFactorInput,
 ): Promise<SecondFactorProof | undefined> {
+  if (input.totpCode && input.recoveryCode) {
+    fail('validation', { message: 'Give either totpCode or recoveryCode, not both.' })
+  }
   if (!secondFactorRequired(tenant, user)) return undefined
+  // A recovery code stands in for a TOTP code, of a user who has TOTP.
+  if (input.recoveryCode && user.totpEnabled) {
+    return checkRecoveryCode(deps, user, input.recoveryCode)
+  }
   if (input.flow === 'loginCode') {
     // SPEC note 4: without TOTP the user must enrol through initial-enroll/initial-verify.
     if (!user.totpEnabled) fail('mfa_not_enrolled')

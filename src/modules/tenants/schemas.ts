@@ -43,6 +43,13 @@ const TenantComponent = Type.Object(
     idpOauthEnabled: Type.Boolean(),
     idpClientId: Type.String({ description: 'Empty when no credentials are stored.' }),
     hasIdpClientSecret: Type.Boolean(),
+    requireVerifiedEmail: Type.Boolean({
+      description: 'Password sign-in of an unverified address answers 403 `email_not_verified`.',
+    }),
+    securityNotifications: Type.Boolean({
+      description: 'Users get a "Security alert:" mail on changes to how they sign in.',
+    }),
+    passkeysEnabled: Type.Boolean({ description: 'Passkey registration and sign-in.' }),
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     createdAt: DateTime,
   },
@@ -59,6 +66,9 @@ export const TenantPatchBody = Type.Object(
     idpOauthEnabled: Type.Optional(
       Type.Boolean({ description: 'true only once idp credentials are stored.' }),
     ),
+    requireVerifiedEmail: Type.Optional(Type.Boolean()),
+    securityNotifications: Type.Optional(Type.Boolean()),
+    passkeysEnabled: Type.Optional(Type.Boolean()),
   },
   {
     additionalProperties: false,

@@ -20,6 +20,9 @@ export interface TenantRecord {
   idpOauthEnabled: boolean
   idpClientId: string
   hasIdpClientSecret: boolean
+  requireVerifiedEmail: boolean
+  securityNotifications: boolean
+  passkeysEnabled: boolean
   logoUrl: string
   createdAt: string
 }
@@ -30,6 +33,9 @@ const PATCHABLE = [
   'authPolicy',
   'passwordlessJitSignup',
   'idpOauthEnabled',
+  'requireVerifiedEmail',
+  'securityNotifications',
+  'passkeysEnabled',
 ] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
 
 /**
@@ -48,6 +54,9 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     idpOauthEnabled: tenant.idpOauthEnabled,
     idpClientId: tenant.idpClientId ?? '',
     hasIdpClientSecret: tenant.idpClientSecretEnc !== null,
+    requireVerifiedEmail: tenant.requireVerifiedEmail,
+    securityNotifications: tenant.securityNotifications,
+    passkeysEnabled: tenant.passkeysEnabled,
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     createdAt: tenant.createdAt.toISOString(),
   }

@@ -30,8 +30,11 @@ const RECORD_FIELDS = [
   'logoUrl',
   'mfaPolicy',
   'name',
+  'passkeysEnabled',
   'passwordlessJitSignup',
   'plan',
+  'requireVerifiedEmail',
+  'securityNotifications',
   'slug',
 ]
 
@@ -70,6 +73,9 @@ test('GET tenant answers the whole record to an admin', async () => {
     idpOauthEnabled: false,
     idpClientId: '',
     hasIdpClientSecret: false,
+    requireVerifiedEmail: false,
+    securityNotifications: true,
+    passkeysEnabled: true,
     logoUrl: '',
     createdAt: row.createdAt.toISOString(),
   })
@@ -178,6 +184,34 @@ test('PATCH tenant changes the given fields and records TenantUpdated with exact
   assert.deepEqual(latest?.metadata.fields, ['mfaPolicy'])
 })
 
+test('PATCH tenant sets the account-lifecycle settings (CONTRACT §9) and records each change', async () => {
+  const { t, admin } = await setup()
+  const body = { requireVerifiedEmail: true, securityNotifications: false, passkeysEnabled: false }
+  const res = await patchTenant(t, body, admin)
+  assert.equal(res.status, 200)
+  assert.deepEqual(
+    {
+      requireVerifiedEmail: res.body.requireVerifiedEmail,
+      securityNotifications: res.body.securityNotifications,
+      passkeysEnabled: res.body.passkeysEnabled,
+    },
+    body,
+  )
+  const row = await tenantBySlug(server, t.slug)
+  assert.equal(row.requireVerifiedEmail, true)
+  assert.equal(row.securityNotifications, false)
+  assert.equal(row.passkeysEnabled, false)
+  const [event] = await tenantUpdatedEvents(t.tenantId)
+  assert.deepEqual(event.metadata.fields, [
+    'requireVerifiedEmail',
+    'securityNotifications',
+    'passkeysEnabled',
+  ])
+  const config = await server.request('GET', `/v1/${t.slug}/auth/config`)
+  assert.equal(config.body.passkeysEnabled, false)
+  assert.equal(config.body.requireVerifiedEmail, true)
+})
+
 test('PATCH tenant with nothing new answers the record and records nothing', async () => {
   const { t, admin } = await setup()
   await unchanged(server, t.tenantId, async () => {
@@ -257,6 +291,9 @@ test('PATCH tenant refuses bad values with 400 validation and changes nothing', 
     [{ passwordlessJitSignup: 'true' }, 'body.passwordlessJitSignup'],
     [{ passwordlessJitSignup: 1 }, 'body.passwordlessJitSignup'],
     [{ idpOauthEnabled: 'yes' }, 'body.idpOauthEnabled'],
+    [{ requireVerifiedEmail: 'true' }, 'body.requireVerifiedEmail'],
+    [{ securityNotifications: 0 }, 'body.securityNotifications'],
+    [{ passkeysEnabled: null }, 'body.passkeysEnabled'],
     [{ name: 'Fine', mfaPolicy: 'Nope' }, 'body.mfaPolicy'],
   ]
   await unchanged(server, t.tenantId, async () => {
