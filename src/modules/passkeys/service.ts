@@ -19,6 +19,7 @@ import {
   ALGORITHMS,
   CHALLENGE_TTL_SECONDS,
   checkAttestationShape,
+  checkRawId,
   MAX_PASSKEYS_PER_USER,
   newChallenge,
   relyingParty,
@@ -118,6 +119,7 @@ export async function registerPasskey(
   const { response } = body
   const challenge = signedChallenge(response.response.clientDataJSON)
   checkAttestationShape(response.response.attestationObject)
+  checkRawId(response)
   const user = await signedInUser(deps, tenant, userId)
 
   const now = deps.clock.now()

@@ -53,6 +53,11 @@ function malformed(path: string, message: string): never {
   })
 }
 
+/** `rawId` is the same credential id as `id` (WebAuthn §5.1: both name one credential). */
+export function checkRawId(credential: { id: string; rawId: string }): void {
+  if (credential.rawId !== credential.id) malformed('rawId', 'must equal id')
+}
+
 const CHALLENGE = /^[A-Za-z0-9_-]{16,128}$/
 
 /**

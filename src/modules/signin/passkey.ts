@@ -20,6 +20,7 @@ import {
 import type { AuthenticationCredential } from '../passkeys/schemas.ts'
 import {
   checkAssertionShape,
+  checkRawId,
   relyingParty,
   signedChallenge,
   userHandleString,
@@ -64,11 +65,7 @@ export async function provePasskey(
   // Shape first: a malformed response is a 400 that spends and records nothing.
   const challenge = signedChallenge(credential.response.clientDataJSON)
   checkAssertionShape(credential.response.authenticatorData)
-  if (credential.rawId !== credential.id) {
-    fail('validation', {
-      details: { issues: [{ path: 'body.response.rawId', message: 'must equal id' }] },
-    })
-  }
+  checkRawId(credential)
   const passkey = await findPasskeyByCredentialId(deps.db, tenant.id, credential.id)
   const user = passkey ? await findUserById(deps.db, tenant.id, passkey.userId) : undefined
   const attempt = await deps.guard.begin({
