@@ -92,6 +92,11 @@ describe('security', () => {
       // The current user, logout-all and MFA enrolment need a user token.
       [/^\w+ \/v1\/\{tenantSlug\}\/(me|auth\/logout-all|mfa\/.+)$/, user],
       [/^POST \/v1\/tenants$/, [{}, { tenantCreationToken: [] }]],
+      // Email verification serves the signed-in user and a stranger alike (CONTRACT §9).
+      [
+        /^POST \/v1\/\{tenantSlug\}\/auth\/(request-email-verification|verify-email)$/,
+        [{ userToken: [] }, {}],
+      ],
       // Signing in, the public logo, accepting an invitation and the service are public.
       [/^\w+ \/v1\/\{tenantSlug\}\/(auth\/(?!logout-all)|logo$|oauth\/idp\/(start|callback))/, []],
       [/^POST \/v1\/invites\/accept$/, []],
