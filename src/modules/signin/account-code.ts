@@ -6,12 +6,12 @@
 // session's transaction, where it proves the address and activates a Pending user.
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
-import { normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { type CodeOwner, checkCode, spendCode } from '../codes/service.ts'
+import { type CodeOwner, spendCode } from '../codes/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, lockUserRow, markAddressProven, type User } from '../users/queries.ts'
+import { lockUserRow, markAddressProven, type User } from '../users/queries.ts'
+import { checkMailedCode } from './mailed-code.ts'
 import type { FirstFactorProof, SecondFactorProof, Spent } from './pipeline.ts'
 import { secondFactorRequired } from './policy.ts'
 import { checkSecondFactor } from './second-factor.ts'
@@ -42,19 +42,16 @@ export async function proveAccountCode(
   purpose: AccountCodePurpose,
   actor: Actor,
 ): Promise<FirstFactorProof> {
-  const email = normalizeEmail(rawEmail)
-  const attempt = await deps.guard.begin({
-    tenantId: tenant.id,
-    email,
-    ip: actor.ip ?? '',
-    factor: 'code',
-  })
-  const found = await findUserByEmail(deps.db, tenant.id, email)
-  const user = found && found.status !== 'Suspended' ? found : undefined
-  const owner = accountCodeOwner(tenant.id, user?.id ?? crypto.randomUUID(), purpose)
-  const check = await checkCode(deps, owner, code)
+  const { email, attempt, found, user, cause } = await checkMailedCode(
+    deps,
+    tenant,
+    rawEmail,
+    code,
+    purpose,
+    actor,
+  )
   const via = ACCOUNT_CODE_VIA[purpose]
-  if (user && check.ok) {
+  if (user) {
     return {
       user,
       email,
@@ -63,13 +60,6 @@ export async function proveAccountCode(
       spend: (tx) => spendAccountCode(deps, tx, tenant, user, code, purpose),
     }
   }
-  const cause = !found
-    ? 'unknown_address'
-    : !user
-      ? 'account_suspended'
-      : check.ok
-        ? ''
-        : check.reason
   await deps.audit.record(deps.db, tenant.id, actor, [
     {
       action: 'UserLoginFailed',
