@@ -73,15 +73,12 @@ export async function signup(
         metadata: { via: 'password', ...(verify ? { verificationRequired: true } : {}) },
       },
     ])
-    if (!verify) return deps.sessions.start(tx, tenant, user, who)
-    const code = await issueCode(deps, tx, {
-      tenantId: tenant.id,
-      userId: user.id,
-      purpose: 'verify',
-    })
-    return { to: user.email, code: code as string }
+    if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who) }
+    const owner = { tenantId: tenant.id, userId: user.id, purpose: 'verify' as const }
+    const code = (await issueCode(deps, tx, owner)) as string
+    return { mail: codeMail('verify', user.email, tenant.name, code) }
   })
-  if ('accessToken' in result) return result
-  deps.mailer.deliver(codeMail('verify', result.to, tenant.name, result.code))
-  return { ok: true, verificationRequired: true }
+  // Sent once the user exists: a rolled-back signup mails nothing.
+  if (result.mail) deps.mailer.deliver(result.mail)
+  return result.envelope ?? { ok: true, verificationRequired: true }
 }

@@ -15,9 +15,9 @@ import { refusePasswords } from './policy.ts'
 type PasswordDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock'>
 
 /**
- * Checks a password; a wrong one, an unknown or Pending address and a Suspended user are
- * audited as UserLoginFailed (so is an unverified address where the tenant requires a
- * verified one, 403) (with `route` when the route is not auth/login). The try is
+ * Checks a password; a wrong one, an unknown or Pending address, a Suspended user and an
+ * unverified address where the tenant requires a verified one (403) are audited as
+ * UserLoginFailed (with `route` when the route is not auth/login). The try is
  * reserved before the hash is checked, so a parallel burst gets no more tries than the
  * budgets allow.
  */
