@@ -6,6 +6,7 @@
 // handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
+import { accountRoutes } from './modules/account/routes.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
@@ -41,6 +42,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(sessionRoutes, { deps, prefix: TENANT })
   await app.register(meRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
+  await app.register(accountRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })
   await app.register(passkeyRoutes, { deps, prefix: TENANT })
   await app.register(oauthRoutes, { deps, prefix: TENANT })

@@ -99,6 +99,7 @@ test('every operationId is called through the SDK against the real service', asy
   // A member: sign-up, login, refresh, me, password change.
   const email = uniqueEmail('member')
   const signedUp = await pub.signup({ body: { email, password: STRONG_PASSWORD } })
+  assert.ok('user' in signedUp, 'a session: the workspace does not require a verified address')
   assert.equal(signedUp.user.email, email)
   const loggedIn = await pub.login({ body: { email, password: STRONG_PASSWORD } })
   assert.equal(loggedIn.user.id, signedUp.user.id)
@@ -121,6 +122,29 @@ test('every operationId is called through the SDK against the real service', asy
   const loginCode = await mailedCode(email, mails)
   const byCode = await pub.verifyLoginCode({ body: { email, code: loginCode } })
   assert.equal(byCode.user.id, signedUp.user.id)
+
+  // Email verification while signed in, then a password reset, by mailed codes.
+  const verifier = uniqueEmail('verifier')
+  const unverified = await pub.signup({ body: { email: verifier, password: STRONG_PASSWORD } })
+  assert.ok('user' in unverified)
+  assert.equal(unverified.user.emailVerified, false)
+  mails = sink.to(verifier).length
+  const asked = await pub.requestEmailVerification({ token: unverified.accessToken, body: {} })
+  assert.deepEqual(asked, { ok: true })
+  const verifyCode = await mailedCode(verifier, mails)
+  const proven = await pub.verifyEmail({
+    token: unverified.accessToken,
+    body: { code: verifyCode },
+  })
+  assert.ok('tenant' in proven, 'with a token: the user as GET /me answers it')
+  assert.equal(proven.emailVerified, true)
+  mails = sink.to(verifier).length
+  assert.deepEqual(await pub.requestPasswordReset({ body: { email: verifier } }), { ok: true })
+  const resetCode = await mailedCode(verifier, mails)
+  const afterReset = await pub.resetPassword({
+    body: { email: verifier, code: resetCode, newPassword: 'copper-lagoon-thimble-19' },
+  })
+  assert.equal(afterReset.user.id, unverified.user.id)
 
   // TOTP enrolment while signed in.
   const enrolled = await pub.enrollTotp({ token: byCode.accessToken })
@@ -233,6 +257,7 @@ test('every operationId is called through the SDK against the real service', asy
   const doomed = await pub.signup({
     body: { email: uniqueEmail('doomed'), password: STRONG_PASSWORD },
   })
+  assert.ok('user' in doomed)
   assert.deepEqual(await backend.deleteUser({ path: { userId: doomed.user.id } }), { ok: true })
 
   // Hosted sign-in with the OpenID provider: credentials, start, the browser's round trip,

@@ -126,7 +126,7 @@ export interface paths {
     put?: never
     /**
      * Create an account with email and password
-     * @description A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`.
+     * @description A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`. Where the workspace requires a verified address (requireVerifiedEmail), the account is created without a session: the answer is `{ ok: true, verificationRequired: true }` and a 6-digit code is mailed for auth/verify-email.
      */
     post: operations['signup']
     delete?: never
@@ -146,7 +146,7 @@ export interface paths {
     put?: never
     /**
      * Sign in with email and password (and a second factor when asked)
-     * @description When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp).
+     * @description When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). Where the workspace requires a verified address, the right password of an unverified one is 403 `email_not_verified` (verify with auth/request-email-verification and auth/verify-email).
      */
     post: operations['login']
     delete?: never
@@ -304,6 +304,86 @@ export interface paths {
      * @description 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address; the 5th wrong guess burns the code. When a second factor is needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).
      */
     post: operations['verifyLoginCode']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/request-password-reset': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Email a 6-digit password reset code
+     * @description Always answers `{ok: true}`, whether or not the address has a usable account (unknown, deleted and suspended addresses are sent nothing). The code has 6 digits, is valid 10 minutes, is voided by a newer request and burned by the 5th wrong guess. Limits: 3 requests per 15 minutes per address and 10 per minute per IP. 403 `password_login_disabled` where the authPolicy is PasswordlessOnly.
+     */
+    post: operations['requestPasswordReset']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/reset-password': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Choose a new password with an emailed reset code, and sign in
+     * @description Checked in this order: the body and the password rules (400 `password_too_weak`; the code is neither spent nor counted), the code (401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address), the second factor. A user with TOTP, where mfaPolicy is Optional or Required, also gives `totpCode` or `recoveryCode` (not both: 400 `validation`): without one 401 `mfa_required` with `methods: ["totp"]` (the code stays valid), a wrong one 401 `invalid_mfa_code`. On success the address is verified, a Pending user becomes Active, every earlier session ends and a new one is returned. 403 `password_login_disabled` where the authPolicy is PasswordlessOnly.
+     */
+    post: operations['resetPassword']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/request-email-verification': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Email a 6-digit code that verifies the address
+     * @description With a user token and body `{}`: the code goes to the signed-in user's address. Without a token: to `email`, answered `{ok: true}` whether or not the address has a usable account. An address already verified is sent nothing. The code has 6 digits, is valid 10 minutes, is voided by a newer request and burned by the 5th wrong guess. Limits: 3 requests per 15 minutes per address and 10 per minute per IP.
+     */
+    post: operations['requestEmailVerification']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/verify-email': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Verify the address with an emailed code
+     * @description With a user token, `{ code }`: answers the user as GET /me does. Without a token, `{ email, code }` signs in (the code is the email factor) and answers a token envelope. A user with TOTP, where mfaPolicy is Optional or Required, also gives `totpCode` or `recoveryCode` (not both: 400 `validation`): without one 401 `mfa_required` with `methods: ["totp"]` (the code stays valid), a wrong one 401 `invalid_mfa_code`. A Pending user becomes Active. 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address.
+     */
+    post: operations['verifyEmail']
     delete?: never
     options?: never
     head?: never
@@ -941,6 +1021,13 @@ export interface components {
       /** @description How many sessions ended. */
       count: number
     }
+    /** @description The account was created, but the workspace requires a verified address: a code was mailed; auth/verify-email with `{ email, code }` signs in. */
+    VerificationRequired: {
+      /** @enum {boolean} */
+      ok: true
+      /** @enum {boolean} */
+      verificationRequired: true
+    }
     /** @description The signed-in user, with the tenant it belongs to. */
     CurrentUser: {
       id: string
@@ -1475,13 +1562,15 @@ export interface operations {
       }
     }
     responses: {
-      /** @description A new session: the user and its token pair. */
+      /** @description A new session; or, where a verified address is required, a code to verify first. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['TokenEnvelope']
+          'application/json':
+            | components['schemas']['TokenEnvelope']
+            | components['schemas']['VerificationRequired']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `email_taken`, `password_login_disabled`. */
@@ -1556,6 +1645,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `invalid_credentials`, `account_suspended`, `password_login_disabled`, `mfa_required`, `invalid_mfa_code`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `email_not_verified`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2096,6 +2194,297 @@ export interface operations {
       }
     }
   }
+  requestPasswordReset: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        'application/json': {
+          /** Format: email */
+          email: string
+        }
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `password_login_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  resetPassword: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email: string
+          code: string
+          newPassword: string
+          totpCode?: string
+          recoveryCode?: string
+        }
+      }
+    }
+    responses: {
+      /** @description A new session: the user and its token pair. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['TokenEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `invalid_code`, `mfa_required`, `invalid_mfa_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `password_login_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  requestEmailVerification: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  verifyEmail: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email?: string
+          code: string
+          totpCode?: string
+          recoveryCode?: string
+        }
+      }
+    }
+    responses: {
+      /** @description With a token: the current user (as GET /me). Without: a new session. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json':
+            | components['schemas']['CurrentUser']
+            | components['schemas']['TokenEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_code`, `mfa_required`, `invalid_mfa_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   enrollTotp: {
     parameters: {
       query?: never
@@ -2261,7 +2650,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -2350,7 +2739,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -2435,6 +2824,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `invalid_credentials`, `account_suspended`, `password_login_disabled`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `email_not_verified`. */
+      403: {
         headers: {
           [name: string]: unknown
         }

@@ -1,6 +1,14 @@
 // Shapes of the sign-up, sign-in and session routes (SPEC, Authentication; CONTRACT §2 and §4).
 import { type Static, Type } from 'typebox'
-import { Email, NewPassword, OpaqueToken, Password, ref, SixDigits } from '../../schemas.ts'
+import {
+  Email,
+  NewPassword,
+  OpaqueToken,
+  Password,
+  ref,
+  SixDigits,
+  TokenEnvelope,
+} from '../../schemas.ts'
 
 export const SignupBody = Type.Object(
   { email: Email, password: NewPassword },
@@ -45,5 +53,20 @@ const LogoutAllComponent = Type.Object(
 )
 export const LogoutAllResult = ref(LogoutAllComponent)
 
+const VerificationRequiredComponent = Type.Object(
+  { ok: Type.Literal(true), verificationRequired: Type.Literal(true) },
+  {
+    $id: 'VerificationRequired',
+    description:
+      'The account was created, but the workspace requires a verified address: a code was ' +
+      'mailed; auth/verify-email with `{ email, code }` signs in.',
+  },
+)
+
+/** Signup: a new session, or (requireVerifiedEmail, CONTRACT §9) a code to verify first. */
+export const SignupResult = Type.Union([TokenEnvelope, ref(VerificationRequiredComponent)], {
+  description: 'A new session; or, where a verified address is required, a code to verify first.',
+})
+
 /** The components of this module, registered by src/plugins/openapi.ts. */
-export const sessionComponents = [LogoutAllComponent]
+export const sessionComponents = [LogoutAllComponent, VerificationRequiredComponent]

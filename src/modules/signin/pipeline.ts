@@ -13,7 +13,7 @@ import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import type { TokenEnvelope } from '../sessions/service.ts'
+import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { User } from '../users/queries.ts'
 
@@ -30,9 +30,13 @@ export interface FirstFactorProof {
   /** The try reserved in the failure budgets (CONTRACT §6 and §8). */
   attempt: SignInTry
   /** How the user signed in: `via` of UserLogin. */
-  via: 'password' | 'passwordless' | 'passkey'
-  /** Spends the factor in the session's transaction (a login code is used up here). */
-  spend(tx: Handle): Promise<Spent>
+  via: 'password' | 'passwordless' | 'passkey' | 'reset' | 'email-verification'
+  /**
+   * Spends the factor in the session's transaction (a login code is used up here);
+   * `revoke` ends sessions that existed before (a password reset, CONTRACT §9), heard by
+   * the revocation cache once the transaction commits (§4).
+   */
+  spend(tx: Handle, revoke: RevokeUserSessions): Promise<Spent>
 }
 
 /** A second factor checked but not spent. */
@@ -74,8 +78,8 @@ export async function completeSignIn(
   }
   let envelope: TokenEnvelope
   try {
-    envelope = await deps.db.transaction(async (tx) => {
-      const first = await proof.spend(tx)
+    envelope = await deps.sessions.revoking(async (tx, revoke) => {
+      const first = await proof.spend(tx, revoke)
       const other = second ? await second.spend(tx) : { entries: [] }
       const user = other.user ?? first.user ?? proof.user
       const who: Actor = { ...actor, type: 'user', id: user.id }

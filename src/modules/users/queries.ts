@@ -125,9 +125,23 @@ export async function markSignedInByCode(
   userId: string,
   now: Date,
 ): Promise<User | undefined> {
+  return markAddressProven(tx, tenantId, userId, { lastLoginAt: now, updatedAt: now })
+}
+
+/**
+ * A mailed code reached the address (CONTRACT §9: login code, reset, verification): the
+ * address is proven and a Pending user becomes Active, with `changes` (the login time, a
+ * new password) in the same statement. Answers undefined if the user is gone or suspended.
+ */
+export async function markAddressProven(
+  tx: Handle,
+  tenantId: string,
+  userId: string,
+  changes: Partial<NewUser> & { updatedAt: Date },
+): Promise<User | undefined> {
   const rows = await tx
     .update(users)
-    .set({ status: 'Active', emailVerified: true, lastLoginAt: now, updatedAt: now })
+    .set({ ...changes, status: 'Active', emailVerified: true })
     .where(
       and(
         eq(users.tenantId, tenantId),
