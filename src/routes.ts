@@ -13,6 +13,7 @@ import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
+import { privacyRoutes } from './modules/privacy/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
 import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
@@ -47,5 +48,6 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })
+  await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
 }
