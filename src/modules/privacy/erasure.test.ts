@@ -63,6 +63,10 @@ test('erase: the user and every row of it are deleted at once; its audit rows st
   const aboutBefore = before.filter(
     (e) => e.userId === u.userId || e.actorId === u.userId || e.email === email,
   )
+  // A row in every table that holds the user's data: each check below can fail.
+  for (const table of USER_TABLES) {
+    assert.ok((await countRows(server, table, t.tenantId, u.userId)) > 0, table)
+  }
   // Another tenant with an account of the same address is not touched.
   const other = await createTenant(server)
   await signup(server, other.slug, email)
@@ -244,6 +248,14 @@ test("erase: unknown, other tenant's and malformed ids, Members and foreign cred
     expectError(await erase(a, member.user.id, b.admin.accessToken), 401, 'token_invalid')
     expectError(await erase(a, member.user.id, bKey), 401, 'invalid_api_key')
     expectError(await erase(a, member.user.id), 401, 'token_missing')
+    expectError(
+      await server.request('POST', `/v1/${a.slug}/users/${member.user.id}/erase`, undefined, {
+        token: a.admin.accessToken,
+        raw: '{"confirm":',
+      }),
+      400,
+      'malformed_json',
+    )
     expectError(
       await server.request('POST', `/v1/no-such-tenant/users/${member.user.id}/erase`, undefined, {
         token: a.admin.accessToken,
