@@ -15,6 +15,7 @@ import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
+import { privacyRoutes } from './modules/privacy/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
 import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
@@ -51,5 +52,6 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })
+  await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
 }

@@ -85,12 +85,14 @@ describe('security', () => {
     const user = [{ userToken: [] }]
     const userOrKey = [{ userToken: [] }, { apiKey: [] }]
     const expected: [RegExp, unknown[]][] = [
+      // Closing the workspace takes an Admin's own token (CONTRACT §9).
+      [/^DELETE \/v1\/\{tenantSlug\}\/tenant$/, user],
       // API keys act as the tenant's admin on users, invites, audit, tenant and logo...
       [/^\w+ \/v1\/\{tenantSlug\}\/(users|invites|audit|tenant)(\/|$)/, userOrKey],
       // ...never on api-keys or the identity-provider credentials.
       [/^\w+ \/v1\/\{tenantSlug\}\/(api-keys|oauth\/idp\/credentials)(\/|$)/, user],
-      // The current user, logout-all and MFA enrolment need a user token.
-      [/^\w+ \/v1\/\{tenantSlug\}\/(me|auth\/logout-all|mfa\/.+)$/, user],
+      // The current user (me/* too: CONTRACT §9), logout-all and MFA need a user token.
+      [/^\w+ \/v1\/\{tenantSlug\}\/(me(\/.+)?|auth\/logout-all|mfa\/.+)$/, user],
       [/^POST \/v1\/tenants$/, [{}, { tenantCreationToken: [] }]],
       // Email verification serves the signed-in user and a stranger alike (CONTRACT §9).
       [

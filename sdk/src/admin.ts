@@ -8,6 +8,7 @@ export const ADMIN_OPERATIONS = [
   'updateUser',
   'deleteUser',
   'disableUserTotp',
+  'eraseUser',
   'listInvites',
   'createInvite',
   'revokeInvite',

@@ -259,6 +259,14 @@ test('every operationId is called through the SDK against the real service', asy
   })
   assert.ok('user' in doomed)
   assert.deepEqual(await backend.deleteUser({ path: { userId: doomed.user.id } }), { ok: true })
+  // Personal data: the member's export, and a user erased by the back end.
+  const exported = await pub.exportPersonalData({ token: accepted.accessToken })
+  assert.equal(exported.user.id, accepted.user.id)
+  assert.ok(exported.auditEvents.some((e) => e.action === 'InviteAccepted'))
+  const forgotten = await pub.signup({
+    body: { email: uniqueEmail('forgotten'), password: STRONG_PASSWORD },
+  })
+  assert.deepEqual(await backend.eraseUser({ path: { userId: forgotten.user.id } }), { ok: true })
 
   // Hosted sign-in with the OpenID provider: credentials, start, the browser's round trip,
   // the callback, and the credentials removed.
@@ -302,6 +310,13 @@ test('every operationId is called through the SDK against the real service', asy
   const gone = await pub.deleteMe({ token: done.accessToken })
   assert.deepEqual(gone, { ok: true })
   await assert.rejects(pub.getMe({ token: done.accessToken }), { status: 401 })
+
+  // The workspace closed by its admin, for good.
+  assert.deepEqual(
+    await admin.deleteTenant({ body: { confirmSlug: slug, password: STRONG_PASSWORD } }),
+    { ok: true },
+  )
+  await assert.rejects(pub.getAuthConfig(), { status: 404 })
 
   const all = Object.keys(OPERATIONS).sort()
   assert.deepEqual([...called].sort(), all, 'every operationId is called')

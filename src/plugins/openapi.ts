@@ -23,6 +23,7 @@ import { mfaComponents } from '../modules/mfa/schemas.ts'
 import { oauthComponents } from '../modules/oauth/schemas.ts'
 import { passkeyComponents } from '../modules/passkeys/schemas.ts'
 import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
+import { privacyComponents } from '../modules/privacy/schemas.ts'
 import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { tenantComponents } from '../modules/tenants/schemas.ts'
@@ -45,6 +46,7 @@ const COMPONENTS = [
   ...inviteComponents,
   ...auditComponents,
   ...introspectionComponents,
+  ...privacyComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }

@@ -660,7 +660,11 @@ export interface paths {
     get: operations['getTenant']
     put?: never
     post?: never
-    delete?: never
+    /**
+     * Close the workspace (no restore)
+     * @description `confirmSlug` must be the slug (else 400 `validation`). The admin confirms with its `password` (401 `invalid_credentials`) or, without a password, with a login code requested just before through auth/request-login-code as `code` (401 `invalid_code`); a failure counts in the sign-in budgets. Then every route of the tenant answers 404 `tenant_not_found` (other instances within 2 s), its invitations 401 `invalid_invite`, its sessions end; the slug stays taken until `npm run purge` removes the tenant and every row of it after USER_RETENTION_DAYS. Audit: TenantSoftDeleted. An API key gets 403 `api_key_not_allowed`, a Member 403 `admin_required`.
+     */
+    delete: operations['deleteTenant']
     options?: never
     head?: never
     /**
@@ -871,6 +875,46 @@ export interface paths {
     get: operations['listAuditEvents']
     put?: never
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/export': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Everything the service holds about the signed-in user
+     * @description The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); `truncated` says where a list was cut. No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).
+     */
+    post: operations['exportPersonalData']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/erase': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Erase a user for good (GDPR): the account and its data, at once
+     * @description The user (live or soft-deleted) is deleted with its sessions, refresh tokens, codes, linked identities, passkeys and recovery codes; its audit events stay, without the address, ip or user agent; pending invitations to the address are revoked; the address may sign up again. When live sessions end, the answer waits about two seconds so that every instance refuses their access tokens first. The last active Admin cannot be erased (403 `last_admin`); an unknown or other tenant's user is 404 `not_found`. Audit: GdprErasureRequested, GdprErasureCompleted (the user by id only).
+     */
+    post: operations['eraseUser']
     delete?: never
     options?: never
     head?: never
@@ -1252,6 +1296,57 @@ export interface components {
         /** @enum {string} */
         use: 'sig'
       }[]
+    }
+    /** @description Everything the service holds about the signed-in user (no secret, no hash). */
+    PersonalDataExport: {
+      user: components['schemas']['User']
+      /** @description Live and ended sessions, newest first (at most 1,000). */
+      sessions: {
+        /** @description The access tokens' `sid`. */
+        id: string
+        /** Format: date-time */
+        createdAt: string
+        /** Format: date-time */
+        expiresAt: string
+        /** @description Null while the session is live. */
+        revokedAt: string | null
+        /**
+         * Format: date-time
+         * @description The last refresh, at first `createdAt`.
+         */
+        lastUsedAt: string
+        /** @description Of the last refresh, or of the sign-in. */
+        ip: string | null
+        /** @description Of the last refresh, or of the sign-in. */
+        userAgent: string | null
+        signInIp: string | null
+        signInUserAgent: string | null
+      }[]
+      /** @description Identities of the identity provider linked to the account. */
+      identities: {
+        issuer: string
+        subject: string
+        email: string | null
+        /** Format: date-time */
+        createdAt: string
+      }[]
+      passkeys: {
+        id: string
+        name: string
+        deviceType: string | null
+        backedUp: boolean
+        /** Format: date-time */
+        createdAt: string
+        lastUsedAt: string | null
+      }[]
+      recoveryCodesRemaining: number
+      /** @description Events about the user or made by the user, newest first (at most 10,000; see `truncated`). */
+      auditEvents: components['schemas']['AuditEvent'][]
+      /** @description True where a list held more than its cap; the newest entries are given. */
+      truncated: {
+        sessions: boolean
+        auditEvents: boolean
+      }
     }
   }
   responses: never
@@ -3627,6 +3722,84 @@ export interface operations {
       }
     }
   }
+  deleteTenant: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The tenant's slug. */
+          confirmSlug: string
+          password?: string
+          code?: string
+        } & (unknown | unknown)
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`, `invalid_credentials`, `invalid_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   updateTenant: {
     parameters: {
       query?: never
@@ -4742,6 +4915,127 @@ export interface operations {
         }
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  exportPersonalData: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Everything the service holds about the signed-in user (no secret, no hash). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PersonalDataExport']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  eraseUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
         headers: {
           [name: string]: unknown

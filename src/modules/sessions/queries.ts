@@ -156,3 +156,21 @@ export async function revokeUserSessions(
     .returning({ id: sessions.id })
   return rows.map((r) => r.id)
 }
+
+/**
+ * Ends every live session of a tenant (its deletion, CONTRACT §9); answers the ids. The
+ * rows stay, revoked, so the revocation feed carries them to every instance.
+ */
+export async function revokeTenantSessions(
+  db: Handle,
+  tenantId: string,
+  reason: string,
+): Promise<string[]> {
+  const rows = await db
+    .update(sessions)
+    // The database's clock, as for every revocation (see revokeSession).
+    .set({ revokedAt: sql`clock_timestamp()`, revokeReason: reason })
+    .where(and(eq(sessions.tenantId, tenantId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id })
+  return rows.map((r) => r.id)
+}

@@ -4,7 +4,7 @@
 import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
-import { users } from '../../db/schema.ts'
+import { emailConflicts, users } from '../../db/schema.ts'
 
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
@@ -287,6 +287,33 @@ export async function lockLiveUser(db: Handle, tenantId: string, userId: string)
     .where(and(live(tenantId), eq(users.id, userId)))
     .for('update')
   return rows[0] as User | undefined
+}
+
+/** The user whatever its state (soft-deleted too), locked until the commit (erasure). */
+export async function lockUserInAnyState(db: Handle, tenantId: string, userId: string) {
+  const rows = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
+    .for('update')
+  return rows[0] as User | undefined
+}
+
+/**
+ * Removes a user for good, at once (CONTRACT §9, erasure): its sessions, refresh tokens,
+ * one-time codes, linked identities, passkeys and recovery codes go with it (ON DELETE
+ * CASCADE), and so does the migration's report of an address it shared. Answers whether
+ * the row was there.
+ */
+export async function hardDeleteUser(db: Handle, tenantId: string, userId: string) {
+  await db
+    .delete(emailConflicts)
+    .where(and(eq(emailConflicts.tenantId, tenantId), eq(emailConflicts.userId, userId)))
+  const rows = await db
+    .delete(users)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
+    .returning({ id: users.id })
+  return rows.length > 0
 }
 
 /**
