@@ -266,6 +266,7 @@ test('every operationId is called through the SDK against the real service', asy
   const forgotten = await pub.signup({
     body: { email: uniqueEmail('forgotten'), password: STRONG_PASSWORD },
   })
+  assert.ok('user' in forgotten)
   assert.deepEqual(await backend.eraseUser({ path: { userId: forgotten.user.id } }), { ok: true })
 
   // Hosted sign-in with the OpenID provider: credentials, start, the browser's round trip,
