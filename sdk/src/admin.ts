@@ -8,6 +8,8 @@ export const ADMIN_OPERATIONS = [
   'updateUser',
   'deleteUser',
   'disableUserTotp',
+  'listUserSessions',
+  'endUserSession',
   'listInvites',
   'createInvite',
   'revokeInvite',

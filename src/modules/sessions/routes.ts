@@ -38,7 +38,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Sign in with email and password (and a second factor when asked)',
         description:
-          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp).',
+          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). A user with TOTP may send a `recoveryCode` instead of `totpCode` (both: 400 `validation`; wrong or spent: 401 `invalid_mfa_code`).',
         params: TenantSlugParams,
         body: LoginBody,
         response: responses(TokenEnvelope, {
