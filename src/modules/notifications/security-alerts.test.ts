@@ -6,6 +6,9 @@
 // securityNotifications false: none. Each alert is mailed only once its change committed.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { pruneDeadRows } from '../../../src/db/cross-tenant.ts'
+import { eq, sql } from '../../../src/db/orm.ts'
+import { sessions } from '../../../src/db/schema.ts'
 import { setTenant } from '../../../test/db.ts'
 import { enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
 import { mailedLoginCode, tenantWith } from '../../../test/fixtures/passwordless.ts'
@@ -321,6 +324,22 @@ describe('a sign-in from a new device', () => {
     server.clock.advance(25 * DAY) // the sign-in 125 days ago, the last refresh 25
     await signIn(t2, email2, HOME)
     assert.deepEqual(await alertsTo(email2), [])
+  })
+
+  test('a returning user whose sessions were all purged is not on a first session', async () => {
+    const { t, email } = await memberAtHome()
+    server.clock.advance(200 * DAY)
+    const cutoff = new Date(server.clock.now().getTime() - 30 * DAY * 1000)
+    // What `npm run purge` does to rows that ended long ago.
+    await pruneDeadRows(server.deps.db, 'refresh_tokens', cutoff, 1000)
+    await pruneDeadRows(server.deps.db, 'sessions', cutoff, 1000)
+    const [{ n }] = await server.deps.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(sessions)
+      .where(eq(sessions.tenantId, t.tenantId))
+    assert.equal(n, 0, 'every session of the tenant purged')
+    await signIn(t, email, HOME)
+    assert.equal((await alertsTo(email)).length, 1)
   })
 
   test('a failed sign-in mails nothing; of two parallel sign-ins with one recovery code only the winner does', async () => {

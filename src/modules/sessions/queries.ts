@@ -53,14 +53,25 @@ export async function insertSession(db: Handle, s: NewSession): Promise<PriorDev
     return []
   }
   // Grouped by pair, the most recently used first; the index sessions_tenant_user finds
-  // the rows.
-  const result = (await db.execute(sql`${insert}
-    SELECT ip, user_agent, max(expires_at) > ${s.recentIfExpiresAfter} AS recent
-    FROM sessions
-    WHERE tenant_id = ${s.tenantId} AND user_id = ${s.userId}
-    GROUP BY ip, user_agent
-    ORDER BY max(expires_at) DESC
-    LIMIT ${PRIOR_DEVICES}`)) as unknown as {
+  // the rows. With none left (all ended long ago and purged), the audit log tells a
+  // returning user from a first sign-in: a row with no device and `recent` false says
+  // "had sessions, none known" (index audit_tenant_user_created; read only then).
+  const result = (await db.execute(sql`${insert}, prior AS (
+      SELECT ip, user_agent, max(expires_at) > ${s.recentIfExpiresAfter} AS recent
+      FROM sessions
+      WHERE tenant_id = ${s.tenantId} AND user_id = ${s.userId}
+      GROUP BY ip, user_agent
+      ORDER BY max(expires_at) DESC
+      LIMIT ${PRIOR_DEVICES}
+    )
+    SELECT ip, user_agent, recent FROM prior
+    UNION ALL
+    SELECT NULL, NULL, false
+    WHERE NOT EXISTS (SELECT 1 FROM prior)
+      AND EXISTS (
+        SELECT 1 FROM audit_events a
+        WHERE a.tenant_id = ${s.tenantId} AND a.user_id = ${s.userId}
+          AND a.action = 'SessionCreated')`)) as unknown as {
     rows: { ip: string | null; user_agent: string | null; recent: boolean }[]
   }
   return result.rows.map((r) => ({ ip: r.ip, userAgent: r.user_agent, recent: r.recent }))
