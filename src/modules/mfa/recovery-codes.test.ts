@@ -288,13 +288,21 @@ describe('a recovery code instead of a TOTP code', () => {
     expectValidation(byCode)
   })
 
-  test('bad recoveryCode values: 400 validation, nothing changes', async () => {
+  test('bad recoveryCode values (login, verify-login-code): 400 validation, nothing changes', async () => {
     const { t, u } = await enrolled()
     for (const recoveryCode of [123456, ['aaaaa-aaaaa'], { a: 1 }, '', 'a'.repeat(65), null]) {
       const res = await unchanged(server, t.tenantId, () =>
         login(t.slug, { email: u.email, password: STRONG_PASSWORD, recoveryCode }),
       )
       expectValidation(res, 'body.recoveryCode')
+      const byCode = await unchanged(server, t.tenantId, () =>
+        server.request('POST', `/v1/${t.slug}/auth/verify-login-code`, {
+          email: u.email,
+          code: '123456',
+          recoveryCode,
+        }),
+      )
+      expectValidation(byCode, 'body.recoveryCode')
     }
   })
 
