@@ -17,6 +17,7 @@ import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
+import { sessionManagementRoutes } from './modules/sessions/manage-routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
 import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
 import { tenantRoutes } from './modules/tenants/routes.ts'
@@ -42,6 +43,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(inviteAcceptRoutes, { deps })
   await app.register(sessionRoutes, { deps, prefix: TENANT })
   await app.register(meRoutes, { deps, prefix: TENANT })
+  await app.register(sessionManagementRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
   await app.register(accountRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })

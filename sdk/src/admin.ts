@@ -9,6 +9,8 @@ export const ADMIN_OPERATIONS = [
   'deleteUser',
   'disableUserTotp',
   'eraseUser',
+  'listUserSessions',
+  'endUserSession',
   'listInvites',
   'createInvite',
   'revokeInvite',

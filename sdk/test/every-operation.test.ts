@@ -116,7 +116,27 @@ test('every operationId is called through the SDK against the real service', asy
     { ok: true },
   )
 
-  // Passwordless: a login code from the mail.
+  // The sessions the member sees: the current one marked; another one ended.
+  const mine = await pub.listMySessions({ token: refreshed.accessToken, query: { limit: 50 } })
+  // (The password change ended the others.)
+  assert.deepEqual(
+    mine.items.map((s) => s.current),
+    [true],
+  )
+  const spareSession = await pub.login({ body: { email, password: newPassword } })
+  const listed = await pub.listMySessions({ token: refreshed.accessToken })
+  const spareId = listed.items.find((s) => !s.current)?.id as string
+  assert.deepEqual(
+    await pub.endMySession({ token: refreshed.accessToken, path: { id: spareId } }),
+    { ok: true },
+  )
+  await assert.rejects(pub.refreshSession({ body: { refreshToken: spareSession.refreshToken } }), {
+    status: 401,
+  })
+
+  // Passwordless: a login code from the mail (the alerts of the password change and the
+  // new device land first).
+  await server.deps.mailer.drain()
   let mails = sink.to(email).length
   assert.deepEqual(await pub.requestLoginCode({ body: { email } }), { ok: true })
   const loginCode = await mailedCode(email, mails)
@@ -153,7 +173,14 @@ test('every operationId is called through the SDK against the real service', asy
     token: byCode.accessToken,
     body: { code: totpAt(server, enrolled.secret) },
   })
-  assert.deepEqual(verified, { ok: true })
+  assert.equal(verified.ok, true)
+  assert.equal(verified.recoveryCodes.length, 10)
+  server.clock.advance(30)
+  const regenerated = await pub.regenerateRecoveryCodes({
+    token: byCode.accessToken,
+    body: { totpCode: totpAt(server, enrolled.secret) },
+  })
+  assert.equal(regenerated.recoveryCodes.length, 10)
   server.clock.advance(30)
 
   // Passkeys: one made by a software authenticator, signed in with (no second factor
@@ -204,6 +231,15 @@ test('every operationId is called through the SDK against the real service', asy
   assert.ok(users.items.some((u) => u.id === signedUp.user.id))
   const introspected = await backend.introspectToken({ body: { token: withOtp.accessToken } })
   assert.equal(introspected.active, true)
+  // The member's sessions as the back end sees them; the email-OTP one ended.
+  const theirs = await backend.listUserSessions({ path: { userId: signedUp.user.id } })
+  assert.ok(theirs.items.every((s) => !s.current))
+  const otpSession = JSON.parse(atob(withOtp.accessToken.split('.')[1])).sid as string
+  assert.ok(theirs.items.some((s) => s.id === otpSession))
+  assert.deepEqual(
+    await backend.endUserSession({ path: { userId: signedUp.user.id, id: otpSession } }),
+    { ok: true },
+  )
   // Resetting TOTP and suspending end the member's sessions.
   const reset = await backend.disableUserTotp({ path: { userId: signedUp.user.id } })
   assert.deepEqual(reset, { ok: true })
@@ -295,6 +331,7 @@ test('every operationId is called through the SDK against the real service', asy
     body: { email: newcomer, password: STRONG_PASSWORD, code: totpAt(server, begun.secret) },
   })
   assert.equal(done.user.totpEnrolled, true)
+  assert.equal(done.recoveryCodes.length, 10)
 
   // The audit trail.
   const audit = await backend.listAuditEvents({ query: { limit: 100 } })

@@ -146,7 +146,7 @@ export interface paths {
     put?: never
     /**
      * Sign in with email and password (and a second factor when asked)
-     * @description When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). Where the workspace requires a verified address, the right password of an unverified one is 403 `email_not_verified` (verify with auth/request-email-verification and auth/verify-email).
+     * @description When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). A user with TOTP may send a `recoveryCode` instead of `totpCode` (both: 400 `validation`; wrong or spent: 401 `invalid_mfa_code`). Where the workspace requires a verified address, the right password of an unverified one is 403 `email_not_verified` (verify with auth/request-email-verification and auth/verify-email).
      */
     post: operations['login']
     delete?: never
@@ -253,6 +253,86 @@ export interface paths {
     patch: operations['changePassword']
     trace?: never
   }
+  '/v1/{tenantSlug}/me/sessions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The signed-in user's live sessions (signed-in devices)
+     * @description Newest first, in pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. `current` marks the session of the token that asks; `lastUsedAt`, `ip` and `userAgent` are those of the last sign-in or refresh.
+     */
+    get: operations['listMySessions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/sessions/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * End one of your sessions (signs that device out)
+     * @description Its access tokens are refused within seconds and its refresh token at once. Ending the session you sign in with acts as logout. Another user's, an ended or an unknown session: 404 `not_found`.
+     */
+    delete: operations['endMySession']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/sessions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A user's live sessions
+     * @description Newest first, in pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. `current` is always false. An unknown user: 404 `not_found`.
+     */
+    get: operations['listUserSessions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/sessions/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * End one of a user's sessions
+     * @description Its access tokens are refused within seconds and its refresh token at once. An unknown user, or a session that is not a live one of this user: 404 `not_found`.
+     */
+    delete: operations['endUserSession']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/auth/config': {
     parameters: {
       query?: never
@@ -301,7 +381,7 @@ export interface paths {
     put?: never
     /**
      * Sign in with an emailed code (and TOTP when the tenant asks for it)
-     * @description 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address; the 5th wrong guess burns the code. When a second factor is needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).
+     * @description 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address; the 5th wrong guess burns the code. When a second factor is needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the code is not consumed; or with a `recoveryCode` instead of `totpCode`, not both), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).
      */
     post: operations['verifyLoginCode']
     delete?: never
@@ -419,8 +499,31 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Finish TOTP enrolment with a code from the authenticator */
+    /**
+     * Finish TOTP enrolment with a code from the authenticator
+     * @description Answers ten recovery codes, shown only now (any older ones stop working); each is accepted once instead of a TOTP code.
+     */
     post: operations['verifyTotp']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/mfa/recovery-codes/regenerate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Make ten new recovery codes (the old ones stop working)
+     * @description Needs a current code of the authenticator as `totpCode`. Without TOTP: 401 `mfa_not_enrolled`; a wrong code: 401 `invalid_mfa_code`, counted against the account like a failed sign-in (429 `rate_limited` past the budget).
+     */
+    post: operations['regenerateRecoveryCodes']
     delete?: never
     options?: never
     head?: never
@@ -458,7 +561,7 @@ export interface paths {
     put?: never
     /**
      * Finish TOTP enrolment and sign in
-     * @description Exactly one of `password` or `loginCode`, and the authenticator code as `code` (or `totpCode`).
+     * @description Exactly one of `password` or `loginCode`, and the authenticator code as `code` (or `totpCode`). The envelope adds ten recovery codes, shown only now.
      */
     post: operations['initialVerifyTotp']
     delete?: never
@@ -768,7 +871,7 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Reset a user's TOTP (the user's sessions end) */
+    /** Reset a user's TOTP (the user's sessions end, the recovery codes go) */
     post: operations['disableUserTotp']
     delete?: never
     options?: never
@@ -1072,6 +1175,27 @@ export interface components {
       /** @enum {boolean} */
       verificationRequired: true
     }
+    /** @description A live session: a signed-in device. */
+    Session: {
+      /** @description The session id: `sid` of its access tokens. */
+      id: string
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      lastUsedAt: string
+      /** @description Where the last sign-in or refresh came from. */
+      ip: string | null
+      /** @description The User-Agent of the last sign-in or refresh (at most 512 characters). */
+      userAgent: string | null
+      /** @description The session of the token that asks. */
+      current: boolean
+    }
+    /** @description A page of live sessions, newest first. */
+    SessionPage: {
+      items: components['schemas']['Session'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
     /** @description The signed-in user, with the tenant it belongs to. */
     CurrentUser: {
       id: string
@@ -1115,6 +1239,32 @@ export interface components {
       otpauthUri: string
       /** @description The otpauth URI as an SVG QR code */
       qrCodeSvg: string
+    }
+    /** @description TOTP is active; the new recovery codes. */
+    TotpActivated: {
+      /** @enum {boolean} */
+      ok: true
+      /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
+      recoveryCodes: string[]
+    }
+    /** @description New recovery codes; the previous ones no longer work. */
+    RecoveryCodes: {
+      /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
+      recoveryCodes: string[]
+    }
+    /** @description A new session, and the recovery codes of the TOTP just activated. */
+    TokenEnvelopeWithRecoveryCodes: {
+      user: components['schemas']['User']
+      /** @description A JWT, sent as `Authorization: Bearer <it>`. */
+      accessToken: string
+      /** @description Opaque; single use (auth/refresh). */
+      refreshToken: string
+      /** @description Seconds (900). */
+      accessTokenExpiresIn: number
+      /** @description Seconds (2592000). */
+      refreshTokenExpiresIn: number
+      /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
+      recoveryCodes: string[]
     }
     /** @description A passkey (WebAuthn credential) of the signed-in user. */
     Passkey: {
@@ -1715,6 +1865,8 @@ export interface operations {
           email: string
           password: string
           totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
           emailOtpCode?: string
         }
       }
@@ -2102,6 +2254,254 @@ export interface operations {
       }
     }
   }
+  listMySessions: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of live sessions, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SessionPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  endMySession: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listUserSessions: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of live sessions, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SessionPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  endUserSession: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   getAuthConfig: {
     parameters: {
       query?: never
@@ -2227,6 +2627,8 @@ export interface operations {
           email: string
           code: string
           totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
         }
       }
     }
@@ -2378,6 +2780,7 @@ export interface operations {
           code: string
           newPassword: string
           totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
         }
       }
@@ -2524,6 +2927,7 @@ export interface operations {
           email?: string
           code: string
           totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
         }
       }
@@ -2651,13 +3055,13 @@ export interface operations {
       }
     }
     responses: {
-      /** @description Done. */
+      /** @description TOTP is active; the new recovery codes. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Ok']
+          'application/json': components['schemas']['TotpActivated']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
@@ -2690,6 +3094,77 @@ export interface operations {
       /** @description Conflict. `details.reason`: `already_enrolled`. */
       409: {
         headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  regenerateRecoveryCodes: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "totpCode": "492039"
+         *     }
+         */
+        'application/json': {
+          totpCode: string
+        }
+      }
+    }
+    responses: {
+      /** @description New recovery codes; the previous ones no longer work. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RecoveryCodes']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `mfa_not_enrolled`, `invalid_mfa_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
           [name: string]: unknown
         }
         content: {
@@ -2807,13 +3282,13 @@ export interface operations {
       }
     }
     responses: {
-      /** @description A new session: the user and its token pair. */
+      /** @description A new session, and the recovery codes of the TOTP just activated. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['TokenEnvelope']
+          'application/json': components['schemas']['TokenEnvelopeWithRecoveryCodes']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */

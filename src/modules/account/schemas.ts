@@ -1,17 +1,18 @@
 // Shapes of the password-reset and email-verification routes (CONTRACT §9).
 import { type Static, Type } from 'typebox'
-import { Email, NewPassword, SixDigits, TokenEnvelope } from '../../schemas.ts'
+import {
+  Email,
+  NewPassword,
+  NotBothTotpAndRecoveryCode,
+  RecoveryCode,
+  SixDigits,
+  TokenEnvelope,
+} from '../../schemas.ts'
 import { Me } from '../users/schemas.ts'
-
-/**
- * An MFA recovery code as typed (`xxxxx-xxxxx`, compared case-insensitively with the
- * hyphen and spaces optional): bounded here, judged by signin/recovery-code.ts.
- */
-export const RecoveryCodeInput = Type.String({ minLength: 1, maxLength: 64 })
 
 const SecondFactorFields = {
   totpCode: Type.Optional(SixDigits),
-  recoveryCode: Type.Optional(RecoveryCodeInput),
+  recoveryCode: Type.Optional(RecoveryCode),
 }
 
 export const RequestPasswordResetBody = Type.Object(
@@ -24,6 +25,7 @@ export const ResetPasswordBody = Type.Object(
   { email: Email, code: SixDigits, newPassword: NewPassword, ...SecondFactorFields },
   {
     additionalProperties: false,
+    ...NotBothTotpAndRecoveryCode,
     examples: [
       { email: 'ada@example.com', code: '318274', newPassword: 'quartz-harbor-lantern-58' },
       {
@@ -55,6 +57,7 @@ export const VerifyEmailBody = Type.Object(
   },
   {
     additionalProperties: false,
+    ...NotBothTotpAndRecoveryCode,
     examples: [{ code: '318274' }, { email: 'ada@example.com', code: '318274' }],
   },
 )

@@ -122,7 +122,12 @@ export async function verifyLoginCode(
     tenant,
     proof,
     // Email is not offered on this path (SPEC note 3): TOTP only.
-    () => checkSecondFactor(deps, tenant, user, { flow: 'loginCode', totpCode: input.totpCode }),
+    () =>
+      checkSecondFactor(deps, tenant, user, {
+        flow: 'loginCode',
+        totpCode: input.totpCode,
+        recoveryCode: input.recoveryCode,
+      }),
     actor,
     {
       failure: { via: 'passwordless' },

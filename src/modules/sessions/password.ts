@@ -29,6 +29,7 @@ export async function loginWithPassword(
       checkSecondFactor(deps, tenant, proof.user, {
         flow: 'password',
         totpCode: input.totpCode,
+        recoveryCode: input.recoveryCode,
         emailOtpCode: input.emailOtpCode,
         actor,
       }),

@@ -39,7 +39,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Sign in with email and password (and a second factor when asked)',
         description:
-          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). ' +
+          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). A user with TOTP may send a `recoveryCode` instead of `totpCode` (both: 400 `validation`; wrong or spent: 401 `invalid_mfa_code`). ' +
           'Where the workspace requires a verified address, the right password of an unverified one is 403 `email_not_verified` (verify with auth/request-email-verification and auth/verify-email).',
         params: TenantSlugParams,
         body: LoginBody,

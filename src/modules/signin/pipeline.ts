@@ -13,14 +13,19 @@ import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { User } from '../users/queries.ts'
 
-/** What spending a factor did: the user row as it now is, and the audit entries. */
+/**
+ * What spending a factor did: the user row as it now is, the audit entries, and the
+ * security alerts to mail once the sign-in committed (CONTRACT §9; where from is added).
+ */
 export interface Spent {
   user?: User
   entries: AuditEntry[]
+  alerts?: Omit<SecurityAlert, 'ip' | 'userAgent'>[]
 }
 
 /** A first factor proven but not spent. */
@@ -78,11 +83,20 @@ export async function completeSignIn(
   }
   let envelope: TokenEnvelope
   try {
-    envelope = await deps.sessions.revoking(async (tx, revoke) => {
+    // signingIn: the alerts queued here and a new device's (sessions.start) are mailed
+    // only once the transaction committed; `revoke` ends the sessions a reset replaces.
+    envelope = await deps.sessions.signingIn(async (tx, revoke) => {
       const first = await proof.spend(tx, revoke)
-      const other = second ? await second.spend(tx) : { entries: [] }
+      const other: Spent = second ? await second.spend(tx) : { entries: [] }
       const user = other.user ?? first.user ?? proof.user
       const who: Actor = { ...actor, type: 'user', id: user.id }
+      for (const alert of [...(first.alerts ?? []), ...(other.alerts ?? [])]) {
+        deps.sessions.alertOnCommit(tx, tenant, user, {
+          ...alert,
+          ip: actor.ip,
+          userAgent: actor.userAgent,
+        })
+      }
       return deps.sessions.start(tx, tenant, user, who, [
         ...first.entries,
         ...other.entries,
