@@ -1,0 +1,219 @@
+// The signed-in user's account page and its forms: profile, password, authenticator app
+// and recovery codes, live sessions, passkeys, personal data, closing the account. Each
+// section is a form that posts to its own path and comes back here with a notice (303),
+// so a reload never repeats an action.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Pages } from '../context.ts'
+import { html, raw } from '../html.ts'
+import type { Form } from '../http.ts'
+import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
+import { formErrors } from '../messages.ts'
+import type { PageSession } from '../session.ts'
+import { expiredForm, recoveryCodesPage, statusOf } from './signin.ts'
+
+type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
+
+interface Me {
+  email: string
+  role: string
+  status: string
+  createdAt: string
+  totpEnrolled: boolean
+  emailVerified: boolean
+  tenant?: { name: string }
+}
+
+const NOTES: Record<string, string> = {
+  password: 'Your password is changed. Your other sessions were signed out.',
+  totp: 'Your authenticator app is set up.',
+}
+
+const text = (body: Form | undefined, name: string) => {
+  const value = body?.[name]
+  return typeof value === 'string' ? value : ''
+}
+
+export function accountRoutes(app: FastifyInstance, pages: Pages): void {
+  /** The session, or a redirect to the sign-in page. */
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await pages.session(request, reply)
+    if (!session) pages.redirect(request, reply, 'sign-in')
+    return session
+  }
+
+  const accountPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    session: PageSession,
+    state: { note?: string; errors?: FormErrors; status?: number } = {},
+  ) => {
+    const api = pages.api(request, session.accessToken)
+    const me = (await api.getMe()) as Me
+    const csrf = pages.csrf(request, reply)
+    const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
+    const body = html`<h1>Your account</h1>
+${notice(state.note)}
+${errorSummary(state.errors)}
+<section aria-labelledby="profile-h">
+<h2 id="profile-h">Profile</h2>
+<dl class="facts">
+<dt>Email address</dt><dd>${me.email} ${me.emailVerified ? html`<span class="tag ok">verified</span>` : html`<span class="tag">not verified</span>`}</dd>
+<dt>Role</dt><dd>${me.role}</dd>
+<dt>Member since</dt><dd><time datetime="${me.createdAt}">${me.createdAt.slice(0, 10)}</time></dd>
+</dl>
+</section>
+${
+  passwords &&
+  html`<section aria-labelledby="password-h">
+<h2 id="password-h">Password</h2>
+${form(
+  pages.url(request, 'account/password'),
+  csrf,
+  html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>
+${field({ name: 'currentPassword', label: 'Current password', type: 'password', autocomplete: 'current-password', errors: state.errors })}
+${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters. Your other sessions will be signed out.', errors: state.errors })}`,
+  'Change password',
+)}
+</section>`
+}
+<section aria-labelledby="mfa-h">
+<h2 id="mfa-h">Two-step verification</h2>
+${
+  me.totpEnrolled
+    ? html`<p>An authenticator app protects your sign-ins.</p>`
+    : html`<p>Add an authenticator app so that a password alone cannot sign in to your account.</p>
+${form(pages.url(request, 'account/totp'), csrf, html``, 'Set up an authenticator app')}`
+}
+</section>
+<section aria-labelledby="delete-h">
+<h2 id="delete-h">Close your account</h2>
+<p>This deletes your account in this workspace. You will be signed out everywhere.</p>
+${form(
+  pages.url(request, 'account/delete'),
+  csrf,
+  field({
+    name: 'confirm',
+    label: 'Type DELETE to confirm',
+    autocomplete: 'off',
+    errors: state.errors,
+  }),
+  'Delete my account',
+)}
+</section>
+<form method="post" action="${pages.url(request, 'sign-out')}" class="sign-out">
+<input type="hidden" name="_csrf" value="${csrf}">
+<button type="submit">Sign out</button>
+</form>`
+    return pages.send(request, reply, 'Your account', body, { status: state.status, wide: true })
+  }
+
+  app.get('/account', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    return accountPage(request, reply, session, { note: NOTES[request.query.done ?? ''] })
+  })
+
+  app.post('/account/password', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      await pages.api(request, session.accessToken).changePassword({
+        body: {
+          currentPassword: text(request.body, 'currentPassword'),
+          newPassword: text(request.body, 'newPassword'),
+        },
+      })
+      return pages.redirect(request, reply, 'account?done=password')
+    } catch (error) {
+      const errors = formErrors(error, { password: 'newPassword' })
+      if (errors.form === 'The email address or password is not right.') {
+        errors.form = undefined
+        errors.fields = { currentPassword: 'Your current password is not right.' }
+      }
+      return accountPage(request, reply, session, { errors, status: statusOf(error) })
+    }
+  })
+
+  const enrolPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    enrolment: { secret: string; qrCodeSvg: string },
+    errors?: FormErrors,
+  ) => {
+    const body = html`<h1>Set up an authenticator app</h1>
+<p>Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
+<figure class="qr">${enrolment.qrCodeSvg && raw(enrolment.qrCodeSvg)}<figcaption>Key: <code class="secret">${enrolment.secret}</code></figcaption></figure>
+${errorSummary(errors)}
+${form(
+  pages.url(request, 'account/totp/verify'),
+  pages.csrf(request, reply),
+  html`<input type="hidden" name="secret" value="${enrolment.secret}">
+${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors })}`,
+  'Confirm',
+)}
+<p><a href="${pages.url(request, 'account')}">Cancel</a></p>`
+    return pages.send(request, reply, 'Set up an authenticator', body)
+  }
+
+  app.post('/account/totp', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      const enrolment = await pages.api(request, session.accessToken).enrollTotp()
+      return enrolPage(request, reply, enrolment)
+    } catch (error) {
+      return accountPage(request, reply, session, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/account/totp/verify', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      const answer = (await pages.api(request, session.accessToken).verifyTotp({
+        body: { code: text(request.body, 'code') },
+      })) as { recoveryCodes?: string[] }
+      if (answer.recoveryCodes)
+        return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
+      return pages.redirect(request, reply, 'account?done=totp')
+    } catch (error) {
+      // The key is shown again as the user posted it (escaped; it is their own). The QR code
+      // is not: markup from a form is never rendered.
+      const enrolment = { secret: text(request.body, 'secret'), qrCodeSvg: '' }
+      return enrolPage(request, reply, enrolment, formErrors(error, { totpCode: 'code' }))
+    }
+  })
+
+  app.post('/account/delete', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    if (text(request.body, 'confirm') !== 'DELETE') {
+      return accountPage(request, reply, session, {
+        errors: { fields: { confirm: 'Type DELETE, in capitals, to confirm.' } },
+        status: 400,
+      })
+    }
+    try {
+      await pages.api(request, session.accessToken).deleteMe()
+    } catch (error) {
+      return accountPage(request, reply, session, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+    pages.endSession(request, reply)
+    return pages.send(
+      request,
+      reply,
+      'Account deleted',
+      html`<h1>Your account is deleted</h1><p>You are signed out everywhere.</p>`,
+    )
+  })
+}
