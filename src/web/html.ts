@@ -21,7 +21,7 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 }
 
-export function escape(text: string): string {
+export function escapeText(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c])
 }
 
@@ -29,7 +29,7 @@ function render(value: unknown): string {
   if (value === null || value === undefined || value === false) return ''
   if (value instanceof Html) return value.value
   if (Array.isArray(value)) return value.map(render).join('')
-  return escape(String(value))
+  return escapeText(String(value))
 }
 
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {

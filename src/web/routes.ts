@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
 import { Pages } from './context.ts'
-import { escape } from './html.ts'
+import { escapeText } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
 import { accountRoutes } from './pages/account.ts'
 import { signInRoutes } from './pages/signin.ts'
@@ -31,7 +31,7 @@ export async function assetRoutes(app: FastifyInstance): Promise<void> {
 
 /** A page for an error before a page could be drawn (an unknown workspace, a bad body). */
 function errorDocument(status: number, title: string, message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escape(title)}</title><link rel="stylesheet" href="/assets/pages.css"></head><body><main class="card"><h1>${escape(title)}</h1><p>${escape(message)}</p></main></body></html>`
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title><link rel="stylesheet" href="/assets/pages.css"></head><body><main class="card"><h1>${escapeText(title)}</h1><p>${escapeText(message)}</p></main></body></html>`
 }
 
 export async function pageRoutes(
