@@ -43,7 +43,7 @@ const REASONS: Record<string, [string | undefined, string]> = {
 const FIELD_WORDS: Record<string, string> = {
   email: 'Enter an email address, like name@example.com.',
   password: 'Enter a password.',
-  newPassword: 'Enter a new password of at least 8 characters.',
+  newPassword: 'Enter a new password.',
   currentPassword: 'Enter your current password.',
   code: 'Enter the 6-digit code.',
   totpCode: 'Enter the 6-digit code from your authenticator app.',
@@ -69,13 +69,17 @@ export function formErrors(error: unknown, fieldFor: Record<string, string> = {}
   }
   if (error.reason === 'validation') {
     const fields: Record<string, string> = {}
-    const issues = (error.details?.issues ?? []) as { path?: string }[]
+    const issues = (error.details?.issues ?? []) as { path?: string; message?: string }[]
     for (const issue of issues) {
       const name = String(issue.path ?? '')
         .replace(/^body\.?/, '')
         .split('.')[0]
       if (name && !fields[rename(name)]) {
-        fields[rename(name)] = FIELD_WORDS[name] ?? 'Check this value.'
+        // A length rule says its number ("Use at least 12 characters.").
+        const shorter = /fewer than (\d+) characters/.exec(issue.message ?? '')
+        fields[rename(name)] = shorter
+          ? `Use at least ${shorter[1]} characters.`
+          : (FIELD_WORDS[name] ?? 'Check this value.')
       }
     }
     return Object.keys(fields).length > 0 ? { fields } : { form: 'Please check the form.' }

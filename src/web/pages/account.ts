@@ -4,12 +4,12 @@
 // so a reload never repeats an action.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pages } from '../context.ts'
-import { html, raw } from '../html.ts'
+import { html } from '../html.ts'
 import type { Form } from '../http.ts'
 import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
-import { expiredForm, recoveryCodesPage, statusOf } from './signin.ts'
+import { expiredForm, recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
@@ -71,7 +71,7 @@ ${form(
   csrf,
   html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>
 ${field({ name: 'currentPassword', label: 'Current password', type: 'password', autocomplete: 'current-password', errors: state.errors })}
-${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters. Your other sessions will be signed out.', errors: state.errors })}`,
+${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. Your other sessions will be signed out.', errors: state.errors })}`,
   'Change password',
 )}
 </section>`
@@ -138,17 +138,18 @@ ${form(
   const enrolPage = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    enrolment: { secret: string; qrCodeSvg: string },
+    email: string,
+    secret: string,
     errors?: FormErrors,
   ) => {
     const body = html`<h1>Set up an authenticator app</h1>
 <p>Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
-<figure class="qr">${enrolment.qrCodeSvg && raw(enrolment.qrCodeSvg)}<figcaption>Key: <code class="secret">${enrolment.secret}</code></figcaption></figure>
+${await totpFigure(request.tenant.name, email, secret)}
 ${errorSummary(errors)}
 ${form(
   pages.url(request, 'account/totp/verify'),
   pages.csrf(request, reply),
-  html`<input type="hidden" name="secret" value="${enrolment.secret}">
+  html`<input type="hidden" name="secret" value="${secret}">
 ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors })}`,
   'Confirm',
 )}
@@ -161,8 +162,10 @@ ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autoco
     const session = await signedIn(request, reply)
     if (!session) return reply
     try {
-      const enrolment = await pages.api(request, session.accessToken).enrollTotp()
-      return enrolPage(request, reply, enrolment)
+      const api = pages.api(request, session.accessToken)
+      const enrolment = await api.enrollTotp()
+      const me = (await api.getMe()) as Me
+      return enrolPage(request, reply, me.email, enrolment.secret)
     } catch (error) {
       return accountPage(request, reply, session, {
         errors: formErrors(error),
@@ -175,18 +178,20 @@ ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autoco
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
+    const api = pages.api(request, session.accessToken)
     try {
-      const answer = (await pages.api(request, session.accessToken).verifyTotp({
+      const answer = (await api.verifyTotp({
         body: { code: text(request.body, 'code') },
       })) as { recoveryCodes?: string[] }
       if (answer.recoveryCodes)
         return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
       return pages.redirect(request, reply, 'account?done=totp')
     } catch (error) {
-      // The key is shown again as the user posted it (escaped; it is their own). The QR code
-      // is not: markup from a form is never rendered.
-      const enrolment = { secret: text(request.body, 'secret'), qrCodeSvg: '' }
-      return enrolPage(request, reply, enrolment, formErrors(error, { totpCode: 'code' }))
+      // The key comes back as the user posted it (their own; escaped, and drawn as a QR code
+      // only when it is a base32 key).
+      const me = (await api.getMe()) as Me
+      const errors = formErrors(error, { totpCode: 'code' })
+      return enrolPage(request, reply, me.email, text(request.body, 'secret'), errors)
     }
   })
 

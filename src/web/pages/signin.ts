@@ -3,6 +3,7 @@
 // waiting for its second factor carries its first factor sealed in the form (session.ts,
 // `sealPending`), never in a cookie or on the server.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
 import type { Tenant } from '../../modules/tenants/queries.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
@@ -251,13 +252,13 @@ ${form(
     request: FastifyRequest,
     reply: FastifyReply,
     pending: Pending,
-    enrolment: { secret: string; qrCodeSvg: string },
+    secret: string,
     errors?: FormErrors,
   ) => {
-    const sealed = sealPending(pages.ctx(request), request, { ...pending, enrolment })
+    const sealed = sealPending(pages.ctx(request), request, { ...pending, secret })
     const body = html`<h1>Set up an authenticator app</h1>
 <p>This workspace asks for a second factor. Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
-<figure class="qr">${raw(enrolment.qrCodeSvg)}<figcaption>Key: <code class="secret">${enrolment.secret}</code></figcaption></figure>
+${await totpFigure(request.tenant.name, pending.email, secret)}
 ${errorSummary(errors)}
 ${form(
   pages.url(request, 'sign-in/code/enrol'),
@@ -306,7 +307,8 @@ ${form(
           const enrolment = await api.initialEnrollTotp({
             body: { email: pending.email, loginCode: code },
           })
-          return enrolPage(request, reply, { email: pending.email, loginCode: code }, enrolment)
+          const pendingCode = { email: pending.email, loginCode: code }
+          return enrolPage(request, reply, pendingCode, enrolment.secret)
         } catch (inner) {
           return codeEntryPage(request, reply, pending.email, {
             errors: formErrors(inner),
@@ -345,9 +347,9 @@ ${form(
 
   app.post('/sign-in/code/enrol', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    type Enrolling = Pending & { enrolment: { secret: string; qrCodeSvg: string } }
+    type Enrolling = Pending & { secret: string }
     const pending = openPending<Enrolling>(pages.ctx(request), request, request.body?.pending)
-    if (!pending?.loginCode || !pending.enrolment) return codeRequestPage(request, reply)
+    if (!pending?.loginCode || !pending.secret) return codeRequestPage(request, reply)
     try {
       const envelope = await pages.api(request).initialVerifyTotp({
         body: {
@@ -358,13 +360,8 @@ ${form(
       })
       return finish(request, reply, envelope)
     } catch (error) {
-      return enrolPage(
-        request,
-        reply,
-        pending,
-        pending.enrolment,
-        formErrors(error, { code: 'totpCode' }),
-      )
+      const { secret, ...rest } = pending
+      return enrolPage(request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
     }
   })
 
@@ -381,7 +378,7 @@ ${form(
   pages.url(request, 'sign-up'),
   pages.csrf(request, reply),
   html`${field({ name: 'email', label: 'Email address', type: 'email', autocomplete: 'username', value: state.email, errors: state.errors })}
-${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
   'Create account',
 )}
 <p>Already have an account? <a href="${pages.url(request, 'sign-in')}">Sign in</a></p>`
@@ -428,7 +425,7 @@ ${form(
   pages.url(request, 'invite'),
   pages.csrf(request, reply),
   html`${hidden('token', token)}
-${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
+${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
   'Accept invitation',
 )}`
     return pages.send(request, reply, 'Accept invitation', body, { status: state.status })
@@ -491,6 +488,17 @@ export function recoveryCodesPage(
 <ul class="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
 <p><a class="button primary" href="${pages.url(request, 'account')}">I have saved them</a></p>`
   return pages.send(request, reply, 'Recovery codes', body)
+}
+
+/**
+ * The QR code and key of an authenticator being set up, drawn here from the secret (the
+ * user's own, shown to them only), so no markup ever travels through a form.
+ */
+export async function totpFigure(tenantName: string, email: string, secret: string): Promise<Html> {
+  const svg = /^[A-Z2-7]{16,128}$/.test(secret)
+    ? await qrCodeSvg(otpauthUri(tenantName, email, secret))
+    : ''
+  return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
 }
 
 export function statusOf(error: unknown): number {
