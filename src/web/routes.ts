@@ -30,7 +30,7 @@ export async function assetRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** A page for an error before a page could be drawn (an unknown workspace, a bad body). */
-function errorDocument(status: number, title: string, message: string): string {
+function errorDocument(title: string, message: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title><link rel="stylesheet" href="/assets/pages.css"></head><body><main class="card"><h1>${escapeText(title)}</h1><p>${escapeText(message)}</p></main></body></html>`
 }
 
@@ -51,11 +51,7 @@ export async function pageRoutes(
         return reply
           .code(404)
           .send(
-            errorDocument(
-              404,
-              'No such workspace',
-              'Check the address: this workspace does not exist.',
-            ),
+            errorDocument('No such workspace', 'Check the address: this workspace does not exist.'),
           )
       }
       const status = error instanceof AppError ? error.status : (error.statusCode ?? 500)
@@ -63,13 +59,12 @@ export async function pageRoutes(
         request.log.error({ err: error }, 'page failed')
         return reply
           .code(500)
-          .send(errorDocument(500, 'Something went wrong', 'Please try again in a moment.'))
+          .send(errorDocument('Something went wrong', 'Please try again in a moment.'))
       }
       return reply
         .code(status)
         .send(
           errorDocument(
-            status,
             'This request could not be read',
             'Go back, reload the page and try again.',
           ),
@@ -81,7 +76,7 @@ export async function pageRoutes(
     return reply
       .code(404)
       .type('text/html; charset=utf-8')
-      .send(errorDocument(404, 'Page not found', 'There is no page at this address.'))
+      .send(errorDocument('Page not found', 'There is no page at this address.'))
   })
   const pages = new Pages(root, deps)
   signInRoutes(app, pages)
