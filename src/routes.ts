@@ -23,6 +23,7 @@ import { installAuthentication } from './plugins/auth.ts'
 import { installInputHygiene } from './plugins/hygiene.ts'
 import { installRateLimits } from './plugins/rate-limits.ts'
 import { installTenantResolution } from './plugins/tenant.ts'
+import { consoleRoutes } from './web/console.ts'
 import { assetRoutes, pageRoutes } from './web/routes.ts'
 
 const TENANT = '/v1/:tenantSlug'
@@ -51,5 +52,6 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
+  await app.register(consoleRoutes)
   await app.register(pageRoutes, { deps, root: app, prefix: '/t/:tenantSlug' })
 }

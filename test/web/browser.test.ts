@@ -128,22 +128,33 @@ test('invited user: accept, set up an authenticator, sign out, sign back in with
   )
   server.deps.tenants.forget(tenant.slug)
 
-  // The admin invites; the mail holds the link to the invitation page.
+  // The admin signs in to the console and invites the user from it.
+  const adminContext = await browser.newContext({ viewport: VIEWPORTS.desktop })
+  const console_ = await adminContext.newPage()
+  await console_.goto(`${server.url}/console/?tenant=${tenant.slug}`)
+  await typeInto(console_, 'email', tenant.adminEmail)
+  await typeInto(console_, 'password', STRONG_PASSWORD)
+  await console_.keyboard.press('Enter')
+  await console_.waitForSelector('h1:has-text("Users")')
+  await console_.waitForSelector(`td:has-text("${tenant.adminEmail}")`)
+  await visit(console_, 'console-users')
+  await console_.getByRole('link', { name: 'Invites' }).click()
+  await console_.waitForSelector('h1:has-text("Invites")')
   const email = uniqueEmail('grace')
   const before = sink.to(email).length
-  const invite = await server.request(
-    'POST',
-    `/v1/${tenant.slug}/invites`,
-    { email, role: 'Member' },
-    { token: admin },
-  )
-  assert.equal(invite.status, 200)
+  await typeInto(console_, 'invite-email', email)
+  await console_.keyboard.press('Enter')
+  const shownLink = (await console_.getByTestId('invite-link').textContent()) ?? ''
+  assert.match(shownLink, new RegExp(`/t/${tenant.slug}/invite\\?token=`))
+  await console_.waitForSelector(`td:has-text("${email}")`)
+  await visit(console_, 'console-invites')
+
+  // The mail holds the link to the invitation page.
   const mail = await sink.waitFor(email, before + 1)
   const mailed = mail.text.split('\n').find((line) => line.includes('/invite?token=')) ?? ''
   assert.ok(mailed.startsWith(`${server.deps.config.publicUrl}/t/${tenant.slug}/invite?token=`))
   // PUBLIC_URL of the tests names no host; the same path on the test server's address.
   const link = mailed.replace(server.deps.config.publicUrl, server.url)
-
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
   const page = await context.newPage()
   const csp: string[] = []
@@ -215,7 +226,20 @@ test('invited user: accept, set up an authenticator, sign out, sign back in with
   assert.ok(cookies.length >= 2 && cookies.every((c) => c.httpOnly && c.sameSite === 'Lax'))
   assert.deepEqual(csp, [], 'no Content-Security-Policy violation')
 
-  // The admin's audit log shows each step, by the user's id and from the browser's address.
+  // The admin sees each step in the console's audit log (searched by the address).
+  await console_.getByRole('link', { name: 'Audit log' }).click()
+  await typeInto(console_, 'f-search', email)
+  await console_.keyboard.press('Enter')
+  await console_.waitForSelector('.events .action:text-is("UserLogin")')
+  const shown = await console_.locator('.events .action').allTextContents()
+  for (const action of ['InviteCreated', 'InviteAccepted', 'MfaTotpEnrolled', 'UserLogin']) {
+    assert.ok(shown.includes(action), `${action} in the console: ${shown.join(', ')}`)
+  }
+  await console_.locator('.events summary').first().click()
+  await visit(console_, 'console-audit')
+  await adminContext.close()
+
+  // The same, through the API: by the user's id and from the browser's address.
   const audit = await server.request('GET', `/v1/${tenant.slug}/audit?limit=100`, undefined, {
     token: admin,
   })
