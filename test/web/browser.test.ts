@@ -15,6 +15,7 @@ import { totpAt } from '../fixtures/mfa.ts'
 import {
   createTenant,
   STRONG_PASSWORD,
+  signup,
   startTestServer,
   type TestServer,
   uniqueEmail,
@@ -288,5 +289,89 @@ test('sign-up, sign-in errors and the emailed-code pages are axe clean at both w
   await page.keyboard.press('Enter')
   await page.waitForSelector('h1:has-text("Check your email")')
   await visit(page, 'code-entry')
+  await context.close()
+})
+
+test('console: users, API keys, settings with a logo, identity provider; axe clean at both widths', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Initech' })
+  const member = await signup(server, tenant.slug)
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
+  const page = await context.newPage()
+  await page.goto(`${server.url}/console/?tenant=${tenant.slug}`)
+  await visit(page, 'console-sign-in')
+
+  // A Member is turned away.
+  await typeInto(page, 'email', member.email)
+  await typeInto(page, 'password', STRONG_PASSWORD)
+  await page.keyboard.press('Enter')
+  await page.waitForSelector('text=This console is for administrators')
+
+  await page.fill('#email', tenant.adminEmail)
+  await page.fill('#password', STRONG_PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForSelector(`td:has-text("${member.email}")`)
+
+  // Users: make the member an Admin, suspend them, filter by address.
+  await page.selectOption(`#role-${member.user.id}`, 'Admin')
+  await page
+    .getByRole('row', { name: new RegExp(member.email) })
+    .getByRole('button', { name: 'Suspend' })
+    .click()
+  await page.waitForSelector(`tr:has-text("${member.email}") >> text=Suspended`)
+  const row = await server.request('GET', `/v1/${tenant.slug}/users?limit=100`, undefined, {
+    token: tenant.admin.accessToken,
+  })
+  const changed = row.body.items.find((u: { id: string }) => u.id === member.user.id)
+  assert.equal(changed.role, 'Admin')
+  assert.equal(changed.status, 'Suspended')
+  await page.fill('#user-filter', member.email.slice(0, 8))
+  assert.equal(await page.locator('tbody tr').count(), 1)
+
+  // API keys: the secret is shown once.
+  await page.getByRole('link', { name: 'API keys' }).click()
+  await page.fill('#key-name', 'CI deploys')
+  await page.getByRole('button', { name: 'Create key' }).click()
+  const secret = (await page.getByTestId('api-key').textContent()) ?? ''
+  assert.match(secret, /^ak_live_/)
+  const byKey = await server.request('GET', `/v1/${tenant.slug}/users`, undefined, {
+    token: secret,
+  })
+  assert.equal(byKey.status, 200, 'the key shown works')
+  await page.waitForSelector('td:has-text("CI deploys")')
+  await visit(page, 'console-api-keys')
+
+  // Settings: a policy and a logo with its preview.
+  await page.getByRole('link', { name: 'Settings' }).click()
+  await page.waitForSelector('#mfa-policy')
+  await page.selectOption('#mfa-policy', 'Optional')
+  await page.check('#flag-requireVerifiedEmail')
+  await page.getByRole('button', { name: 'Save settings' }).click()
+  await page.waitForSelector('text=Saved.')
+  await page.setInputFiles('#logo-file', {
+    name: 'logo.png',
+    mimeType: 'image/png',
+    buffer: png({ width: 48, height: 48 }),
+  })
+  await page.waitForSelector('img[alt="New logo preview"]')
+  await visit(page, 'console-settings')
+  await page.getByRole('button', { name: 'Upload logo' }).click()
+  await page.waitForSelector('img[alt="Current logo"]')
+  const stored = await server.request('GET', `/v1/${tenant.slug}/tenant`, undefined, {
+    token: tenant.admin.accessToken,
+  })
+  assert.equal(stored.body.mfaPolicy, 'Optional')
+  assert.equal(stored.body.requireVerifiedEmail, true)
+  assert.ok(stored.body.logoUrl)
+
+  // Identity provider credentials: stored, the secret never shown.
+  await page.getByRole('link', { name: 'Identity provider' }).click()
+  await page.fill('#idp-client', 'client-42')
+  await page.fill('#idp-secret', 'very-secret-value')
+  await page.getByRole('button', { name: 'Save credentials' }).click()
+  await page.waitForSelector('text=Client client-42 is stored')
+  assert.ok(!(await page.content()).includes('very-secret-value'))
+  await visit(page, 'console-identity-provider')
   await context.close()
 })
