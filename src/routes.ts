@@ -12,6 +12,7 @@ import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
+import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
@@ -43,6 +44,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(meRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })
+  await app.register(passkeyRoutes, { deps, prefix: TENANT })
   await app.register(oauthRoutes, { deps, prefix: TENANT })
   await app.register(tenantAdminRoutes, { deps, prefix: TENANT })
   await app.register(userAdminRoutes, { deps, prefix: TENANT })

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test'
 import { png } from '../../test/fixtures/logos.ts'
 import { totpAt } from '../../test/fixtures/mfa.ts'
 import { discoveryConfig, newAccount, redirectUriOf } from '../../test/fixtures/oauth.ts'
+import { SoftAuthenticator } from '../../test/fixtures/passkeys.ts'
 import {
   STRONG_PASSWORD,
   startTestServer,
@@ -130,6 +131,29 @@ test('every operationId is called through the SDK against the real service', asy
   })
   assert.deepEqual(verified, { ok: true })
   server.clock.advance(30)
+
+  // Passkeys: one made by a software authenticator, signed in with (no second factor
+  // asked, though TOTP is on), listed and removed.
+  const authenticator = new SoftAuthenticator()
+  const creation = await pub.passkeyRegistrationOptions({ token: byCode.accessToken })
+  const passkey = await pub.registerPasskey({
+    token: byCode.accessToken,
+    body: { response: authenticator.create(creation), name: 'SDK' },
+  })
+  assert.equal(passkey.name, 'SDK')
+  const request = await pub.passkeySignInOptions({ body: { email } })
+  const byPasskey = await pub.passkeySignIn({ body: { response: authenticator.get(request) } })
+  assert.equal(byPasskey.user.id, signedUp.user.id)
+  const held = await pub.listPasskeys({ token: byPasskey.accessToken })
+  assert.deepEqual(
+    held.items.map((p) => p.id),
+    [passkey.id],
+  )
+  const removed = await pub.deletePasskey({
+    token: byPasskey.accessToken,
+    path: { id: passkey.id },
+  })
+  assert.deepEqual(removed, { ok: true })
 
   // Email OTP as the second factor of a password login.
   await server.deps.mailer.drain()

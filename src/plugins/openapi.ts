@@ -21,6 +21,7 @@ import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
 import { mfaComponents } from '../modules/mfa/schemas.ts'
 import { oauthComponents } from '../modules/oauth/schemas.ts'
+import { passkeyComponents } from '../modules/passkeys/schemas.ts'
 import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
 import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
@@ -38,6 +39,7 @@ const COMPONENTS = [
   ...userComponents,
   ...passwordlessComponents,
   ...mfaComponents,
+  ...passkeyComponents,
   ...oauthComponents,
   ...apiKeyComponents,
   ...inviteComponents,
@@ -119,6 +121,7 @@ const TAGS = [
   { name: 'Authentication', description: 'Sign-up, sign-in, sessions and sign-out.' },
   { name: 'Current user', description: 'The signed-in user: its record, password, account.' },
   { name: 'MFA', description: 'TOTP enrolment and emailed second-factor codes.' },
+  { name: 'Passkeys', description: 'WebAuthn passkeys: registering, listing, signing in.' },
   {
     name: 'Identity-provider OAuth',
     description: "Hosted sign-in through the tenant's identity provider.",

@@ -407,6 +407,107 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/me/passkeys/registration-options': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Begin registering a passkey: options for navigator.credentials.create
+     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     */
+    post: operations['passkeyRegistrationOptions']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/passkeys': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The signed-in user's passkeys */
+    get: operations['listPasskeys']
+    put?: never
+    /**
+     * Finish registering a passkey with the authenticator’s response
+     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     */
+    post: operations['registerPasskey']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/passkeys/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Remove one of the signed-in user’s passkeys
+     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`.
+     */
+    delete: operations['deletePasskey']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/passkey/options': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Begin a passkey sign-in: options for navigator.credentials.get
+     * @description Without `email`, `allowCredentials` is empty: the browser offers any discoverable passkey of this site. With `email`, that address’s passkeys; an unknown address answers the same shape (a decoy credential). The challenge is single use and valid 5 minutes. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     */
+    post: operations['passkeySignInOptions']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/passkey/verify': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Sign in with a passkey (no second factor is asked)
+     * @description The response of navigator.credentials.get (AuthenticationResponseJSON). 401 `invalid_credentials` for an unknown credential, a bad signature, a used, expired or foreign challenge, a wrong origin or RP ID, no user verification, or a signature counter that went backwards; `account_suspended` for a suspended user. Counts in the sign-in failure budgets (429). 403 `passkeys_disabled` when the tenant turned passkeys off.
+     */
+    post: operations['passkeySignIn']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/oauth/idp/credentials': {
     parameters: {
       query?: never
@@ -883,6 +984,74 @@ export interface components {
       otpauthUri: string
       /** @description The otpauth URI as an SVG QR code */
       qrCodeSvg: string
+    }
+    /** @description A passkey (WebAuthn credential) of the signed-in user. */
+    Passkey: {
+      /** Format: uuid */
+      id: string
+      name: string
+      /** Format: date-time */
+      createdAt: string
+      lastUsedAt: string | null
+    }
+    /** @description The passkeys of the signed-in user, newest first. */
+    PasskeyList: {
+      items: components['schemas']['Passkey'][]
+    }
+    /** @description PublicKeyCredentialCreationOptions as JSON, for navigator.credentials.create. */
+    PasskeyCreationOptions: {
+      /** @description base64url; single use, valid 5 minutes */
+      challenge: string
+      rp: {
+        name: string
+        id: string
+      }
+      user: {
+        /** @description base64url user handle (the 16 bytes of the user id) */
+        id: string
+        name: string
+        displayName: string
+      }
+      pubKeyCredParams: {
+        alg: number
+        /** @enum {string} */
+        type: 'public-key'
+      }[]
+      /** @description Milliseconds */
+      timeout: number
+      attestation: string
+      excludeCredentials: {
+        /** @description base64url credential id */
+        id: string
+        /** @enum {string} */
+        type: 'public-key'
+        transports?: string[]
+      }[]
+      authenticatorSelection: {
+        residentKey: string
+        requireResidentKey: boolean
+        userVerification: string
+      }
+      extensions: {
+        credProps: boolean
+      }
+    }
+    /** @description PublicKeyCredentialRequestOptions as JSON, for navigator.credentials.get. */
+    PasskeyRequestOptions: {
+      /** @description base64url; single use, valid 5 minutes */
+      challenge: string
+      rpId: string
+      /** @description Milliseconds */
+      timeout: number
+      /** @description Empty: any discoverable credential of this site. */
+      allowCredentials: {
+        /** @description base64url credential id */
+        id: string
+        /** @enum {string} */
+        type: 'public-key'
+        transports?: string[]
+      }[]
+      userVerification: string
     }
     /** @description Where to send the browser: the provider's sign-in. */
     AuthorizationStart: {
@@ -2266,6 +2435,454 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `invalid_credentials`, `account_suspended`, `password_login_disabled`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  passkeyRegistrationOptions: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description PublicKeyCredentialCreationOptions as JSON, for navigator.credentials.create. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PasskeyCreationOptions']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listPasskeys: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The passkeys of the signed-in user, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PasskeyList']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  registerPasskey: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Laptop",
+         *       "response": {
+         *         "id": "x4Ba8vXb3Qf0kL8oYbVd5A",
+         *         "rawId": "x4Ba8vXb3Qf0kL8oYbVd5A",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+         *           "attestationObject": "o2NmbXRkbm9uZQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        'application/json': {
+          response: {
+            /** @description base64url credential id */
+            id: string
+            /** @description base64url credential id */
+            rawId: string
+            /** @enum {string} */
+            type: 'public-key'
+            authenticatorAttachment?: 'platform' | 'cross-platform'
+            /** @description Client extension results (not used). */
+            clientExtensionResults?: Record<string, never>
+            response: {
+              clientDataJSON: string
+              attestationObject: string
+              transports?: string[]
+            }
+          }
+          /** @description How the passkey is listed; default: the browser and system family. */
+          name?: string
+        }
+      }
+    }
+    responses: {
+      /** @description A passkey (WebAuthn credential) of the signed-in user. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Passkey']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `already_enrolled`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deletePasskey: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  passkeySignInOptions: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email?: string
+        }
+      }
+    }
+    responses: {
+      /** @description PublicKeyCredentialRequestOptions as JSON, for navigator.credentials.get. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PasskeyRequestOptions']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  passkeySignIn: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "response": {
+         *         "id": "x4Ba8vXb3Qf0kL8oYbVd5A",
+         *         "rawId": "x4Ba8vXb3Qf0kL8oYbVd5A",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
+         *           "signature": "MEUCIQDx"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        'application/json': {
+          response: {
+            /** @description base64url credential id */
+            id: string
+            /** @description base64url credential id */
+            rawId: string
+            /** @enum {string} */
+            type: 'public-key'
+            authenticatorAttachment?: 'platform' | 'cross-platform'
+            /** @description Client extension results (not used). */
+            clientExtensionResults?: Record<string, never>
+            response: {
+              clientDataJSON: string
+              authenticatorData: string
+              signature: string
+              userHandle?: string
+            }
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description A new session: the user and its token pair. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['TokenEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `invalid_credentials`, `account_suspended`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      403: {
         headers: {
           [name: string]: unknown
         }

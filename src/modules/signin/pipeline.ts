@@ -30,7 +30,7 @@ export interface FirstFactorProof {
   /** The try reserved in the failure budgets (CONTRACT §6 and §8). */
   attempt: SignInTry
   /** How the user signed in: `via` of UserLogin. */
-  via: 'password' | 'passwordless'
+  via: 'password' | 'passwordless' | 'passkey'
   /** Spends the factor in the session's transaction (a login code is used up here). */
   spend(tx: Handle): Promise<Spent>
 }

@@ -1,0 +1,146 @@
+// The queries of the passkeys and webauthn_challenges tables; no other file writes them.
+// Every query names the tenant: a credential or a challenge of another tenant is never found.
+import type { Handle } from '../../db/client.ts'
+import { and, desc, eq, gt, isNull, lt } from '../../db/orm.ts'
+import { passkeys, webauthnChallenges } from '../../db/schema.ts'
+
+export type PasskeyRow = typeof passkeys.$inferSelect
+export type Ceremony = 'registration' | 'authentication'
+
+export async function insertChallenge(
+  db: Handle,
+  row: {
+    tenantId: string
+    challengeHash: string
+    ceremony: Ceremony
+    userId: string | null
+    now: Date
+    expiresAt: Date
+  },
+): Promise<void> {
+  await db.insert(webauthnChallenges).values({
+    tenantId: row.tenantId,
+    challengeHash: row.challengeHash,
+    ceremony: row.ceremony,
+    userId: row.userId,
+    createdAt: row.now,
+    expiresAt: row.expiresAt,
+  })
+}
+
+/**
+ * Spends a challenge in one statement (`UPDATE … WHERE used_at IS NULL RETURNING`):
+ * unknown, used, expired, other tenants' and the other ceremony's challenges answer
+ * undefined, and of two concurrent ceremonies with one challenge only one gets it.
+ * Answers the user the challenge was issued for (null: any user).
+ */
+export async function spendChallenge(
+  db: Handle,
+  tenantId: string,
+  challengeHash: string,
+  ceremony: Ceremony,
+  now: Date,
+): Promise<{ userId: string | null } | undefined> {
+  const rows = await db
+    .update(webauthnChallenges)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(webauthnChallenges.tenantId, tenantId),
+        eq(webauthnChallenges.challengeHash, challengeHash),
+        eq(webauthnChallenges.ceremony, ceremony),
+        isNull(webauthnChallenges.usedAt),
+        gt(webauthnChallenges.expiresAt, now),
+      ),
+    )
+    .returning({ userId: webauthnChallenges.userId })
+  return rows[0]
+}
+
+/** Drops a tenant's challenges that expired more than `graceSeconds` ago (they can only fail). */
+export async function deleteStaleChallenges(
+  db: Handle,
+  tenantId: string,
+  now: Date,
+  graceSeconds: number,
+): Promise<void> {
+  await db
+    .delete(webauthnChallenges)
+    .where(
+      and(
+        eq(webauthnChallenges.tenantId, tenantId),
+        lt(webauthnChallenges.expiresAt, new Date(now.getTime() - graceSeconds * 1000)),
+      ),
+    )
+}
+
+/** A user's passkeys, newest first. */
+export async function listPasskeys(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select()
+    .from(passkeys)
+    .where(and(eq(passkeys.tenantId, tenantId), eq(passkeys.userId, userId)))
+    .orderBy(desc(passkeys.createdAt), desc(passkeys.id))
+}
+
+export async function findPasskeyByCredentialId(
+  db: Handle,
+  tenantId: string,
+  credentialId: string,
+): Promise<PasskeyRow | undefined> {
+  const rows = await db
+    .select()
+    .from(passkeys)
+    .where(and(eq(passkeys.tenantId, tenantId), eq(passkeys.credentialId, credentialId)))
+    .limit(1)
+  return rows[0]
+}
+
+/** Inserts a passkey; undefined when the credential id is already registered in the tenant. */
+export async function insertPasskey(
+  db: Handle,
+  row: typeof passkeys.$inferInsert,
+): Promise<PasskeyRow | undefined> {
+  const rows = await db.insert(passkeys).values(row).onConflictDoNothing().returning()
+  return rows[0]
+}
+
+/** Deletes one of the user's passkeys; undefined when the user has none with that id. */
+export async function deletePasskey(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  id: string,
+): Promise<PasskeyRow | undefined> {
+  const rows = await db
+    .delete(passkeys)
+    .where(and(eq(passkeys.tenantId, tenantId), eq(passkeys.userId, userId), eq(passkeys.id, id)))
+    .returning()
+  return rows[0]
+}
+
+/**
+ * Records a sign-in with the passkey: the authenticator's new signature counter, the
+ * backup state it reported, the time. Only while the counter still moves forward (or the
+ * authenticator keeps none: both zero), in the same statement, so two assertions of a
+ * cloned authenticator racing with one counter value cannot both pass (WebAuthn §6.1.1).
+ */
+export async function recordPasskeyUse(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  use: { counter: number; backedUp: boolean; now: Date },
+): Promise<PasskeyRow | undefined> {
+  const rows = await db
+    .update(passkeys)
+    .set({ signCount: use.counter, backedUp: use.backedUp, lastUsedAt: use.now })
+    .where(
+      and(
+        eq(passkeys.tenantId, tenantId),
+        eq(passkeys.id, id),
+        use.counter === 0 ? eq(passkeys.signCount, 0) : lt(passkeys.signCount, use.counter),
+      ),
+    )
+    .returning()
+  return rows[0]
+}
