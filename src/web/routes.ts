@@ -9,6 +9,7 @@ import { Pages } from './context.ts'
 import { escapeText } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
 import { accountRoutes } from './pages/account.ts'
+import { passkeyRoutes } from './pages/passkeys.ts'
 import { signInRoutes } from './pages/signin.ts'
 
 const ASSETS = {
@@ -81,4 +82,5 @@ export async function pageRoutes(
   const pages = new Pages(root, deps)
   signInRoutes(app, pages)
   accountRoutes(app, pages)
+  passkeyRoutes(app, pages)
 }

@@ -23,9 +23,18 @@ interface Me {
   tenant?: { name: string }
 }
 
+interface Passkey {
+  id: string
+  name: string
+  createdAt: string
+  lastUsedAt: string | null
+}
+
 const NOTES: Record<string, string> = {
   password: 'Your password is changed. Your other sessions were signed out.',
   totp: 'Your authenticator app is set up.',
+  passkey: 'Your passkey is added. You can sign in with it.',
+  'passkey-removed': 'The passkey is removed.',
 }
 
 const text = (body: Form | undefined, name: string) => {
@@ -48,7 +57,8 @@ export function accountRoutes(app: FastifyInstance, pages: Pages): void {
     state: { note?: string; errors?: FormErrors; status?: number } = {},
   ) => {
     const api = pages.api(request, session.accessToken)
-    const me = (await api.getMe()) as Me
+    const [me, keys] = await Promise.all([api.getMe(), api.listPasskeys()])
+    const passkeys = (keys as { items: Passkey[] }).items
     const csrf = pages.csrf(request, reply)
     const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
     const body = html`<h1>Your account</h1>
@@ -83,6 +93,28 @@ ${
     ? html`<p>An authenticator app protects your sign-ins.</p>`
     : html`<p>Add an authenticator app so that a password alone cannot sign in to your account.</p>
 ${form(pages.url(request, 'account/totp'), csrf, html``, 'Set up an authenticator app')}`
+}
+</section>
+<section aria-labelledby="passkeys-h">
+<h2 id="passkeys-h">Passkeys</h2>
+${
+  passkeys.length === 0
+    ? html`<p>No passkeys yet. A passkey signs you in with your device's screen lock instead of a password.</p>`
+    : html`<ul class="items">${passkeys.map(
+        (
+          p,
+        ) => html`<li><span><strong>${p.name}</strong><br><span class="hint">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</span></span>
+<form method="post" action="${pages.url(request, `account/passkeys/${p.id}/delete`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="Remove passkey ${p.name}">Remove</button></form></li>`,
+      )}</ul>`
+}
+${
+  request.tenant.passkeysEnabled &&
+  html`<div class="passkey" data-passkey="register" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+<label for="passkey-name">Name for a new passkey (optional)</label>
+<input id="passkey-name" name="passkey-name" type="text" maxlength="100" autocomplete="off">
+<button type="button">Add a passkey</button>
+<p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
+</div>`
 }
 </section>
 <section aria-labelledby="delete-h">

@@ -63,6 +63,13 @@ ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: '
     'Sign in',
   )
 }
+${
+  tenant.passkeysEnabled &&
+  html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+<button type="button" class="primary">Sign in with a passkey</button>
+<p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
+</div>`
+}
 <nav class="alternatives" aria-label="Other ways to sign in">
 <ul>
 ${codesAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-in/code')}">Email me a sign-in code</a></li>`}
