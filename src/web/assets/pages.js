@@ -70,9 +70,9 @@ async function ceremony(element, button) {
     }
   } catch (error) {
     say(
-      error && error.name === 'NotAllowedError'
+      error?.name === 'NotAllowedError'
         ? 'The passkey request was cancelled or timed out.'
-        : (error && error.message) || 'That did not work. Please try again.',
+        : error?.message || 'That did not work. Please try again.',
     )
     button.disabled = false
   }
