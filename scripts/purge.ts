@@ -2,6 +2,10 @@
 // from DATABASE_URL (or the embedded database), once, recording UserHardDeleted for each.
 // The service also does this hourly; this command is for cron jobs and operators.
 //
+// It then removes the workspaces closed (DELETE tenant) more than USER_RETENTION_DAYS ago
+// with every row they own, audit events included, which frees their slugs. Only this
+// command does that.
+//
 // It then prunes the rows that can never be used again and have been so for more than
 // DEAD_ROW_DAYS: expired refresh tokens (every refresh leaves its spent one behind),
 // sessions ended that long ago, expired one-time codes and OAuth states (db/cross-tenant.ts
@@ -13,6 +17,7 @@ import { openDatabase } from '../src/db/client.ts'
 import { PRUNED_TABLES, pruneDeadRows } from '../src/db/cross-tenant.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { AuditRecorder } from '../src/modules/audit/recorder.ts'
+import { purgeTenants } from '../src/modules/tenants/purge.ts'
 import { purgeUsers } from '../src/modules/users/admin-purge.ts'
 
 /** Days a row stays after it became unusable (a refresh token's own lifetime again). */
@@ -33,6 +38,15 @@ try {
     })
     console.log(
       `purged ${count} user(s) soft-deleted more than ${config.userRetentionDays} day(s) ago`,
+    )
+    const tenants = await purgeTenants({ db: database.db, clock: systemClock, config })
+    for (const t of tenants) {
+      console.log(
+        `purged tenant ${t.slug} (${t.id}), closed ${t.deletedAt.toISOString()}: ${t.rows} row(s)`,
+      )
+    }
+    console.log(
+      `purged ${tenants.length} tenant(s) closed more than ${config.userRetentionDays} day(s) ago`,
     )
     const cutoff = new Date(systemClock.now().getTime() - DEAD_ROW_DAYS * DAY_MS)
     for (const table of PRUNED_TABLES) {

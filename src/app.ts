@@ -120,6 +120,7 @@ export async function buildApp(
   })
   const audit = new AuditRecorder(clock)
   const revocations = new RevocationCache({ db, pollMs: config.revocationPollMs, redis })
+  const mailer = new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log })
   const deps: Deps = {
     config,
     database,
@@ -134,8 +135,8 @@ export async function buildApp(
     apiKeyUsage: new ApiKeyUsage(db),
     revocations,
     tenants: new TenantCache(db),
-    sessions: new SessionService({ db, clock, audit, tokens, revocations }),
-    mailer: new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log }),
+    sessions: new SessionService({ db, clock, audit, tokens, revocations, mailer, config }),
+    mailer,
     // One per instance: the provider's metadata and keys are cached for every tenant.
     idp: config.idp ? new IdentityProvider(config.idp) : undefined,
   }

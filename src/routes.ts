@@ -6,6 +6,7 @@
 // handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
+import { accountRoutes } from './modules/account/routes.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
@@ -14,7 +15,9 @@ import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
+import { privacyRoutes } from './modules/privacy/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
+import { sessionManagementRoutes } from './modules/sessions/manage-routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
 import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
 import { tenantRoutes } from './modules/tenants/routes.ts'
@@ -42,7 +45,9 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(inviteAcceptRoutes, { deps })
   await app.register(sessionRoutes, { deps, prefix: TENANT })
   await app.register(meRoutes, { deps, prefix: TENANT })
+  await app.register(sessionManagementRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
+  await app.register(accountRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })
   await app.register(passkeyRoutes, { deps, prefix: TENANT })
   await app.register(oauthRoutes, { deps, prefix: TENANT })
@@ -51,6 +56,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })
+  await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)

@@ -85,13 +85,20 @@ describe('security', () => {
     const user = [{ userToken: [] }]
     const userOrKey = [{ userToken: [] }, { apiKey: [] }]
     const expected: [RegExp, unknown[]][] = [
+      // Closing the workspace takes an Admin's own token (CONTRACT §9).
+      [/^DELETE \/v1\/\{tenantSlug\}\/tenant$/, user],
       // API keys act as the tenant's admin on users, invites, audit, tenant and logo...
       [/^\w+ \/v1\/\{tenantSlug\}\/(users|invites|audit|tenant)(\/|$)/, userOrKey],
       // ...never on api-keys or the identity-provider credentials.
       [/^\w+ \/v1\/\{tenantSlug\}\/(api-keys|oauth\/idp\/credentials)(\/|$)/, user],
-      // The current user, logout-all and MFA enrolment need a user token.
-      [/^\w+ \/v1\/\{tenantSlug\}\/(me|auth\/logout-all|mfa\/.+)$/, user],
+      // The current user (me/* too: CONTRACT §9), logout-all and MFA need a user token.
+      [/^\w+ \/v1\/\{tenantSlug\}\/(me(\/.+)?|auth\/logout-all|mfa\/.+)$/, user],
       [/^POST \/v1\/tenants$/, [{}, { tenantCreationToken: [] }]],
+      // Email verification serves the signed-in user and a stranger alike (CONTRACT §9).
+      [
+        /^POST \/v1\/\{tenantSlug\}\/auth\/(request-email-verification|verify-email)$/,
+        [{ userToken: [] }, {}],
+      ],
       // Signing in, the public logo, accepting an invitation and the service are public.
       [/^\w+ \/v1\/\{tenantSlug\}\/(auth\/(?!logout-all)|logo$|oauth\/idp\/(start|callback))/, []],
       [/^POST \/v1\/invites\/accept$/, []],
@@ -161,7 +168,7 @@ describe('components', () => {
   test('operations refer to them instead of inlining the shape', () => {
     const expected: Record<string, string> = {
       login: 'TokenEnvelope',
-      signup: 'TokenEnvelope',
+      resetPassword: 'TokenEnvelope',
       refreshSession: 'TokenEnvelope',
       createTenant: 'TokenEnvelopeWithSlug',
       acceptInvite: 'TokenEnvelopeWithSlug',
@@ -180,6 +187,19 @@ describe('components', () => {
     for (const [operationId, name] of Object.entries(expected)) {
       const schema = json(byId(operationId).responses['200'])?.schema
       assert.deepEqual(schema, { $ref: `#/components/schemas/${name}` }, operationId)
+    }
+    // CONTRACT §9: answers of two shapes are a union of components.
+    const unions: Record<string, string[]> = {
+      signup: ['TokenEnvelope', 'VerificationRequired'],
+      verifyEmail: ['CurrentUser', 'TokenEnvelope'],
+    }
+    for (const [operationId, names] of Object.entries(unions)) {
+      const schema = json(byId(operationId).responses['200'])?.schema
+      assert.deepEqual(
+        schema.anyOf,
+        names.map((name) => ({ $ref: `#/components/schemas/${name}` })),
+        operationId,
+      )
     }
   })
 
@@ -240,7 +260,12 @@ describe('request bodies', () => {
 
 describe('error responses', () => {
   /** Reasons a route answers with another status than the catalogue's (AppError status). */
-  const OTHER_STATUS = new Set(['signup 400 password_login_disabled'])
+  const OTHER_STATUS = new Set([
+    'signup 400 password_login_disabled',
+    // CONTRACT §9: the reset routes refuse a PasswordlessOnly tenant with 403.
+    'requestPasswordReset 403 password_login_disabled',
+    'resetPassword 403 password_login_disabled',
+  ])
 
   test('every one is the Error component and lists its reasons from the catalogue', () => {
     for (const { key, path, op } of operations()) {

@@ -29,6 +29,7 @@ export {
   type SessionClient,
   type SessionClientOptions,
   type TokenEnvelope,
+  type VerificationRequired,
 } from './session.ts'
 export { localStorageStore, memoryStore, type SessionStore, type StorageLike } from './stores.ts'
 export { type AccessTokenClaims, type VerifyOptions, verifyAccessToken } from './verify.ts'

@@ -15,6 +15,12 @@ import { memoryStore, type SessionStore } from './stores.ts'
 
 export type TokenEnvelope = components['schemas']['TokenEnvelope']
 
+/**
+ * What signup answers instead of a session where the workspace requires a verified
+ * address: a code was mailed; `verifyEmail({ email, code })` then signs in.
+ */
+export type VerificationRequired = components['schemas']['VerificationRequired']
+
 /** The stored session: the envelope and when its access token expires (ms since the epoch). */
 export interface Session extends TokenEnvelope {
   expiresAt: number
@@ -42,8 +48,16 @@ interface LockManagerLike {
 export interface SessionClient {
   /** Calls that take a password or a code and start a session (stored, then returned). */
   login(body: OperationInput<'login'>['body']): Promise<Session>
-  signup(body: OperationInput<'signup'>['body']): Promise<Session>
+  /**
+   * A session, or `{ ok: true, verificationRequired: true }` (nothing stored) where the
+   * workspace requires a verified address: finish with `verifyEmail({ email, code })`.
+   */
+  signup(body: OperationInput<'signup'>['body']): Promise<Session | VerificationRequired>
   verifyLoginCode(body: OperationInput<'verifyLoginCode'>['body']): Promise<Session>
+  /** Sets a new password with a mailed reset code; every other session of the user ends. */
+  resetPassword(body: OperationInput<'resetPassword'>['body']): Promise<Session>
+  /** Signs in with a mailed verification code (`{ email, code }`), proving the address. */
+  verifyEmail(body: OperationInput<'verifyEmail'>['body'] & { email: string }): Promise<Session>
   initialVerifyTotp(body: OperationInput<'initialVerifyTotp'>['body']): Promise<Session>
   acceptInvite(body: OperationInput<'acceptInvite'>['body']): Promise<Session>
   finishIdpSignIn(query: OperationInput<'finishIdpSignIn'>['query']): Promise<Session>
@@ -52,6 +66,13 @@ export interface SessionClient {
     ...args: OperationArgs<'requestLoginCode'>
   ): ReturnType<Client['requestLoginCode']>
   requestEmailOtp(...args: OperationArgs<'requestEmailOtp'>): ReturnType<Client['requestEmailOtp']>
+  requestPasswordReset(
+    ...args: OperationArgs<'requestPasswordReset'>
+  ): ReturnType<Client['requestPasswordReset']>
+  /** Without a token: `{ body: { email } }`. Signed in, use `api.requestEmailVerification`. */
+  requestEmailVerification(
+    ...args: OperationArgs<'requestEmailVerification'>
+  ): ReturnType<Client['requestEmailVerification']>
   getAuthConfig(...args: OperationArgs<'getAuthConfig'>): ReturnType<Client['getAuthConfig']>
   /** Stores an envelope obtained elsewhere (tenant creation, a server-side sign-in). */
   setSession(envelope: TokenEnvelope): Promise<Session>
@@ -180,13 +201,26 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 
   return {
     login: (body) => start(plain.login({ body })),
-    signup: (body) => start(plain.signup({ body })),
+    signup: async (body) => {
+      const answer = await plain.signup({ body })
+      return 'accessToken' in answer ? save(answer) : answer
+    },
     verifyLoginCode: (body) => start(plain.verifyLoginCode({ body })),
+    resetPassword: (body) => start(plain.resetPassword({ body })),
+    verifyEmail: async (body) => {
+      const answer = await plain.verifyEmail({ body })
+      // Without a token the service answers a token envelope; the user record means a
+      // token was sent, which this client never does here.
+      if (!('accessToken' in answer)) throw new TypeError('verifyEmail: no session answered')
+      return save(answer)
+    },
     initialVerifyTotp: (body) => start(plain.initialVerifyTotp({ body })),
     acceptInvite: (body) => start(plain.acceptInvite({ body })),
     finishIdpSignIn: (query) => start(plain.finishIdpSignIn({ query })),
     requestLoginCode: (...args) => plain.requestLoginCode(...args),
     requestEmailOtp: (...args) => plain.requestEmailOtp(...args),
+    requestPasswordReset: (...args) => plain.requestPasswordReset(...args),
+    requestEmailVerification: (...args) => plain.requestEmailVerification(...args),
     getAuthConfig: (...args) => plain.getAuthConfig(...args),
     setSession: save,
     getSession: load,

@@ -70,7 +70,9 @@ test('two tabs sharing localStorage refresh once: one refresh request, the same 
   // with the real time; the sign-in happened with its clock 16 minutes behind).
   server.clock.advance(-16 * 60)
   const seed = createSessionClient({ baseUrl: server.url, tenant: tenant.slug })
-  const { user } = await seed.signup({ email: uniqueEmail(), password: STRONG_PASSWORD })
+  const seeded = await seed.signup({ email: uniqueEmail(), password: STRONG_PASSWORD })
+  assert.ok('user' in seeded)
+  const { user } = seeded
   server.clock.advance(16 * 60)
   const initial = await seed.getSession()
   assert.ok(initial)

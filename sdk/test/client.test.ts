@@ -71,6 +71,7 @@ test('a session: signup, me, refresh, change password, logout', async () => {
   const session = createSessionClient({ baseUrl: server.url, tenant: tenant.slug })
   const email = uniqueEmail()
   const signedUp = await session.signup({ email, password: STRONG_PASSWORD })
+  assert.ok('user' in signedUp, 'a session (the workspace does not require a verified address)')
   assert.equal(signedUp.user.email, email)
   assert.ok(signedUp.expiresAt > Date.now() + 800_000)
 
@@ -179,6 +180,7 @@ test('the admin client: users, invites, audit, tenant and introspection with an 
 
   const member = createSessionClient({ baseUrl: server.url, tenant: tenant.slug })
   const m = await member.signup({ email: uniqueEmail(), password: STRONG_PASSWORD })
+  assert.ok('user' in m)
   const updated = await admin.updateUser({
     path: { userId: m.user.id },
     body: { status: 'Suspended' },

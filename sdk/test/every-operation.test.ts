@@ -99,6 +99,7 @@ test('every operationId is called through the SDK against the real service', asy
   // A member: sign-up, login, refresh, me, password change.
   const email = uniqueEmail('member')
   const signedUp = await pub.signup({ body: { email, password: STRONG_PASSWORD } })
+  assert.ok('user' in signedUp, 'a session: the workspace does not require a verified address')
   assert.equal(signedUp.user.email, email)
   const loggedIn = await pub.login({ body: { email, password: STRONG_PASSWORD } })
   assert.equal(loggedIn.user.id, signedUp.user.id)
@@ -115,12 +116,55 @@ test('every operationId is called through the SDK against the real service', asy
     { ok: true },
   )
 
-  // Passwordless: a login code from the mail.
+  // The sessions the member sees: the current one marked; another one ended.
+  const mine = await pub.listMySessions({ token: refreshed.accessToken, query: { limit: 50 } })
+  // (The password change ended the others.)
+  assert.deepEqual(
+    mine.items.map((s) => s.current),
+    [true],
+  )
+  const spareSession = await pub.login({ body: { email, password: newPassword } })
+  const listed = await pub.listMySessions({ token: refreshed.accessToken })
+  const spareId = listed.items.find((s) => !s.current)?.id as string
+  assert.deepEqual(
+    await pub.endMySession({ token: refreshed.accessToken, path: { id: spareId } }),
+    { ok: true },
+  )
+  await assert.rejects(pub.refreshSession({ body: { refreshToken: spareSession.refreshToken } }), {
+    status: 401,
+  })
+
+  // Passwordless: a login code from the mail (the alerts of the password change and the
+  // new device land first).
+  await server.deps.mailer.drain()
   let mails = sink.to(email).length
   assert.deepEqual(await pub.requestLoginCode({ body: { email } }), { ok: true })
   const loginCode = await mailedCode(email, mails)
   const byCode = await pub.verifyLoginCode({ body: { email, code: loginCode } })
   assert.equal(byCode.user.id, signedUp.user.id)
+
+  // Email verification while signed in, then a password reset, by mailed codes.
+  const verifier = uniqueEmail('verifier')
+  const unverified = await pub.signup({ body: { email: verifier, password: STRONG_PASSWORD } })
+  assert.ok('user' in unverified)
+  assert.equal(unverified.user.emailVerified, false)
+  mails = sink.to(verifier).length
+  const asked = await pub.requestEmailVerification({ token: unverified.accessToken, body: {} })
+  assert.deepEqual(asked, { ok: true })
+  const verifyCode = await mailedCode(verifier, mails)
+  const proven = await pub.verifyEmail({
+    token: unverified.accessToken,
+    body: { code: verifyCode },
+  })
+  assert.ok('tenant' in proven, 'with a token: the user as GET /me answers it')
+  assert.equal(proven.emailVerified, true)
+  mails = sink.to(verifier).length
+  assert.deepEqual(await pub.requestPasswordReset({ body: { email: verifier } }), { ok: true })
+  const resetCode = await mailedCode(verifier, mails)
+  const afterReset = await pub.resetPassword({
+    body: { email: verifier, code: resetCode, newPassword: 'copper-lagoon-thimble-19' },
+  })
+  assert.equal(afterReset.user.id, unverified.user.id)
 
   // TOTP enrolment while signed in.
   const enrolled = await pub.enrollTotp({ token: byCode.accessToken })
@@ -129,7 +173,14 @@ test('every operationId is called through the SDK against the real service', asy
     token: byCode.accessToken,
     body: { code: totpAt(server, enrolled.secret) },
   })
-  assert.deepEqual(verified, { ok: true })
+  assert.equal(verified.ok, true)
+  assert.equal(verified.recoveryCodes.length, 10)
+  server.clock.advance(30)
+  const regenerated = await pub.regenerateRecoveryCodes({
+    token: byCode.accessToken,
+    body: { totpCode: totpAt(server, enrolled.secret) },
+  })
+  assert.equal(regenerated.recoveryCodes.length, 10)
   server.clock.advance(30)
 
   // Passkeys: one made by a software authenticator, signed in with (no second factor
@@ -180,6 +231,15 @@ test('every operationId is called through the SDK against the real service', asy
   assert.ok(users.items.some((u) => u.id === signedUp.user.id))
   const introspected = await backend.introspectToken({ body: { token: withOtp.accessToken } })
   assert.equal(introspected.active, true)
+  // The member's sessions as the back end sees them; the email-OTP one ended.
+  const theirs = await backend.listUserSessions({ path: { userId: signedUp.user.id } })
+  assert.ok(theirs.items.every((s) => !s.current))
+  const otpSession = JSON.parse(atob(withOtp.accessToken.split('.')[1])).sid as string
+  assert.ok(theirs.items.some((s) => s.id === otpSession))
+  assert.deepEqual(
+    await backend.endUserSession({ path: { userId: signedUp.user.id, id: otpSession } }),
+    { ok: true },
+  )
   // Resetting TOTP and suspending end the member's sessions.
   const reset = await backend.disableUserTotp({ path: { userId: signedUp.user.id } })
   assert.deepEqual(reset, { ok: true })
@@ -233,7 +293,17 @@ test('every operationId is called through the SDK against the real service', asy
   const doomed = await pub.signup({
     body: { email: uniqueEmail('doomed'), password: STRONG_PASSWORD },
   })
+  assert.ok('user' in doomed)
   assert.deepEqual(await backend.deleteUser({ path: { userId: doomed.user.id } }), { ok: true })
+  // Personal data: the member's export, and a user erased by the back end.
+  const exported = await pub.exportPersonalData({ token: accepted.accessToken })
+  assert.equal(exported.user.id, accepted.user.id)
+  assert.ok(exported.auditEvents.some((e) => e.action === 'InviteAccepted'))
+  const forgotten = await pub.signup({
+    body: { email: uniqueEmail('forgotten'), password: STRONG_PASSWORD },
+  })
+  assert.ok('user' in forgotten)
+  assert.deepEqual(await backend.eraseUser({ path: { userId: forgotten.user.id } }), { ok: true })
 
   // Hosted sign-in with the OpenID provider: credentials, start, the browser's round trip,
   // the callback, and the credentials removed.
@@ -261,6 +331,7 @@ test('every operationId is called through the SDK against the real service', asy
     body: { email: newcomer, password: STRONG_PASSWORD, code: totpAt(server, begun.secret) },
   })
   assert.equal(done.user.totpEnrolled, true)
+  assert.equal(done.recoveryCodes.length, 10)
 
   // The audit trail.
   const audit = await backend.listAuditEvents({ query: { limit: 100 } })
@@ -277,6 +348,13 @@ test('every operationId is called through the SDK against the real service', asy
   const gone = await pub.deleteMe({ token: done.accessToken })
   assert.deepEqual(gone, { ok: true })
   await assert.rejects(pub.getMe({ token: done.accessToken }), { status: 401 })
+
+  // The workspace closed by its admin, for good.
+  assert.deepEqual(
+    await admin.deleteTenant({ body: { confirmSlug: slug, password: STRONG_PASSWORD } }),
+    { ok: true },
+  )
+  await assert.rejects(pub.getAuthConfig(), { status: 404 })
 
   const all = Object.keys(OPERATIONS).sort()
   assert.deepEqual([...called].sort(), all, 'every operationId is called')

@@ -40,7 +40,9 @@ test('examples/backend.ts protects /api/profile with the SDK verifier', async (t
   })
 
   const session = createSessionClient({ baseUrl: server.url, tenant: tenant.slug })
-  const { user } = await session.signup({ email: uniqueEmail(), password: STRONG_PASSWORD })
+  const signedUp = await session.signup({ email: uniqueEmail(), password: STRONG_PASSWORD })
+  assert.ok('user' in signedUp)
+  const { user } = signedUp
   const res = await session.fetch(`${backend}/api/profile`)
   assert.equal(res.status, 200)
   assert.deepEqual(await res.json(), { userId: user.id, tenantId: tenant.tenantId, role: 'Member' })

@@ -91,6 +91,82 @@ export async function purgeDeletedUsers(
   }))
 }
 
+export interface DeletedTenant {
+  id: string
+  slug: string
+  deletedAt: Date
+}
+
+/**
+ * Tenants soft-deleted before `cutoff` (CONTRACT §9), oldest first. The tenants table is
+ * small (a row per workspace), so a daily scan of it needs no index.
+ */
+export async function deletedTenantsBefore(
+  db: Handle,
+  cutoff: Date,
+  limit: number,
+): Promise<DeletedTenant[]> {
+  const rows = await db
+    .select({ id: tenants.id, slug: tenants.slug, deletedAt: tenants.deletedAt })
+    .from(tenants)
+    .where(and(isNotNull(tenants.deletedAt), sql`${tenants.deletedAt} < ${cutoff}`))
+    .orderBy(asc(tenants.deletedAt), asc(tenants.id))
+    .limit(limit)
+  return rows as DeletedTenant[]
+}
+
+/**
+ * The tables that reference no tenant or user row (no cascade reaches them), then the
+ * users (whose rows cascade to sessions, refresh tokens, codes, identities, passkeys and
+ * recovery codes): each emptied of the tenant's rows in bounded statements before the
+ * tenant row goes (cascading to logos, API keys, invites, OAuth states, WebAuthn challenges).
+ */
+const TENANT_PURGE_ORDER = ['audit_events', 'email_conflicts', 'users'] as const
+
+/**
+ * Removes a tenant soft-deleted before `cutoff` and every row it owns, `batch` rows per
+ * statement so that no statement holds a large tenant's millions of row locks. Every
+ * statement names the tenant and checks again that it is deleted and past the cutoff, so a
+ * live tenant can never lose a row here. Answers the rows removed (cascades not counted),
+ * 0 when the tenant is not (or no longer) there to purge.
+ */
+export async function purgeTenant(
+  db: Handle,
+  tenantId: string,
+  cutoff: Date,
+  batch: number,
+): Promise<number> {
+  const expired = sql`EXISTS (SELECT 1 FROM tenants d
+    WHERE d.id = ${tenantId} AND d.deleted_at IS NOT NULL AND d.deleted_at < ${cutoff})`
+  let removed = 0
+  for (const table of TENANT_PURGE_ORDER) {
+    const name = sql.raw(table)
+    for (;;) {
+      const result = (await db.execute(sql`
+        DELETE FROM ${name} WHERE ctid IN (
+          SELECT t.ctid FROM ${name} t WHERE t.tenant_id = ${tenantId} AND ${expired}
+          LIMIT ${batch}
+        )
+        RETURNING 1
+      `)) as unknown as { rows: unknown[] }
+      const count = result.rows.length
+      removed += count
+      if (count < batch) break
+    }
+  }
+  const gone = await db
+    .delete(tenants)
+    .where(
+      and(
+        eq(tenants.id, tenantId),
+        isNotNull(tenants.deletedAt),
+        sql`${tenants.deletedAt} < ${cutoff}`,
+      ),
+    )
+    .returning({ id: tenants.id })
+  return removed + gone.length
+}
+
 /** The tables whose dead rows the purge prunes, in the order it prunes them. */
 export const PRUNED_TABLES = [
   'refresh_tokens',

@@ -29,6 +29,8 @@ export interface Limits {
   tokenEndpoints: Budget
   /** Requests to administration routes per (tenant, admin user or API key). */
   adminRequests: Budget
+  /** Personal-data exports per (tenant, user): each reads everything the user has. */
+  dataExports: Budget
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -41,6 +43,7 @@ export const DEFAULT_LIMITS: Limits = {
   signup: { points: 20, seconds: 60 * 60 },
   tokenEndpoints: { points: 60, seconds: 60 },
   adminRequests: { points: 600, seconds: 60 },
+  dataExports: { points: 5, seconds: 60 * 60 },
 }
 
 export function parseLimit(raw: string): Budget | undefined {

@@ -3,6 +3,9 @@
 //   'admin'     an Admin's access token, or an API key of this tenant (CONTRACT §4)
 //   'adminUser' an Admin's access token only (API keys: 403 api_key_not_allowed)
 //   'apiKey'    an API key of this tenant only (user tokens: 401 invalid_api_key)
+//   'optionalUser' as 'user' when an Authorization header is sent, else anonymous (a route
+//               that serves the signed-in user and a stranger alike, CONTRACT §9
+//               verify-email); a token that is sent must be valid, it never falls back
 // The checks run in onRequest, after tenant resolution and before the body is read.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
@@ -11,7 +14,7 @@ import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts
 import type { Actor } from '../modules/audit/recorder.ts'
 import { findUserById } from '../modules/users/queries.ts'
 
-export type AuthMode = 'user' | 'admin' | 'adminUser' | 'apiKey'
+export type AuthMode = 'user' | 'admin' | 'adminUser' | 'apiKey' | 'optionalUser'
 
 export type Principal =
   | { kind: 'user'; userId: string; sessionId: string; role: string }
@@ -45,9 +48,10 @@ export function installAuthentication(
     }
     const mode = request.routeOptions.config?.auth
     if (!mode) return done()
+    if (mode === 'optionalUser' && !request.headers.authorization) return done()
     const token = bearer(request)
     if (isApiKey(token)) {
-      if (mode === 'user') throw new AppError('user_token_required')
+      if (mode === 'user' || mode === 'optionalUser') throw new AppError('user_token_required')
       keyHolder(request, mode, token).then(() => done(), done)
       return
     }
@@ -62,7 +66,7 @@ export function installAuthentication(
       role: claims.role,
     }
     request.actor = { ...request.actor, type: 'user', id: claims.sub }
-    if (mode === 'user') return done()
+    if (mode === 'user' || mode === 'optionalUser') return done()
     admin(request, claims.sub).then(() => done(), done)
   })
 

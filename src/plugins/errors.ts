@@ -26,10 +26,19 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     if (error instanceof AppError) return sendAppError(reply, error)
     if (error.validation) {
-      const issues: ValidationIssue[] = error.validation.map((v) => ({
-        path: issuePath(error.validationContext, v.instancePath, v.params),
-        message: v.message ?? 'is not valid',
-      }))
+      const issues: ValidationIssue[] = error.validation.map((v) =>
+        // The bodies' one `not` rule (src/schemas.ts, NotBothTotpAndRecoveryCode): said in
+        // words, at the field, rather than Ajv's "must NOT be valid" at the body.
+        v.keyword === 'not'
+          ? {
+              path: issuePath(error.validationContext, `${v.instancePath}/recoveryCode`, {}),
+              message: 'must not be given with totpCode',
+            }
+          : {
+              path: issuePath(error.validationContext, v.instancePath, v.params),
+              message: v.message ?? 'is not valid',
+            },
+      )
       return sendAppError(reply, new AppError('validation', { details: { issues } }))
     }
     const reason = error.code ? FASTIFY_REASONS[error.code] : undefined

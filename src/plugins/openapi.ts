@@ -23,6 +23,7 @@ import { mfaComponents } from '../modules/mfa/schemas.ts'
 import { oauthComponents } from '../modules/oauth/schemas.ts'
 import { passkeyComponents } from '../modules/passkeys/schemas.ts'
 import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
+import { privacyComponents } from '../modules/privacy/schemas.ts'
 import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { tenantComponents } from '../modules/tenants/schemas.ts'
@@ -45,6 +46,7 @@ const COMPONENTS = [
   ...inviteComponents,
   ...auditComponents,
   ...introspectionComponents,
+  ...privacyComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
@@ -82,6 +84,8 @@ const SECURITY_BY_AUTH: Record<AuthMode, SecurityRequirement[]> = {
   admin: [{ userToken: [] }, { apiKey: [] }],
   adminUser: [{ userToken: [] }],
   apiKey: [{ apiKey: [] }],
+  // OpenAPI 3.1 §4.8.30: an empty requirement makes the token optional.
+  optionalUser: [{ userToken: [] }, {}],
 }
 
 const TOKEN_REFUSALS: Reason[] = [
@@ -105,6 +109,9 @@ const AUTH_REASONS: Record<AuthMode, ErrorReasons> = {
     429: ['rate_limited'],
   },
   apiKey: { 401: ['token_missing', 'token_invalid', 'invalid_api_key'], 429: ['rate_limited'] },
+  optionalUser: {
+    401: [...TOKEN_REFUSALS.filter((r) => r !== 'token_missing'), 'user_token_required'],
+  },
 }
 
 /** Validation, and Fastify's refusals of a body it cannot read (src/plugins/errors.ts). */

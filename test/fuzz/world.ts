@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import * as fc from 'fast-check'
 import { type SQL, sql } from '../../src/db/orm.ts'
 import { hashToken } from '../../src/lib/crypto.ts'
+import { normalizeEmail } from '../../src/lib/email.ts'
 import { createTenant, STRONG_PASSWORD, signup, type TestServer, uniqueEmail } from '../helpers.ts'
 import type { OidcProviderFixture } from '../oidc-provider.ts'
 
@@ -230,8 +231,17 @@ export class World {
     const [user] = await this.rows(sql`
       SELECT deleted_at, status, role, password_hash, totp_enabled
       FROM users WHERE tenant_id = ${t.id} AND id = ${p.id}`)
-    if (!user) throw new Error(`fixture user ${p.email} is gone from the database`)
+    if (!user) {
+      // Erased (POST users/{userId}/erase): the row comes back as it was made, deleted, so
+      // that the repair below frees its address and revives it.
+      await db.execute(sql`
+        INSERT INTO users (tenant_id, id, email, email_normalized, password_hash, status, role,
+          created_at, updated_at, deleted_at)
+        VALUES (${t.id}, ${p.id}, ${p.email}, ${normalizeEmail(p.email)}, ${p.passwordHash},
+          'Active', ${p.role}, now(), now(), now())`)
+    }
     const userBroken =
+      !user ||
       user.deleted_at !== null ||
       user.status !== 'Active' ||
       user.role !== p.role ||

@@ -126,7 +126,7 @@ export interface paths {
     put?: never
     /**
      * Create an account with email and password
-     * @description A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`.
+     * @description A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`. Where the workspace requires a verified address (requireVerifiedEmail), the account is created without a session: the answer is `{ ok: true, verificationRequired: true }` and a 6-digit code is mailed for auth/verify-email.
      */
     post: operations['signup']
     delete?: never
@@ -146,7 +146,7 @@ export interface paths {
     put?: never
     /**
      * Sign in with email and password (and a second factor when asked)
-     * @description When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp).
+     * @description When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). A user with TOTP may send a `recoveryCode` instead of `totpCode` (both: 400 `validation`; wrong or spent: 401 `invalid_mfa_code`). Where the workspace requires a verified address, the right password of an unverified one is 403 `email_not_verified` (verify with auth/request-email-verification and auth/verify-email).
      */
     post: operations['login']
     delete?: never
@@ -253,6 +253,86 @@ export interface paths {
     patch: operations['changePassword']
     trace?: never
   }
+  '/v1/{tenantSlug}/me/sessions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The signed-in user's live sessions (signed-in devices)
+     * @description Newest first, in pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. `current` marks the session of the token that asks; `lastUsedAt`, `ip` and `userAgent` are those of the last sign-in or refresh.
+     */
+    get: operations['listMySessions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/sessions/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * End one of your sessions (signs that device out)
+     * @description Its access tokens are refused within seconds and its refresh token at once. Ending the session you sign in with acts as logout. Another user's, an ended or an unknown session: 404 `not_found`.
+     */
+    delete: operations['endMySession']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/sessions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A user's live sessions
+     * @description Newest first, in pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. `current` is always false. An unknown user: 404 `not_found`.
+     */
+    get: operations['listUserSessions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/sessions/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * End one of a user's sessions
+     * @description Its access tokens are refused within seconds and its refresh token at once. An unknown user, or a session that is not a live one of this user: 404 `not_found`.
+     */
+    delete: operations['endUserSession']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/auth/config': {
     parameters: {
       query?: never
@@ -301,9 +381,89 @@ export interface paths {
     put?: never
     /**
      * Sign in with an emailed code (and TOTP when the tenant asks for it)
-     * @description 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address; the 5th wrong guess burns the code. When a second factor is needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).
+     * @description 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address; the 5th wrong guess burns the code. When a second factor is needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the code is not consumed; or with a `recoveryCode` instead of `totpCode`, not both), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).
      */
     post: operations['verifyLoginCode']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/request-password-reset': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Email a 6-digit password reset code
+     * @description Always answers `{ok: true}`, whether or not the address has a usable account (unknown, deleted and suspended addresses are sent nothing). The code has 6 digits, is valid 10 minutes, is voided by a newer request and burned by the 5th wrong guess. Limits: 3 requests per 15 minutes per address and 10 per minute per IP. 403 `password_login_disabled` where the authPolicy is PasswordlessOnly.
+     */
+    post: operations['requestPasswordReset']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/reset-password': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Choose a new password with an emailed reset code, and sign in
+     * @description Checked in this order: the body and the password rules (400 `password_too_weak`; the code is neither spent nor counted), the code (401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address), the second factor. A user with TOTP, where mfaPolicy is Optional or Required, also gives `totpCode` or `recoveryCode` (not both: 400 `validation`): without one 401 `mfa_required` with `methods: ["totp"]` (the code stays valid), a wrong one 401 `invalid_mfa_code`. On success the address is verified, a Pending user becomes Active, every earlier session ends and a new one is returned. 403 `password_login_disabled` where the authPolicy is PasswordlessOnly.
+     */
+    post: operations['resetPassword']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/request-email-verification': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Email a 6-digit code that verifies the address
+     * @description With a user token and body `{}`: the code goes to the signed-in user's address. Without a token: to `email`, answered `{ok: true}` whether or not the address has a usable account. An address already verified is sent nothing. The code has 6 digits, is valid 10 minutes, is voided by a newer request and burned by the 5th wrong guess. Limits: 3 requests per 15 minutes per address and 10 per minute per IP.
+     */
+    post: operations['requestEmailVerification']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/auth/verify-email': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Verify the address with an emailed code
+     * @description With a user token, `{ code }`: answers the user as GET /me does. Without a token, `{ email, code }` signs in (the code is the email factor) and answers a token envelope. A user with TOTP, where mfaPolicy is Optional or Required, also gives `totpCode` or `recoveryCode` (not both: 400 `validation`): without one 401 `mfa_required` with `methods: ["totp"]` (the code stays valid), a wrong one 401 `invalid_mfa_code`. A Pending user becomes Active. 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address.
+     */
+    post: operations['verifyEmail']
     delete?: never
     options?: never
     head?: never
@@ -339,8 +499,31 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Finish TOTP enrolment with a code from the authenticator */
+    /**
+     * Finish TOTP enrolment with a code from the authenticator
+     * @description Answers ten recovery codes, shown only now (any older ones stop working); each is accepted once instead of a TOTP code.
+     */
     post: operations['verifyTotp']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/mfa/recovery-codes/regenerate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Make ten new recovery codes (the old ones stop working)
+     * @description Needs a current code of the authenticator as `totpCode`. Without TOTP: 401 `mfa_not_enrolled`; a wrong code: 401 `invalid_mfa_code`, counted against the account like a failed sign-in (429 `rate_limited` past the budget).
+     */
+    post: operations['regenerateRecoveryCodes']
     delete?: never
     options?: never
     head?: never
@@ -378,7 +561,7 @@ export interface paths {
     put?: never
     /**
      * Finish TOTP enrolment and sign in
-     * @description Exactly one of `password` or `loginCode`, and the authenticator code as `code` (or `totpCode`).
+     * @description Exactly one of `password` or `loginCode`, and the authenticator code as `code` (or `totpCode`). The envelope adds ten recovery codes, shown only now.
      */
     post: operations['initialVerifyTotp']
     delete?: never
@@ -580,7 +763,11 @@ export interface paths {
     get: operations['getTenant']
     put?: never
     post?: never
-    delete?: never
+    /**
+     * Close the workspace (no restore)
+     * @description `confirmSlug` must be the slug (else 400 `validation`). The admin confirms with its `password` (401 `invalid_credentials`) or, without a password, with a login code requested just before through auth/request-login-code as `code` (401 `invalid_code`); a failure counts in the sign-in budgets. Then every route of the tenant answers 404 `tenant_not_found` (other instances within 2 s), its invitations 401 `invalid_invite`, its sessions end; the slug stays taken until `npm run purge` removes the tenant and every row of it after USER_RETENTION_DAYS. Audit: TenantSoftDeleted. An API key gets 403 `api_key_not_allowed`, a Member 403 `admin_required`.
+     */
+    delete: operations['deleteTenant']
     options?: never
     head?: never
     /**
@@ -684,7 +871,7 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Reset a user's TOTP (the user's sessions end) */
+    /** Reset a user's TOTP (the user's sessions end, the recovery codes go) */
     post: operations['disableUserTotp']
     delete?: never
     options?: never
@@ -791,6 +978,46 @@ export interface paths {
     get: operations['listAuditEvents']
     put?: never
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/export': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Everything the service holds about the signed-in user
+     * @description The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); `truncated` says where a list was cut. No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).
+     */
+    post: operations['exportPersonalData']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/erase': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Erase a user for good (GDPR): the account and its data, at once
+     * @description The user (live or soft-deleted) is deleted with its sessions, refresh tokens, codes, linked identities, passkeys and recovery codes; its audit events stay, without the address, ip or user agent; pending invitations to the address are revoked; the address may sign up again. When live sessions end, the answer waits about two seconds so that every instance refuses their access tokens first. The last active Admin cannot be erased (403 `last_admin`); an unknown or other tenant's user is 404 `not_found`. Audit: GdprErasureRequested, GdprErasureCompleted (the user by id only).
+     */
+    post: operations['eraseUser']
     delete?: never
     options?: never
     head?: never
@@ -941,6 +1168,34 @@ export interface components {
       /** @description How many sessions ended. */
       count: number
     }
+    /** @description The account was created, but the workspace requires a verified address: a code was mailed; auth/verify-email with `{ email, code }` signs in. */
+    VerificationRequired: {
+      /** @enum {boolean} */
+      ok: true
+      /** @enum {boolean} */
+      verificationRequired: true
+    }
+    /** @description A live session: a signed-in device. */
+    Session: {
+      /** @description The session id: `sid` of its access tokens. */
+      id: string
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      lastUsedAt: string
+      /** @description Where the last sign-in or refresh came from. */
+      ip: string | null
+      /** @description The User-Agent of the last sign-in or refresh (at most 512 characters). */
+      userAgent: string | null
+      /** @description The session of the token that asks. */
+      current: boolean
+    }
+    /** @description A page of live sessions, newest first. */
+    SessionPage: {
+      items: components['schemas']['Session'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
     /** @description The signed-in user, with the tenant it belongs to. */
     CurrentUser: {
       id: string
@@ -984,6 +1239,32 @@ export interface components {
       otpauthUri: string
       /** @description The otpauth URI as an SVG QR code */
       qrCodeSvg: string
+    }
+    /** @description TOTP is active; the new recovery codes. */
+    TotpActivated: {
+      /** @enum {boolean} */
+      ok: true
+      /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
+      recoveryCodes: string[]
+    }
+    /** @description New recovery codes; the previous ones no longer work. */
+    RecoveryCodes: {
+      /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
+      recoveryCodes: string[]
+    }
+    /** @description A new session, and the recovery codes of the TOTP just activated. */
+    TokenEnvelopeWithRecoveryCodes: {
+      user: components['schemas']['User']
+      /** @description A JWT, sent as `Authorization: Bearer <it>`. */
+      accessToken: string
+      /** @description Opaque; single use (auth/refresh). */
+      refreshToken: string
+      /** @description Seconds (900). */
+      accessTokenExpiresIn: number
+      /** @description Seconds (2592000). */
+      refreshTokenExpiresIn: number
+      /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
+      recoveryCodes: string[]
     }
     /** @description A passkey (WebAuthn credential) of the signed-in user. */
     Passkey: {
@@ -1165,6 +1446,57 @@ export interface components {
         /** @enum {string} */
         use: 'sig'
       }[]
+    }
+    /** @description Everything the service holds about the signed-in user (no secret, no hash). */
+    PersonalDataExport: {
+      user: components['schemas']['User']
+      /** @description Live and ended sessions, newest first (at most 1,000). */
+      sessions: {
+        /** @description The access tokens' `sid`. */
+        id: string
+        /** Format: date-time */
+        createdAt: string
+        /** Format: date-time */
+        expiresAt: string
+        /** @description Null while the session is live. */
+        revokedAt: string | null
+        /**
+         * Format: date-time
+         * @description The last refresh, at first `createdAt`.
+         */
+        lastUsedAt: string
+        /** @description Of the last refresh, or of the sign-in. */
+        ip: string | null
+        /** @description Of the last refresh, or of the sign-in. */
+        userAgent: string | null
+        signInIp: string | null
+        signInUserAgent: string | null
+      }[]
+      /** @description Identities of the identity provider linked to the account. */
+      identities: {
+        issuer: string
+        subject: string
+        email: string | null
+        /** Format: date-time */
+        createdAt: string
+      }[]
+      passkeys: {
+        id: string
+        name: string
+        deviceType: string | null
+        backedUp: boolean
+        /** Format: date-time */
+        createdAt: string
+        lastUsedAt: string | null
+      }[]
+      recoveryCodesRemaining: number
+      /** @description Events about the user or made by the user, newest first (at most 10,000; see `truncated`). */
+      auditEvents: components['schemas']['AuditEvent'][]
+      /** @description True where a list held more than its cap; the newest entries are given. */
+      truncated: {
+        sessions: boolean
+        auditEvents: boolean
+      }
     }
   }
   responses: never
@@ -1475,13 +1807,15 @@ export interface operations {
       }
     }
     responses: {
-      /** @description A new session: the user and its token pair. */
+      /** @description A new session; or, where a verified address is required, a code to verify first. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['TokenEnvelope']
+          'application/json':
+            | components['schemas']['TokenEnvelope']
+            | components['schemas']['VerificationRequired']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `email_taken`, `password_login_disabled`. */
@@ -1531,6 +1865,8 @@ export interface operations {
           email: string
           password: string
           totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
           emailOtpCode?: string
         }
       }
@@ -1556,6 +1892,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `invalid_credentials`, `account_suspended`, `password_login_disabled`, `mfa_required`, `invalid_mfa_code`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `email_not_verified`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -1909,6 +2254,254 @@ export interface operations {
       }
     }
   }
+  listMySessions: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of live sessions, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SessionPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  endMySession: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listUserSessions: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of live sessions, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SessionPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  endUserSession: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   getAuthConfig: {
     parameters: {
       query?: never
@@ -2034,6 +2627,8 @@ export interface operations {
           email: string
           code: string
           totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
         }
       }
     }
@@ -2067,6 +2662,299 @@ export interface operations {
       }
       /** @description Forbidden. `details.reason`: `passwordless_disabled`. */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  requestPasswordReset: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        'application/json': {
+          /** Format: email */
+          email: string
+        }
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `password_login_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  resetPassword: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email: string
+          code: string
+          newPassword: string
+          totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
+        }
+      }
+    }
+    responses: {
+      /** @description A new session: the user and its token pair. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['TokenEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `invalid_code`, `mfa_required`, `invalid_mfa_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `password_login_disabled`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  requestEmailVerification: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  verifyEmail: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email?: string
+          code: string
+          totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
+        }
+      }
+    }
+    responses: {
+      /** @description With a token: the current user (as GET /me). Without: a new session. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json':
+            | components['schemas']['CurrentUser']
+            | components['schemas']['TokenEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_code`, `mfa_required`, `invalid_mfa_code`. */
+      401: {
         headers: {
           [name: string]: unknown
         }
@@ -2167,13 +3055,13 @@ export interface operations {
       }
     }
     responses: {
-      /** @description Done. */
+      /** @description TOTP is active; the new recovery codes. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Ok']
+          'application/json': components['schemas']['TotpActivated']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
@@ -2206,6 +3094,77 @@ export interface operations {
       /** @description Conflict. `details.reason`: `already_enrolled`. */
       409: {
         headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  regenerateRecoveryCodes: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "totpCode": "492039"
+         *     }
+         */
+        'application/json': {
+          totpCode: string
+        }
+      }
+    }
+    responses: {
+      /** @description New recovery codes; the previous ones no longer work. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RecoveryCodes']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `mfa_not_enrolled`, `invalid_mfa_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
           [name: string]: unknown
         }
         content: {
@@ -2261,7 +3220,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -2323,13 +3282,13 @@ export interface operations {
       }
     }
     responses: {
-      /** @description A new session: the user and its token pair. */
+      /** @description A new session, and the recovery codes of the TOTP just activated. */
       200: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['TokenEnvelope']
+          'application/json': components['schemas']['TokenEnvelopeWithRecoveryCodes']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
@@ -2350,7 +3309,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -2435,6 +3394,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `invalid_credentials`, `account_suspended`, `password_login_disabled`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `email_not_verified`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -3199,6 +4167,84 @@ export interface operations {
         }
       }
       /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteTenant: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The tenant's slug. */
+          confirmSlug: string
+          password?: string
+          code?: string
+        } & (unknown | unknown)
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`, `invalid_credentials`, `invalid_code`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4344,6 +5390,127 @@ export interface operations {
         }
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  exportPersonalData: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Everything the service holds about the signed-in user (no secret, no hash). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PersonalDataExport']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  eraseUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
         headers: {
           [name: string]: unknown

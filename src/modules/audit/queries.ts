@@ -3,10 +3,11 @@
 // LAST`, exactly the order of the indexes audit_tenant_created, audit_tenant_action_created
 // and audit_tenant_user_created (db/schema.ts), so a page is a short index range scan
 // however large the log. `search` is served by the trigram index audit_tenant_search_trgm
-// over the tenant and AUDIT_SEARCH_TEXT.
+// over the tenant and AUDIT_SEARCH_TEXT. Events are appended and never changed, but for
+// an erasure's scrub (eventsAbout, scrubEvents); the tenant purge deletes them.
 
 import type { Handle } from '../../db/client.ts'
-import { and, eq, lt, type SQL, sql } from '../../db/orm.ts'
+import { and, eq, lt, or, type SQL, sql } from '../../db/orm.ts'
 import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
 
 export type AuditEvent = typeof auditEvents.$inferSelect
@@ -126,7 +127,56 @@ export async function windowEnd(
   return rows[0]
 }
 
-/** Appends events; the audit log is never updated or deleted from here. */
+/**
+ * Erasure (CONTRACT §9): the tenant's events that concern the user, were made by it, or
+ * whose email or metadata name its address anywhere (a failed login of the address has no
+ * user id). A superset: the caller decides, row by row, what names the address.
+ */
+export async function eventsAbout(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  address: string,
+): Promise<AuditEvent[]> {
+  return db
+    .select()
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.tenantId, tenantId),
+        or(
+          eq(auditEvents.userId, userId),
+          eq(auditEvents.actorId, userId),
+          and(searchedTenant(tenantId, address), matches(address)),
+        ),
+      ),
+    )
+}
+
+export interface ScrubbedEvent {
+  id: string
+  email: string | null
+  metadata: Record<string, unknown>
+}
+
+/**
+ * Erasure: rewrites events in place, the one update the audit log gets. Each keeps its
+ * action, actor and time; its email and metadata are replaced, its ip and userAgent
+ * nulled. In statements of 500 rows.
+ */
+export async function scrubEvents(db: Handle, tenantId: string, rows: ScrubbedEvent[]) {
+  for (let i = 0; i < rows.length; i += 500) {
+    const chunk = JSON.stringify(rows.slice(i, i + 500))
+    await db.execute(sql`
+      UPDATE audit_events a
+      SET email = v.email, metadata = v.metadata, ip = NULL, user_agent = NULL
+      FROM jsonb_to_recordset(${chunk}::jsonb) AS v(id uuid, email text, metadata jsonb)
+      WHERE a.tenant_id = ${tenantId} AND a.id = v.id
+    `)
+  }
+}
+
+/** Appends events; apart from an erasure's scrub, the audit log is never updated here. */
 export async function insertAuditEvents(
   handle: Handle,
   rows: (typeof auditEvents.$inferInsert)[],

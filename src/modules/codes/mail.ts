@@ -3,7 +3,7 @@
 // first, before the tenant name, so that digits in a name can never be mistaken for it.
 import type { Mail } from '../../lib/mailer.ts'
 import { escapeHtml } from '../../lib/mailer.ts'
-import { CODE_TTL_SECONDS } from './service.ts'
+import { CODE_TTL_SECONDS, type CodePurpose } from './service.ts'
 
 const MINUTES = CODE_TTL_SECONDS / 60
 
@@ -19,7 +19,18 @@ const WORDING = {
     ignore:
       'If you did not just sign in, someone else may know your password: change it as soon as you can.',
   },
-} as const
+  reset: {
+    subject: (tenant: string) => `Your password reset code for ${tenant}`,
+    purpose: (tenant: string) =>
+      `Enter it to choose a new password for ${tenant}; every other session will be signed out.`,
+    ignore: 'If you did not ask for it, you can ignore this message: your password is unchanged.',
+  },
+  verify: {
+    subject: (tenant: string) => `Confirm your email address for ${tenant}`,
+    purpose: (tenant: string) => `Enter it to confirm your email address for ${tenant}.`,
+    ignore: 'If you did not create an account, you can ignore this message.',
+  },
+} as const satisfies Record<CodePurpose, unknown>
 
 export function codeMail(kind: keyof typeof WORDING, to: string, tenantName: string, code: string) {
   const w = WORDING[kind]

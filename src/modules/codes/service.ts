@@ -10,6 +10,7 @@
 // reveals nothing, and a row copied to another user, tenant or purpose never matches.
 // Every listed key version is tried, so codes issued just before a key rotation still work.
 import { createHmac, hkdfSync } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { EncryptionKey } from '../../config.ts'
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
@@ -28,6 +29,22 @@ import type { CodeOwner } from './queries.ts'
 export const CODE_DIGITS = 6
 export const CODE_TTL_SECONDS = 10 * 60
 export const MAX_WRONG_GUESSES = 5
+
+/**
+ * Every answer to a code request takes at least this long. The work differs a little
+ * between a real address (a code row and an audit row are written) and an unknown one;
+ * answering on a fixed schedule hides that difference (SPEC note 1; CONTRACT §9).
+ */
+export const CODE_REQUEST_FLOOR_MS = 200
+
+/** Runs a code request's work and answers no sooner than CODE_REQUEST_FLOOR_MS after it began. */
+export async function onRequestFloor<T>(work: () => Promise<T>): Promise<T> {
+  const started = performance.now()
+  const result = await work()
+  const wait = started + CODE_REQUEST_FLOOR_MS - performance.now()
+  if (wait > 0) await sleep(wait)
+  return result
+}
 
 const derived = new WeakMap<Buffer, Buffer>()
 

@@ -6,6 +6,7 @@
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { sendSecurityAlert } from '../notifications/security.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { proveLoginCode } from '../signin/login-code.ts'
 import { provePassword } from '../signin/password.ts'
@@ -13,6 +14,7 @@ import { completeSignIn, type FirstFactorProof } from '../signin/pipeline.ts'
 import { checkPendingTotp, enrolledEntries, pendingStep } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { activateTotp, findUserById, storePendingTotp, type User } from '../users/queries.ts'
+import { replaceRecoveryCodes } from './recovery-codes.ts'
 import type { Enrolment, InitialEnrollBody } from './schemas.ts'
 import { enrolmentView, newTotpSecret, sealTotpSecret } from './totp.ts'
 
@@ -41,26 +43,38 @@ export async function enrollSignedIn(
   return begin(deps, tenant, user)
 }
 
-/** POST mfa/totp/verify: activates the pending secret with a code from the authenticator. */
+/**
+ * POST mfa/totp/verify: activates the pending secret with a code from the authenticator;
+ * ten new recovery codes replace any old ones in the same transaction (CONTRACT §9), and
+ * the user is told by a security alert once it committed.
+ */
 export async function verifySignedIn(
-  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'mailer'>,
   tenant: Tenant,
   userId: string,
   code: string,
   actor: Actor,
-): Promise<void> {
+): Promise<string[]> {
   const user = await findUserById(deps.db, tenant.id, userId)
   if (!user) fail('session_revoked')
   if (user.totpEnabled) fail('already_enrolled')
   const step = pendingStep(deps, user, code)
   if (step === null || !user.totpSecretEnc) fail('invalid_mfa_code')
   const sealed = user.totpSecretEnc
-  await deps.db.transaction(async (tx) => {
+  const recoveryCodes = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now()
     const activated = await activateTotp(tx, tenant.id, user.id, sealed, step, { updatedAt: now })
     if (!activated) fail('invalid_mfa_code')
+    const codes = await replaceRecoveryCodes(deps, tx, tenant.id, user.id)
     await deps.audit.record(tx, tenant.id, actor, enrolledEntries(user, 'mfa/totp/verify'))
+    return codes
   })
+  sendSecurityAlert(deps, tenant, user, {
+    event: 'totp_enrolled',
+    ip: actor.ip,
+    userAgent: actor.userAgent,
+  })
+  return recoveryCodes
 }
 
 /** CONTRACT §5: the initial-* routes answer 403 `mfa_disabled` when the policy is Disabled. */
@@ -104,24 +118,36 @@ export async function initialEnroll(
 
 /**
  * POST auth/totp/initial-verify: the first factor again, then a code of the pending
- * secret as the second factor; on success TOTP is active, a login code is spent and a
- * session starts, all in one transaction (CONTRACT §5).
+ * secret as the second factor; on success TOTP is active, ten new recovery codes replace
+ * any old ones, a login code is spent and a session starts, all in one transaction
+ * (CONTRACT §5 and §9). The alert that TOTP was enrolled is mailed once it committed.
  */
 export async function initialVerify(
   deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>,
   tenant: Tenant,
   input: InitialEnrollBody & { code: string },
   actor: Actor,
-): Promise<TokenEnvelope> {
+): Promise<TokenEnvelope & { recoveryCodes: string[] }> {
   requireMfa(tenant)
   const route = 'totp/initial-verify'
   const proof = await proveFirstFactor(deps, tenant, input, actor, route)
-  return completeSignIn(
+  let recoveryCodes: string[] = []
+  const envelope = await completeSignIn(
     deps,
     tenant,
     proof,
-    async () => checkPendingTotp(deps, proof.user, input.code, route),
+    async () => {
+      const activation = checkPendingTotp(deps, proof.user, input.code, route)
+      return {
+        spend: async (tx) => {
+          const spent = await activation.spend(tx)
+          recoveryCodes = await replaceRecoveryCodes(deps, tx, tenant.id, proof.user.id)
+          return { ...spent, alerts: [...(spent.alerts ?? []), { event: 'totp_enrolled' }] }
+        },
+      }
+    },
     actor,
     { failure: { via: proof.via, route } },
   )
+  return { ...envelope, recoveryCodes }
 }

@@ -1,17 +1,23 @@
-// POST mfa/totp/enroll and mfa/totp/verify (Bearer); POST auth/totp/initial-enroll,
-// auth/totp/initial-verify and auth/request-email-otp (no session yet).
+// POST mfa/totp/enroll, mfa/totp/verify and mfa/recovery-codes/regenerate (Bearer); POST
+// auth/totp/initial-enroll, auth/totp/initial-verify and auth/request-email-otp (no
+// session yet).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
-import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { requestEmailOtp } from './email-otp.ts'
 import { enrollSignedIn, initialEnroll, initialVerify, verifySignedIn } from './enrolment.ts'
+import { regenerateRecoveryCodes } from './recovery.ts'
 import {
   EmailOtpRequestBody,
   Enrolment,
   InitialEnrollBody,
   InitialVerifyBody,
+  RecoveryCodes,
+  RegenerateRecoveryCodesBody,
+  TokenEnvelopeWithRecoveryCodes,
+  TotpActivated,
   TotpVerifyBody,
 } from './schemas.ts'
 
@@ -47,9 +53,11 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
         operationId: 'verifyTotp',
         tags: ['MFA'],
         summary: 'Finish TOTP enrolment with a code from the authenticator',
+        description:
+          'Answers ten recovery codes, shown only now (any older ones stop working); each is accepted once instead of a TOTP code.',
         params: TenantSlugParams,
         body: TotpVerifyBody,
-        response: responses(Ok, {
+        response: responses(TotpActivated, {
           400: [],
           401: ['invalid_mfa_code'],
           404: [],
@@ -59,8 +67,47 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => {
       const { userId } = request.principal as UserPrincipal
-      await verifySignedIn(deps, request.tenant, userId, request.body.code, request.actor)
-      return { ok: true as const }
+      const recoveryCodes = await verifySignedIn(
+        deps,
+        request.tenant,
+        userId,
+        request.body.code,
+        request.actor,
+      )
+      return { ok: true as const, recoveryCodes }
+    },
+  )
+
+  app.post(
+    '/mfa/recovery-codes/regenerate',
+    {
+      config: { auth: 'user' },
+      schema: {
+        operationId: 'regenerateRecoveryCodes',
+        tags: ['MFA'],
+        summary: 'Make ten new recovery codes (the old ones stop working)',
+        description:
+          'Needs a current code of the authenticator as `totpCode`. Without TOTP: 401 `mfa_not_enrolled`; a wrong code: 401 `invalid_mfa_code`, counted against the account like a failed sign-in (429 `rate_limited` past the budget).',
+        params: TenantSlugParams,
+        body: RegenerateRecoveryCodesBody,
+        response: responses(RecoveryCodes, {
+          400: [],
+          401: ['mfa_not_enrolled', 'invalid_mfa_code'],
+          404: [],
+          429: ['rate_limited'],
+        }),
+      },
+    },
+    async (request) => {
+      const { userId } = request.principal as UserPrincipal
+      const recoveryCodes = await regenerateRecoveryCodes(
+        deps,
+        request.tenant,
+        userId,
+        request.body.totpCode,
+        request.actor,
+      )
+      return { recoveryCodes }
     },
   )
 
@@ -84,7 +131,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
             'account_suspended',
             'password_login_disabled',
           ],
-          403: ['mfa_disabled', 'passwordless_disabled'],
+          403: ['mfa_disabled', 'passwordless_disabled', 'email_not_verified'],
           404: [],
           409: ['already_enrolled'],
           429: ['rate_limited'],
@@ -104,10 +151,10 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
         summary: 'Finish TOTP enrolment and sign in',
         description:
           'Exactly one of `password` or `loginCode`, and the authenticator code as `code` ' +
-          '(or `totpCode`).',
+          '(or `totpCode`). The envelope adds ten recovery codes, shown only now.',
         params: TenantSlugParams,
         body: InitialVerifyBody,
-        response: responses(TokenEnvelope, {
+        response: responses(TokenEnvelopeWithRecoveryCodes, {
           400: [],
           401: [
             'invalid_credentials',
@@ -116,7 +163,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
             'account_suspended',
             'password_login_disabled',
           ],
-          403: ['mfa_disabled', 'passwordless_disabled'],
+          403: ['mfa_disabled', 'passwordless_disabled', 'email_not_verified'],
           404: [],
           409: ['already_enrolled'],
           429: [],
@@ -151,6 +198,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
         response: responses(Ok, {
           400: [],
           401: ['invalid_credentials', 'account_suspended', 'password_login_disabled'],
+          403: ['email_not_verified'],
           404: [],
           429: [],
         }),

@@ -1,6 +1,6 @@
 // Shapes of the MFA routes (SPEC, MFA and endpoint notes 4, 5 and 7; CONTRACT §5).
 import { type Static, Type } from 'typebox'
-import { Email, Password, ref, SixDigits } from '../../schemas.ts'
+import { Email, Password, ref, SixDigits, TokenEnvelopeComponent } from '../../schemas.ts'
 
 const EnrolmentComponent = Type.Object(
   {
@@ -12,6 +12,40 @@ const EnrolmentComponent = Type.Object(
 )
 export const Enrolment = ref(EnrolmentComponent)
 export type Enrolment = Static<typeof Enrolment>
+
+/** Ten codes, shown once (CONTRACT §9). */
+const RecoveryCodeList = Type.Array(Type.String({ pattern: '^[a-z2-7]{5}-[a-z2-7]{5}$' }), {
+  minItems: 10,
+  maxItems: 10,
+  description:
+    'Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes.',
+})
+
+const TotpActivatedComponent = Type.Object(
+  { ok: Type.Literal(true), recoveryCodes: RecoveryCodeList },
+  { $id: 'TotpActivated', description: 'TOTP is active; the new recovery codes.' },
+)
+export const TotpActivated = ref(TotpActivatedComponent)
+
+const RecoveryCodesComponent = Type.Object(
+  { recoveryCodes: RecoveryCodeList },
+  { $id: 'RecoveryCodes', description: 'New recovery codes; the previous ones no longer work.' },
+)
+export const RecoveryCodes = ref(RecoveryCodesComponent)
+
+const TokenEnvelopeWithRecoveryCodesComponent = Type.Object(
+  { ...TokenEnvelopeComponent.properties, recoveryCodes: RecoveryCodeList },
+  {
+    $id: 'TokenEnvelopeWithRecoveryCodes',
+    description: 'A new session, and the recovery codes of the TOTP just activated.',
+  },
+)
+export const TokenEnvelopeWithRecoveryCodes = ref(TokenEnvelopeWithRecoveryCodesComponent)
+
+export const RegenerateRecoveryCodesBody = Type.Object(
+  { totpCode: SixDigits },
+  { additionalProperties: false, examples: [{ totpCode: '492039' }] },
+)
 
 export const TotpVerifyBody = Type.Object(
   { code: SixDigits },
@@ -59,4 +93,9 @@ export const EmailOtpRequestBody = Type.Object(
 export type EmailOtpRequestBody = Static<typeof EmailOtpRequestBody>
 
 /** The components of this module, registered by src/plugins/openapi.ts. */
-export const mfaComponents = [EnrolmentComponent]
+export const mfaComponents = [
+  EnrolmentComponent,
+  TotpActivatedComponent,
+  RecoveryCodesComponent,
+  TokenEnvelopeWithRecoveryCodesComponent,
+]

@@ -48,7 +48,8 @@ export async function signInWithIdentity(
   actor: Actor,
 ): Promise<TokenEnvelope> {
   const email = identity.email ? normalizeEmail(identity.email) : null
-  const outcome = await deps.db.transaction(async (tx) => {
+  // signingIn: a sign-in from a new device is mailed about once it committed (CONTRACT §9).
+  const outcome = await deps.sessions.signingIn(async (tx) => {
     const refuse = async (refusal: Refusal) => {
       await deps.audit.record(tx, tenant.id, actor, [
         {

@@ -14,7 +14,7 @@ import {
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
-import { CODE_REQUEST_FLOOR_MS } from './service.ts'
+import { CODE_REQUEST_FLOOR_MS } from '../codes/service.ts'
 
 let sink: SmtpSink
 let server: TestServer

@@ -64,7 +64,8 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           '401 `invalid_code` for a wrong, expired, burned or superseded code and for an ' +
           'unknown address; the 5th wrong guess burns the code. When a second factor is ' +
           'needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the ' +
-          'code is not consumed), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).',
+          'code is not consumed; or with a `recoveryCode` instead of `totpCode`, not both), ' +
+          'or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).',
         params: TenantSlugParams,
         body: VerifyLoginCodeBody,
         response: responses(TokenEnvelope, {

@@ -1,6 +1,13 @@
 // Shapes of the passwordless routes (SPEC capability 3, endpoint notes 1-4; CONTRACT §5).
 import { type Static, Type } from 'typebox'
-import { AuthPolicy, Email, ref, SixDigits } from '../../schemas.ts'
+import {
+  AuthPolicy,
+  Email,
+  NotBothTotpAndRecoveryCode,
+  RecoveryCode,
+  ref,
+  SixDigits,
+} from '../../schemas.ts'
 
 const AuthConfigComponent = Type.Object(
   {
@@ -19,8 +26,17 @@ export const RequestLoginCodeBody = Type.Object(
 )
 
 export const VerifyLoginCodeBody = Type.Object(
-  { email: Email, code: SixDigits, totpCode: Type.Optional(SixDigits) },
-  { additionalProperties: false, examples: [{ email: 'ada@example.com', code: '318274' }] },
+  {
+    email: Email,
+    code: SixDigits,
+    totpCode: Type.Optional(SixDigits),
+    recoveryCode: Type.Optional(RecoveryCode),
+  },
+  {
+    additionalProperties: false,
+    ...NotBothTotpAndRecoveryCode,
+    examples: [{ email: 'ada@example.com', code: '318274' }],
+  },
 )
 export type VerifyLoginCodeBody = Static<typeof VerifyLoginCodeBody>
 

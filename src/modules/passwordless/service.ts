@@ -1,12 +1,11 @@
 // Passwordless sign-in (SPEC capability 3, the login-code state table, endpoint notes 1-4,
 // 8-10 and the Limits; CONTRACT §5 and §6).
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
-import { issueCode } from '../codes/service.ts'
+import { issueCode, onRequestFloor } from '../codes/service.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { proveLoginCode } from '../signin/login-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
@@ -16,13 +15,6 @@ import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
 import { createUser } from '../users/service.ts'
 import type { VerifyLoginCodeBody } from './schemas.ts'
-
-/**
- * Every successful request-login-code answer takes at least this long. The work differs
- * a little between a real address (a code row and an audit row are written) and an
- * unknown one; answering on a fixed schedule hides that difference (SPEC note 1).
- */
-export const CODE_REQUEST_FLOOR_MS = 200
 
 /**
  * POST auth/request-login-code. Answers the same for a real, an unknown and a suspended
@@ -40,8 +32,17 @@ export async function requestLoginCode(
   // Two independent buckets (SPEC, Limits): 10 per minute per IP, 3 per 15 minutes per
   // address. Both are spent whether or not the address has an account.
   await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
-  const started = performance.now()
+  // Answered on a fixed schedule, so a real account is not slower to answer (SPEC note 1).
+  await onRequestFloor(() => issueLoginCode(deps, tenant, rawEmail, email, actor))
+}
 
+async function issueLoginCode(
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer'>,
+  tenant: Tenant,
+  rawEmail: string,
+  email: string,
+  actor: Actor,
+): Promise<void> {
   const sent = await deps.db.transaction(async (tx) => {
     const entries: AuditEntry[] = []
     let user = await findUserByEmail(tx, tenant.id, email)
@@ -71,8 +72,6 @@ export async function requestLoginCode(
   })
   // Delivery runs in the background: a slow mail server cannot show in the answer's timing.
   if (sent) deps.mailer.deliver(codeMail('login', sent.to, tenant.name, sent.code))
-  const wait = started + CODE_REQUEST_FLOOR_MS - performance.now()
-  if (wait > 0) await sleep(wait)
 }
 
 class AddressTaken extends Error {}
@@ -123,7 +122,12 @@ export async function verifyLoginCode(
     tenant,
     proof,
     // Email is not offered on this path (SPEC note 3): TOTP only.
-    () => checkSecondFactor(deps, tenant, user, { flow: 'loginCode', totpCode: input.totpCode }),
+    () =>
+      checkSecondFactor(deps, tenant, user, {
+        flow: 'loginCode',
+        totpCode: input.totpCode,
+        recoveryCode: input.recoveryCode,
+      }),
     actor,
     {
       failure: { via: 'passwordless' },

@@ -2,6 +2,8 @@
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { codeMail } from '../codes/mail.ts'
+import { issueCode } from '../codes/service.ts'
 import { provePassword } from '../signin/password.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
@@ -27,6 +29,7 @@ export async function loginWithPassword(
       checkSecondFactor(deps, tenant, proof.user, {
         flow: 'password',
         totpCode: input.totpCode,
+        recoveryCode: input.recoveryCode,
         emailOtpCode: input.emailOtpCode,
         actor,
       }),
@@ -34,15 +37,27 @@ export async function loginWithPassword(
   )
 }
 
+/** What signup answers where the tenant requires a verified address (CONTRACT §9). */
+export interface VerificationRequired {
+  ok: true
+  verificationRequired: true
+}
+
+/**
+ * POST auth/signup. Where the tenant requires a verified address, no session starts: the
+ * user is created (Active, unverified), a verification code is mailed, and the answer says
+ * so; auth/verify-email with `{ email, code }` then signs the user in.
+ */
 export async function signup(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer' | 'sessions'>,
   tenant: Tenant,
   input: SignupBody,
   actor: Actor,
-): Promise<TokenEnvelope> {
+): Promise<TokenEnvelope | VerificationRequired> {
   refusePasswords(tenant, 400)
   const passwordHash = await preparePassword(input.password, input.email, tenant.name)
-  return deps.db.transaction(async (tx) => {
+  const verify = tenant.requireVerifiedEmail
+  const result = await deps.db.transaction(async (tx) => {
     const user = await createUser(
       deps,
       tx,
@@ -56,9 +71,15 @@ export async function signup(
         action: 'UserSignup',
         userId: user.id,
         email: user.emailNormalized,
-        metadata: { via: 'password' },
+        metadata: { via: 'password', ...(verify ? { verificationRequired: true } : {}) },
       },
     ])
-    return deps.sessions.start(tx, tenant, user, who)
+    if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who) }
+    const owner = { tenantId: tenant.id, userId: user.id, purpose: 'verify' as const }
+    const code = (await issueCode(deps, tx, owner)) as string
+    return { mail: codeMail('verify', user.email, tenant.name, code) }
   })
+  // Sent once the user exists: a rolled-back signup mails nothing.
+  if (result.mail) deps.mailer.deliver(result.mail)
+  return result.envelope ?? { ok: true, verificationRequired: true }
 }

@@ -3,10 +3,11 @@
 // never read-then-write.
 
 import type { Db, Handle } from '../../db/client.ts'
-import { and, eq, isNull, ne, sql } from '../../db/orm.ts'
+import { and, eq, gt, isNull, ne, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { refreshTokens, sessions } from '../../db/schema.ts'
 import { type User, userFromRow } from '../users/queries.ts'
+import type { PriorDevice } from './devices.ts'
 
 export interface NewSession {
   tenantId: string
@@ -17,20 +18,67 @@ export interface NewSession {
   expiresAt: Date
   ip: string | null
   userAgent: string | null
+  /**
+   * When set, the same statement also reads the (ip, user agent) pairs of the user's
+   * earlier sessions, `recent` when one of them expires after this time (the new-device
+   * check, CONTRACT §9): no extra round trip on the sign-in path.
+   */
+  recentIfExpiresAfter?: Date
 }
 
-/** The session and its first refresh token, in one statement (one round trip). */
-export async function insertSession(db: Handle, s: NewSession): Promise<void> {
-  await db.execute(sql`
+/** A User-Agent as stored: at most 512 characters. */
+const storedAgent = (userAgent: string | null) => userAgent?.slice(0, 512) ?? null
+
+/**
+ * The session and its first refresh token (which records where it was issued), in one
+ * statement (one round trip); with `recentIfExpiresAfter`, the user's earlier devices too.
+ * Every part of one statement reads the snapshot from before it, so the new session is not
+ * among them.
+ */
+export async function insertSession(db: Handle, s: NewSession): Promise<PriorDevice[]> {
+  const agent = storedAgent(s.userAgent)
+  const insert = sql`
     WITH session AS (
       INSERT INTO sessions (tenant_id, id, user_id, created_at, expires_at, ip, user_agent)
       VALUES (${s.tenantId}, ${s.sessionId}, ${s.userId}, ${s.now}, ${s.expiresAt}, ${s.ip},
-              ${s.userAgent?.slice(0, 512) ?? null})
+              ${agent})
+    ), token AS (
+      INSERT INTO refresh_tokens
+        (tenant_id, token_hash, session_id, user_id, created_at, expires_at, ip, user_agent)
+      VALUES (${s.tenantId}, ${s.tokenHash}, ${s.sessionId}, ${s.userId}, ${s.now},
+              ${s.expiresAt}, ${s.ip}, ${agent})
+    )`
+  if (!s.recentIfExpiresAfter) {
+    await db.execute(sql`${insert} SELECT 1`)
+    return []
+  }
+  // Grouped by pair, the most recently used first; the index sessions_tenant_user finds
+  // the rows. With none left (all ended long ago and purged), the audit log tells a
+  // returning user from a first sign-in: a row with no device and `recent` false says
+  // "had sessions, none known" (index audit_tenant_user_created; read only then).
+  const result = (await db.execute(sql`${insert}, prior AS (
+      SELECT ip, user_agent, max(expires_at) > ${s.recentIfExpiresAfter} AS recent
+      FROM sessions
+      WHERE tenant_id = ${s.tenantId} AND user_id = ${s.userId}
+      GROUP BY ip, user_agent
+      ORDER BY max(expires_at) DESC
+      LIMIT ${PRIOR_DEVICES}
     )
-    INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, user_id, created_at, expires_at)
-    VALUES (${s.tenantId}, ${s.tokenHash}, ${s.sessionId}, ${s.userId}, ${s.now}, ${s.expiresAt})
-  `)
+    SELECT ip, user_agent, recent FROM prior
+    UNION ALL
+    SELECT NULL, NULL, false
+    WHERE NOT EXISTS (SELECT 1 FROM prior)
+      AND EXISTS (
+        SELECT 1 FROM audit_events a
+        WHERE a.tenant_id = ${s.tenantId} AND a.user_id = ${s.userId}
+          AND a.action = 'SessionCreated')`)) as unknown as {
+    rows: { ip: string | null; user_agent: string | null; recent: boolean }[]
+  }
+  return result.rows.map((r) => ({ ip: r.ip, userAgent: r.user_agent, recent: r.recent }))
 }
+
+/** The most (ip, user agent) pairs the new-device check reads: a bound on the work. */
+const PRIOR_DEVICES = 200
 
 export interface Rotated {
   sessionId: string
@@ -54,8 +102,9 @@ const rotate = namedStatement(
        AND u.deleted_at IS NULL AND u.status = 'Active'
      RETURNING rt.session_id, s.expires_at AS session_expires_at, u.*
    ), fresh AS (
-     INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, user_id, created_at, expires_at)
-     SELECT $1, $4, session_id, id, $3, $5 FROM spent
+     INSERT INTO refresh_tokens
+       (tenant_id, token_hash, session_id, user_id, created_at, expires_at, ip, user_agent)
+     SELECT $1, $4, session_id, id, $3, $5, $7, $8 FROM spent
    ), extended AS (
      UPDATE sessions SET expires_at = $6
      WHERE tenant_id = $1
@@ -65,8 +114,9 @@ const rotate = namedStatement(
 )
 
 /**
- * Spends the current token of a live session, stores its successor and reads the user,
- * in one statement (one round trip). Of N concurrent calls with one token, the row lock
+ * Spends the current token of a live session, stores its successor (with where it was
+ * issued: the session's lastUsedAt, ip and userAgent) and reads the user, in one
+ * statement (one round trip). Of N concurrent calls with one token, the row lock
  * lets exactly one UPDATE match; the others see `used_at` set, match nothing, and are
  * then treated as reuse by the caller.
  */
@@ -77,9 +127,19 @@ export async function rotateRefreshToken(
   newHash: string,
   now: Date,
   expiresAt: Date,
+  from: { ip: string | null; userAgent: string | null },
 ): Promise<Rotated | undefined> {
   const extendTo = new Date(expiresAt.getTime() + SESSION_SLACK_MS)
-  const [row] = await rotate(db, [tenantId, oldHash, now, newHash, expiresAt, extendTo])
+  const [row] = await rotate(db, [
+    tenantId,
+    oldHash,
+    now,
+    newHash,
+    expiresAt,
+    extendTo,
+    from.ip,
+    storedAgent(from.userAgent),
+  ])
   return row ? { sessionId: row.session_id as string, user: userFromRow(row) } : undefined
 }
 
@@ -155,4 +215,103 @@ export async function revokeUserSessions(
     )
     .returning({ id: sessions.id })
   return rows.map((r) => r.id)
+}
+
+/**
+ * Ends every live session of a tenant (its deletion, CONTRACT §9); answers the ids. The
+ * rows stay, revoked, so the revocation feed carries them to every instance.
+ */
+export async function revokeTenantSessions(
+  db: Handle,
+  tenantId: string,
+  reason: string,
+): Promise<string[]> {
+  const rows = await db
+    .update(sessions)
+    // The database's clock, as for every revocation (see revokeSession).
+    .set({ revokedAt: sql`clock_timestamp()`, revokeReason: reason })
+    .where(and(eq(sessions.tenantId, tenantId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id })
+  return rows.map((r) => r.id)
+}
+
+/** A live session as the session lists show it (CONTRACT §9). */
+export interface SessionRow {
+  id: string
+  createdAt: Date
+  lastUsedAt: Date
+  ip: string | null
+  userAgent: string | null
+}
+
+const toDate = (value: unknown) => (value instanceof Date ? value : new Date(String(value)))
+
+/**
+ * A page of the user's live sessions (not revoked, neither the session nor its current
+ * refresh token expired), newest first, after the session `afterId` (a cursor names a
+ * row; its sort key is read in the same query). lastUsedAt, ip and userAgent are those of
+ * the current refresh token: the unspent one, else the newest (where the last sign-in or
+ * refresh came from); a token older than those columns falls back on the session's own.
+ */
+export async function listLiveSessions(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  options: { limit: number; afterId?: string; now: Date },
+): Promise<SessionRow[]> {
+  const { limit, afterId, now } = options
+  const after = afterId
+    ? sql`AND (s.created_at, s.id) < (
+        SELECT c.created_at, c.id FROM sessions c
+        WHERE c.tenant_id = ${tenantId} AND c.user_id = ${userId} AND c.id = ${afterId})`
+    : sql``
+  const result = (await db.execute(sql`
+    SELECT s.id, s.created_at, t.created_at AS last_used_at,
+           COALESCE(t.ip, s.ip) AS ip, COALESCE(t.user_agent, s.user_agent) AS user_agent
+    FROM sessions s
+    JOIN LATERAL (
+      SELECT r.created_at, r.expires_at, r.ip, r.user_agent FROM refresh_tokens r
+      WHERE r.tenant_id = s.tenant_id AND r.session_id = s.id
+      ORDER BY (r.used_at IS NULL) DESC, r.created_at DESC
+      LIMIT 1
+    ) t ON t.expires_at > ${now}
+    WHERE s.tenant_id = ${tenantId} AND s.user_id = ${userId}
+      AND s.revoked_at IS NULL AND s.expires_at > ${now}
+      ${after}
+    ORDER BY s.created_at DESC, s.id DESC
+    LIMIT ${limit}
+  `)) as unknown as { rows: Record<string, unknown>[] }
+  return result.rows.map((r) => ({
+    id: r.id as string,
+    createdAt: toDate(r.created_at),
+    lastUsedAt: toDate(r.last_used_at),
+    ip: (r.ip as string | null) ?? null,
+    userAgent: (r.user_agent as string | null) ?? null,
+  }))
+}
+
+/** Ends one live session of a user; answers whether there was one to end. */
+export async function revokeUserSession(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  sessionId: string,
+  reason: string,
+  now: Date,
+): Promise<boolean> {
+  const rows = await db
+    .update(sessions)
+    // The database's clock, as revokeSession above explains.
+    .set({ revokedAt: sql`clock_timestamp()`, revokeReason: reason })
+    .where(
+      and(
+        eq(sessions.tenantId, tenantId),
+        eq(sessions.userId, userId),
+        eq(sessions.id, sessionId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, now),
+      ),
+    )
+    .returning({ id: sessions.id })
+  return rows.length > 0
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
 import { loginWithPassword, signup } from './password.ts'
-import { LoginBody, LogoutAllResult, RefreshBody, SignupBody } from './schemas.ts'
+import { LoginBody, LogoutAllResult, RefreshBody, SignupBody, SignupResult } from './schemas.ts'
 
 export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -17,10 +17,11 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Create an account with email and password',
         description:
-          'A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`.',
+          'A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`. ' +
+          'Where the workspace requires a verified address (requireVerifiedEmail), the account is created without a session: the answer is `{ ok: true, verificationRequired: true }` and a 6-digit code is mailed for auth/verify-email.',
         params: TenantSlugParams,
         body: SignupBody,
-        response: responses(TokenEnvelope, {
+        response: responses(SignupResult, {
           400: ['password_too_weak', 'email_taken', 'password_login_disabled'],
           404: [],
           429: [],
@@ -38,7 +39,8 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Sign in with email and password (and a second factor when asked)',
         description:
-          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp).',
+          'When the policy asks a second factor: 401 `mfa_required` with `details.methods` (repeat with `totpCode`, or with `emailOtpCode` after auth/request-email-otp). A user with TOTP may send a `recoveryCode` instead of `totpCode` (both: 400 `validation`; wrong or spent: 401 `invalid_mfa_code`). ' +
+          'Where the workspace requires a verified address, the right password of an unverified one is 403 `email_not_verified` (verify with auth/request-email-verification and auth/verify-email).',
         params: TenantSlugParams,
         body: LoginBody,
         response: responses(TokenEnvelope, {
@@ -50,6 +52,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
             'mfa_required',
             'invalid_mfa_code',
           ],
+          403: ['email_not_verified'],
           404: [],
           429: ['rate_limited'],
         }),

@@ -1,15 +1,19 @@
 // Sessions (SPEC, Authentication; CONTRACT §4): issuing token envelopes, refresh-token
 // rotation with reuse detection, logout, and revoking a user's sessions.
+import type { Config } from '../../config.ts'
 import type { Db, Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { ACCESS_TOKEN_TTL, type AccessTokens } from '../../lib/jwt.ts'
+import type { Mailer } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry, AuditRecorder } from '../audit/recorder.ts'
+import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { type PublicUser, presentUser } from '../users/present.ts'
 import type { User } from '../users/queries.ts'
+import { DEVICE_MEMORY_DAYS, isNewDevice } from './devices.ts'
 import * as store from './queries.ts'
 import type { RevocationCache } from './revocations.ts'
 
@@ -29,7 +33,19 @@ export interface SessionServiceDeps {
   audit: AuditRecorder
   tokens: AccessTokens
   revocations: RevocationCache
+  /** The security alerts of sign-ins (CONTRACT §9). */
+  mailer: Mailer
+  config: Config
 }
+
+/** A security alert waiting for its sign-in's transaction to commit. */
+interface QueuedAlert {
+  tenant: Tenant
+  user: User
+  alert: SecurityAlert
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
  * Ends every live session of a user inside a `revoking` transaction, one SessionRevoked
@@ -45,14 +61,43 @@ export type RevokeUserSessions = (
 
 export class SessionService {
   private readonly deps: SessionServiceDeps
+  /** The alerts of each transaction opened by `signingIn`, mailed once it commits. */
+  private readonly queued = new WeakMap<Handle, QueuedAlert[]>()
   constructor(deps: SessionServiceDeps) {
     this.deps = deps
   }
 
   /**
+   * Runs a sign-in's `work` in one transaction (which may end the user's other sessions
+   * through `revoke`, heard by the revocation cache once it commits); then mails the security
+   * alerts queued in it (`alertOnCommit`, and `start`'s new-device alert). A rolled-back
+   * sign-in mails nothing. Paths whose session is the user's first (sign-up, tenant
+   * creation, an invitation) open a plain transaction: no device check, no alert.
+   */
+  async signingIn<T>(work: (tx: Handle, revoke: RevokeUserSessions) => Promise<T>): Promise<T> {
+    const queue: QueuedAlert[] = []
+    // A `revoking` transaction: a sign-in may end the sessions that existed (a reset).
+    const result = await this.revoking(async (tx, revoke) => {
+      this.queued.set(tx, queue)
+      return work(tx, revoke)
+    })
+    for (const { tenant, user, alert } of queue) sendSecurityAlert(this.deps, tenant, user, alert)
+    return result
+  }
+
+  /** Queues a security alert to mail when the `signingIn` transaction `tx` commits. */
+  alertOnCommit(tx: Handle, tenant: Tenant, user: User, alert: SecurityAlert): void {
+    const queue = this.queued.get(tx)
+    if (!queue) throw new Error('alertOnCommit needs a transaction opened by signingIn')
+    queue.push({ tenant, user, alert })
+  }
+
+  /**
    * Starts a session (a new refresh-token family) inside the caller's transaction and
    * records SessionCreated, after the caller's own `entries` (one INSERT for all of them).
-   * Every sign-in path ends here.
+   * Every sign-in path ends here. Inside `signingIn`, with the tenant's security
+   * notifications on, the same statement reads the user's earlier devices, and a sign-in
+   * from a new one (sessions/devices.ts) queues an alert: no extra round trip.
    */
   async start(
     tx: Handle,
@@ -64,7 +109,13 @@ export class SessionService {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
     const refreshToken = randomToken()
-    await store.insertSession(tx, {
+    const queue = tenant.securityNotifications ? this.queued.get(tx) : undefined
+    // A session's expires_at trails its last use by a refresh token's lifetime (each
+    // refresh extends it), so "used in the last 90 days" is "expires after this".
+    const recentIfExpiresAfter = queue
+      ? new Date(now.getTime() - DEVICE_MEMORY_DAYS * DAY_MS + REFRESH_TOKEN_TTL * 1000)
+      : undefined
+    const prior = await store.insertSession(tx, {
       tenantId: tenant.id,
       sessionId,
       userId: user.id,
@@ -73,7 +124,15 @@ export class SessionService {
       expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000),
       ip: actor.ip,
       userAgent: actor.userAgent,
+      recentIfExpiresAfter,
     })
+    if (queue && isNewDevice(prior, actor.ip, actor.userAgent)) {
+      queue.push({
+        tenant,
+        user,
+        alert: { event: 'new_device', ip: actor.ip, userAgent: actor.userAgent },
+      })
+    }
     await this.deps.audit.record(tx, tenant.id, actor, [
       ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
@@ -95,6 +154,7 @@ export class SessionService {
       hashToken(next),
       now,
       expiresAt,
+      actor,
     )
     if (rotated) return this.envelope(rotated.user, rotated.sessionId, next, now)
 
@@ -151,6 +211,42 @@ export class SessionService {
       return ok
     })
     if (ended) this.deps.revocations.add([state.sessionId])
+  }
+
+  /**
+   * Ends one live session of a user (CONTRACT §9: DELETE me/sessions/{id}, DELETE
+   * users/{userId}/sessions/{id}); 404 `not_found` when the user has no such live session.
+   * Records `entries` (UserLogout, when users end the session they sign in with) and
+   * SessionRevoked; its access tokens are refused on every instance within seconds (§4).
+   */
+  async revokeOne(
+    tenant: Tenant,
+    userId: string,
+    sessionId: string,
+    actor: Actor,
+    reason: string,
+    entries: AuditEntry[] = [],
+  ): Promise<void> {
+    const { db, clock, audit } = this.deps
+    const ended = await db.transaction(async (tx) => {
+      const ok = await store.revokeUserSession(
+        tx,
+        tenant.id,
+        userId,
+        sessionId,
+        reason,
+        clock.now(),
+      )
+      if (ok) {
+        await audit.record(tx, tenant.id, actor, [
+          ...entries,
+          { action: 'SessionRevoked', userId, metadata: { sessionId, reason } },
+        ])
+      }
+      return ok
+    })
+    if (!ended) fail('not_found')
+    this.deps.revocations.add([sessionId])
   }
 
   /** Ends every session of the signed-in user (logout-all); answers how many. */

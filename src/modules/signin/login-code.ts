@@ -3,12 +3,12 @@
 // is asked for, and spent in the session's transaction.
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
-import { normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { type CodeOwner, checkCode, spendCode } from '../codes/service.ts'
+import { type CodeOwner, spendCode } from '../codes/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, lockUserRow, markSignedInByCode, type User } from '../users/queries.ts'
+import { lockUserRow, markSignedInByCode, type User } from '../users/queries.ts'
+import { checkMailedCode } from './mailed-code.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 import { requirePasswordless } from './policy.ts'
 
@@ -33,19 +33,15 @@ export async function proveLoginCode(
   actor: Actor,
 ): Promise<FirstFactorProof> {
   requirePasswordless(tenant)
-  const email = normalizeEmail(rawEmail)
-  const attempt = await deps.guard.begin({
-    tenantId: tenant.id,
-    email,
-    ip: actor.ip ?? '',
-    factor: 'code',
-  })
-  const found = await findUserByEmail(deps.db, tenant.id, email)
-  const user = found && found.status !== 'Suspended' ? found : undefined
-  // An unknown address runs the same statements against an id that matches nothing.
-  const owner = loginOwner(tenant.id, user?.id ?? crypto.randomUUID())
-  const check = await checkCode(deps, owner, code)
-  if (user && check.ok) {
+  const { email, attempt, found, user, cause } = await checkMailedCode(
+    deps,
+    tenant,
+    rawEmail,
+    code,
+    'login',
+    actor,
+  )
+  if (user) {
     return {
       user,
       email,
@@ -54,20 +50,12 @@ export async function proveLoginCode(
       spend: (tx) => spendLoginCode(deps, tx, tenant, user, code),
     }
   }
-
-  const reason = !found
-    ? 'unknown_address'
-    : !user
-      ? 'account_suspended'
-      : check.ok
-        ? ''
-        : check.reason
   await deps.audit.record(deps.db, tenant.id, actor, [
     {
       action: 'PasswordlessCodeFailed',
       userId: found?.id ?? null,
       email,
-      metadata: { email, reason },
+      metadata: { email, reason: cause },
     },
     {
       action: 'UserLoginFailed',

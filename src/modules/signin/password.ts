@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { hashPassword, needsRehash, verifyPasswordTry } from '../../lib/passwords.ts'
+import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail, type User, updateUser } from '../users/queries.ts'
@@ -14,8 +15,9 @@ import { refusePasswords } from './policy.ts'
 type PasswordDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock'>
 
 /**
- * Checks a password; a wrong one, an unknown or Pending address and a Suspended user are
- * audited as UserLoginFailed (with `route` when the route is not auth/login). The try is
+ * Checks a password; a wrong one, an unknown or Pending address, a Suspended user and an
+ * unverified address where the tenant requires a verified one (403) are audited as
+ * UserLoginFailed (with `route` when the route is not auth/login). The try is
  * reserved before the hash is checked, so a parallel burst gets no more tries than the
  * budgets allow.
  */
@@ -54,6 +56,9 @@ export async function provePassword(
     ])
     fail(reason ?? 'invalid_credentials')
   }
+  if (tenant.requireVerifiedEmail && !user.emailVerified) {
+    await refuseUnverified(deps, tenant, user, email, attempt, actor, route)
+  }
   return {
     user,
     email,
@@ -61,6 +66,33 @@ export async function provePassword(
     via: 'password',
     spend: (tx) => stampLogin(deps, tx, tenant, user, password),
   }
+}
+
+/**
+ * CONTRACT §9, requireVerifiedEmail: the right password of an unverified address answers
+ * 403 `email_not_verified`, before any second factor is asked. The password was right, so
+ * the try is given back (like a second factor asked for), without ending the account's run
+ * of failures; the refusal is audited as a failed sign-in.
+ */
+async function refuseUnverified(
+  deps: PasswordDeps,
+  tenant: Tenant,
+  user: User,
+  email: string,
+  attempt: SignInTry,
+  actor: Actor,
+  route: string | undefined,
+): Promise<never> {
+  await attempt.release()
+  await deps.audit.record(deps.db, tenant.id, actor, [
+    {
+      action: 'UserLoginFailed',
+      userId: user.id,
+      email,
+      metadata: { email, reason: 'email_not_verified', ...(route ? { route } : {}) },
+    },
+  ])
+  fail('email_not_verified')
 }
 
 /**

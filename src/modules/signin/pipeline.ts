@@ -13,14 +13,19 @@ import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import type { TokenEnvelope } from '../sessions/service.ts'
+import type { SecurityAlert } from '../notifications/security.ts'
+import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { User } from '../users/queries.ts'
 
-/** What spending a factor did: the user row as it now is, and the audit entries. */
+/**
+ * What spending a factor did: the user row as it now is, the audit entries, and the
+ * security alerts to mail once the sign-in committed (CONTRACT §9; where from is added).
+ */
 export interface Spent {
   user?: User
   entries: AuditEntry[]
+  alerts?: Omit<SecurityAlert, 'ip' | 'userAgent'>[]
 }
 
 /** A first factor proven but not spent. */
@@ -30,9 +35,13 @@ export interface FirstFactorProof {
   /** The try reserved in the failure budgets (CONTRACT §6 and §8). */
   attempt: SignInTry
   /** How the user signed in: `via` of UserLogin. */
-  via: 'password' | 'passwordless' | 'passkey'
-  /** Spends the factor in the session's transaction (a login code is used up here). */
-  spend(tx: Handle): Promise<Spent>
+  via: 'password' | 'passwordless' | 'passkey' | 'reset' | 'email-verification'
+  /**
+   * Spends the factor in the session's transaction (a login code is used up here);
+   * `revoke` ends sessions that existed before (a password reset, CONTRACT §9), heard by
+   * the revocation cache once the transaction commits (§4).
+   */
+  spend(tx: Handle, revoke: RevokeUserSessions): Promise<Spent>
 }
 
 /** A second factor checked but not spent. */
@@ -74,11 +83,20 @@ export async function completeSignIn(
   }
   let envelope: TokenEnvelope
   try {
-    envelope = await deps.db.transaction(async (tx) => {
-      const first = await proof.spend(tx)
-      const other = second ? await second.spend(tx) : { entries: [] }
+    // signingIn: the alerts queued here and a new device's (sessions.start) are mailed
+    // only once the transaction committed; `revoke` ends the sessions a reset replaces.
+    envelope = await deps.sessions.signingIn(async (tx, revoke) => {
+      const first = await proof.spend(tx, revoke)
+      const other: Spent = second ? await second.spend(tx) : { entries: [] }
       const user = other.user ?? first.user ?? proof.user
       const who: Actor = { ...actor, type: 'user', id: user.id }
+      for (const alert of [...(first.alerts ?? []), ...(other.alerts ?? [])]) {
+        deps.sessions.alertOnCommit(tx, tenant, user, {
+          ...alert,
+          ip: actor.ip,
+          userAgent: actor.userAgent,
+        })
+      }
       return deps.sessions.start(tx, tenant, user, who, [
         ...first.entries,
         ...other.entries,

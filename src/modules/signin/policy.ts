@@ -4,8 +4,11 @@ import { fail } from '../../lib/errors.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { User } from '../users/queries.ts'
 
-/** SPEC note 9: a PasswordlessOnly tenant refuses passwords, whoever asks (401). */
-export function refusePasswords(tenant: Tenant, status?: 400): void {
+/**
+ * SPEC note 9: a PasswordlessOnly tenant refuses passwords, whoever asks (401; signup
+ * answers 400, the password-reset routes 403, CONTRACT §9).
+ */
+export function refusePasswords(tenant: Tenant, status?: 400 | 403): void {
   if (tenant.authPolicy === 'PasswordlessOnly') {
     fail('password_login_disabled', status ? { status } : undefined)
   }

@@ -1,13 +1,15 @@
-// GET/PATCH tenant, PUT/DELETE tenant/logo (admin or API key: CONTRACT §4) and the public
-// GET logo.
+// GET/PATCH tenant, PUT/DELETE tenant/logo (admin or API key: CONTRACT §4), DELETE tenant
+// (an Admin's token only: CONTRACT §9) and the public GET logo.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
+import type { Principal } from '../../plugins/auth.ts'
 import { errorResponses, Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { deleteTenant } from './deletion.ts'
 import { etagMatches, LOGO_BODY_LIMIT, putLogo, readLogo, removeLogo } from './logo.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
-import { LogoBody, LogoSaved, TenantPatchBody, TenantRecord } from './schemas.ts'
+import { LogoBody, LogoSaved, TenantDeleteBody, TenantPatchBody, TenantRecord } from './schemas.ts'
 import { patchTenant, readTenant } from './settings.ts'
 
 // Browsers may reuse a logo for five minutes, then revalidate it with its ETag.
@@ -54,6 +56,34 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
       },
     },
     async (request) => patchTenant(deps, request.tenant.id, request.body, request.actor),
+  )
+
+  app.delete(
+    '/tenant',
+    {
+      config: { auth: 'adminUser' },
+      schema: {
+        operationId: 'deleteTenant',
+        tags,
+        summary: 'Close the workspace (no restore)',
+        description:
+          '`confirmSlug` must be the slug (else 400 `validation`). The admin confirms with its `password` (401 `invalid_credentials`) or, without a password, with a login code requested just before through auth/request-login-code as `code` (401 `invalid_code`); a failure counts in the sign-in budgets. Then every route of the tenant answers 404 `tenant_not_found` (other instances within 2 s), its invitations 401 `invalid_invite`, its sessions end; the slug stays taken until `npm run purge` removes the tenant and every row of it after USER_RETENTION_DAYS. Audit: TenantSoftDeleted. An API key gets 403 `api_key_not_allowed`, a Member 403 `admin_required`.',
+        params: TenantSlugParams,
+        body: TenantDeleteBody,
+        response: responses(Ok, {
+          400: [],
+          401: ['invalid_credentials', 'invalid_code'],
+          403: [],
+          404: [],
+          429: [],
+        }),
+      },
+    },
+    async (request) => {
+      const { userId } = request.principal as Extract<Principal, { kind: 'user' }>
+      await deleteTenant(deps, request.tenant, userId, request.body, request.actor)
+      return { ok: true as const }
+    },
   )
 
   app.put(

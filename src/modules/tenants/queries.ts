@@ -74,6 +74,19 @@ export async function updateTenant(
   return rows[0]
 }
 
+/**
+ * Marks a live tenant deleted (CONTRACT §9): from now on the slug names no tenant, yet
+ * stays taken (the unique index) until the purge removes the row. Answers the tenant.
+ */
+export async function softDeleteTenant(db: Handle, tenantId: string, now: Date) {
+  const rows = await db
+    .update(tenants)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(and(eq(tenants.id, tenantId), isNull(tenants.deletedAt)))
+    .returning()
+  return rows[0] as Tenant | undefined
+}
+
 /** Stores the tenant's logo, replacing the one before. */
 export async function upsertLogo(db: Handle, logo: Logo): Promise<void> {
   await db

@@ -1,7 +1,17 @@
 // Shapes of the tenant routes (SPEC capability 1 and Administration; CONTRACT §2, Tenant
 // record).
 import { type Static, Type } from 'typebox'
-import { AuthPolicy, DateTime, Email, MfaPolicy, NewPassword, Plan, ref } from '../../schemas.ts'
+import {
+  AuthPolicy,
+  DateTime,
+  Email,
+  MfaPolicy,
+  NewPassword,
+  Password,
+  Plan,
+  ref,
+  SixDigits,
+} from '../../schemas.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
 
 // The tenant plugin checks a path's slug with the same rule before any lookup.
@@ -105,6 +115,25 @@ const LogoComponent = Type.Object(
   { $id: 'Logo', description: "The tenant's logo, as stored." },
 )
 export const LogoSaved = ref(LogoComponent)
+
+// CONTRACT §9: the slug typed again, and the admin's password, or, for an admin without
+// one, a login code requested just before: exactly one of the two.
+export const TenantDeleteBody = Type.Object(
+  {
+    confirmSlug: Type.String({ minLength: 1, maxLength: 63, description: "The tenant's slug." }),
+    password: Type.Optional(Password),
+    code: Type.Optional(SixDigits),
+  },
+  {
+    additionalProperties: false,
+    oneOf: [{ required: ['password'] }, { required: ['code'] }],
+    examples: [
+      { confirmSlug: 'acme', password: 'plum-voyage-fender-71' },
+      { confirmSlug: 'acme', code: '318274' },
+    ],
+  },
+)
+export type TenantDeleteBody = Static<typeof TenantDeleteBody>
 
 /** The components of this module, registered by src/plugins/openapi.ts. */
 export const tenantComponents = [TenantComponent, LogoComponent]

@@ -86,13 +86,13 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'disableUserTotp',
         tags,
-        summary: "Reset a user's TOTP (the user's sessions end)",
+        summary: "Reset a user's TOTP (the user's sessions end, the recovery codes go)",
         params: TotpParams,
         response: responses(Ok, { 401: [], 403: [], 404: ['not_found'], 429: [] }),
       },
     },
     async (request) => {
-      await disableUserTotp(deps, request.tenant.id, request.params.userId, request.actor)
+      await disableUserTotp(deps, request.tenant, request.params.userId, request.actor)
       return { ok: true as const }
     },
   )

@@ -7,6 +7,9 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { deleteRecoveryCodes } from '../mfa/queries.ts'
+import { sendSecurityAlert } from '../notifications/security.ts'
+import type { Tenant } from '../tenants/queries.ts'
 import { type PublicUser, presentUser } from './present.ts'
 import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
 import type { ListUsersQuery, UserPatchBody } from './schemas.ts'
@@ -120,21 +123,24 @@ export async function updateUserAccess(
 }
 
 /**
- * Resets a user's TOTP: the secret (active or half-enrolled) is removed, MfaTotpDisabled
- * recorded and the user's sessions end (CONTRACT §4). A user without any secret is left
- * as is. The path id is a plain string in the spec, so a malformed one is just unknown.
+ * Resets a user's TOTP: the secret (active or half-enrolled) and the recovery codes are
+ * removed, MfaTotpDisabled recorded and the user's sessions end (CONTRACT §4 and §9). A
+ * user without any secret is left as is. An active factor removed is mailed about once it
+ * committed. The path id is a plain string in the spec, so a malformed one is just unknown.
  */
 export async function disableUserTotp(
-  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
-  tenantId: string,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'mailer' | 'sessions'>,
+  tenant: Tenant,
   userId: string,
   actor: Actor,
 ) {
   if (!isUuid(userId)) fail('not_found')
-  await deps.sessions.revoking(async (tx, revoke) => {
+  const tenantId = tenant.id
+  const disabled = await deps.sessions.revoking(async (tx, revoke) => {
     const user = await lockLiveUser(tx, tenantId, userId)
     if (!user) fail('not_found')
-    if (!user.totpEnabled && user.totpSecretEnc === null) return
+    if (!user.totpEnabled && user.totpSecretEnc === null) return undefined
+    await deleteRecoveryCodes(tx, tenantId, user.id)
     await updateUser(tx, tenantId, user.id, {
       totpSecretEnc: null,
       totpEnabled: false,
@@ -150,5 +156,13 @@ export async function disableUserTotp(
         metadata: { by: 'admin', wasEnabled: user.totpEnabled, sessionsEnded: ids.length },
       },
     ])
+    return user.totpEnabled ? user : undefined
   })
+  if (disabled) {
+    // The administrator's address and browser are not the user's to see.
+    sendSecurityAlert(deps, tenant, disabled, {
+      event: 'totp_disabled',
+      notes: ['An administrator of the workspace reset it; your recovery codes were removed too.'],
+    })
+  }
 }

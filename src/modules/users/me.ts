@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoUrl, presentUser } from './present.ts'
 import { countOtherActiveAdmins, findUserById, updateUser } from './queries.ts'
@@ -56,9 +57,12 @@ export async function deleteOwnAccount(
   })
 }
 
-/** Changes the password and ends the user's other sessions (CONTRACT §4). */
+/**
+ * Changes the password and ends the user's other sessions (CONTRACT §4); the user is told
+ * by a security alert once it committed (§9).
+ */
 export async function changePassword(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'guard' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'>,
   tenant: Tenant,
   principal: { userId: string; sessionId: string },
   input: ChangePasswordBody,
@@ -86,5 +90,10 @@ export async function changePassword(
     await deps.audit.record(tx, tenant.id, actor, [
       { action: 'UserPasswordChanged', userId: user.id, metadata: { sessionsEnded: ids.length } },
     ])
+  })
+  sendSecurityAlert(deps, tenant, user, {
+    event: 'password_changed',
+    ip: actor.ip,
+    userAgent: actor.userAgent,
   })
 }

@@ -4,7 +4,7 @@
 import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
-import { users } from '../../db/schema.ts'
+import { emailConflicts, users } from '../../db/schema.ts'
 
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
@@ -125,9 +125,23 @@ export async function markSignedInByCode(
   userId: string,
   now: Date,
 ): Promise<User | undefined> {
+  return markAddressProven(tx, tenantId, userId, { lastLoginAt: now, updatedAt: now })
+}
+
+/**
+ * A mailed code reached the address (CONTRACT §9: login code, reset, verification): the
+ * address is proven and a Pending user becomes Active, with `changes` (the login time, a
+ * new password) in the same statement. Answers undefined if the user is gone or suspended.
+ */
+export async function markAddressProven(
+  tx: Handle,
+  tenantId: string,
+  userId: string,
+  changes: Partial<NewUser> & { updatedAt: Date },
+): Promise<User | undefined> {
   const rows = await tx
     .update(users)
-    .set({ status: 'Active', emailVerified: true, lastLoginAt: now, updatedAt: now })
+    .set({ ...changes, status: 'Active', emailVerified: true })
     .where(
       and(
         eq(users.tenantId, tenantId),
@@ -273,6 +287,33 @@ export async function lockLiveUser(db: Handle, tenantId: string, userId: string)
     .where(and(live(tenantId), eq(users.id, userId)))
     .for('update')
   return rows[0] as User | undefined
+}
+
+/** The user whatever its state (soft-deleted too), locked until the commit (erasure). */
+export async function lockUserInAnyState(db: Handle, tenantId: string, userId: string) {
+  const rows = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
+    .for('update')
+  return rows[0] as User | undefined
+}
+
+/**
+ * Removes a user for good, at once (CONTRACT §9, erasure): its sessions, refresh tokens,
+ * one-time codes, linked identities, passkeys and recovery codes go with it (ON DELETE
+ * CASCADE), and so does the migration's report of an address it shared. Answers whether
+ * the row was there.
+ */
+export async function hardDeleteUser(db: Handle, tenantId: string, userId: string) {
+  await db
+    .delete(emailConflicts)
+    .where(and(eq(emailConflicts.tenantId, tenantId), eq(emailConflicts.userId, userId)))
+  const rows = await db
+    .delete(users)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
+    .returning({ id: users.id })
+  return rows.length > 0
 }
 
 /**

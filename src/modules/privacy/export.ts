@@ -1,0 +1,94 @@
+// POST me/export (CONTRACT §9; GDPR art. 15 and 20): everything the service holds about
+// the signed-in user, in one synchronous JSON answer. The response schema is the allowlist
+// (schemas.ts): rows are mapped field by field here, never passed through.
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { presentAuditEvent } from '../audit/service.ts'
+import { presentUser } from '../users/present.ts'
+import { findUserById } from '../users/queries.ts'
+import {
+  countUnusedRecoveryCodes,
+  eventsOf,
+  identitiesOf,
+  passkeysOf,
+  sessionsOf,
+} from './queries.ts'
+
+/** The newest sessions exported (ended ones are pruned a month after they end). */
+export const EXPORT_SESSION_CAP = 1000
+/** The newest audit events exported: about 5 MB of JSON at most. */
+export const EXPORT_EVENT_CAP = 10_000
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString())
+
+export async function exportPersonalData(
+  deps: Pick<Deps, 'audit' | 'db' | 'limits'>,
+  tenantId: string,
+  userId: string,
+  actor: Actor,
+) {
+  // Each export reads the user's whole history: a few per hour are plenty (dataExports).
+  await deps.limits.hit('dataExports', `${tenantId}:${userId}`)
+  const user = await findUserById(deps.db, tenantId, userId)
+  if (!user) fail('session_revoked')
+  await deps.audit.record(deps.db, tenantId, actor, [{ action: 'GdprExportRequested', userId }])
+  // One snapshot: the lists agree with each other even while the user signs in elsewhere.
+  const data = await deps.db.transaction(
+    async (tx) => {
+      const [sessions, identities, passkeys, recoveryCodesRemaining, events] = [
+        await sessionsOf(tx, tenantId, userId, EXPORT_SESSION_CAP + 1),
+        await identitiesOf(tx, tenantId, userId),
+        await passkeysOf(tx, tenantId, userId),
+        await countUnusedRecoveryCodes(tx, tenantId, userId),
+        await eventsOf(tx, tenantId, userId, EXPORT_EVENT_CAP + 1),
+      ]
+      return { sessions, identities, passkeys, recoveryCodesRemaining, events }
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  )
+  const sessions = data.sessions.slice(0, EXPORT_SESSION_CAP)
+  const events = data.events.slice(0, EXPORT_EVENT_CAP)
+  const truncated = {
+    sessions: data.sessions.length > EXPORT_SESSION_CAP,
+    auditEvents: data.events.length > EXPORT_EVENT_CAP,
+  }
+  await deps.audit.record(deps.db, tenantId, actor, [
+    {
+      action: 'GdprExportCompleted',
+      userId,
+      metadata: { sessions: sessions.length, auditEvents: events.length, truncated },
+    },
+  ])
+  return {
+    user: presentUser(user),
+    sessions: sessions.map((s) => ({
+      id: s.id,
+      createdAt: s.createdAt.toISOString(),
+      expiresAt: s.expiresAt.toISOString(),
+      revokedAt: iso(s.revokedAt),
+      lastUsedAt: s.lastUsedAt.toISOString(),
+      ip: s.ip,
+      userAgent: s.userAgent,
+      signInIp: s.signInIp,
+      signInUserAgent: s.signInUserAgent,
+    })),
+    identities: data.identities.map((i) => ({
+      issuer: i.issuer,
+      subject: i.subject,
+      email: i.email,
+      createdAt: i.createdAt.toISOString(),
+    })),
+    passkeys: data.passkeys.map((p) => ({
+      id: p.id,
+      name: p.name,
+      deviceType: p.deviceType,
+      backedUp: p.backedUp,
+      createdAt: p.createdAt.toISOString(),
+      lastUsedAt: iso(p.lastUsedAt),
+    })),
+    recoveryCodesRemaining: data.recoveryCodesRemaining,
+    auditEvents: events.map(presentAuditEvent),
+    truncated,
+  }
+}

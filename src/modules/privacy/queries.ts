@@ -1,0 +1,121 @@
+// The reads of a personal-data export (CONTRACT §9). This module owns no table: every
+// query here reads, tenant first, and the erasure writes through the owners' queries.
+import type { Handle } from '../../db/client.ts'
+import { and, asc, desc, eq, isNull, or, sql } from '../../db/orm.ts'
+import { auditEvents, idpIdentities, passkeys, recoveryCodes } from '../../db/schema.ts'
+import type { AuditEvent } from '../audit/queries.ts'
+
+export interface SessionRow {
+  id: string
+  createdAt: Date
+  expiresAt: Date
+  revokedAt: Date | null
+  signInIp: string | null
+  signInUserAgent: string | null
+  lastUsedAt: Date
+  ip: string | null
+  userAgent: string | null
+}
+
+const date = (v: Date | string) => (v instanceof Date ? v : new Date(v))
+const maybeDate = (v: Date | string | null) => (v === null ? null : date(v))
+
+/**
+ * The user's sessions, live and ended, newest first, `limit` of them: each with where it
+ * was opened and its newest refresh token (where and when it was last used).
+ */
+export async function sessionsOf(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  limit: number,
+): Promise<SessionRow[]> {
+  const result = (await db.execute(sql`
+    SELECT s.id, s.created_at, s.expires_at, s.revoked_at, s.ip, s.user_agent,
+      r.created_at AS last_used_at, r.ip AS last_ip, r.user_agent AS last_user_agent
+    FROM sessions s
+    LEFT JOIN LATERAL (
+      SELECT t.created_at, t.ip, t.user_agent FROM refresh_tokens t
+      WHERE t.tenant_id = s.tenant_id AND t.session_id = s.id
+      ORDER BY t.created_at DESC, (t.used_at IS NULL) DESC LIMIT 1
+    ) r ON true
+    WHERE s.tenant_id = ${tenantId} AND s.user_id = ${userId}
+    ORDER BY s.created_at DESC, s.id DESC
+    LIMIT ${limit}
+  `)) as unknown as { rows: Record<string, string | Date | null>[] }
+  return result.rows.map((r) => ({
+    id: r.id as string,
+    createdAt: date(r.created_at as Date),
+    expiresAt: date(r.expires_at as Date),
+    revokedAt: maybeDate(r.revoked_at as Date | null),
+    signInIp: r.ip as string | null,
+    signInUserAgent: r.user_agent as string | null,
+    lastUsedAt: date((r.last_used_at ?? r.created_at) as Date),
+    // Tokens issued before their origin was recorded have none: the sign-in's then.
+    ip: (r.last_ip ?? r.ip) as string | null,
+    userAgent: (r.last_user_agent ?? r.user_agent) as string | null,
+  }))
+}
+
+export async function identitiesOf(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select({
+      issuer: idpIdentities.issuer,
+      subject: idpIdentities.subject,
+      email: idpIdentities.email,
+      createdAt: idpIdentities.createdAt,
+    })
+    .from(idpIdentities)
+    .where(and(eq(idpIdentities.tenantId, tenantId), eq(idpIdentities.userId, userId)))
+    .orderBy(asc(idpIdentities.createdAt))
+}
+
+/** The user's passkeys, without the public key or the counter. */
+export async function passkeysOf(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select({
+      id: passkeys.id,
+      name: passkeys.name,
+      deviceType: passkeys.deviceType,
+      backedUp: passkeys.backedUp,
+      createdAt: passkeys.createdAt,
+      lastUsedAt: passkeys.lastUsedAt,
+    })
+    .from(passkeys)
+    .where(and(eq(passkeys.tenantId, tenantId), eq(passkeys.userId, userId)))
+    .orderBy(asc(passkeys.createdAt), asc(passkeys.id))
+}
+
+export async function countUnusedRecoveryCodes(db: Handle, tenantId: string, userId: string) {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(recoveryCodes)
+    .where(
+      and(
+        eq(recoveryCodes.tenantId, tenantId),
+        eq(recoveryCodes.userId, userId),
+        isNull(recoveryCodes.usedAt),
+      ),
+    )
+  return Number(row?.n ?? 0)
+}
+
+/** The user's events (about it, or made by it), newest first, `limit` of them. */
+export async function eventsOf(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  limit: number,
+): Promise<AuditEvent[]> {
+  return db
+    .select()
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.tenantId, tenantId),
+        or(eq(auditEvents.userId, userId), eq(auditEvents.actorId, userId)),
+      ),
+    )
+    .orderBy(desc(auditEvents.createdAt), desc(auditEvents.id))
+    .limit(limit)
+}

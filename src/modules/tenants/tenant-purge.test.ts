@@ -1,0 +1,163 @@
+// The tenant purge (CONTRACT §9; npm run purge): a workspace closed more than
+// USER_RETENTION_DAYS ago goes with every row of every table it owns, other workspaces keep
+// every row, and its slug is free again.
+//
+// Workspaces are closed with the clock moved back and the purge runs at the present, so
+// that only this file's workspaces are old enough to go, even on a database other tests
+// share.
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import { tenantSnapshot } from '../../../test/db.ts'
+import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
+import { b64, png } from '../../../test/fixtures/logos.ts'
+import { richUser } from '../../../test/fixtures/privacy.ts'
+import {
+  createTenant,
+  STRONG_PASSWORD,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+  uniqueEmail,
+} from '../../../test/helpers.ts'
+import { purgeTenant } from '../../db/cross-tenant.ts'
+import { eq } from '../../db/orm.ts'
+import { emailConflicts, oauthStates, tenants, webauthnChallenges } from '../../db/schema.ts'
+import { randomToken } from '../../lib/crypto.ts'
+import { purgeTenants } from './purge.ts'
+
+let server: TestServer
+before(async (ctx) => {
+  server = await startTestServer(ctx, { userRetentionDays: 30 })
+})
+
+const DAY = 24 * 60 * 60
+
+/** A tenant with rows in every table a tenant owns. */
+async function populated(): Promise<TenantFixture> {
+  const t = await createTenant(server)
+  const u = await richUser(server, t.slug, t.tenantId)
+  const key = await insertApiKey(server, t.tenantId)
+  const put = await server.request(
+    'PUT',
+    `/v1/${t.slug}/tenant/logo`,
+    { mimeType: 'image/png', data: b64(png()) },
+    { token: key },
+  )
+  assert.equal(put.status, 200)
+  const invited = await server.request(
+    'POST',
+    `/v1/${t.slug}/invites`,
+    { email: uniqueEmail('invitee'), sendEmail: false },
+    { token: key },
+  )
+  assert.equal(invited.status, 200)
+  const now = server.clock.now()
+  const soon = new Date(now.getTime() + 300_000)
+  await server.deps.db.insert(oauthStates).values({
+    tenantId: t.tenantId,
+    stateHash: randomToken(),
+    codeVerifier: 'sealed',
+    nonce: randomToken(),
+    createdAt: now,
+    expiresAt: soon,
+  })
+  await server.deps.db.insert(webauthnChallenges).values({
+    tenantId: t.tenantId,
+    challengeHash: randomToken(),
+    ceremony: 'registration',
+    userId: u.userId,
+    createdAt: now,
+    expiresAt: soon,
+  })
+  await server.deps.db.insert(emailConflicts).values({
+    tenantId: t.tenantId,
+    userId: u.userId,
+    emailNormalized: u.email,
+    nfc: u.email,
+  })
+  return t
+}
+
+async function conflicts(tenantId: string) {
+  return server.deps.db.select().from(emailConflicts).where(eq(emailConflicts.tenantId, tenantId))
+}
+
+/**
+ * Closes the workspace through the API, then dates the closing `daysAgo` days back (an
+ * access token cannot be used in the past: its expiry is checked against real time).
+ */
+async function close(t: TenantFixture, daysAgo: number) {
+  const res = await server.request(
+    'DELETE',
+    `/v1/${t.slug}/tenant`,
+    { confirmSlug: t.slug, password: t.adminPassword },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  const deletedAt = new Date(server.clock.now().getTime() - daysAgo * DAY * 1000)
+  await server.deps.db.update(tenants).set({ deletedAt }).where(eq(tenants.id, t.tenantId))
+}
+
+test('purge: a tenant closed past the retention goes with every row; others keep theirs; the slug is free', async () => {
+  const doomed = await populated()
+  const recent = await populated()
+  const kept = await populated()
+  // Every table has rows of the doomed tenant: the check below cannot pass by accident.
+  for (const [table, rows] of Object.entries(await tenantSnapshot(server, doomed.tenantId))) {
+    assert.ok(rows.length > 0, `${table} has rows before the purge`)
+  }
+  await close(doomed, 31)
+  await close(recent, 29)
+  const recentBefore = await tenantSnapshot(server, recent.tenantId)
+  const keptBefore = await tenantSnapshot(server, kept.tenantId)
+  const keptConflicts = await conflicts(kept.tenantId)
+
+  const purged = await purgeTenants(server.deps)
+  const ids = purged.map((p) => p.id)
+  assert.ok(ids.includes(doomed.tenantId))
+  assert.equal(purged.find((p) => p.id === doomed.tenantId)?.slug, doomed.slug)
+  assert.ok(!ids.includes(recent.tenantId), 'closed within the retention period: kept')
+  assert.ok(!ids.includes(kept.tenantId))
+  for (const [table, rows] of Object.entries(await tenantSnapshot(server, doomed.tenantId))) {
+    assert.deepEqual(rows, [], `${table} of the purged tenant`)
+  }
+  assert.deepEqual(await conflicts(doomed.tenantId), [])
+  assert.deepEqual(await tenantSnapshot(server, recent.tenantId), recentBefore)
+  assert.deepEqual(await tenantSnapshot(server, kept.tenantId), keptBefore)
+  assert.deepEqual(await conflicts(kept.tenantId), keptConflicts)
+
+  // The slug is free again; the recent one's is still taken.
+  const create = (slug: string) =>
+    server.request('POST', '/v1/tenants', {
+      tenant: { slug, name: 'Second life' },
+      admin: { email: uniqueEmail(), password: STRONG_PASSWORD },
+    })
+  const again = await create(doomed.slug)
+  assert.equal(again.status, 200, JSON.stringify(again.body))
+  assert.notEqual(again.body.user.tenantId, doomed.tenantId)
+  assert.equal((await create(recent.slug)).status, 409)
+  // Nothing of it is left for a second run.
+  assert.ok(!(await purgeTenants(server.deps)).some((p) => p.id === doomed.tenantId))
+})
+
+test('purge: a live tenant never loses a row, even named directly', async () => {
+  const live = await populated()
+  const before = await tenantSnapshot(server, live.tenantId)
+  const far = new Date(server.clock.now().getTime() + 365 * DAY * 1000)
+  assert.equal(await purgeTenant(server.deps.db, live.tenantId, far, 2), 0)
+  assert.deepEqual(await tenantSnapshot(server, live.tenantId), before)
+  assert.ok(!(await purgeTenants(server.deps)).some((p) => p.id === live.tenantId))
+  assert.deepEqual(await tenantSnapshot(server, live.tenantId), before)
+})
+
+test('purge: a tenant is removed in bounded statements, however many rows it has', async () => {
+  const t = await populated()
+  await close(t, 0)
+  const cutoff = new Date(server.clock.now().getTime() + 1000)
+  // Two rows per statement: every table takes several statements, and all rows still go.
+  const removed = await purgeTenant(server.deps.db, t.tenantId, cutoff, 2)
+  assert.ok(removed > 10, `${removed} rows`)
+  for (const [table, rows] of Object.entries(await tenantSnapshot(server, t.tenantId))) {
+    assert.deepEqual(rows, [], table)
+  }
+})
