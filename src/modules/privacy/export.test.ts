@@ -92,7 +92,8 @@ test('export: the user, its sessions, identities, passkeys, recovery codes left 
       lastUsedAt: null,
     },
   ])
-  assert.equal(body.recoveryCodesRemaining, 3)
+  // The ten the TOTP enrolment made (CONTRACT §9), and the fixture's four, one used.
+  assert.equal(body.recoveryCodesRemaining, 13)
   assert.deepEqual(body.truncated, { sessions: false, auditEvents: false })
 
   // The user's events, in the audit log's shape, this export's request among them.
