@@ -30,7 +30,7 @@ const REASONS: Record<string, [string | undefined, string]> = {
     undefined,
     'This workspace needs an authenticator app. Set one up to continue.',
   ],
-  email_not_verified: [undefined, 'Confirm your email address first: we sent you a code.'],
+  email_not_verified: [undefined, 'Verify your email address first: ask for a code below.'],
   invalid_invite: [undefined, 'This invitation link is not valid. Ask for a new invitation.'],
   invite_expired: [undefined, 'This invitation has expired. Ask for a new invitation.'],
   invite_used: [undefined, 'This invitation was already accepted. Sign in instead.'],

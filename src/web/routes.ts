@@ -10,6 +10,7 @@ import { escapeText } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
 import { accountRoutes } from './pages/account.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
+import { recoveryRoutes } from './pages/recovery.ts'
 import { signInRoutes } from './pages/signin.ts'
 
 const ASSETS = {
@@ -83,4 +84,5 @@ export async function pageRoutes(
   signInRoutes(app, pages)
   accountRoutes(app, pages)
   passkeyRoutes(app, pages)
+  recoveryRoutes(app, pages)
 }

@@ -480,3 +480,163 @@ describe('the JSON API is unchanged', () => {
     assert.equal((await res.json()).details.reason, 'unsupported_media_type')
   })
 })
+
+describe('getting back in (CONTRACT §9)', () => {
+  test('reset a forgotten password with the mailed code; other sessions end', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = browser()
+    await c.get(`/t/${t.slug}/reset-password`)
+    const before = sink.to(user.email).length
+    let page = await c.post(`/t/${t.slug}/reset-password`, { email: user.email })
+    assert.match(textOf(page.html), /Choose a new password/)
+    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    const pending = hiddenValue(page.html, 'pending') ?? ''
+    page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
+      pending,
+      code: '000000',
+      newPassword: 'quartz-harbor-lantern-58',
+    })
+    assert.equal(page.status, 401)
+    assert.match(page.html, /id="code-error"[^>]*>That code is wrong/)
+    page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      code,
+      newPassword: 'quartz-harbor-lantern-58',
+    })
+    assert.match(page.url, /\/account\?done=reset$/)
+    assert.match(textOf(page.html), /Your new password is set/)
+    const old = await server.request('POST', `/v1/${t.slug}/auth/refresh`, {
+      refreshToken: user.refreshToken,
+    })
+    assert.equal(old.status, 401)
+  })
+
+  test('a reset of a user with an authenticator asks for its code, or a recovery code', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const secret = await enrolTotp(server, t.slug, user.accessToken)
+    await setPolicy(t.slug, t.admin.accessToken, { mfaPolicy: 'Optional' })
+    const c = browser()
+    await c.get(`/t/${t.slug}/reset-password`)
+    const before = sink.to(user.email).length
+    let page = await c.post(`/t/${t.slug}/reset-password`, { email: user.email })
+    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      code,
+      newPassword: 'quartz-harbor-lantern-58',
+    })
+    assert.match(textOf(page.html), /Your account has an authenticator app/)
+    page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      totpCode: '000000',
+    })
+    assert.match(page.html, /id="totpCode-error"/)
+    page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      totpCode: totpAt(server, secret),
+    })
+    assert.match(page.url, /done=reset$/)
+  })
+
+  test('requireVerifiedEmail: sign-up and sign-in lead to the code page, which signs in', async () => {
+    const t = await createTenant(server)
+    await setPolicy(t.slug, t.admin.accessToken, { requireVerifiedEmail: true })
+    const c = browser()
+    await c.get(`/t/${t.slug}/sign-up`)
+    const email = uniqueEmail('verify')
+    let before = sink.to(email).length
+    let page = await c.post(`/t/${t.slug}/sign-up`, { email, password: STRONG_PASSWORD })
+    assert.match(page.url, /\/verify-email\?email=/)
+    assert.match(textOf(page.html), /Verify your email address/)
+    await sink.waitFor(email, before + 1)
+    // Signing in before verifying mails a new code and comes back here.
+    const other = browser()
+    await other.get(`/t/${t.slug}/sign-in`)
+    before = sink.to(email).length
+    page = await other.post(`/t/${t.slug}/sign-in`, { email, password: STRONG_PASSWORD })
+    assert.match(page.url, /\/verify-email\?email=/)
+    const code = SmtpSink.code(await sink.waitFor(email, before + 1))
+    page = await other.post(`/t/${t.slug}/verify-email`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      code,
+    })
+    assert.match(page.url, /\/account\?done=verified$/)
+    assert.match(textOf(page.html), /Your email address is verified\..*verified/)
+  })
+
+  test('an unverified user verifies from the account page', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = await signedIn(t.slug, user.email)
+    const before = sink.to(user.email).length
+    let page = await c.post(`/t/${t.slug}/account/verify`, {})
+    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    page = await c.post(`/t/${t.slug}/account/verify/confirm`, { code: '000000' })
+    assert.equal(page.status, 401)
+    page = await c.post(`/t/${t.slug}/account/verify/confirm`, { code })
+    assert.match(textOf(page.html), /Your email address is verified/)
+  })
+})
+
+describe('the account page (CONTRACT §9 parts)', () => {
+  test('lists where the user is signed in, and signs out another device', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = await signedIn(t.slug, user.email)
+    const page = c.last?.html ?? ''
+    assert.match(textOf(page), /Where you are signed in/)
+    assert.match(textOf(page), /Firefox on Linux this device/)
+    // The sign-up's session is the other one.
+    const other = /account\/sessions\/([0-9a-f-]{36})\/end"[\s\S]*?<\/li>/g
+    const ids = [...page.matchAll(other)].map((m) => m[1])
+    assert.equal(ids.length, 2)
+    const me = await server.request('GET', `/v1/${t.slug}/me/sessions`, undefined, {
+      token: user.accessToken,
+    })
+    const signupSession = me.body.items.find((s: { current: boolean }) => s.current).id
+    const after = await c.post(`/t/${t.slug}/account/sessions/${signupSession}/end`, {})
+    assert.match(textOf(after.html), /That session is signed out/)
+    assert.equal(
+      (
+        await server.request('POST', `/v1/${t.slug}/auth/refresh`, {
+          refreshToken: user.refreshToken,
+        })
+      ).status,
+      401,
+    )
+  })
+
+  test('new recovery codes need a code from the app, and are shown once', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const secret = await enrolTotp(server, t.slug, user.accessToken)
+    const c = await signedIn(t.slug, user.email)
+    let page = await c.post(`/t/${t.slug}/account/recovery-codes`, { regenerateTotp: '000000' })
+    assert.match(page.html, /id="regenerateTotp-error"/)
+    page = await c.post(`/t/${t.slug}/account/recovery-codes`, {
+      regenerateTotp: totpAt(server, secret),
+    })
+    assert.equal(
+      [...page.html.matchAll(/<li><code>[a-z2-7]{5}-[a-z2-7]{5}<\/code><\/li>/g)].length,
+      10,
+    )
+  })
+
+  test('downloads the personal data as a JSON attachment', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = await signedIn(t.slug, user.email)
+    const page = await c.post(`/t/${t.slug}/account/export`, {})
+    assert.equal(page.status, 200)
+    assert.match(
+      page.headers.get('content-disposition') ?? '',
+      /attachment; filename="my-data.json"/,
+    )
+    const data = JSON.parse(page.html)
+    assert.equal(data.user.email, user.email)
+    assert.ok(Array.isArray(data.sessions) && data.sessions.length >= 2)
+    assert.doesNotMatch(page.html, /argon2|\$argon/)
+  })
+})

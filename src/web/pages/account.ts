@@ -3,6 +3,7 @@
 // section is a form that posts to its own path and comes back here with a notice (303),
 // so a reload never repeats an action.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import type { Form } from '../http.ts'
@@ -34,6 +35,9 @@ const NOTES: Record<string, string> = {
   password: 'Your password is changed. Your other sessions were signed out.',
   totp: 'Your authenticator app is set up.',
   passkey: 'Your passkey is added. You can sign in with it.',
+  reset: 'Your new password is set. Every other session was signed out.',
+  verified: 'Your email address is verified.',
+  'session-ended': 'That session is signed out.',
   'passkey-removed': 'The passkey is removed.',
 }
 
@@ -57,8 +61,13 @@ export function accountRoutes(app: FastifyInstance, pages: Pages): void {
     state: { note?: string; errors?: FormErrors; status?: number } = {},
   ) => {
     const api = pages.api(request, session.accessToken)
-    const [me, keys] = await Promise.all([api.getMe(), api.listPasskeys()])
+    const [me, keys, live] = await Promise.all([
+      api.getMe(),
+      api.listPasskeys(),
+      api.listMySessions({ query: { limit: 50 } }),
+    ])
     const passkeys = (keys as { items: Passkey[] }).items
+    const sessions = live.items
     const csrf = pages.csrf(request, reply)
     const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
     const body = html`<h1>Your account</h1>
@@ -71,6 +80,7 @@ ${errorSummary(state.errors)}
 <dt>Role</dt><dd>${me.role}</dd>
 <dt>Member since</dt><dd><time datetime="${me.createdAt}">${me.createdAt.slice(0, 10)}</time></dd>
 </dl>
+${!me.emailVerified && form(pages.url(request, 'account/verify'), csrf, html``, 'Verify my email address')}
 </section>
 ${
   passwords &&
@@ -94,6 +104,39 @@ ${
     : html`<p>Add an authenticator app so that a password alone cannot sign in to your account.</p>
 ${form(pages.url(request, 'account/totp'), csrf, html``, 'Set up an authenticator app')}`
 }
+</section>
+${
+  me.totpEnrolled &&
+  html`<section aria-labelledby="recovery-h">
+<h2 id="recovery-h">Recovery codes</h2>
+<p>Each recovery code signs you in once if you lose your authenticator app. Making new ones voids the old ones.</p>
+${form(
+  pages.url(request, 'account/recovery-codes'),
+  csrf,
+  field({
+    name: 'regenerateTotp',
+    label: 'Code from your authenticator app',
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    errors: state.errors,
+  }),
+  'Make new recovery codes',
+)}
+</section>`
+}
+<section aria-labelledby="sessions-h">
+<h2 id="sessions-h">Where you are signed in</h2>
+<ul class="items">${sessions.map(
+      (
+        s,
+      ) => html`<li><span><strong>${describeUserAgent(s.userAgent)}</strong>${s.current ? html` <span class="tag ok">this device</span>` : ''}<br><span class="hint">${s.ip ?? 'unknown address'}, last active ${s.lastUsedAt.slice(0, 16).replace('T', ' ')} UTC</span></span>
+<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="Sign out ${s.current ? 'this device' : `${describeUserAgent(s.userAgent)} at ${s.ip ?? 'an unknown address'}`}">Sign out</button></form></li>`,
+    )}</ul>
+</section>
+<section aria-labelledby="data-h">
+<h2 id="data-h">Your data</h2>
+<p>Download everything this workspace holds about you, as a JSON file.</p>
+<form method="post" action="${pages.url(request, 'account/export')}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Download my data</button></form>
 </section>
 <section aria-labelledby="passkeys-h">
 <h2 id="passkeys-h">Passkeys</h2>
@@ -224,6 +267,116 @@ ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autoco
       const me = (await api.getMe()) as Me
       const errors = formErrors(error, { totpCode: 'code' })
       return enrolPage(request, reply, me.email, text(request.body, 'secret'), errors)
+    }
+  })
+
+  app.post(
+    '/account/sessions/:id/end',
+    async (request: FastifyRequest<{ Params: { id: string }; Body: Form }>, reply) => {
+      if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+      const session = await signedIn(request, reply)
+      if (!session) return reply
+      const api = pages.api(request, session.accessToken)
+      const live = await api.listMySessions({ query: { limit: 50 } })
+      const current = live.items.find((s) => s.current)?.id === request.params.id
+      try {
+        await api.endMySession({ path: { id: request.params.id } })
+      } catch {
+        // Already ended, or not this user's: the page shows what is live.
+      }
+      if (current) {
+        pages.endSession(request, reply)
+        return pages.redirect(request, reply, 'sign-in')
+      }
+      return pages.redirect(request, reply, 'account?done=session-ended')
+    },
+  )
+
+  app.post('/account/recovery-codes', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      const answer = await pages.api(request, session.accessToken).regenerateRecoveryCodes({
+        body: { totpCode: text(request.body, 'regenerateTotp') },
+      })
+      return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
+    } catch (error) {
+      const errors = formErrors(error, { totpCode: 'regenerateTotp' })
+      return accountPage(request, reply, session, { errors, status: statusOf(error) })
+    }
+  })
+
+  app.post('/account/export', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      const data = await pages.api(request, session.accessToken).exportPersonalData()
+      return reply
+        .header('cache-control', 'no-store')
+        .header('content-disposition', 'attachment; filename="my-data.json"')
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(data, null, 2))
+    } catch (error) {
+      return accountPage(request, reply, session, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/account/verify', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      await pages.api(request, session.accessToken).requestEmailVerification({ body: {} })
+    } catch (error) {
+      return accountPage(request, reply, session, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+    return verifyOwnPage(request, reply)
+  })
+
+  const verifyOwnPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    errors?: FormErrors,
+  ) => {
+    const body = html`<h1>Verify your email address</h1>
+${notice('We emailed you a 6-digit code. It works for 10 minutes.')}
+${errorSummary(errors)}
+${form(
+  pages.url(request, 'account/verify/confirm'),
+  pages.csrf(request, reply),
+  field({
+    name: 'code',
+    label: '6-digit code from the email',
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    pattern: '[0-9]{6}',
+    errors,
+  }),
+  'Verify',
+)}
+<p><a href="${pages.url(request, 'account')}">Back to your account</a></p>`
+    return pages.send(request, reply, 'Verify your email', body, { status: errors ? 401 : 200 })
+  }
+
+  app.post('/account/verify/confirm', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    try {
+      await pages
+        .api(request, session.accessToken)
+        .verifyEmail({ body: { code: text(request.body, 'code') } })
+      return pages.redirect(request, reply, 'account?done=verified')
+    } catch (error) {
+      return verifyOwnPage(request, reply, formErrors(error))
     }
   })
 

@@ -161,6 +161,14 @@ ${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeri
         const methods = (error.details?.methods as string[] | undefined) ?? ['totp']
         return secondFactorPage(request, reply, { email, password }, methods)
       }
+      if (error instanceof AuthServiceError && error.reason === 'email_not_verified') {
+        // The password was right: mail a code and go on to the verification page.
+        await pages
+          .api(request)
+          .requestEmailVerification({ body: { email } })
+          .catch(() => undefined)
+        return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
+      }
       return signInPage(request, reply, {
         email,
         errors: formErrors(error),
