@@ -208,7 +208,7 @@ test('invited user: accept, set up an authenticator, sign out, sign back in with
   )
 
   // Sign out, then back in with the password and a code from the app.
-  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click()
   await page.waitForSelector('text=You are signed out')
   await visit(page, 'sign-in')
   await typeInto(page, 'email', email)
@@ -283,6 +283,16 @@ test('sign-up, sign-in errors and the emailed-code pages are axe clean at both w
   await visit(page, 'sign-in-error')
   await page.goto(`${server.url}/t/${tenant.slug}/sign-up`)
   await visit(page, 'sign-up')
+  await page.goto(`${server.url}/t/${tenant.slug}/reset-password`)
+  await visit(page, 'reset-password')
+  await typeInto(page, 'email', tenant.adminEmail)
+  await page.keyboard.press('Enter')
+  await page.waitForSelector('h1:has-text("Choose a new password")')
+  await visit(page, 'reset-password-code')
+  await page.goto(
+    `${server.url}/t/${tenant.slug}/verify-email?email=${encodeURIComponent(tenant.adminEmail)}`,
+  )
+  await visit(page, 'verify-email')
   await page.goto(`${server.url}/t/${tenant.slug}/sign-in/code`)
   await visit(page, 'code-request')
   await typeInto(page, 'email', tenant.adminEmail)
@@ -312,6 +322,34 @@ test('console: users, API keys, settings with a logo, identity provider; axe cle
   await page.fill('#password', STRONG_PASSWORD)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForSelector(`td:has-text("${member.email}")`)
+
+  // Users: the member's sessions, one ended; another user erased.
+  const memberRow = page.getByRole('row', { name: new RegExp(member.email) })
+  await memberRow.getByRole('button', { name: 'Sessions' }).click()
+  await page.getByRole('button', { name: 'End session' }).click()
+  await page.waitForSelector('text=No live sessions.')
+  const ended = await server.request('POST', `/v1/${tenant.slug}/auth/refresh`, {
+    refreshToken: member.refreshToken,
+  })
+  assert.equal(ended.status, 401, 'the session ended from the console is over')
+  await visit(page, 'console-user-sessions')
+  const doomed = await signup(server, tenant.slug)
+  await page.reload()
+  await page.waitForSelector(`td:has-text("${doomed.email}")`)
+  await page
+    .getByRole('row', { name: new RegExp(doomed.email) })
+    .getByRole('button', { name: 'Erase data' })
+    .click()
+  await page.getByRole('button', { name: 'Yes' }).click()
+  await page.waitForSelector(`td:has-text("${doomed.email}")`, {
+    state: 'detached',
+    timeout: 15_000,
+  })
+  const erasedLogin = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+    email: doomed.email,
+    password: STRONG_PASSWORD,
+  })
+  assert.equal(erasedLogin.status, 401)
 
   // Users: make the member an Admin, suspend them, filter by address.
   await page.selectOption(`#role-${member.user.id}`, 'Admin')

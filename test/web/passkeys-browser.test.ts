@@ -84,10 +84,10 @@ test('a passkey is added on the account page, signs in from the sign-in page, an
   await page.getByRole('button', { name: 'Add a passkey' }).click()
   await page.waitForURL(/done=passkey/)
   assert.match((await page.locator('.notice').textContent()) ?? '', /Your passkey is added/)
-  assert.match((await page.locator('.items').textContent()) ?? '', /Work laptop/)
+  assert.match((await page.locator('.items.passkeys').textContent()) ?? '', /Work laptop/)
 
   // Sign out; sign in with the passkey alone (a discoverable credential, no email).
-  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click()
   await page.waitForSelector('text=You are signed out')
   await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
   await page.waitForURL(/\/account$/)
@@ -105,7 +105,7 @@ test('a passkey is added on the account page, signs in from the sign-in page, an
   // Remove it.
   await page.getByRole('button', { name: 'Remove passkey Work laptop' }).click()
   await page.waitForURL(/done=passkey-removed/)
-  assert.equal(await page.locator('.items').count(), 0)
+  assert.equal(await page.locator('.items.passkeys').count(), 0)
   const listed = await server.request('GET', `/v1/${tenant.slug}/me/passkeys`, undefined, {
     token: user.accessToken,
   })

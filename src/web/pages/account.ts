@@ -143,7 +143,7 @@ ${form(
 ${
   passkeys.length === 0
     ? html`<p>No passkeys yet. A passkey signs you in with your device's screen lock instead of a password.</p>`
-    : html`<ul class="items">${passkeys.map(
+    : html`<ul class="items passkeys">${passkeys.map(
         (
           p,
         ) => html`<li><span><strong>${p.name}</strong><br><span class="hint">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</span></span>
