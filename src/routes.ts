@@ -28,6 +28,7 @@ import { installInputHygiene } from './plugins/hygiene.ts'
 import { installRateLimits } from './plugins/rate-limits.ts'
 import { installTenantResolution } from './plugins/tenant.ts'
 import { consoleRoutes } from './web/console.ts'
+import { installIdpHandoff } from './web/idp.ts'
 import { assetRoutes, pageRoutes } from './web/routes.ts'
 
 const TENANT = '/v1/:tenantSlug'
@@ -37,6 +38,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installInputHygiene(app)
   installAuthentication(app, deps)
   installRateLimits(app, deps)
+  installIdpHandoff(app, deps)
 
   await app.register(serviceRoutes, { deps })
   await app.register(jwksRoutes, { deps })

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { tenantSnapshot } from '../db.ts'
 import { enrolTotp, totpAt } from '../fixtures/mfa.ts'
+import { connectedTenant, discoveryConfig, newAccount, roundTrip } from '../fixtures/oauth.ts'
 import {
   createTenant,
   randomIp,
@@ -15,6 +16,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../helpers.ts'
+import { startOidcProvider } from '../oidc-provider.ts'
 import { SmtpSink } from '../smtp-sink.ts'
 import { hiddenValue, PageClient, textOf } from './page-client.ts'
 
@@ -638,5 +640,63 @@ describe('the account page (CONTRACT §9 parts)', () => {
     assert.equal(data.user.email, user.email)
     assert.ok(Array.isArray(data.sessions) && data.sessions.length >= 2)
     assert.doesNotMatch(page.html, /argon2|\$argon/)
+  })
+})
+
+describe("signing in through the tenant's identity provider", () => {
+  test('the button leads to the provider and back to the account page, with a page session', async (t) => {
+    const idp = await startOidcProvider()
+    t.after(() => idp.close())
+    const withIdp = await startTestServer(t, { idp: discoveryConfig(idp.issuer) })
+    const tenant = await connectedTenant(withIdp, idp)
+    const on = await withIdp.request(
+      'PATCH',
+      `/v1/${tenant.slug}/tenant`,
+      { idpOauthEnabled: true },
+      {
+        token: tenant.admin.accessToken,
+      },
+    )
+    assert.equal(on.status, 200)
+    withIdp.deps.tenants.forget(tenant.slug)
+    const c = new PageClient(withIdp, randomIp())
+    const page = await c.get(`/t/${tenant.slug}/sign-in`)
+    assert.match(page.html, new RegExp(`href="/t/${tenant.slug}/sign-in/idp"`))
+    // The button: a 303 to the provider, and the flow's state remembered for the callback.
+    const started = await fetch(`${withIdp.url}/t/${tenant.slug}/sign-in/idp`, {
+      redirect: 'manual',
+    })
+    assert.equal(started.status, 303)
+    const cookie = started.headers.getSetCookie().find((l) => l.startsWith('ta_idp=')) ?? ''
+    assert.ok(cookie.includes(`Path=/v1/${tenant.slug}/oauth/idp/callback`), cookie)
+    assert.ok(cookie.includes('HttpOnly') && cookie.includes('SameSite=Lax'), cookie)
+    c.cookies.set('ta_idp', cookie.split(';')[0].slice('ta_idp='.length))
+    const back = await idp.authorize(started.headers.get('location') ?? '', newAccount())
+    const landed = await c.get(back.pathname + back.search)
+    assert.match(landed.url, /\/account$/)
+    assert.ok(c.cookies.has('ta_session'))
+    assert.ok(!c.cookies.has('ta_idp'), 'the handoff cookie is spent')
+    // A refusal comes back to the sign-in page in words.
+    const again = await fetch(`${withIdp.url}/t/${tenant.slug}/sign-in/idp`, { redirect: 'manual' })
+    const c2 = new PageClient(withIdp, randomIp())
+    const handoff = again.headers.getSetCookie().find((l) => l.startsWith('ta_idp=')) ?? ''
+    c2.cookies.set('ta_idp', handoff.split(';')[0].slice('ta_idp='.length))
+    const state = new URL(again.headers.get('location') ?? '').searchParams.get('state')
+    const refused = await c2.get(
+      `/v1/${tenant.slug}/oauth/idp/callback?error=access_denied&state=${state}`,
+    )
+    assert.match(refused.url, /\/sign-in\?idp=idp_error$/)
+    assert.match(textOf(refused.html), /Your organisation’s sign-in was cancelled or refused/)
+  })
+
+  test('without the pages\u2019 cookie the callback answers its JSON as before', async (t) => {
+    const idp = await startOidcProvider()
+    t.after(() => idp.close())
+    const withIdp = await startTestServer(t, { idp: discoveryConfig(idp.issuer) })
+    const tenant = await connectedTenant(withIdp, idp)
+    const back = await roundTrip(withIdp, idp, tenant.slug, newAccount())
+    const res = await withIdp.request('GET', back.pathname + back.search)
+    assert.equal(res.status, 200)
+    assert.equal(typeof res.body.accessToken, 'string')
   })
 })

@@ -9,6 +9,7 @@ import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
 import type { Form } from '../http.ts'
+import { rememberIdpState } from '../idp.ts'
 import { errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
@@ -62,6 +63,10 @@ ${
 ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
     'Sign in',
   )
+}
+${
+  tenant.idpOauthEnabled &&
+  html`<p><a class="button" href="${pages.url(request, 'sign-in/idp')}">Sign in with your organisation's account</a></p>`
 }
 ${
   tenant.passkeysEnabled &&
@@ -147,7 +152,24 @@ ${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeri
     return pages.redirect(request, reply, session ? 'account' : 'sign-in')
   })
 
-  app.get('/sign-in', async (request, reply) => signInPage(request, reply))
+  app.get('/sign-in', async (request: Req, reply) => {
+    const idp = request.query.idp
+    if (typeof idp !== 'string') return signInPage(request, reply)
+    // Back from the identity provider with a refusal (web/idp.ts).
+    const errors = { form: IDP_WORDS[idp] ?? IDP_WORDS.idp_error }
+    return signInPage(request, reply, { errors, status: 401 })
+  })
+
+  app.get('/sign-in/idp', async (request, reply) => {
+    try {
+      const { authorizationUrl } = await pages.api(request).startIdpSignIn()
+      const state = new URL(authorizationUrl).searchParams.get('state') ?? ''
+      rememberIdpState(pages.deps, reply, request.tenant, state)
+      return reply.redirect(authorizationUrl, 303)
+    } catch (error) {
+      return signInPage(request, reply, { errors: formErrors(error), status: statusOf(error) })
+    }
+  })
 
   app.post('/sign-in', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
@@ -514,6 +536,19 @@ export async function totpFigure(tenantName: string, email: string, secret: stri
     ? await qrCodeSvg(otpauthUri(tenantName, email, secret))
     : ''
   return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
+}
+
+/** Why a sign-in through the identity provider came back refused. */
+const IDP_WORDS: Record<string, string> = {
+  idp_error: 'Your organisation’s sign-in was cancelled or refused.',
+  idp_exchange_failed: 'Your organisation’s sign-in could not be completed. Please try again.',
+  invalid_state: 'That sign-in took too long or was already used. Please try again.',
+  email_taken: 'An account with your email address already exists here. Sign in with it instead.',
+  account_suspended: 'This account is suspended. Ask an administrator of this workspace.',
+  invalid_credentials: 'This account cannot sign in here.',
+  mfa_required:
+    'This workspace needs a second factor that your organisation’s sign-in did not give.',
+  rate_limited: 'Too many attempts. Please try again in a minute.',
 }
 
 export function statusOf(error: unknown): number {
