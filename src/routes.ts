@@ -27,6 +27,9 @@ import { installAuthentication } from './plugins/auth.ts'
 import { installInputHygiene } from './plugins/hygiene.ts'
 import { installRateLimits } from './plugins/rate-limits.ts'
 import { installTenantResolution } from './plugins/tenant.ts'
+import { consoleRoutes } from './web/console.ts'
+import { installIdpHandoff } from './web/idp.ts'
+import { assetRoutes, pageRoutes } from './web/routes.ts'
 
 const TENANT = '/v1/:tenantSlug'
 
@@ -35,6 +38,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installInputHygiene(app)
   installAuthentication(app, deps)
   installRateLimits(app, deps)
+  installIdpHandoff(app, deps)
 
   await app.register(serviceRoutes, { deps })
   await app.register(jwksRoutes, { deps })
@@ -56,4 +60,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(auditRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
+  // The hosted pages: documents for people, a client of the routes above (src/web/).
+  await app.register(assetRoutes)
+  await app.register(consoleRoutes)
+  await app.register(pageRoutes, { deps, root: app, prefix: '/t/:tenantSlug' })
 }

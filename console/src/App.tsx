@@ -1,0 +1,204 @@
+// The console's shell: sign-in for an Admin, then one panel per area, chosen in the
+// navigation and kept in the URL's hash (#users, #invites, …) so a reload stays put.
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useEffect, useMemo, useState } from 'react'
+import type { SessionClient } from '../../sdk/src/session.ts'
+import { ApiKeys } from './ApiKeys.tsx'
+import { Audit } from './Audit.tsx'
+import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
+import { IdentityProvider } from './IdentityProvider.tsx'
+import { Invites } from './Invites.tsx'
+import { Settings } from './Settings.tsx'
+import { Users } from './Users.tsx'
+
+const AREAS = {
+  users: ['Users', Users],
+  invites: ['Invites', Invites],
+  keys: ['API keys', ApiKeys],
+  settings: ['Settings', Settings],
+  audit: ['Audit log', Audit],
+  idp: ['Identity provider', IdentityProvider],
+} as const
+type Area = keyof typeof AREAS
+
+const areaOf = (hash: string): Area => {
+  const name = hash.replace(/^#/, '')
+  return name in AREAS ? (name as Area) : 'users'
+}
+
+export function App() {
+  const params = new URLSearchParams(window.location.search)
+  const [tenant, setTenant] = useState(
+    params.get('tenant') ?? window.sessionStorage.getItem('console:tenant') ?? '',
+  )
+  const [signedIn, setSignedIn] = useState(false)
+  const session = useMemo(() => (tenant ? connect(tenant) : undefined), [tenant])
+  const queries = useQueryClient()
+
+  useEffect(() => {
+    let live = true
+    session?.getSession().then((s) => live && setSignedIn(s !== null))
+    return () => {
+      live = false
+    }
+  }, [session])
+
+  if (!session || !signedIn) {
+    return (
+      <SignIn
+        tenant={tenant}
+        onSignedIn={(slug) => {
+          window.sessionStorage.setItem('console:tenant', slug)
+          setTenant(slug)
+          setSignedIn(true)
+        }}
+      />
+    )
+  }
+  const signOut = () => {
+    void session.logout().finally(() => {
+      queries.clear()
+      setSignedIn(false)
+    })
+  }
+  return (
+    <Console.Provider value={{ tenant, session, signOut }}>
+      <Shell />
+    </Console.Provider>
+  )
+}
+
+function Shell() {
+  const [area, setArea] = useState<Area>(areaOf(window.location.hash))
+  useEffect(() => {
+    const onHash = () => setArea(areaOf(window.location.hash))
+    window.addEventListener('hashchange', onHash)
+    return () => window.removeEventListener('hashchange', onHash)
+  }, [])
+  const [title, Panel] = AREAS[area]
+  return (
+    <div className="layout">
+      <Header />
+      <nav className="areas" aria-label="Console">
+        <ul>
+          {Object.entries(AREAS).map(([key, [label]]) => (
+            <li key={key}>
+              <a href={`#${key}`} aria-current={key === area ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main className="panel">
+        <h1>{title}</h1>
+        <Panel />
+      </main>
+    </div>
+  )
+}
+
+function Header() {
+  const { tenant, session, signOut } = useConsole()
+  const me = useQuery({ queryKey: ['me'], queryFn: () => session.api.getMe() })
+  const name = me.data?.tenant?.name ?? tenant
+  return (
+    <header className="top">
+      <span className="workspace">{name}</span>
+      <span className="who">{me.data?.email}</span>
+      <button type="button" onClick={signOut}>
+        Sign out
+      </button>
+    </header>
+  )
+}
+
+interface SignInProps {
+  tenant: string
+  onSignedIn(slug: string): void
+}
+
+function SignIn({ tenant, onSignedIn }: SignInProps) {
+  const [slug, setSlug] = useState(tenant)
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const [totpCode, setTotpCode] = useState('')
+  const [askTotp, setAskTotp] = useState(false)
+  const [error, setError] = useState('')
+  const [busy, setBusy] = useState(false)
+
+  async function submit(event: FormEvent) {
+    event.preventDefault()
+    setBusy(true)
+    setError('')
+    const session: SessionClient = connect(slug.trim())
+    try {
+      await session.login({ email, password, ...(askTotp ? { totpCode } : {}) })
+      const me = await session.api.getMe()
+      if (me.role !== 'Admin') {
+        await session.logout()
+        setError('This console is for administrators of the workspace.')
+        return
+      }
+      onSignedIn(slug.trim())
+    } catch (e) {
+      if (e instanceof AuthServiceError && e.reason === 'mfa_required') {
+        setAskTotp(true)
+        setError(askTotp ? describeError(e) : '')
+      } else {
+        setError(describeError(e))
+      }
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <main className="sign-in">
+      <h1>Admin console</h1>
+      <form onSubmit={submit}>
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <label htmlFor="slug">Workspace</label>
+        <input id="slug" value={slug} onChange={(e) => setSlug(e.target.value)} required />
+        <label htmlFor="email">Email address</label>
+        <input
+          id="email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          required
+        />
+        <label htmlFor="password">Password</label>
+        <input
+          id="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          required
+        />
+        {askTotp && (
+          <>
+            <label htmlFor="totp">Code from your authenticator app</label>
+            <input
+              id="totp"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              value={totpCode}
+              onChange={(e) => setTotpCode(e.target.value)}
+              required
+            />
+          </>
+        )}
+        <button type="submit" className="primary" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  )
+}

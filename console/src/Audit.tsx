@@ -1,0 +1,111 @@
+// The audit log: every filter of the API (action, user, before a date, search), newest
+// first, loaded page after page as the list scrolls; an event opens to show its metadata.
+import { type FormEvent, useState } from 'react'
+import { AUDIT_ACTIONS } from './actions.ts'
+import { useConsole } from './api.ts'
+import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+
+interface Filters {
+  action: string
+  userId: string
+  before: string
+  search: string
+}
+
+const EMPTY: Filters = { action: '', userId: '', before: '', search: '' }
+
+export function Audit() {
+  const { session } = useConsole()
+  const [draft, setDraft] = useState<Filters>(EMPTY)
+  const [filters, setFilters] = useState<Filters>(EMPTY)
+  const query = {
+    action: filters.action || undefined,
+    userId: filters.userId || undefined,
+    before: filters.before ? new Date(filters.before).toISOString() : undefined,
+    search: filters.search || undefined,
+  }
+  const list = usePages(['audit', filters], (cursor) =>
+    session.api.listAuditEvents({ query: { ...query, limit: 50, cursor } as never }),
+  )
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    setFilters(draft)
+  }
+  return (
+    <>
+      <form className="filters" onSubmit={submit}>
+        <div>
+          <label htmlFor="f-action">Action</label>
+          <select
+            id="f-action"
+            value={draft.action}
+            onChange={(e) => setDraft({ ...draft, action: e.target.value })}
+          >
+            <option value="">Any</option>
+            {AUDIT_ACTIONS.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="f-user">User id</label>
+          <input
+            id="f-user"
+            value={draft.userId}
+            onChange={(e) => setDraft({ ...draft, userId: e.target.value })}
+          />
+        </div>
+        <div>
+          <label htmlFor="f-before">Before</label>
+          <input
+            id="f-before"
+            type="datetime-local"
+            value={draft.before}
+            onChange={(e) => setDraft({ ...draft, before: e.target.value })}
+          />
+        </div>
+        <div>
+          <label htmlFor="f-search">Search</label>
+          <input
+            id="f-search"
+            type="search"
+            value={draft.search}
+            onChange={(e) => setDraft({ ...draft, search: e.target.value })}
+          />
+        </div>
+        <button type="submit" className="primary">
+          Apply
+        </button>
+      </form>
+      <ErrorText error={list.error} />
+      <ol className="events" aria-label="Audit events">
+        {list.items.map((event) => (
+          <li key={event.id}>
+            <details>
+              <summary>
+                <span className="action">{event.action}</span>{' '}
+                <span>{String(event.metadata.email ?? event.userId ?? '')}</span>{' '}
+                <time dateTime={event.createdAt}>{formatDate(event.createdAt)}</time>
+              </summary>
+              <dl className="facts">
+                <dt>Actor</dt>
+                <dd>
+                  {event.actorType} {event.actorId ?? ''}
+                </dd>
+                <dt>User</dt>
+                <dd>{event.userId ?? '—'}</dd>
+                <dt>Address</dt>
+                <dd>{event.ip ?? '—'}</dd>
+                <dt>Browser</dt>
+                <dd>{event.userAgent ?? '—'}</dd>
+              </dl>
+              <pre className="metadata">{JSON.stringify(event.metadata, null, 2)}</pre>
+            </details>
+          </li>
+        ))}
+      </ol>
+      {!list.loading && list.items.length === 0 && <p>No events match.</p>}
+      <MoreButton auto hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
+    </>
+  )
+}

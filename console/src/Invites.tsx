@@ -1,0 +1,109 @@
+// Invites: create one (mailed, and its link shown to copy), list, revoke.
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useState } from 'react'
+import { type Schemas, useConsole } from './api.ts'
+import { ConfirmButton, CopyButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+
+type Invite = Schemas['Invite']
+
+export function Invites() {
+  const { session, tenant } = useConsole()
+  const queries = useQueryClient()
+  const [email, setEmail] = useState('')
+  const [role, setRole] = useState<'Member' | 'Admin'>('Member')
+  const [link, setLink] = useState('')
+  const list = usePages<Invite>(['invites'], (cursor) =>
+    session.api.listInvites({ query: { limit: 50, cursor } }),
+  )
+  const create = useMutation({
+    mutationFn: () => session.api.createInvite({ body: { email, role } }),
+    onSuccess: (created) => {
+      setLink(
+        `${window.location.origin}/t/${tenant}/invite?token=${encodeURIComponent(created.token)}`,
+      )
+      setEmail('')
+      void queries.invalidateQueries({ queryKey: ['invites'] })
+    },
+  })
+  const revoke = useMutation({
+    mutationFn: (id: string) => session.api.revokeInvite({ path: { id } }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['invites'] }),
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    create.mutate()
+  }
+  return (
+    <>
+      <form className="inline-form" onSubmit={submit}>
+        <div>
+          <label htmlFor="invite-email">Email address</label>
+          <input
+            id="invite-email"
+            type="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            required
+          />
+        </div>
+        <div>
+          <label htmlFor="invite-role">Role</label>
+          <select
+            id="invite-role"
+            value={role}
+            onChange={(e) => setRole(e.target.value as 'Member')}
+          >
+            <option>Member</option>
+            <option>Admin</option>
+          </select>
+        </div>
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Invite
+        </button>
+      </form>
+      <ErrorText error={create.error ?? revoke.error ?? list.error} />
+      {link && (
+        <div className="created" role="status">
+          <p>Invitation sent. Its link, for sharing another way:</p>
+          <code className="secret" data-testid="invite-link">
+            {link}
+          </code>
+          <CopyButton text={link} label="Copy link" />
+        </div>
+      )}
+      <table>
+        <caption className="visually-hidden">Invites</caption>
+        <thead>
+          <tr>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">Status</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.items.map((invite) => (
+            <tr key={invite.id}>
+              <td>{invite.email}</td>
+              <td>{invite.role}</td>
+              <td>{invite.status}</td>
+              <td>{formatDate(invite.expiresAt)}</td>
+              <td className="actions">
+                {invite.status === 'Pending' && (
+                  <ConfirmButton
+                    label="Revoke"
+                    danger
+                    confirm="Revoke this invite?"
+                    onConfirm={() => revoke.mutate(invite.id)}
+                  />
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
+    </>
+  )
+}

@@ -1,0 +1,188 @@
+// Settings: every policy of the tenant in one form (PATCH tenant sends what changed), and
+// the logo with a preview before it is uploaded.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
+import { type Schemas, useConsole } from './api.ts'
+import { ErrorText } from './ui.tsx'
+
+type Tenant = Schemas['Tenant']
+type Editable = Pick<
+  Tenant,
+  | 'name'
+  | 'mfaPolicy'
+  | 'authPolicy'
+  | 'passwordlessJitSignup'
+  | 'idpOauthEnabled'
+  | 'requireVerifiedEmail'
+  | 'securityNotifications'
+  | 'passkeysEnabled'
+>
+
+const FLAGS: [keyof Editable, string][] = [
+  ['passwordlessJitSignup', 'Emailed codes create an account for a new address'],
+  ['idpOauthEnabled', 'Sign-in through the identity provider'],
+  ['requireVerifiedEmail', 'Password sign-in needs a verified email address'],
+  ['securityNotifications', 'Security alert emails to users'],
+  ['passkeysEnabled', 'Passkeys'],
+]
+
+export function Settings() {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const tenant = useQuery({ queryKey: ['tenant'], queryFn: () => session.api.getTenant() })
+  const [draft, setDraft] = useState<Editable | null>(null)
+  useEffect(() => {
+    if (tenant.data) setDraft(pick(tenant.data))
+  }, [tenant.data])
+  const save = useMutation({
+    mutationFn: (patch: Partial<Editable>) => session.api.updateTenant({ body: patch }),
+    onSuccess: (updated) => queries.setQueryData(['tenant'], updated),
+  })
+  if (!draft || !tenant.data) return <ErrorText error={tenant.error} />
+  const stored = pick(tenant.data)
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    const patch = Object.fromEntries(
+      Object.entries(draft).filter(([k, v]) => stored[k as keyof Editable] !== v),
+    )
+    save.mutate(patch)
+  }
+  const set = <K extends keyof Editable>(key: K, value: Editable[K]) =>
+    setDraft({ ...draft, [key]: value })
+  return (
+    <>
+      <form className="settings" onSubmit={submit}>
+        <label htmlFor="tenant-name">Workspace name</label>
+        <input
+          id="tenant-name"
+          value={draft.name}
+          maxLength={120}
+          onChange={(e) => set('name', e.target.value)}
+        />
+        <label htmlFor="auth-policy">How users sign in</label>
+        <select
+          id="auth-policy"
+          value={draft.authPolicy}
+          onChange={(e) => set('authPolicy', e.target.value as Editable['authPolicy'])}
+        >
+          <option value="PasswordOnly">Password only</option>
+          <option value="PasswordAndPasswordless">Password or emailed code</option>
+          <option value="PasswordlessOnly">Emailed code only</option>
+        </select>
+        <label htmlFor="mfa-policy">Second factor</label>
+        <select
+          id="mfa-policy"
+          value={draft.mfaPolicy}
+          onChange={(e) => set('mfaPolicy', e.target.value as Editable['mfaPolicy'])}
+        >
+          <option value="Disabled">Disabled</option>
+          <option value="Optional">Optional (users who set one up)</option>
+          <option value="Required">Required for everyone</option>
+        </select>
+        <fieldset>
+          <legend>Options</legend>
+          {FLAGS.map(([key, label]) => (
+            <div className="check" key={key}>
+              <input
+                type="checkbox"
+                id={`flag-${key}`}
+                checked={draft[key] as boolean}
+                onChange={(e) => set(key, e.target.checked as never)}
+              />
+              <label htmlFor={`flag-${key}`}>{label}</label>
+            </div>
+          ))}
+        </fieldset>
+        <ErrorText error={save.error} />
+        {save.isSuccess && <p role="status">Saved.</p>}
+        <button type="submit" className="primary" disabled={save.isPending}>
+          Save settings
+        </button>
+      </form>
+      <Logo current={tenant.data.logoUrl} />
+    </>
+  )
+}
+
+function pick(t: Tenant): Editable {
+  const { name, mfaPolicy, authPolicy, passwordlessJitSignup, idpOauthEnabled } = t
+  const { requireVerifiedEmail, securityNotifications, passkeysEnabled } = t
+  return {
+    name,
+    mfaPolicy,
+    authPolicy,
+    passwordlessJitSignup,
+    idpOauthEnabled,
+    requireVerifiedEmail,
+    securityNotifications,
+    passkeysEnabled,
+  }
+}
+
+const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/webp']
+
+function Logo({ current }: { current: string }) {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const [preview, setPreview] = useState<{ url: string; type: string; data: string } | null>(null)
+  const [problem, setProblem] = useState('')
+  const upload = useMutation({
+    mutationFn: (file: { type: string; data: string }) =>
+      session.api.setTenantLogo({ body: { mimeType: file.type as 'image/png', data: file.data } }),
+    onSuccess: () => {
+      setPreview(null)
+      void queries.invalidateQueries({ queryKey: ['tenant'] })
+    },
+  })
+  const remove = useMutation({
+    mutationFn: () => session.api.deleteTenantLogo(),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['tenant'] }),
+  })
+  const choose = (event: ChangeEvent<HTMLInputElement>) => {
+    const file = event.target.files?.[0]
+    setProblem('')
+    if (!file) return
+    if (!LOGO_TYPES.includes(file.type)) return setProblem('Choose a PNG, JPEG or WebP image.')
+    if (file.size > 512 * 1024) return setProblem('The image must be at most 512 KiB.')
+    const reader = new FileReader()
+    reader.onload = () => {
+      const url = String(reader.result)
+      setPreview({ url, type: file.type, data: url.slice(url.indexOf(',') + 1) })
+    }
+    reader.readAsDataURL(file)
+  }
+  return (
+    <section className="logo-section" aria-labelledby="logo-h">
+      <h2 id="logo-h">Logo</h2>
+      <div className="logos">
+        {current && (
+          <img src={`${current}?v=${Date.now()}`} alt="Current logo" className="logo-preview" />
+        )}
+        {preview && <img src={preview.url} alt="New logo preview" className="logo-preview" />}
+      </div>
+      <label htmlFor="logo-file">Choose an image (PNG, JPEG or WebP, at most 512 KiB)</label>
+      <input id="logo-file" type="file" accept={LOGO_TYPES.join(',')} onChange={choose} />
+      {problem && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
+      <ErrorText error={upload.error ?? remove.error} />
+      <div className="row">
+        <button
+          type="button"
+          className="primary"
+          disabled={!preview || upload.isPending}
+          onClick={() => preview && upload.mutate(preview)}
+        >
+          Upload logo
+        </button>
+        {current && (
+          <button type="button" onClick={() => remove.mutate()}>
+            Remove logo
+          </button>
+        )}
+      </div>
+    </section>
+  )
+}

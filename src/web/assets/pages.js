@@ -1,0 +1,79 @@
+// Progressive enhancement of the hosted pages; every page works without it, except the
+// passkey buttons, which it reveals only where the browser can use passkeys.
+const ready = (fn) =>
+  document.readyState === 'loading' ? document.addEventListener('DOMContentLoaded', fn) : fn()
+
+ready(() => {
+  // An error summary takes the focus, so keyboard and screen-reader users land on it.
+  const summary = document.querySelector('[data-focus]')
+  if (summary instanceof HTMLElement) summary.focus()
+
+  const canPasskey =
+    window.PublicKeyCredential &&
+    typeof PublicKeyCredential.parseCreationOptionsFromJSON === 'function' &&
+    typeof PublicKeyCredential.parseRequestOptionsFromJSON === 'function'
+  for (const element of document.querySelectorAll('[data-passkey]')) {
+    if (!canPasskey) continue
+    element.hidden = false
+    const button = element.querySelector('button')
+    button?.addEventListener('click', () => ceremony(element, button))
+  }
+})
+
+async function post(url, body) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+  })
+  const data = await res.json().catch(() => ({}))
+  if (!res.ok) throw new Error(data.error || 'That did not work. Please try again.')
+  return data
+}
+
+async function ceremony(element, button) {
+  const status = element.querySelector('[data-passkey-status]')
+  const say = (text) => {
+    if (status) status.textContent = text
+  }
+  const { passkey: kind, base, csrf } = element.dataset
+  const email = element.querySelector('input[name="passkey-email"]')?.value
+  const name = element.querySelector('input[name="passkey-name"]')?.value
+  button.disabled = true
+  say('')
+  try {
+    if (kind === 'register') {
+      const options = await post(`${base}/account/passkeys/options`, { _csrf: csrf })
+      const credential = await navigator.credentials.create({
+        publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options),
+      })
+      const done = await post(`${base}/account/passkeys`, {
+        _csrf: csrf,
+        name,
+        response: credential.toJSON(),
+      })
+      window.location.assign(done.redirect)
+    } else {
+      const options = await post(`${base}/sign-in/passkey/options`, {
+        _csrf: csrf,
+        email: email || undefined,
+      })
+      const credential = await navigator.credentials.get({
+        publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options),
+      })
+      const done = await post(`${base}/sign-in/passkey`, {
+        _csrf: csrf,
+        response: credential.toJSON(),
+      })
+      window.location.assign(done.redirect)
+    }
+  } catch (error) {
+    say(
+      error?.name === 'NotAllowedError'
+        ? 'The passkey request was cancelled or timed out.'
+        : error?.message || 'That did not work. Please try again.',
+    )
+    button.disabled = false
+  }
+}

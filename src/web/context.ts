@@ -1,0 +1,134 @@
+// What every page handler needs for one request: the tenant and its brand, the CSRF field,
+// the API client, the page session (refreshed when its access token is about to expire),
+// and the way a page is sent.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps } from '../deps.ts'
+import { logoExists } from '../modules/tenants/queries.ts'
+import { AuthServiceError, apiFor } from './api.ts'
+import type { Html } from './html.ts'
+import { setPageHeaders } from './http.ts'
+import { type Brand, page } from './layout.ts'
+import {
+  clearSession,
+  csrfToken,
+  csrfValid,
+  type PageContext,
+  type PageSession,
+  pagePath,
+  readSession,
+  writeSession,
+} from './session.ts'
+
+export type PageDeps = Pick<Deps, 'config' | 'cipher' | 'db'>
+
+export interface TokenEnvelope {
+  accessToken: string
+  refreshToken: string
+  accessTokenExpiresIn: number
+}
+
+export class Pages {
+  readonly app: FastifyInstance
+  readonly deps: PageDeps
+  constructor(app: FastifyInstance, deps: PageDeps) {
+    this.app = app
+    this.deps = deps
+  }
+
+  ctx(request: FastifyRequest): PageContext {
+    const { tenant } = request
+    return {
+      config: this.deps.config,
+      cipher: this.deps.cipher,
+      tenantId: tenant.id,
+      slug: tenant.slug,
+    }
+  }
+
+  /** `/t/{slug}/{rest}` */
+  url(request: FastifyRequest, rest = ''): string {
+    return `${pagePath(request.tenant.slug)}/${rest}`
+  }
+
+  async brand(request: FastifyRequest): Promise<Brand> {
+    const { tenant } = request
+    const hasLogo = await logoExists(this.deps.db, tenant.id)
+    return { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
+  }
+
+  csrf(request: FastifyRequest, reply: FastifyReply): string {
+    return csrfToken(this.ctx(request), request, reply)
+  }
+
+  csrfValid(request: FastifyRequest): boolean {
+    const field = (request.body as Record<string, unknown> | undefined)?._csrf
+    return csrfValid(this.ctx(request), request, field)
+  }
+
+  api(request: FastifyRequest, token?: string) {
+    return apiFor(this.app, request, request.tenant.slug, token)
+  }
+
+  async send(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    title: string,
+    body: Html,
+    options: { status?: number; wide?: boolean } = {},
+  ): Promise<FastifyReply> {
+    setPageHeaders(reply)
+    const markup = page(await this.brand(request), title, body, options)
+    return reply
+      .code(options.status ?? 200)
+      .type('text/html; charset=utf-8')
+      .send(markup.value)
+  }
+
+  /** 303 to another page of the tenant (after a POST, so a reload does not post again). */
+  redirect(request: FastifyRequest, reply: FastifyReply, rest: string): FastifyReply {
+    setPageHeaders(reply)
+    return reply.redirect(this.url(request, rest), 303)
+  }
+
+  startSession(request: FastifyRequest, reply: FastifyReply, envelope: TokenEnvelope): void {
+    writeSession(this.ctx(request), reply, {
+      accessToken: envelope.accessToken,
+      refreshToken: envelope.refreshToken,
+      expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
+    })
+  }
+
+  endSession(request: FastifyRequest, reply: FastifyReply): void {
+    clearSession(this.ctx(request), reply)
+  }
+
+  /**
+   * The signed-in page session, its access token refreshed when it has less than a minute
+   * left; undefined (and the cookie cleared) when there is none or the service ended it.
+   */
+  async session(request: FastifyRequest, reply: FastifyReply): Promise<PageSession | undefined> {
+    const ctx = this.ctx(request)
+    const session = readSession(ctx, request)
+    if (!session) return undefined
+    if (session.expiresAt - Date.now() > 60_000) return session
+    try {
+      const envelope = (await this.api(request).refreshSession({
+        body: { refreshToken: session.refreshToken },
+      })) as TokenEnvelope
+      this.startSession(request, reply, envelope)
+      return readSessionFrom(envelope)
+    } catch (error) {
+      if (!(error instanceof AuthServiceError) || error.status !== 401) throw error
+      clearSession(ctx, reply)
+      return undefined
+    }
+  }
+}
+
+function readSessionFrom(envelope: TokenEnvelope): PageSession {
+  return {
+    accessToken: envelope.accessToken,
+    refreshToken: envelope.refreshToken,
+    expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
+  }
+}

@@ -1,0 +1,91 @@
+// The HTTP details of the hosted pages: cookies, the security headers of every page, and
+// form bodies. Pages are documents for people, so they get a strict Content-Security-Policy
+// (no inline script or style, nothing from elsewhere), may not be framed, and are never
+// cached; a form posts `application/x-www-form-urlencoded`, parsed only inside the pages'
+// plugin (the JSON API keeps refusing every other media type, CONTRACT §3).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+
+export const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
+
+export function setPageHeaders(reply: FastifyReply): void {
+  reply.header('content-security-policy', CSP)
+  reply.header('x-frame-options', 'DENY')
+  reply.header('x-content-type-options', 'nosniff')
+  // Invitation and reset links carry secrets in the query: never send them on.
+  reply.header('referrer-policy', 'no-referrer')
+  reply.header('cache-control', 'no-store')
+  reply.header('cross-origin-opener-policy', 'same-origin')
+}
+
+export function readCookies(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {}
+  const header = request.headers.cookie
+  if (!header) return out
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq < 0) continue
+    const name = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    if (!(name in out)) {
+      try {
+        out[name] = decodeURIComponent(value)
+      } catch {
+        // A cookie we did not write: ignored.
+      }
+    }
+  }
+  return out
+}
+
+export interface CookieOptions {
+  path: string
+  secure: boolean
+  maxAge?: number
+}
+
+/** HttpOnly and SameSite=Lax always; Secure when the service is reached over HTTPS. */
+export function setCookie(reply: FastifyReply, name: string, value: string, o: CookieOptions) {
+  const parts = [
+    `${name}=${encodeURIComponent(value)}`,
+    `Path=${o.path}`,
+    'HttpOnly',
+    'SameSite=Lax',
+  ]
+  if (o.secure) parts.push('Secure')
+  if (o.maxAge !== undefined) parts.push(`Max-Age=${o.maxAge}`)
+  const previous = reply.getHeader('set-cookie')
+  const list = previous === undefined ? [] : Array.isArray(previous) ? previous : [String(previous)]
+  reply.header('set-cookie', [...list, parts.join('; ')])
+}
+
+export function clearCookie(reply: FastifyReply, name: string, o: Omit<CookieOptions, 'maxAge'>) {
+  setCookie(reply, name, '', { ...o, maxAge: 0 })
+}
+
+/** Form fields: each name's last value, as strings; at most 64 fields. */
+export type Form = Record<string, string>
+
+export function installFormParser(app: FastifyInstance): void {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 64 * 1024 },
+    (_request, body, done) => {
+      const form: Form = Object.create(null)
+      let count = 0
+      for (const [name, value] of new URLSearchParams(body as string)) {
+        if (++count > 64) break
+        form[name] = value
+      }
+      done(null, form)
+    },
+  )
+}

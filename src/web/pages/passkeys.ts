@@ -1,0 +1,92 @@
+// Passkeys on the hosted pages. The ceremonies need the browser's WebAuthn API, so these
+// routes answer JSON to pages.js (same origin, with the form's CSRF field in the body);
+// removing a passkey is a plain form. Without JavaScript the passkey buttons stay hidden
+// and every other way to sign in still works.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Pages, TokenEnvelope } from '../context.ts'
+import { formErrors } from '../messages.ts'
+import { expiredForm } from './signin.ts'
+
+type JsonReq = FastifyRequest<{ Body: Record<string, unknown> }>
+
+/** A refusal as the script shows it: one sentence, and the status. */
+function refuse(reply: FastifyReply, error: unknown) {
+  const errors = formErrors(error)
+  const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? 'That did not work.'
+  const status = (error as { status?: number }).status ?? 500
+  return reply.code(status).send({ error: message })
+}
+
+export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
+  const checked = (request: JsonReq, reply: FastifyReply) => {
+    if (pages.csrfValid(request)) return true
+    reply.code(403).send({ error: 'This page has expired. Reload it and try again.' })
+    return false
+  }
+
+  app.post('/sign-in/passkey/options', async (request: JsonReq, reply) => {
+    if (!checked(request, reply)) return reply
+    const email = typeof request.body?.email === 'string' ? request.body.email.trim() : ''
+    try {
+      const options = await pages
+        .api(request)
+        .passkeySignInOptions({ body: email ? { email } : {} })
+      return reply.send(options)
+    } catch (error) {
+      return refuse(reply, error)
+    }
+  })
+
+  app.post('/sign-in/passkey', async (request: JsonReq, reply) => {
+    if (!checked(request, reply)) return reply
+    try {
+      const envelope = await pages.api(request).passkeySignIn({
+        body: { response: request.body?.response as never },
+      })
+      pages.startSession(request, reply, envelope as TokenEnvelope)
+      return reply.send({ redirect: pages.url(request, 'account') })
+    } catch (error) {
+      return refuse(reply, error)
+    }
+  })
+
+  app.post('/account/passkeys/options', async (request: JsonReq, reply) => {
+    if (!checked(request, reply)) return reply
+    const session = await pages.session(request, reply)
+    if (!session) return reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
+    try {
+      return reply.send(await pages.api(request, session.accessToken).passkeyRegistrationOptions())
+    } catch (error) {
+      return refuse(reply, error)
+    }
+  })
+
+  app.post('/account/passkeys', async (request: JsonReq, reply) => {
+    if (!checked(request, reply)) return reply
+    const session = await pages.session(request, reply)
+    if (!session) return reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
+    const name = typeof request.body?.name === 'string' ? request.body.name.trim() : ''
+    try {
+      await pages.api(request, session.accessToken).registerPasskey({
+        body: { response: request.body?.response as never, ...(name ? { name } : {}) },
+      })
+      return reply.send({ redirect: pages.url(request, 'account?done=passkey') })
+    } catch (error) {
+      return refuse(reply, error)
+    }
+  })
+
+  app.post<{ Params: { id: string } }>('/account/passkeys/:id/delete', async (request, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await pages.session(request, reply)
+    if (!session) return pages.redirect(request, reply, 'sign-in')
+    try {
+      await pages
+        .api(request, session.accessToken)
+        .deletePasskey({ path: { id: request.params.id } })
+    } catch {
+      // Already gone, or not this user's: the account page shows what there is.
+    }
+    return pages.redirect(request, reply, 'account?done=passkey-removed')
+  })
+}

@@ -1,0 +1,556 @@
+// Signing in, signing up and accepting an invitation, as forms that work without
+// JavaScript. Each step posts back to the service's JSON API through the SDK; a sign-in
+// waiting for its second factor carries its first factor sealed in the form (session.ts,
+// `sealPending`), never in a cookie or on the server.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
+import type { Tenant } from '../../modules/tenants/queries.ts'
+import { AuthServiceError } from '../api.ts'
+import type { Pages, TokenEnvelope } from '../context.ts'
+import { type Html, html, raw } from '../html.ts'
+import type { Form } from '../http.ts'
+import { rememberIdpState } from '../idp.ts'
+import { errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
+import { formErrors } from '../messages.ts'
+import { openPending, sealPending } from '../session.ts'
+
+type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
+
+const passwordsAllowed = (t: Tenant) => t.authPolicy !== 'PasswordlessOnly'
+const codesAllowed = (t: Tenant) => t.authPolicy !== 'PasswordOnly'
+
+const text = (body: Form | undefined, name: string) => {
+  const value = body?.[name]
+  return typeof value === 'string' ? value : ''
+}
+
+/** The message shown when a form's CSRF field is missing or stale. */
+export async function expiredForm(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
+  return pages.send(
+    request,
+    reply,
+    'Form expired',
+    html`<h1>This form has expired</h1>
+<p>For your safety, forms work only in the browser tab that showed them. Go back, reload the page and try again.</p>
+<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`,
+    { status: 403 },
+  )
+}
+
+interface Pending {
+  email: string
+  password?: string
+  loginCode?: string
+}
+
+export function signInRoutes(app: FastifyInstance, pages: Pages): void {
+  const signInPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    state: { email?: string; errors?: FormErrors; note?: string; status?: number } = {},
+  ) => {
+    const tenant = request.tenant
+    const csrf = pages.csrf(request, reply)
+    const body = html`<h1>Sign in to ${tenant.name}</h1>
+${notice(state.note)}
+${errorSummary(state.errors)}
+${
+  passwordsAllowed(tenant) &&
+  form(
+    pages.url(request, 'sign-in'),
+    csrf,
+    html`${field({ name: 'email', label: 'Email address', type: 'email', autocomplete: 'username', value: state.email, errors: state.errors })}
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
+    'Sign in',
+  )
+}
+${
+  tenant.idpOauthEnabled &&
+  html`<p><a class="button" href="${pages.url(request, 'sign-in/idp')}">Sign in with your organisation's account</a></p>`
+}
+${
+  tenant.passkeysEnabled &&
+  html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+<button type="button" class="primary">Sign in with a passkey</button>
+<p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
+</div>`
+}
+<nav class="alternatives" aria-label="Other ways to sign in">
+<ul>
+${codesAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-in/code')}">Email me a sign-in code</a></li>`}
+${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'reset-password')}">Forgot your password?</a></li>`}
+${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}">Create an account</a></li>`}
+</ul>
+</nav>`
+    return pages.send(request, reply, 'Sign in', body, { status: state.status })
+  }
+
+  const secondFactorPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    pending: Pending,
+    methods: string[],
+    state: { errors?: FormErrors; note?: string; emailSent?: boolean } = {},
+  ) => {
+    const csrf = pages.csrf(request, reply)
+    const sealed = sealPending(pages.ctx(request), request, pending)
+    const totp = methods.includes('totp')
+    const email = methods.includes('email')
+    const action = pages.url(
+      request,
+      pending.loginCode ? 'sign-in/code/second-factor' : 'sign-in/second-factor',
+    )
+    const body = html`<h1>Confirm it is you</h1>
+${notice(state.note)}
+${errorSummary(state.errors)}
+${
+  totp &&
+  form(
+    action,
+    csrf,
+    html`${hidden('pending', sealed)}${hidden('method', 'totp')}
+${field({ name: 'totpCode', label: 'Code from your authenticator app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors: state.errors })}`,
+    'Continue',
+  )
+}
+${
+  totp &&
+  html`<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>Use a recovery code instead</summary>
+${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: 'Recovery code', autocomplete: 'off', errors: state.errors })}`, 'Continue with recovery code')}
+</details>`
+}
+${
+  email &&
+  (state.emailSent
+    ? form(
+        action,
+        csrf,
+        html`${hidden('pending', sealed)}${hidden('method', 'email')}
+${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors: state.errors })}`,
+        'Continue',
+      )
+    : form(
+        action,
+        csrf,
+        html`${hidden('pending', sealed)}${hidden('method', 'send-email')}`,
+        'Email me a code',
+      ))
+}
+<p><a href="${pages.url(request, 'sign-in')}">Start again</a></p>`
+    return pages.send(request, reply, 'Second step', body)
+  }
+
+  const finish = (request: FastifyRequest, reply: FastifyReply, envelope: unknown) => {
+    const env = envelope as TokenEnvelope & { recoveryCodes?: string[] }
+    pages.startSession(request, reply, env)
+    if (env.recoveryCodes) return recoveryCodesPage(pages, request, reply, env.recoveryCodes)
+    return pages.redirect(request, reply, 'account')
+  }
+
+  app.get('/', async (request, reply) => {
+    const session = await pages.session(request, reply)
+    return pages.redirect(request, reply, session ? 'account' : 'sign-in')
+  })
+
+  app.get('/sign-in', async (request: Req, reply) => {
+    const idp = request.query.idp
+    if (typeof idp !== 'string') return signInPage(request, reply)
+    // Back from the identity provider with a refusal (web/idp.ts).
+    const errors = { form: IDP_WORDS[idp] ?? IDP_WORDS.idp_error }
+    return signInPage(request, reply, { errors, status: 401 })
+  })
+
+  app.get('/sign-in/idp', async (request, reply) => {
+    try {
+      const { authorizationUrl } = await pages.api(request).startIdpSignIn()
+      const state = new URL(authorizationUrl).searchParams.get('state') ?? ''
+      rememberIdpState(pages.deps, reply, request.tenant, state)
+      return reply.redirect(authorizationUrl, 303)
+    } catch (error) {
+      return signInPage(request, reply, { errors: formErrors(error), status: statusOf(error) })
+    }
+  })
+
+  app.post('/sign-in', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const email = text(request.body, 'email')
+    const password = text(request.body, 'password')
+    try {
+      const envelope = await pages.api(request).login({ body: { email, password } })
+      return finish(request, reply, envelope)
+    } catch (error) {
+      if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
+        const methods = (error.details?.methods as string[] | undefined) ?? ['totp']
+        return secondFactorPage(request, reply, { email, password }, methods)
+      }
+      if (error instanceof AuthServiceError && error.reason === 'email_not_verified') {
+        // The password was right: mail a code and go on to the verification page.
+        await pages
+          .api(request)
+          .requestEmailVerification({ body: { email } })
+          .catch(() => undefined)
+        return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
+      }
+      return signInPage(request, reply, {
+        email,
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/sign-in/second-factor', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending?.password) {
+      return signInPage(request, reply, { note: 'That took too long. Please sign in again.' })
+    }
+    const method = text(request.body, 'method')
+    const api = pages.api(request)
+    const base = { email: pending.email, password: pending.password }
+    const methods = ['totp', 'email']
+    try {
+      if (method === 'send-email') {
+        await api.requestEmailOtp({ body: base })
+        return secondFactorPage(request, reply, pending, methods, {
+          emailSent: true,
+          note: 'We emailed you a 6-digit code. It works for 10 minutes.',
+        })
+      }
+      const second =
+        method === 'recovery'
+          ? { recoveryCode: text(request.body, 'recoveryCode') }
+          : method === 'email'
+            ? { emailOtpCode: text(request.body, 'emailOtpCode') }
+            : { totpCode: text(request.body, 'totpCode') }
+      const envelope = await api.login({ body: { ...base, ...second } as never })
+      return finish(request, reply, envelope)
+    } catch (error) {
+      const target =
+        method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'
+      const errors = formErrors(error, { totpCode: target, code: target })
+      if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
+        return signInPage(request, reply, { email: pending.email, errors, status: 401 })
+      }
+      return secondFactorPage(request, reply, pending, methods, {
+        errors,
+        emailSent: method === 'email',
+      })
+    }
+  })
+
+  // --- Emailed sign-in codes -------------------------------------------------------------
+
+  const codeRequestPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    state: { email?: string; errors?: FormErrors; status?: number } = {},
+  ) => {
+    const body = html`<h1>Sign in with an emailed code</h1>
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'sign-in/code'),
+  pages.csrf(request, reply),
+  field({
+    name: 'email',
+    label: 'Email address',
+    type: 'email',
+    autocomplete: 'username',
+    value: state.email,
+    errors: state.errors,
+  }),
+  'Email me a code',
+)}
+<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
+    return pages.send(request, reply, 'Emailed code', body, { status: state.status })
+  }
+
+  const codeEntryPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    email: string,
+    state: { errors?: FormErrors; status?: number } = {},
+  ) => {
+    const sealed = sealPending(pages.ctx(request), request, { email })
+    const body = html`<h1>Check your email</h1>
+${notice(`If ${email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'sign-in/code/verify'),
+  pages.csrf(request, reply),
+  html`${hidden('pending', sealed)}${field({ name: 'code', label: '6-digit code', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors: state.errors })}`,
+  'Sign in',
+)}
+<p><a href="${pages.url(request, 'sign-in/code')}">Send a new code</a></p>`
+    return pages.send(request, reply, 'Enter your code', body, { status: state.status })
+  }
+
+  const enrolPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    pending: Pending,
+    secret: string,
+    errors?: FormErrors,
+  ) => {
+    const sealed = sealPending(pages.ctx(request), request, { ...pending, secret })
+    const body = html`<h1>Set up an authenticator app</h1>
+<p>This workspace asks for a second factor. Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
+${await totpFigure(request.tenant.name, pending.email, secret)}
+${errorSummary(errors)}
+${form(
+  pages.url(request, 'sign-in/code/enrol'),
+  pages.csrf(request, reply),
+  html`${hidden('pending', sealed)}${field({ name: 'totpCode', label: 'Code from the app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors })}`,
+  'Confirm',
+)}`
+    return pages.send(request, reply, 'Set up an authenticator', body)
+  }
+
+  app.get('/sign-in/code', async (request, reply) => {
+    if (!codesAllowed(request.tenant)) return pages.redirect(request, reply, 'sign-in')
+    return codeRequestPage(request, reply)
+  })
+
+  app.post('/sign-in/code', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const email = text(request.body, 'email')
+    try {
+      await pages.api(request).requestLoginCode({ body: { email } })
+      return codeEntryPage(request, reply, email)
+    } catch (error) {
+      return codeRequestPage(request, reply, {
+        email,
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/sign-in/code/verify', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending) return codeRequestPage(request, reply)
+    const code = text(request.body, 'code')
+    const api = pages.api(request)
+    try {
+      const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
+      return finish(request, reply, envelope)
+    } catch (error) {
+      if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
+        return secondFactorPage(request, reply, { email: pending.email, loginCode: code }, ['totp'])
+      }
+      if (error instanceof AuthServiceError && error.reason === 'mfa_not_enrolled') {
+        try {
+          const enrolment = await api.initialEnrollTotp({
+            body: { email: pending.email, loginCode: code },
+          })
+          const pendingCode = { email: pending.email, loginCode: code }
+          return enrolPage(request, reply, pendingCode, enrolment.secret)
+        } catch (inner) {
+          return codeEntryPage(request, reply, pending.email, {
+            errors: formErrors(inner),
+            status: statusOf(inner),
+          })
+        }
+      }
+      return codeEntryPage(request, reply, pending.email, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/sign-in/code/second-factor', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending?.loginCode) return codeRequestPage(request, reply)
+    const method = text(request.body, 'method')
+    const second =
+      method === 'recovery'
+        ? { recoveryCode: text(request.body, 'recoveryCode') }
+        : { totpCode: text(request.body, 'totpCode') }
+    try {
+      const envelope = await pages.api(request).verifyLoginCode({
+        body: { email: pending.email, code: pending.loginCode, ...second } as never,
+      })
+      return finish(request, reply, envelope)
+    } catch (error) {
+      const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
+      return secondFactorPage(request, reply, pending, ['totp'], {
+        errors: formErrors(error, { totpCode: target }),
+      })
+    }
+  })
+
+  app.post('/sign-in/code/enrol', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    type Enrolling = Pending & { secret: string }
+    const pending = openPending<Enrolling>(pages.ctx(request), request, request.body?.pending)
+    if (!pending?.loginCode || !pending.secret) return codeRequestPage(request, reply)
+    try {
+      const envelope = await pages.api(request).initialVerifyTotp({
+        body: {
+          email: pending.email,
+          loginCode: pending.loginCode,
+          totpCode: text(request.body, 'totpCode'),
+        },
+      })
+      return finish(request, reply, envelope)
+    } catch (error) {
+      const { secret, ...rest } = pending
+      return enrolPage(request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
+    }
+  })
+
+  // --- Signing up ------------------------------------------------------------------------
+
+  const signUpPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    state: { email?: string; errors?: FormErrors; status?: number } = {},
+  ) => {
+    const body = html`<h1>Create your account</h1>
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'sign-up'),
+  pages.csrf(request, reply),
+  html`${field({ name: 'email', label: 'Email address', type: 'email', autocomplete: 'username', value: state.email, errors: state.errors })}
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
+  'Create account',
+)}
+<p>Already have an account? <a href="${pages.url(request, 'sign-in')}">Sign in</a></p>`
+    return pages.send(request, reply, 'Sign up', body, { status: state.status })
+  }
+
+  app.get('/sign-up', async (request, reply) => {
+    if (!passwordsAllowed(request.tenant)) return pages.redirect(request, reply, 'sign-in')
+    return signUpPage(request, reply)
+  })
+
+  app.post('/sign-up', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const email = text(request.body, 'email')
+    try {
+      const answer = (await pages.api(request).signup({
+        body: { email, password: text(request.body, 'password') },
+      })) as TokenEnvelope | { verificationRequired: true }
+      if ('verificationRequired' in answer) {
+        return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
+      }
+      return finish(request, reply, answer)
+    } catch (error) {
+      return signUpPage(request, reply, {
+        email,
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  // --- Invitations -----------------------------------------------------------------------
+
+  const invitePage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    token: string,
+    state: { errors?: FormErrors; status?: number } = {},
+  ) => {
+    const body = html`<h1>Join ${request.tenant.name}</h1>
+<p>You were invited to this workspace. Choose a password to accept.</p>
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'invite'),
+  pages.csrf(request, reply),
+  html`${hidden('token', token)}
+${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
+  'Accept invitation',
+)}`
+    return pages.send(request, reply, 'Accept invitation', body, { status: state.status })
+  }
+
+  app.get('/invite', async (request: Req, reply) => {
+    const token = typeof request.query.token === 'string' ? request.query.token : ''
+    if (!token) {
+      return pages.send(
+        request,
+        reply,
+        'Invitation',
+        html`<h1>Invitation link incomplete</h1><p>Open the link from your invitation email again, or ask for a new invitation.</p>`,
+        { status: 400 },
+      )
+    }
+    return invitePage(request, reply, token)
+  })
+
+  app.post('/invite', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const token = text(request.body, 'token')
+    try {
+      const envelope = await pages.api(request).acceptInvite({
+        body: { token, password: text(request.body, 'password') },
+      })
+      return finish(request, reply, envelope)
+    } catch (error) {
+      return invitePage(request, reply, token, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  // --- Signing out -----------------------------------------------------------------------
+
+  app.post('/sign-out', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await pages.session(request, reply)
+    if (session) {
+      await pages
+        .api(request, session.accessToken)
+        .logout({ body: { refreshToken: session.refreshToken } })
+        .catch(() => undefined)
+    }
+    pages.endSession(request, reply)
+    return signInPage(request, reply, { note: 'You are signed out.' })
+  })
+}
+
+export function recoveryCodesPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  codes: string[],
+): Promise<FastifyReply> {
+  const body: Html = html`<h1>Save your recovery codes</h1>
+<p>If you lose your authenticator app, each of these codes signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now.</p>
+<ul class="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
+<p><a class="button primary" href="${pages.url(request, 'account')}">I have saved them</a></p>`
+  return pages.send(request, reply, 'Recovery codes', body)
+}
+
+/**
+ * The QR code and key of an authenticator being set up, drawn here from the secret (the
+ * user's own, shown to them only), so no markup ever travels through a form.
+ */
+export async function totpFigure(tenantName: string, email: string, secret: string): Promise<Html> {
+  const svg = /^[A-Z2-7]{16,128}$/.test(secret)
+    ? await qrCodeSvg(otpauthUri(tenantName, email, secret))
+    : ''
+  return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
+}
+
+/** Why a sign-in through the identity provider came back refused. */
+const IDP_WORDS: Record<string, string> = {
+  idp_error: 'Your organisation’s sign-in was cancelled or refused.',
+  idp_exchange_failed: 'Your organisation’s sign-in could not be completed. Please try again.',
+  invalid_state: 'That sign-in took too long or was already used. Please try again.',
+  email_taken: 'An account with your email address already exists here. Sign in with it instead.',
+  account_suspended: 'This account is suspended. Ask an administrator of this workspace.',
+  invalid_credentials: 'This account cannot sign in here.',
+  mfa_required:
+    'This workspace needs a second factor that your organisation’s sign-in did not give.',
+  rate_limited: 'Too many attempts. Please try again in a minute.',
+}
+
+export function statusOf(error: unknown): number {
+  return error instanceof AuthServiceError ? error.status : 500
+}

@@ -1,0 +1,88 @@
+// The hosted pages (/t/{tenantSlug}/…) and their static assets (/assets/pages.*). The
+// pages are a client of the JSON API like any other (web/api.ts); this plugin adds only
+// what documents need: form bodies, the CSRF check, security headers, and errors as pages.
+import { readFileSync } from 'node:fs'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps } from '../deps.ts'
+import { AppError } from '../lib/errors.ts'
+import { Pages } from './context.ts'
+import { escapeText } from './html.ts'
+import { installFormParser, setPageHeaders } from './http.ts'
+import { accountRoutes } from './pages/account.ts'
+import { passkeyRoutes } from './pages/passkeys.ts'
+import { recoveryRoutes } from './pages/recovery.ts'
+import { signInRoutes } from './pages/signin.ts'
+
+const ASSETS = {
+  'pages.css': 'text/css; charset=utf-8',
+  'pages.js': 'text/javascript; charset=utf-8',
+} as const
+
+export async function assetRoutes(app: FastifyInstance): Promise<void> {
+  for (const [name, type] of Object.entries(ASSETS)) {
+    const body = readFileSync(new URL(`./assets/${name}`, import.meta.url))
+    app.get(`/assets/${name}`, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .type(type)
+        .header('cache-control', 'public, max-age=300')
+        .header('x-content-type-options', 'nosniff')
+        .send(body),
+    )
+  }
+}
+
+/** A page for an error before a page could be drawn (an unknown workspace, a bad body). */
+function errorDocument(title: string, message: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title><link rel="stylesheet" href="/assets/pages.css"></head><body><main class="card"><h1>${escapeText(title)}</h1><p>${escapeText(message)}</p></main></body></html>`
+}
+
+export async function pageRoutes(
+  app: FastifyInstance,
+  { deps, root }: { deps: Deps; root: FastifyInstance },
+): Promise<void> {
+  installFormParser(app)
+  // Pages are documents, not API operations: kept out of the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true }
+  })
+  app.setErrorHandler(
+    (error: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+      setPageHeaders(reply)
+      reply.type('text/html; charset=utf-8')
+      if (error instanceof AppError && error.reason === 'tenant_not_found') {
+        return reply
+          .code(404)
+          .send(
+            errorDocument('No such workspace', 'Check the address: this workspace does not exist.'),
+          )
+      }
+      const status = error instanceof AppError ? error.status : (error.statusCode ?? 500)
+      if (status >= 500) {
+        request.log.error({ err: error }, 'page failed')
+        return reply
+          .code(500)
+          .send(errorDocument('Something went wrong', 'Please try again in a moment.'))
+      }
+      return reply
+        .code(status)
+        .send(
+          errorDocument(
+            'This request could not be read',
+            'Go back, reload the page and try again.',
+          ),
+        )
+    },
+  )
+  app.setNotFoundHandler((_request, reply) => {
+    setPageHeaders(reply)
+    return reply
+      .code(404)
+      .type('text/html; charset=utf-8')
+      .send(errorDocument('Page not found', 'There is no page at this address.'))
+  })
+  const pages = new Pages(root, deps)
+  signInRoutes(app, pages)
+  accountRoutes(app, pages)
+  passkeyRoutes(app, pages)
+  recoveryRoutes(app, pages)
+}
