@@ -41,7 +41,10 @@ export const RecoveryCode = Type.String({
  * Body option: a recoveryCode stands in for a totpCode; giving both is 400 (CONTRACT §9),
  * reported at body.recoveryCode (plugins/errors.ts words the `not` rule).
  */
-export const NotBothTotpAndRecoveryCode = { not: { required: ['totpCode', 'recoveryCode'] } }
+export const NotBothTotpAndRecoveryCode = {
+  // The properties are named inside `not` too, so the document's linter sees them defined.
+  not: { properties: { totpCode: {}, recoveryCode: {} }, required: ['totpCode', 'recoveryCode'] },
+}
 export const Uuid = Type.String({ format: 'uuid' })
 export const DateTime = Type.String({ format: 'date-time' })
 export const NullableDateTime = Type.Union([DateTime, Type.Null()])
