@@ -43,7 +43,15 @@ export interface SessionClientOptions {
 /** The Web Locks API, as far as it is used here. */
 interface LockManagerLike {
   request<T>(name: string, callback: () => Promise<T>): Promise<T>
+  request<T>(
+    name: string,
+    options: { ifAvailable: true },
+    callback: (lock: unknown) => Promise<T>,
+  ): Promise<T>
 }
+
+/** How long a tab that waited for another's refresh waits to see its tokens stored. */
+const SETTLE_MS = 3000
 
 export interface SessionClient {
   /** Calls that take a password or a code and start a session (stored, then returned). */
@@ -129,9 +137,27 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
 
   const fresh = (s: Session) => s.expiresAt - leewayMs > now()
 
-  /** Spends the refresh token unless someone else already replaced `stale` (another tab). */
-  async function rotate(stale: string): Promise<Session | null> {
-    const current = await load()
+  /**
+   * The stored session once it no longer holds `stale`, or as it is after SETTLE_MS.
+   * Another tab's write to localStorage reaches this tab's copy a moment later (Chromium
+   * keeps one per renderer process and syncs them asynchronously), so a tab that waited for
+   * the lock may at first still read the tokens the other tab just spent.
+   */
+  async function settled(stale: string): Promise<Session | null> {
+    const until = now() + SETTLE_MS
+    for (;;) {
+      const current = await load()
+      if (!current || current.accessToken !== stale || now() >= until) return current
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  /**
+   * Spends the refresh token unless someone else already replaced `stale` (another tab).
+   * `waited`: another tab held the refresh lock first, so it was rotating them.
+   */
+  async function rotate(stale: string, waited: boolean): Promise<Session | null> {
+    const current = waited ? await settled(stale) : await load()
     if (!current) return null
     if (current.accessToken !== stale && fresh(current)) return current
     try {
@@ -148,16 +174,23 @@ export function createSessionClient(options: SessionClientOptions): SessionClien
     }
   }
 
-  function withLock<T>(run: () => Promise<T>): Promise<T> {
+  /** Runs `run` holding the tenant's refresh lock across tabs; says whether it had to wait. */
+  async function withLock<T>(run: (waited: boolean) => Promise<T>): Promise<T> {
     const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks
-    return locks ? locks.request(`tenant-auth-refresh:${options.tenant}`, run) : run()
+    if (!locks) return run(false)
+    const name = `tenant-auth-refresh:${options.tenant}`
+    const busy = Symbol('busy')
+    const first = await locks.request(name, { ifAvailable: true }, async (lock) =>
+      lock ? run(false) : busy,
+    )
+    return first === busy ? locks.request(name, () => run(true)) : (first as T)
   }
 
   /** One refresh at a time in this client: later callers get the promise of the first. */
   function refreshOnce(stale: string): Promise<Session | null> {
     inflight ??= (async () => {
       try {
-        return await withLock(() => rotate(stale))
+        return await withLock((waited) => rotate(stale, waited))
       } finally {
         inflight = null
       }

@@ -74,6 +74,12 @@ export function clearCookie(reply: FastifyReply, name: string, o: Omit<CookieOpt
 /** Form fields: each name's last value, as strings; at most 64 fields. */
 export type Form = Record<string, string>
 
+/** A form field's value, "" when it is missing. */
+export function formText(body: Form | undefined, name: string): string {
+  const value = body?.[name]
+  return typeof value === 'string' ? value : ''
+}
+
 export function installFormParser(app: FastifyInstance): void {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',

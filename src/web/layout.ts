@@ -92,3 +92,27 @@ ${body}
 ${extra}
 </form>`
 }
+
+/** The email address field every request form starts with. */
+export function emailField(value: string | undefined, errors: FormErrors | undefined): Html {
+  return field({
+    name: 'email',
+    label: 'Email address',
+    type: 'email',
+    autocomplete: 'username',
+    value,
+    errors,
+  })
+}
+
+/** A 6-digit code field (mailed codes, authenticator codes). */
+export function codeField(name: string, label: string, errors: FormErrors | undefined): Html {
+  return field({
+    name,
+    label,
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    pattern: '[0-9]{6}',
+    errors,
+  })
+}

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { tenantSnapshot } from '../db.ts'
-import { enrolTotp, totpAt } from '../fixtures/mfa.ts'
+import { enrolTotp, enrolWithRecoveryCodes, totpAt } from '../fixtures/mfa.ts'
 import { connectedTenant, discoveryConfig, newAccount, roundTrip } from '../fixtures/oauth.ts'
 import {
   createTenant,
@@ -233,6 +233,36 @@ describe('sign in with a password', () => {
     })
     assert.match(page.url, /\/account$/)
     assert.ok(c.cookies.has('ta_session'))
+  })
+
+  test('a recovery code instead of the app: a spent one is refused by its field', async () => {
+    const t = await createTenant(server)
+    const { recoveryCodes } = await enrolWithRecoveryCodes(server, t.slug, t.admin.accessToken)
+    await setPolicy(t.slug, t.admin.accessToken, { mfaPolicy: 'Optional' })
+    const signInWith = async (recoveryCode: string) => {
+      const c = browser()
+      await c.get(`/t/${t.slug}/sign-in`)
+      const first = await c.post(`/t/${t.slug}/sign-in`, {
+        email: t.adminEmail,
+        password: STRONG_PASSWORD,
+      })
+      assert.match(first.html, /Use a recovery code instead/)
+      const page = await c.post(`/t/${t.slug}/sign-in/second-factor`, {
+        pending: hiddenValue(first.html, 'pending') ?? '',
+        method: 'recovery',
+        recoveryCode,
+      })
+      return { c, page }
+    }
+    const used = await signInWith(recoveryCodes[0].toUpperCase())
+    assert.match(used.page.url, /\/account$/)
+    const again = await signInWith(recoveryCodes[0])
+    assert.match(
+      again.page.html,
+      /id="recoveryCode-error"[^>]*>That code is wrong or has already been used/,
+    )
+    assert.match(again.page.html, /<details open>/, 'the recovery form stays open')
+    assert.ok(!again.c.cookies.has('ta_session'))
   })
 
   test('the sealed first factor works only for this browser and this tenant', async () => {

@@ -1,77 +1,26 @@
 // Passkeys on the hosted pages, in Chromium with a virtual authenticator: added from the
 // account page, listed, used to sign in from the sign-in page, removed. WebAuthn needs a
 // secure context and a domain RP ID, so the pages are reached at http://localhost:<port>
-// (PUBLIC_URL), a pass-through proxy in front of the test server.
+// (PUBLIC_URL): test/fixtures/secure-origin.ts.
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { createServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
-import { createTenant, STRONG_PASSWORD, signup, startTestServer } from '../helpers.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-
-const body = async (req: IncomingMessage) => {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return chunks.length > 0 ? Buffer.concat(chunks) : undefined
-}
+import {
+  CHROMIUM,
+  launchChromium,
+  pageWithAuthenticator,
+  startBehindLocalhost,
+} from '../fixtures/secure-origin.ts'
+import { createTenant, STRONG_PASSWORD, signup } from '../helpers.ts'
 
 test('a passkey is added on the account page, signs in from the sign-in page, and is removed', {
   skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`,
 }, async (t) => {
-  const { chromium } = await import('playwright-core')
-  let target = ''
-  const origin = createServer(async (req, res) => {
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string' && name !== 'host' && name !== 'connection')
-        headers.set(name, value)
-    }
-    const answer = await fetch(target + (req.url ?? '/'), {
-      method: req.method,
-      headers,
-      body: await body(req),
-      redirect: 'manual',
-    })
-    const out: Record<string, string | string[]> = {}
-    answer.headers.forEach((value, name) => {
-      if (name !== 'set-cookie' && name !== 'content-length' && name !== 'content-encoding')
-        out[name] = value
-    })
-    const cookies = answer.headers.getSetCookie()
-    if (cookies.length > 0) out['set-cookie'] = cookies
-    res.writeHead(answer.status, out)
-    res.end(Buffer.from(await answer.arrayBuffer()))
-  })
-  origin.listen(0, '127.0.0.1')
-  t.after(() => origin.close())
-  await new Promise((resolve) => origin.once('listening', resolve))
-  const publicUrl = `http://localhost:${(origin.address() as AddressInfo).port}`
-  const server = await startTestServer(t, { publicUrl })
-  target = server.url
+  const { server, publicUrl } = await startBehindLocalhost(t)
   const tenant = await createTenant(server, { name: 'Hooli' })
   const user = await signup(server, tenant.slug)
-
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-  t.after(() => browser.close())
-  const context = await browser.newContext()
-  const page = await context.newPage()
-  const cdp = await context.newCDPSession(page)
-  await cdp.send('WebAuthn.enable')
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-    },
-  })
+  const { page } = await pageWithAuthenticator(await launchChromium(t))
 
   await page.goto(`${publicUrl}/t/${tenant.slug}/sign-in`)
   await page.fill('#email', user.email)

@@ -1,29 +1,26 @@
 // Passkeys end to end in headless Chromium with a virtual authenticator (CDP WebAuthn
 // domain): the browser's own navigator.credentials.create/get, through
 // @simplewebauthn/browser, against the real service. WebAuthn needs a secure context and a
-// domain RP ID, so the page is served from http://localhost:<port> (localhost is secure),
-// a pass-through proxy in front of the test server, and PUBLIC_URL is that origin.
+// domain RP ID, so the page is served from http://localhost:<port> (localhost is secure):
+// test/fixtures/secure-origin.ts.
 // Needs /usr/bin/chromium (Debian's `chromium` package); skipped without it.
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { createServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { auditRows } from '../../../test/db.ts'
-import { createTenant, signup, startTestServer } from '../../../test/helpers.ts'
+import {
+  CHROMIUM,
+  launchChromium,
+  pageWithAuthenticator,
+  startBehindLocalhost,
+} from '../../../test/fixtures/secure-origin.ts'
+import { createTenant, signup } from '../../../test/helpers.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
 const BUNDLE = join(
   import.meta.dirname,
   '../../../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js',
 )
-
-const body = async (req: IncomingMessage) => {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return chunks.length > 0 ? Buffer.concat(chunks) : undefined
-}
 
 // Runs in the page: the JSON API on the page's own origin.
 const API = `
@@ -46,55 +43,12 @@ interface Answer {
 test('a passkey made by Chromium registers, and signs in with and without an email', {
   skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`,
 }, async (t) => {
-  const { chromium } = await import('playwright-core')
-
   // The origin first (its port names PUBLIC_URL), then the service behind it.
-  let target = ''
-  const origin = createServer(async (req, res) => {
-    const headers: Record<string, string> = {}
-    for (const name of ['authorization', 'content-type', 'accept', 'user-agent']) {
-      const value = req.headers[name]
-      if (typeof value === 'string') headers[name] = value
-    }
-    const answer = await fetch(target + (req.url ?? '/'), {
-      method: req.method,
-      headers,
-      body: await body(req),
-    })
-    res.writeHead(answer.status, {
-      'content-type': answer.headers.get('content-type') ?? 'text/plain',
-    })
-    res.end(Buffer.from(await answer.arrayBuffer()))
-  })
-  origin.listen(0, '127.0.0.1')
-  t.after(() => origin.close())
-  await new Promise((resolve) => origin.once('listening', resolve))
-  const publicUrl = `http://localhost:${(origin.address() as AddressInfo).port}`
-  const server = await startTestServer(t, { publicUrl })
-  target = server.url
-
+  const { server, publicUrl } = await startBehindLocalhost(t)
   const tenant = await createTenant(server)
   const user = await signup(server, tenant.slug)
-
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-  t.after(() => browser.close())
-  const context = await browser.newContext()
-  const page = await context.newPage()
-  const cdp = await context.newCDPSession(page)
-  await cdp.send('WebAuthn.enable')
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  })
+  const browser = await launchChromium(t)
+  const { page, cdp, authenticatorId } = await pageWithAuthenticator(browser)
   // Any page of the origin will do: the service's /health.
   await page.goto(`${publicUrl}/health`)
   assert.equal(await page.evaluate('window.isSecureContext'), true)

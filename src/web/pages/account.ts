@@ -6,8 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
-import type { Form } from '../http.ts'
-import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
+import { type Form, formText } from '../http.ts'
+import { codeField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
 import { expiredForm, recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
@@ -39,11 +39,6 @@ const NOTES: Record<string, string> = {
   verified: 'Your email address is verified.',
   'session-ended': 'That session is signed out.',
   'passkey-removed': 'The passkey is removed.',
-}
-
-const text = (body: Form | undefined, name: string) => {
-  const value = body?.[name]
-  return typeof value === 'string' ? value : ''
 }
 
 export function accountRoutes(app: FastifyInstance, pages: Pages): void {
@@ -195,8 +190,8 @@ ${form(
     try {
       await pages.api(request, session.accessToken).changePassword({
         body: {
-          currentPassword: text(request.body, 'currentPassword'),
-          newPassword: text(request.body, 'newPassword'),
+          currentPassword: formText(request.body, 'currentPassword'),
+          newPassword: formText(request.body, 'newPassword'),
         },
       })
       return pages.redirect(request, reply, 'account?done=password')
@@ -225,7 +220,7 @@ ${form(
   pages.url(request, 'account/totp/verify'),
   pages.csrf(request, reply),
   html`<input type="hidden" name="secret" value="${secret}">
-${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors })}`,
+${codeField('code', 'Code from the app', errors)}`,
   'Confirm',
 )}
 <p><a href="${pages.url(request, 'account')}">Cancel</a></p>`
@@ -256,7 +251,7 @@ ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autoco
     const api = pages.api(request, session.accessToken)
     try {
       const answer = (await api.verifyTotp({
-        body: { code: text(request.body, 'code') },
+        body: { code: formText(request.body, 'code') },
       })) as { recoveryCodes?: string[] }
       if (answer.recoveryCodes)
         return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
@@ -266,7 +261,7 @@ ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autoco
       // only when it is a base32 key).
       const me = (await api.getMe()) as Me
       const errors = formErrors(error, { totpCode: 'code' })
-      return enrolPage(request, reply, me.email, text(request.body, 'secret'), errors)
+      return enrolPage(request, reply, me.email, formText(request.body, 'secret'), errors)
     }
   })
 
@@ -298,7 +293,7 @@ ${field({ name: 'code', label: 'Code from the app', inputmode: 'numeric', autoco
     if (!session) return reply
     try {
       const answer = await pages.api(request, session.accessToken).regenerateRecoveryCodes({
-        body: { totpCode: text(request.body, 'regenerateTotp') },
+        body: { totpCode: formText(request.body, 'regenerateTotp') },
       })
       return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
     } catch (error) {
@@ -352,14 +347,7 @@ ${errorSummary(errors)}
 ${form(
   pages.url(request, 'account/verify/confirm'),
   pages.csrf(request, reply),
-  field({
-    name: 'code',
-    label: '6-digit code from the email',
-    inputmode: 'numeric',
-    autocomplete: 'one-time-code',
-    pattern: '[0-9]{6}',
-    errors,
-  }),
+  codeField('code', '6-digit code from the email', errors),
   'Verify',
 )}
 <p><a href="${pages.url(request, 'account')}">Back to your account</a></p>`
@@ -373,7 +361,7 @@ ${form(
     try {
       await pages
         .api(request, session.accessToken)
-        .verifyEmail({ body: { code: text(request.body, 'code') } })
+        .verifyEmail({ body: { code: formText(request.body, 'code') } })
       return pages.redirect(request, reply, 'account?done=verified')
     } catch (error) {
       return verifyOwnPage(request, reply, formErrors(error))
@@ -384,7 +372,7 @@ ${form(
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
-    if (text(request.body, 'confirm') !== 'DELETE') {
+    if (formText(request.body, 'confirm') !== 'DELETE') {
       return accountPage(request, reply, session, {
         errors: { fields: { confirm: 'Type DELETE, in capitals, to confirm.' } },
         status: 400,

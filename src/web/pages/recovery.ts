@@ -5,18 +5,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
 import { type Html, html } from '../html.ts'
-import type { Form } from '../http.ts'
-import { errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
+import { type Form, formText } from '../http.ts'
+import {
+  codeField,
+  emailField,
+  errorSummary,
+  type FormErrors,
+  field,
+  form,
+  hidden,
+  notice,
+} from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
 import { expiredForm, statusOf } from './signin.ts'
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
-
-const text = (body: Form | undefined, name: string) => {
-  const value = body?.[name]
-  return typeof value === 'string' ? value : ''
-}
 
 interface ResetPending {
   email: string
@@ -24,15 +28,8 @@ interface ResetPending {
   newPassword?: string
 }
 
-const codeField = (errors?: FormErrors) =>
-  field({
-    name: 'code',
-    label: '6-digit code from the email',
-    inputmode: 'numeric',
-    autocomplete: 'one-time-code',
-    pattern: '[0-9]{6}',
-    errors,
-  })
+const mailedCodeField = (errors?: FormErrors) =>
+  codeField('code', '6-digit code from the email', errors)
 
 /** The second-factor fields of a reset or a verification: the app's code, or a recovery code. */
 const secondFactorFields = (errors?: FormErrors): Html => html`
@@ -41,8 +38,8 @@ ${field({ name: 'totpCode', label: 'Code from your authenticator app', inputmode
 ${field({ name: 'recoveryCode', label: 'Or a recovery code', autocomplete: 'off', required: false, errors })}`
 
 const secondFactorOf = (body: Form | undefined) => {
-  const recoveryCode = text(body, 'recoveryCode').trim()
-  const totpCode = text(body, 'totpCode').trim()
+  const recoveryCode = formText(body, 'recoveryCode').trim()
+  const totpCode = formText(body, 'totpCode').trim()
   if (recoveryCode && !totpCode) return { recoveryCode }
   return totpCode ? { totpCode } : {}
 }
@@ -61,14 +58,7 @@ ${errorSummary(state.errors)}
 ${form(
   pages.url(request, 'reset-password'),
   pages.csrf(request, reply),
-  field({
-    name: 'email',
-    label: 'Email address',
-    type: 'email',
-    autocomplete: 'username',
-    value: state.email,
-    errors: state.errors,
-  }),
+  emailField(state.email, state.errors),
   'Email me a code',
 )}
 <p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
@@ -92,7 +82,7 @@ ${form(
 ${
   state.askSecond
     ? secondFactorFields(state.errors)
-    : html`${codeField(state.errors)}
+    : html`${mailedCodeField(state.errors)}
 ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. You will be signed out everywhere else.', errors: state.errors })}`
 }`,
   state.askSecond ? 'Continue' : 'Set the new password',
@@ -109,7 +99,7 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
 
   app.post('/reset-password', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    const email = text(request.body, 'email')
+    const email = formText(request.body, 'email')
     try {
       await pages.api(request).requestPasswordReset({ body: { email } })
       return choosePage(request, reply, { email })
@@ -131,8 +121,8 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
       ? pending
       : {
           email: pending.email,
-          code: text(request.body, 'code'),
-          newPassword: text(request.body, 'newPassword'),
+          code: formText(request.body, 'code'),
+          newPassword: formText(request.body, 'newPassword'),
         }
     const second = pending.code ? secondFactorOf(request.body) : {}
     try {
@@ -177,7 +167,7 @@ ${errorSummary(state.errors)}
 ${form(
   pages.url(request, 'verify-email'),
   csrf,
-  html`${hidden('pending', sealed)}${state.askSecond ? secondFactorFields(state.errors) : codeField(state.errors)}`,
+  html`${hidden('pending', sealed)}${state.askSecond ? secondFactorFields(state.errors) : mailedCodeField(state.errors)}`,
   state.askSecond ? 'Continue' : 'Verify',
 )}
 ${
@@ -232,7 +222,9 @@ ${
       request.body?.pending,
     )
     if (!pending) return pages.redirect(request, reply, 'sign-in')
-    const step = pending.code ? pending : { email: pending.email, code: text(request.body, 'code') }
+    const step = pending.code
+      ? pending
+      : { email: pending.email, code: formText(request.body, 'code') }
     const second = pending.code ? secondFactorOf(request.body) : {}
     try {
       const envelope = await pages.api(request).verifyEmail({

@@ -8,9 +8,18 @@ import type { Tenant } from '../../modules/tenants/queries.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
-import type { Form } from '../http.ts'
+import { type Form, formText } from '../http.ts'
 import { rememberIdpState } from '../idp.ts'
-import { errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
+import {
+  codeField,
+  emailField,
+  errorSummary,
+  type FormErrors,
+  field,
+  form,
+  hidden,
+  notice,
+} from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
 
@@ -18,11 +27,6 @@ type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
 const passwordsAllowed = (t: Tenant) => t.authPolicy !== 'PasswordlessOnly'
 const codesAllowed = (t: Tenant) => t.authPolicy !== 'PasswordOnly'
-
-const text = (body: Form | undefined, name: string) => {
-  const value = body?.[name]
-  return typeof value === 'string' ? value : ''
-}
 
 /** The message shown when a form's CSRF field is missing or stale. */
 export async function expiredForm(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
@@ -59,7 +63,7 @@ ${
   form(
     pages.url(request, 'sign-in'),
     csrf,
-    html`${field({ name: 'email', label: 'Email address', type: 'email', autocomplete: 'username', value: state.email, errors: state.errors })}
+    html`${emailField(state.email, state.errors)}
 ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
     'Sign in',
   )
@@ -109,7 +113,7 @@ ${
     action,
     csrf,
     html`${hidden('pending', sealed)}${hidden('method', 'totp')}
-${field({ name: 'totpCode', label: 'Code from your authenticator app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors: state.errors })}`,
+${codeField('totpCode', 'Code from your authenticator app', state.errors)}`,
     'Continue',
   )
 }
@@ -126,7 +130,7 @@ ${
         action,
         csrf,
         html`${hidden('pending', sealed)}${hidden('method', 'email')}
-${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors: state.errors })}`,
+${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
         'Continue',
       )
     : form(
@@ -173,8 +177,8 @@ ${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeri
 
   app.post('/sign-in', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    const email = text(request.body, 'email')
-    const password = text(request.body, 'password')
+    const email = formText(request.body, 'email')
+    const password = formText(request.body, 'password')
     try {
       const envelope = await pages.api(request).login({ body: { email, password } })
       return finish(request, reply, envelope)
@@ -205,7 +209,7 @@ ${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeri
     if (!pending?.password) {
       return signInPage(request, reply, { note: 'That took too long. Please sign in again.' })
     }
-    const method = text(request.body, 'method')
+    const method = formText(request.body, 'method')
     const api = pages.api(request)
     const base = { email: pending.email, password: pending.password }
     const methods = ['totp', 'email']
@@ -219,10 +223,10 @@ ${field({ name: 'emailOtpCode', label: 'Code we emailed you', inputmode: 'numeri
       }
       const second =
         method === 'recovery'
-          ? { recoveryCode: text(request.body, 'recoveryCode') }
+          ? { recoveryCode: formText(request.body, 'recoveryCode') }
           : method === 'email'
-            ? { emailOtpCode: text(request.body, 'emailOtpCode') }
-            : { totpCode: text(request.body, 'totpCode') }
+            ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
+            : { totpCode: formText(request.body, 'totpCode') }
       const envelope = await api.login({ body: { ...base, ...second } as never })
       return finish(request, reply, envelope)
     } catch (error) {
@@ -251,14 +255,7 @@ ${errorSummary(state.errors)}
 ${form(
   pages.url(request, 'sign-in/code'),
   pages.csrf(request, reply),
-  field({
-    name: 'email',
-    label: 'Email address',
-    type: 'email',
-    autocomplete: 'username',
-    value: state.email,
-    errors: state.errors,
-  }),
+  emailField(state.email, state.errors),
   'Email me a code',
 )}
 <p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
@@ -278,7 +275,7 @@ ${errorSummary(state.errors)}
 ${form(
   pages.url(request, 'sign-in/code/verify'),
   pages.csrf(request, reply),
-  html`${hidden('pending', sealed)}${field({ name: 'code', label: '6-digit code', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors: state.errors })}`,
+  html`${hidden('pending', sealed)}${codeField('code', '6-digit code', state.errors)}`,
   'Sign in',
 )}
 <p><a href="${pages.url(request, 'sign-in/code')}">Send a new code</a></p>`
@@ -300,7 +297,7 @@ ${errorSummary(errors)}
 ${form(
   pages.url(request, 'sign-in/code/enrol'),
   pages.csrf(request, reply),
-  html`${hidden('pending', sealed)}${field({ name: 'totpCode', label: 'Code from the app', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', errors })}`,
+  html`${hidden('pending', sealed)}${codeField('totpCode', 'Code from the app', errors)}`,
   'Confirm',
 )}`
     return pages.send(request, reply, 'Set up an authenticator', body)
@@ -313,7 +310,7 @@ ${form(
 
   app.post('/sign-in/code', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    const email = text(request.body, 'email')
+    const email = formText(request.body, 'email')
     try {
       await pages.api(request).requestLoginCode({ body: { email } })
       return codeEntryPage(request, reply, email)
@@ -330,7 +327,7 @@ ${form(
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
     if (!pending) return codeRequestPage(request, reply)
-    const code = text(request.body, 'code')
+    const code = formText(request.body, 'code')
     const api = pages.api(request)
     try {
       const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
@@ -364,11 +361,11 @@ ${form(
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
     if (!pending?.loginCode) return codeRequestPage(request, reply)
-    const method = text(request.body, 'method')
+    const method = formText(request.body, 'method')
     const second =
       method === 'recovery'
-        ? { recoveryCode: text(request.body, 'recoveryCode') }
-        : { totpCode: text(request.body, 'totpCode') }
+        ? { recoveryCode: formText(request.body, 'recoveryCode') }
+        : { totpCode: formText(request.body, 'totpCode') }
     try {
       const envelope = await pages.api(request).verifyLoginCode({
         body: { email: pending.email, code: pending.loginCode, ...second } as never,
@@ -392,7 +389,7 @@ ${form(
         body: {
           email: pending.email,
           loginCode: pending.loginCode,
-          totpCode: text(request.body, 'totpCode'),
+          totpCode: formText(request.body, 'totpCode'),
         },
       })
       return finish(request, reply, envelope)
@@ -414,7 +411,7 @@ ${errorSummary(state.errors)}
 ${form(
   pages.url(request, 'sign-up'),
   pages.csrf(request, reply),
-  html`${field({ name: 'email', label: 'Email address', type: 'email', autocomplete: 'username', value: state.email, errors: state.errors })}
+  html`${emailField(state.email, state.errors)}
 ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
   'Create account',
 )}
@@ -429,10 +426,10 @@ ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: '
 
   app.post('/sign-up', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    const email = text(request.body, 'email')
+    const email = formText(request.body, 'email')
     try {
       const answer = (await pages.api(request).signup({
-        body: { email, password: text(request.body, 'password') },
+        body: { email, password: formText(request.body, 'password') },
       })) as TokenEnvelope | { verificationRequired: true }
       if ('verificationRequired' in answer) {
         return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
@@ -484,10 +481,10 @@ ${field({ name: 'password', label: 'Choose a password', type: 'password', autoco
 
   app.post('/invite', async (request: Req, reply) => {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    const token = text(request.body, 'token')
+    const token = formText(request.body, 'token')
     try {
       const envelope = await pages.api(request).acceptInvite({
-        body: { token, password: text(request.body, 'password') },
+        body: { token, password: formText(request.body, 'password') },
       })
       return finish(request, reply, envelope)
     } catch (error) {
