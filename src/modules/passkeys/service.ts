@@ -3,7 +3,6 @@
 // @simplewebauthn/server; this file adds what the library leaves to the relying party:
 // the challenge store (single use, 5 minutes, bound to tenant, ceremony and user), the
 // tenant switch, the per-user cap, and the audit row and alert of each change.
-import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
@@ -25,6 +24,7 @@ import {
   relyingParty,
   signedChallenge,
   userHandle,
+  webauthnLibrary,
 } from './webauthn.ts'
 
 /** CONTRACT §9: with `passkeysEnabled` off, registration and sign-in answer 403. */
@@ -85,7 +85,7 @@ export async function registrationOptions(
   if (existing.length >= MAX_PASSKEYS_PER_USER) tooMany()
   const challenge = await issueChallenge(deps, tenant.id, 'registration', user.id)
   const rp = relyingParty(deps.config)
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthnLibrary()).generateRegistrationOptions({
     rpName: tenant.name,
     rpID: rp.id,
     userName: user.email,
@@ -118,7 +118,7 @@ export async function registerPasskey(
   requirePasskeys(tenant)
   const { response } = body
   const challenge = signedChallenge(response.response.clientDataJSON)
-  checkAttestationShape(response.response.attestationObject)
+  await checkAttestationShape(response.response.attestationObject)
   checkRawId(response)
   const user = await signedInUser(deps, tenant, userId)
 
@@ -132,15 +132,17 @@ export async function registerPasskey(
   )
   if (!spent || spent.userId !== user.id) notVerified()
   const rp = relyingParty(deps.config)
-  const verified = await verifyRegistrationResponse({
-    response: { ...response, clientExtensionResults: {} },
-    expectedChallenge: challenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.id,
-    requireUserPresence: true,
-    requireUserVerification: true,
-    supportedAlgorithmIDs: ALGORITHMS,
-  }).catch(() => undefined)
+  const verified = await (await webauthnLibrary())
+    .verifyRegistrationResponse({
+      response: { ...response, clientExtensionResults: {} },
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserPresence: true,
+      requireUserVerification: true,
+      supportedAlgorithmIDs: ALGORITHMS,
+    })
+    .catch(() => undefined)
   const info = verified?.verified ? verified.registrationInfo : notVerified()
   if (info.credential.id !== response.id) notVerified()
 

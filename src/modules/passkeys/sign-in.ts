@@ -8,7 +8,6 @@
 // same decoy and the answer has the same shape either way. The statements run are the same
 // too (the passkey lookup runs against an id that matches nothing).
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto'
-import { generateAuthenticationOptions } from '@simplewebauthn/server'
 import type { Config } from '../../config.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
@@ -21,7 +20,7 @@ import { findUserByEmail } from '../users/queries.ts'
 import { listPasskeys } from './queries.ts'
 import type { AuthenticationCredential } from './schemas.ts'
 import { issueChallenge, requirePasskeys } from './service.ts'
-import { CHALLENGE_TTL_SECONDS, relyingParty } from './webauthn.ts'
+import { CHALLENGE_TTL_SECONDS, relyingParty, webauthnLibrary } from './webauthn.ts'
 
 /** POST auth/passkey/options. */
 export async function signInOptions(
@@ -43,7 +42,7 @@ export async function signInOptions(
       : [decoy(deps.config, tenant.id, email)]
   }
   const challenge = await issueChallenge(deps, tenant.id, 'authentication', boundTo)
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthnLibrary()).generateAuthenticationOptions({
     rpID: relyingParty(deps.config).id,
     allowCredentials: allowCredentials as never,
     challenge,

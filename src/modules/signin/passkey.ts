@@ -5,7 +5,6 @@
 // signature, origin, RP ID and user verification are checked by @simplewebauthn/server and
 // the signature counter here. A user-verified passkey is possession and inherence at once,
 // so the sign-in asks no second factor whatever the mfaPolicy.
-import { verifyAuthenticationResponse } from '@simplewebauthn/server'
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
@@ -24,6 +23,7 @@ import {
   relyingParty,
   signedChallenge,
   userHandleString,
+  webauthnLibrary,
 } from '../passkeys/webauthn.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserById, type User, updateUser } from '../users/queries.ts'
@@ -64,7 +64,7 @@ export async function provePasskey(
 ): Promise<PasskeyProof> {
   // Shape first: a malformed response is a 400 that spends and records nothing.
   const challenge = signedChallenge(credential.response.clientDataJSON)
-  checkAssertionShape(credential.response.authenticatorData)
+  await checkAssertionShape(credential.response.authenticatorData)
   checkRawId(credential)
   const passkey = await findPasskeyByCredentialId(deps.db, tenant.id, credential.id)
   const user = passkey ? await findUserById(deps.db, tenant.id, passkey.userId) : undefined
@@ -95,21 +95,23 @@ export async function provePasskey(
   if (handle && handle !== userHandleString(user.id)) return refuse('invalid_assertion')
 
   const rp = relyingParty(deps.config)
-  const verified = await verifyAuthenticationResponse({
-    response: { ...credential, clientExtensionResults: {} },
-    expectedChallenge: challenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.id,
-    requireUserVerification: true,
-    // The counter is compared below, once the signature is known to be good, so that a
-    // counter that went backwards is told apart (and audited) from a forgery.
-    credential: {
-      id: passkey.credentialId,
-      publicKey: new Uint8Array(passkey.publicKey),
-      counter: 0,
-      transports: passkey.transports as never,
-    },
-  }).catch(() => undefined)
+  const verified = await (await webauthnLibrary())
+    .verifyAuthenticationResponse({
+      response: { ...credential, clientExtensionResults: {} },
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+      // The counter is compared below, once the signature is known to be good, so that a
+      // counter that went backwards is told apart (and audited) from a forgery.
+      credential: {
+        id: passkey.credentialId,
+        publicKey: new Uint8Array(passkey.publicKey),
+        counter: 0,
+        transports: passkey.transports as never,
+      },
+    })
+    .catch(() => undefined)
   if (!verified?.verified) return refuse('invalid_assertion')
   if (user.status === 'Suspended') return refuse('account_suspended')
   if (user.status !== 'Active') return refuse('account_pending')
