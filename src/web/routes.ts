@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
+import { AuthServiceError } from './api.ts'
 import { Pages } from './context.ts'
 import { escapeText } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
@@ -41,6 +42,7 @@ export async function pageRoutes(
   { deps, root }: { deps: Deps; root: FastifyInstance },
 ): Promise<void> {
   installFormParser(app)
+  const pages = new Pages(root, deps)
   // Pages are documents, not API operations: kept out of the OpenAPI document.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
@@ -56,7 +58,29 @@ export async function pageRoutes(
             errorDocument('No such workspace', 'Check the address: this workspace does not exist.'),
           )
       }
-      const status = error instanceof AppError ? error.status : (error.statusCode ?? 500)
+      // A call to the API that a page did not expect to fail: the session it used has
+      // ended (signed out elsewhere, revoked, the user deleted) or a limit was met.
+      if (error instanceof AuthServiceError && error.status === 401 && request.tenant) {
+        pages.endSession(request, reply)
+        return reply.redirect(pages.url(request, 'sign-in'), 303)
+      }
+      if (error instanceof AuthServiceError && error.status === 429) {
+        const wait = Math.ceil((error.retryAfter ?? 60) / 60)
+        return reply
+          .code(429)
+          .send(
+            errorDocument(
+              'Too many requests',
+              `Please try again in ${wait} minute${wait > 1 ? 's' : ''}.`,
+            ),
+          )
+      }
+      const status =
+        error instanceof AppError
+          ? error.status
+          : error instanceof AuthServiceError
+            ? error.status
+            : (error.statusCode ?? 500)
       if (status >= 500) {
         request.log.error({ err: error }, 'page failed')
         return reply
@@ -80,7 +104,6 @@ export async function pageRoutes(
       .type('text/html; charset=utf-8')
       .send(errorDocument('Page not found', 'There is no page at this address.'))
   })
-  const pages = new Pages(root, deps)
   signInRoutes(app, pages)
   accountRoutes(app, pages)
   passkeyRoutes(app, pages)

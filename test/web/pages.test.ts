@@ -427,6 +427,20 @@ describe('the account page', () => {
     assert.match((await c.get(`/t/${a.slug}/account`)).url, /\/sign-in$/)
   })
 
+  test('a page session ended elsewhere (sign out everywhere) leads back to sign-in, cookie cleared', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = await signedIn(t.slug, user.email)
+    const all = await server.request('POST', `/v1/${t.slug}/auth/logout-all`, undefined, {
+      token: user.accessToken,
+    })
+    assert.equal(all.status, 200, JSON.stringify(all.body))
+    const page = await c.get(`/t/${t.slug}/account`)
+    assert.match(page.url, /\/sign-in$/)
+    assert.equal(page.status, 200)
+    assert.ok(!c.cookies.has('ta_session'), 'the dead session cookie is cleared')
+  })
+
   test('password change: a wrong current password is shown by its field; the right one ends other sessions', async () => {
     const t = await createTenant(server)
     const user = await signup(server, t.slug)
