@@ -3,6 +3,7 @@
 // and the way a page is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
+import { hashToken } from '../lib/crypto.ts'
 import { logoExists } from '../modules/tenants/queries.ts'
 import { AuthServiceError, apiFor } from './api.ts'
 import type { Html } from './html.ts'
@@ -30,6 +31,11 @@ export interface TokenEnvelope {
 export class Pages {
   readonly app: FastifyInstance
   readonly deps: PageDeps
+  /** Refreshes in flight or just done, by the SHA-256 of the refresh token spent. */
+  private readonly refreshing = new Map<
+    string,
+    { envelope: Promise<TokenEnvelope>; until: number }
+  >()
   constructor(app: FastifyInstance, deps: PageDeps) {
     this.app = app
     this.deps = deps
@@ -106,15 +112,33 @@ export class Pages {
    * The signed-in page session, its access token refreshed when it has less than a minute
    * left; undefined (and the cookie cleared) when there is none or the service ended it.
    */
+  /**
+   * Refreshes, once per refresh token on this instance: two page loads of one browser at
+   * the same moment (two tabs, a prefetch) would otherwise both spend the token, and the
+   * service would rightly end the session as a reuse. The answer is kept 30 s for a
+   * request that arrives just after with the old cookie.
+   */
+  private refreshOnce(request: FastifyRequest, refreshToken: string): Promise<TokenEnvelope> {
+    const key = hashToken(refreshToken)
+    const now = Date.now()
+    const known = this.refreshing.get(key)
+    if (known && known.until > now) return known.envelope
+    for (const [k, entry] of this.refreshing) if (entry.until <= now) this.refreshing.delete(k)
+    const envelope = this.api(request).refreshSession({
+      body: { refreshToken },
+    }) as Promise<TokenEnvelope>
+    this.refreshing.set(key, { envelope, until: now + 30_000 })
+    envelope.catch(() => this.refreshing.delete(key))
+    return envelope
+  }
+
   async session(request: FastifyRequest, reply: FastifyReply): Promise<PageSession | undefined> {
     const ctx = this.ctx(request)
     const session = readSession(ctx, request)
     if (!session) return undefined
     if (session.expiresAt - Date.now() > 60_000) return session
     try {
-      const envelope = (await this.api(request).refreshSession({
-        body: { refreshToken: session.refreshToken },
-      })) as TokenEnvelope
+      const envelope = await this.refreshOnce(request, session.refreshToken)
       this.startSession(request, reply, envelope)
       return readSessionFrom(envelope)
     } catch (error) {

@@ -427,6 +427,32 @@ describe('the account page', () => {
     assert.match((await c.get(`/t/${a.slug}/account`)).url, /\/sign-in$/)
   })
 
+  test('two page loads at once with an expiring session refresh it once: the session lives', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    // A page session whose access token is due for a refresh.
+    const sealed = server.deps.cipher.encrypt(
+      JSON.stringify({
+        accessToken: user.accessToken,
+        refreshToken: user.refreshToken,
+        expiresAt: 0,
+      }),
+      `page-session:${t.tenantId}`,
+    )
+    const [a, b] = [browser(), browser()]
+    for (const c of [a, b]) c.cookies.set('ta_session', encodeURIComponent(sealed))
+    const pages = await Promise.all([a.get(`/t/${t.slug}/account`), b.get(`/t/${t.slug}/account`)])
+    for (const page of pages) assert.match(page.url, /\/account$/)
+    const compromised = await server.request(
+      'GET',
+      `/v1/${t.slug}/audit?action=SessionFamilyCompromised`,
+      undefined,
+      { token: t.admin.accessToken },
+    )
+    assert.deepEqual(compromised.body.items, [])
+    assert.match((await a.get(`/t/${t.slug}/account`)).url, /\/account$/)
+  })
+
   test('a page session ended elsewhere (sign out everywhere) leads back to sign-in, cookie cleared', async () => {
     const t = await createTenant(server)
     const user = await signup(server, t.slug)
