@@ -7,9 +7,10 @@ import { hashToken } from '../lib/crypto.ts'
 import { logoExists } from '../modules/tenants/queries.ts'
 import { AuthServiceError, apiFor } from './api.ts'
 import type { Html } from './html.ts'
-import { setPageHeaders } from './http.ts'
+import { readCookies, setPageHeaders } from './http.ts'
 import { type Brand, page } from './layout.ts'
 import {
+  CSRF_COOKIE,
   clearSession,
   csrfToken,
   csrfValid,
@@ -109,17 +110,15 @@ export class Pages {
   }
 
   /**
-   * The signed-in page session, its access token refreshed when it has less than a minute
-   * left; undefined (and the cookie cleared) when there is none or the service ended it.
-   */
-  /**
-   * Refreshes, once per refresh token on this instance: two page loads of one browser at
-   * the same moment (two tabs, a prefetch) would otherwise both spend the token, and the
-   * service would rightly end the session as a reuse. The answer is kept 30 s for a
-   * request that arrives just after with the old cookie.
+   * Refreshes, once per refresh token and browser on this instance: two page loads of one
+   * browser at the same moment (two tabs, a prefetch) would otherwise both spend the
+   * token, and the service would rightly end the session as a reuse. The answer is kept
+   * 30 s for a request that arrives just after with the old cookie; it is keyed by the
+   * browser's CSRF secret too, so a replay of the old token from elsewhere still reaches
+   * the service (and its reuse detection).
    */
   private refreshOnce(request: FastifyRequest, refreshToken: string): Promise<TokenEnvelope> {
-    const key = hashToken(refreshToken)
+    const key = hashToken(`${readCookies(request)[CSRF_COOKIE] ?? ''}:${refreshToken}`)
     const now = Date.now()
     const known = this.refreshing.get(key)
     if (known && known.until > now) return known.envelope
@@ -132,6 +131,10 @@ export class Pages {
     return envelope
   }
 
+  /**
+   * The signed-in page session, its access token refreshed when it has less than a minute
+   * left; undefined (and the cookie cleared) when there is none or the service ended it.
+   */
   async session(request: FastifyRequest, reply: FastifyReply): Promise<PageSession | undefined> {
     const ctx = this.ctx(request)
     const session = readSession(ctx, request)

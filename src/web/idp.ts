@@ -3,7 +3,7 @@
 // answers a token envelope as JSON. For a sign-in the pages started, a cookie scoped to
 // that callback's path carries the flow's state, sealed; the hook below turns the
 // callback's answer into the page session and a 303 to the account page (or back to the
-// sign-in page with the reason). Any other caller of the callback gets its JSON unchanged.
+// sign-in page with the reason). A caller without that cookie gets its JSON unchanged.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
@@ -17,14 +17,32 @@ type HandoffDeps = Pick<Deps, 'config' | 'cipher'>
 const callbackPath = (slug: string) => `/v1/${slug}/oauth/idp/callback`
 const secure = (deps: HandoffDeps) => deps.config.publicUrl.startsWith('https:')
 
-/** Remembers, for ten minutes and this callback only, that the pages started `state`. */
+/** The states the pages started, from the cookie (empty when there is none or it is bad). */
+function statesOf(deps: HandoffDeps, request: FastifyRequest, tenantId: string): string[] {
+  const sealed = readCookies(request)[IDP_COOKIE]
+  if (!sealed) return []
+  try {
+    const opened = JSON.parse(deps.cipher.decrypt(sealed, `idp-handoff:${tenantId}`))
+    const states: unknown = opened?.states
+    return Array.isArray(states) ? states.filter((x): x is string => typeof x === 'string') : []
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Remembers, for ten minutes and this callback only, that the pages started `state`; the
+ * last few are kept, so sign-ins begun in several tabs each come back to a page.
+ */
 export function rememberIdpState(
   deps: HandoffDeps,
+  request: FastifyRequest,
   reply: FastifyReply,
   tenant: { id: string; slug: string },
   state: string,
 ): void {
-  const sealed = deps.cipher.encrypt(JSON.stringify({ state }), `idp-handoff:${tenant.id}`)
+  const states = [...statesOf(deps, request, tenant.id), state].slice(-5)
+  const sealed = deps.cipher.encrypt(JSON.stringify({ states }), `idp-handoff:${tenant.id}`)
   setCookie(reply, IDP_COOKIE, sealed, {
     path: callbackPath(tenant.slug),
     secure: secure(deps),
@@ -32,23 +50,15 @@ export function rememberIdpState(
   })
 }
 
-function startedByPages(deps: HandoffDeps, request: FastifyRequest): boolean {
-  const sealed = readCookies(request)[IDP_COOKIE]
-  const state = (request.query as { state?: unknown } | undefined)?.state
-  if (!sealed || typeof state !== 'string') return false
-  try {
-    const opened = JSON.parse(deps.cipher.decrypt(sealed, `idp-handoff:${request.tenant.id}`))
-    return opened?.state === state
-  } catch {
-    return false
-  }
-}
-
 export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     if (request.routeOptions.url !== CALLBACK_ROUTE || !request.tenant) return done(null, payload)
-    if (!startedByPages(deps, request)) return done(null, payload)
+    // A browser the pages sent to the provider comes back to a page, never to JSON: a state
+    // the cookie does not list is answered as the sign-in page's invalid_state.
+    if (!readCookies(request)[IDP_COOKIE]) return done(null, payload)
     const { tenant } = request
+    const state = (request.query as { state?: unknown } | undefined)?.state
+    const ours = typeof state === 'string' && statesOf(deps, request, tenant.id).includes(state)
     const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
     let body: Record<string, unknown> = {}
     try {
@@ -59,7 +69,9 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     clearCookie(reply, IDP_COOKIE, { path: callbackPath(tenant.slug), secure: secure(deps) })
     setPageHeaders(reply)
     let location = `/t/${tenant.slug}/account`
-    if (reply.statusCode === 200 && typeof body.accessToken === 'string') {
+    if (!ours) {
+      location = `/t/${tenant.slug}/sign-in?idp=invalid_state`
+    } else if (reply.statusCode === 200 && typeof body.accessToken === 'string') {
       writeSession(ctx, reply, {
         accessToken: body.accessToken,
         refreshToken: String(body.refreshToken),

@@ -83,13 +83,18 @@ export function hidden(name: string, value: string): Html {
   return html`<input type="hidden" name="${name}" value="${value}">`
 }
 
-/** A form that posts to `action` with the CSRF field. */
-export function form(action: string, csrf: string, body: Html, submit: string, extra?: Html): Html {
+/** A form that posts to `action` with the CSRF field; `danger` for an action that destroys. */
+export function form(
+  action: string,
+  csrf: string,
+  body: Html,
+  submit: string,
+  options: { danger?: boolean } = {},
+): Html {
   return html`<form method="post" action="${action}" novalidate>
 ${hidden('_csrf', csrf)}
 ${body}
-<button type="submit" class="primary">${submit}</button>
-${extra}
+<button type="submit" class="${options.danger ? 'danger' : 'primary'}">${submit}</button>
 </form>`
 }
 

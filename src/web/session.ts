@@ -111,9 +111,17 @@ export function csrfValid(ctx: PageContext, request: FastifyRequest, field: unkn
  * five minutes, bound to the tenant and this browser's CSRF secret, so the password is
  * never stored and the blob is useless anywhere else or later.
  */
-export function sealPending(ctx: PageContext, request: FastifyRequest, data: object): string {
-  const secret = browserSecret(ctx, request) ?? ''
-  const body = JSON.stringify({ ...data, until: Date.now() + 5 * 60_000 })
+export function sealPending<T extends object>(
+  ctx: PageContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  data: T,
+): string {
+  // The form may be this browser's first: its CSRF secret is made here if need be.
+  const secret = browserSecret(ctx, request, reply) ?? ''
+  // Sealed again at each step, but never for longer than five minutes from the first.
+  const until = (data as { until?: number }).until ?? Date.now() + 5 * 60_000
+  const body = JSON.stringify({ ...data, until })
   return ctx.cipher.encrypt(body, `pending:${ctx.tenantId}:${secret}`)
 }
 

@@ -265,6 +265,29 @@ describe('sign in with a password', () => {
     assert.ok(!again.c.cookies.has('ta_session'))
   })
 
+  test('a user without an authenticator is offered only the emailed code, also after a wrong one', async () => {
+    const t = await createTenant(server)
+    await setPolicy(t.slug, t.admin.accessToken, { mfaPolicy: 'Required' })
+    const c = browser()
+    await c.get(`/t/${t.slug}/sign-in`)
+    let page = await c.post(`/t/${t.slug}/sign-in`, {
+      email: t.adminEmail,
+      password: STRONG_PASSWORD,
+    })
+    assert.doesNotMatch(page.html, /name="totpCode"/)
+    page = await c.post(`/t/${t.slug}/sign-in/second-factor`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      method: 'send-email',
+    })
+    page = await c.post(`/t/${t.slug}/sign-in/second-factor`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      method: 'email',
+      emailOtpCode: '000000',
+    })
+    assert.match(page.html, /id="emailOtpCode-error"/)
+    assert.doesNotMatch(page.html, /name="totpCode"|Use a recovery code/)
+  })
+
   test('the sealed first factor works only for this browser and this tenant', async () => {
     const t = await createTenant(server)
     await enrolTotp(server, t.slug, t.admin.accessToken)
@@ -638,6 +661,28 @@ describe('getting back in (CONTRACT §9)', () => {
     assert.match(textOf(page.html), /Your email address is verified\..*verified/)
   })
 
+  test('the verification page works in a browser that has no cookie yet; it names only an address', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const before = sink.to(user.email).length
+    const asked = await server.request('POST', `/v1/${t.slug}/auth/request-email-verification`, {
+      email: user.email,
+    })
+    assert.equal(asked.status, 200)
+    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    const c = browser()
+    let page = await c.get(`/t/${t.slug}/verify-email?email=${encodeURIComponent(user.email)}`)
+    page = await c.post(`/t/${t.slug}/verify-email`, {
+      pending: hiddenValue(page.html, 'pending') ?? '',
+      code,
+    })
+    assert.match(page.url, /done=verified$/)
+    const bogus = await browser().get(
+      `/t/${t.slug}/verify-email?email=${encodeURIComponent('<b>not an address')}`,
+    )
+    assert.match(bogus.url, /\/sign-in$/)
+  })
+
   test('an unverified user verifies from the account page', async () => {
     const t = await createTenant(server)
     const user = await signup(server, t.slug)
@@ -757,6 +802,23 @@ describe("signing in through the tenant's identity provider", () => {
     )
     assert.match(refused.url, /\/sign-in\?idp=idp_error$/)
     assert.match(textOf(refused.html), /Your organisation’s sign-in was cancelled or refused/)
+  })
+
+  test('a state the cookie does not list comes back to the sign-in page, never as JSON', async (t) => {
+    const idp = await startOidcProvider()
+    t.after(() => idp.close())
+    const withIdp = await startTestServer(t, { idp: discoveryConfig(idp.issuer) })
+    const tenant = await connectedTenant(withIdp, idp)
+    const mine = await fetch(`${withIdp.url}/t/${tenant.slug}/sign-in/idp`, { redirect: 'manual' })
+    const cookie = mine.headers.getSetCookie().find((l) => l.startsWith('ta_idp=')) ?? ''
+    // A flow begun elsewhere (the API directly), finished in this browser.
+    const back = await roundTrip(withIdp, idp, tenant.slug, newAccount())
+    const c = new PageClient(withIdp, randomIp())
+    c.cookies.set('ta_idp', cookie.split(';')[0].slice('ta_idp='.length))
+    const landed = await c.get(back.pathname + back.search)
+    assert.match(landed.url, /\/sign-in\?idp=invalid_state$/)
+    assert.match(landed.headers.get('content-type') ?? '', /^text\/html/)
+    assert.ok(!c.cookies.has('ta_session'))
   })
 
   test('without the pages\u2019 cookie the callback answers its JSON as before', async (t) => {

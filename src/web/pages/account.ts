@@ -168,6 +168,7 @@ ${form(
     errors: state.errors,
   }),
   'Delete my account',
+  { danger: true },
 )}
 </section>
 <form method="post" action="${pages.url(request, 'sign-out')}" class="sign-out">

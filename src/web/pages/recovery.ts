@@ -2,6 +2,7 @@
 // mailed code (CONTRACT §9), as forms. A step waiting for a second factor carries what was
 // typed before it sealed in the form (session.ts), like a sign-in does.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isEmail } from '../../lib/email.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
 import { type Html, html } from '../html.ts'
@@ -71,7 +72,7 @@ ${form(
     pending: ResetPending,
     state: { errors?: FormErrors; status?: number; askSecond?: boolean } = {},
   ) => {
-    const sealed = sealPending(pages.ctx(request), request, pending)
+    const sealed = sealPending(pages.ctx(request), request, reply, pending)
     const body = html`<h1>Choose a new password</h1>
 ${!state.askSecond && notice(`If ${pending.email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
 ${errorSummary(state.errors)}
@@ -159,7 +160,7 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
     pending: { email: string; code?: string },
     state: { errors?: FormErrors; status?: number; note?: string; askSecond?: boolean } = {},
   ) => {
-    const sealed = sealPending(pages.ctx(request), request, pending)
+    const sealed = sealPending(pages.ctx(request), request, reply, pending)
     const csrf = pages.csrf(request, reply)
     const body = html`<h1>Verify your email address</h1>
 ${notice(state.note ?? (state.askSecond ? undefined : `We sent a 6-digit code to ${pending.email}. It works for 10 minutes.`))}
@@ -183,8 +184,9 @@ ${
   }
 
   app.get('/verify-email', async (request: Req, reply) => {
-    const email = typeof request.query.email === 'string' ? request.query.email : ''
-    if (!email) return pages.redirect(request, reply, 'sign-in')
+    const email = typeof request.query.email === 'string' ? request.query.email.trim() : ''
+    // Only an address is named on the page (it says a code was sent there).
+    if (!isEmail(email)) return pages.redirect(request, reply, 'sign-in')
     return verifyPage(request, reply, { email })
   })
 

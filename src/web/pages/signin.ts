@@ -45,6 +45,9 @@ interface Pending {
   email: string
   password?: string
   loginCode?: string
+  /** The second factors the service offered (`details.methods` of mfa_required). */
+  methods?: string[]
+  until?: number
 }
 
 export function signInRoutes(app: FastifyInstance, pages: Pages): void {
@@ -75,7 +78,7 @@ ${
 ${
   tenant.passkeysEnabled &&
   html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
-<button type="button" class="primary">Sign in with a passkey</button>
+<button type="button">Sign in with a passkey</button>
 <p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
 </div>`
 }
@@ -97,7 +100,7 @@ ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}
     state: { errors?: FormErrors; note?: string; emailSent?: boolean } = {},
   ) => {
     const csrf = pages.csrf(request, reply)
-    const sealed = sealPending(pages.ctx(request), request, pending)
+    const sealed = sealPending(pages.ctx(request), request, reply, { ...pending, methods })
     const totp = methods.includes('totp')
     const email = methods.includes('email')
     const action = pages.url(
@@ -168,7 +171,7 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
     try {
       const { authorizationUrl } = await pages.api(request).startIdpSignIn()
       const state = new URL(authorizationUrl).searchParams.get('state') ?? ''
-      rememberIdpState(pages.deps, reply, request.tenant, state)
+      rememberIdpState(pages.deps, request, reply, request.tenant, state)
       return reply.redirect(authorizationUrl, 303)
     } catch (error) {
       return signInPage(request, reply, { errors: formErrors(error), status: statusOf(error) })
@@ -212,7 +215,7 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
     const method = formText(request.body, 'method')
     const api = pages.api(request)
     const base = { email: pending.email, password: pending.password }
-    const methods = ['totp', 'email']
+    const methods = pending.methods ?? ['totp', 'email']
     try {
       if (method === 'send-email') {
         await api.requestEmailOtp({ body: base })
@@ -268,7 +271,7 @@ ${form(
     email: string,
     state: { errors?: FormErrors; status?: number } = {},
   ) => {
-    const sealed = sealPending(pages.ctx(request), request, { email })
+    const sealed = sealPending(pages.ctx(request), request, reply, { email })
     const body = html`<h1>Check your email</h1>
 ${notice(`If ${email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
 ${errorSummary(state.errors)}
@@ -289,7 +292,7 @@ ${form(
     secret: string,
     errors?: FormErrors,
   ) => {
-    const sealed = sealPending(pages.ctx(request), request, { ...pending, secret })
+    const sealed = sealPending(pages.ctx(request), request, reply, { ...pending, secret })
     const body = html`<h1>Set up an authenticator app</h1>
 <p>This workspace asks for a second factor. Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
 ${await totpFigure(request.tenant.name, pending.email, secret)}
