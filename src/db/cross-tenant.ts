@@ -182,16 +182,25 @@ export type PrunedTable = (typeof PRUNED_TABLES)[number]
  * code and OAuth state stays after it expired, and every ended session stays for good.
  *   refresh_tokens  expired (spent or not): it can only fail, and past the grace a late
  *                   replay answers token_invalid instead of reporting reuse
- *   sessions        expired or revoked, with no refresh token left (so nothing cascades;
+ *   sessions        expired or revoked 60 days before `cutoff` (the new-device check reads
+ *                   90 days of them), with no refresh token left (so nothing cascades;
  *                   the revocation feed reads only the last minutes)
  *   one_time_codes, oauth_states  expired
  */
+/** 60 days: with the purge's 30, an ended session stays at least the 90 days §9 speaks of. */
+const SESSION_MEMORY_MS = 60 * 24 * 60 * 60 * 1000
+
 function deadRow(table: PrunedTable, cutoff: Date): SQL {
   switch (table) {
-    case 'sessions':
-      return sql`(t.expires_at < ${cutoff} OR t.revoked_at < ${cutoff})
+    case 'sessions': {
+      // Kept SESSION_MEMORY_MS longer than the other dead rows: the new-device check
+      // (CONTRACT §9) reads the devices of the user's sessions of the last 90 days, and
+      // an ended session is the only record of one.
+      const kept = new Date(cutoff.getTime() - SESSION_MEMORY_MS)
+      return sql`(t.expires_at < ${kept} OR t.revoked_at < ${kept})
         AND NOT EXISTS (
           SELECT 1 FROM refresh_tokens r WHERE r.tenant_id = t.tenant_id AND r.session_id = t.id)`
+    }
     default:
       return sql`t.expires_at < ${cutoff}`
   }

@@ -995,7 +995,7 @@ export interface paths {
     put?: never
     /**
      * Everything the service holds about the signed-in user
-     * @description The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); `truncated` says where a list was cut. No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).
+     * @description The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); the `X-Export-Truncated` header names a list that was cut (`sessions`, `auditEvents`). No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).
      */
     post: operations['exportPersonalData']
     delete?: never
@@ -1490,13 +1490,8 @@ export interface components {
         lastUsedAt: string | null
       }[]
       recoveryCodesRemaining: number
-      /** @description Events about the user or made by the user, newest first (at most 10,000; see `truncated`). */
+      /** @description Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut). */
       auditEvents: components['schemas']['AuditEvent'][]
-      /** @description True where a list held more than its cap; the newest entries are given. */
-      truncated: {
-        sessions: boolean
-        auditEvents: boolean
-      }
     }
   }
   responses: never

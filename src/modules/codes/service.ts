@@ -113,8 +113,11 @@ export async function checkCode(deps: CodeDeps, o: CodeOwner, code: string): Pro
   const now = deps.clock.now()
   const candidates = codeCandidates(deps.config.encryptionKeys, o, code)
   const wrong = await store.countWrongGuess(deps.db, o, candidates, now, MAX_WRONG_GUESSES)
+  // Both statements always run: answering a wrong guess one round trip sooner would tell a
+  // known address (with an open code) from an unknown one by the time it takes.
+  const matching = await store.hasMatchingCode(deps.db, o, candidates, now)
   if (wrong) return { ok: false, reason: wrong.burned ? 'burned' : 'wrong', ...wrong }
-  if (await store.hasMatchingCode(deps.db, o, candidates, now)) return { ok: true }
+  if (matching) return { ok: true }
   return { ok: false, reason: 'no_open_code' }
 }
 

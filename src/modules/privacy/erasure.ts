@@ -31,6 +31,7 @@ import {
   type User,
   updateUser,
 } from '../users/queries.ts'
+import { identitiesOf } from './queries.ts'
 import { scrubEvent } from './scrub.ts'
 
 type ErasureDeps = Pick<Deps, 'audit' | 'clock' | 'config' | 'sessions'>
@@ -89,8 +90,11 @@ async function finish(
   if (!user) return 'done' // a parallel erasure of the same user finished first
   const late = await revoke(tenantId, userId, actor, 'erased')
   if (late.length > 0 && !lastRound) return { ended: late.length }
-  const scrubbed = await scrubAudit(tx, tenantId, user)
+  // The address is locked first: an invite to it made while the scrub reads would
+  // otherwise leave an InviteCreated row naming it.
   await lockAddress(tx, tenantId, user.emailNormalized)
+  const linked = (await identitiesOf(tx, tenantId, userId)).map((i) => i.email)
+  const scrubbed = await scrubAudit(tx, tenantId, user, linked)
   const now = deps.clock.now()
   const invites = await revokePendingFor(tx, tenantId, user.emailNormalized, now)
   await hardDeleteUser(tx, tenantId, userId)
@@ -110,12 +114,20 @@ async function finish(
 }
 
 /** Scrubs every audit row of the tenant that is about the user or names its address. */
-async function scrubAudit(tx: Handle, tenantId: string, user: User): Promise<number> {
+async function scrubAudit(
+  tx: Handle,
+  tenantId: string,
+  user: User,
+  /** Addresses of the user's linked identities (failed IdP sign-ins name them). */
+  linked: (string | null)[],
+): Promise<number> {
   // The erasure's own request record names the user by id only; its ip is the admin's.
   const isErasureRecord = (e: { action: string; actorId: string | null }) =>
     e.action.startsWith('GdprErasure') && e.actorId !== user.id
   // The address as stored, and as normalised (how events record it).
-  const addresses = [...new Set([user.emailNormalized, user.email])]
+  const addresses = [
+    ...new Set([user.emailNormalized, user.email, ...linked.filter((e): e is string => !!e)]),
+  ]
   const found = new Map<string, AuditEvent>()
   for (const address of addresses) {
     for (const event of await eventsAbout(tx, tenantId, user.id, address))

@@ -60,7 +60,7 @@ export async function exportPersonalData(
       metadata: { sessions: sessions.length, auditEvents: events.length, truncated },
     },
   ])
-  return {
+  const exported = {
     user: presentUser(user),
     sessions: sessions.map((s) => ({
       id: s.id,
@@ -88,7 +88,12 @@ export async function exportPersonalData(
       lastUsedAt: iso(p.lastUsedAt),
     })),
     recoveryCodesRemaining: data.recoveryCodesRemaining,
-    auditEvents: events.map(presentAuditEvent),
-    truncated,
+    // Where another actor (an admin, an API key) acted on the user, whose address and
+    // browser those were is the admin's, not the user's: the audit log shows it to admins.
+    auditEvents: events.map((event) => {
+      const shown = presentAuditEvent(event)
+      return event.actorId === userId ? shown : { ...shown, ip: null, userAgent: null }
+    }),
   }
+  return { data: exported, truncated }
 }

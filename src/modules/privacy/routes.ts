@@ -24,14 +24,23 @@ export async function privacyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Current user'],
         summary: 'Everything the service holds about the signed-in user',
         description:
-          'The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); `truncated` says where a list was cut. No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).',
+          'The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); the `X-Export-Truncated` header names a list that was cut (`sessions`, `auditEvents`). No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).',
         params: TenantSlugParams,
         response: responses(PersonalDataExport, { 401: [], 404: [], 429: ['rate_limited'] }),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { userId } = request.principal as UserPrincipal
-      return exportPersonalData(deps, request.tenant.id, userId, request.actor)
+      const { data, truncated } = await exportPersonalData(
+        deps,
+        request.tenant.id,
+        userId,
+        request.actor,
+      )
+      // The body keeps exactly CONTRACT §9's keys; a cut list is said in a header.
+      const cut = Object.entries(truncated).filter(([, was]) => was)
+      if (cut.length > 0) reply.header('x-export-truncated', cut.map(([list]) => list).join(', '))
+      return data
     },
   )
 

@@ -53,12 +53,8 @@ const PersonalDataComponent = Type.Object(
     recoveryCodesRemaining: Type.Integer({ minimum: 0 }),
     auditEvents: Type.Array(AuditEventRecord, {
       description:
-        'Events about the user or made by the user, newest first (at most 10,000; see `truncated`).',
+        'Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut).',
     }),
-    truncated: Type.Object(
-      { sessions: Type.Boolean(), auditEvents: Type.Boolean() },
-      { description: 'True where a list held more than its cap; the newest entries are given.' },
-    ),
   },
   {
     $id: 'PersonalDataExport',
