@@ -12,6 +12,8 @@ export interface Page {
 
 export class PageClient {
   readonly cookies = new Map<string, string>()
+  /** The whole Set-Cookie line that last set each cookie, attributes included. */
+  readonly setCookieLines = new Map<string, string>()
   last: Page | undefined
   private readonly server: Pick<TestServer, 'url'>
   private readonly ip: string
@@ -33,6 +35,7 @@ export class PageClient {
       const value = pair.slice(eq + 1).trim()
       if (attrs.some((a) => a.trim().toLowerCase() === 'max-age=0')) this.cookies.delete(name)
       else this.cookies.set(name, value)
+      this.setCookieLines.set(name, line)
     }
   }
 
