@@ -11,6 +11,8 @@ export interface ReceivedMail {
   html: string
 }
 
+const SIX_DIGITS = /(?<!\d)(\d{6})(?!\d)/
+
 export class SmtpSink {
   readonly messages: ReceivedMail[] = []
   private server: SMTPServer | undefined
@@ -63,9 +65,30 @@ export class SmtpSink {
     return all[all.length - 1]
   }
 
+  /**
+   * The code of the first message to `address` after its first `after` messages that holds
+   * one, waiting for it. Security alerts (which never hold a code, CONTRACT §9) are mailed in
+   * the background and may land before or after a code mail; counting messages would then
+   * read the alert, so this looks for the code instead.
+   */
+  async codeAfter(address: string, after: number, ms = 5000): Promise<string> {
+    const until = Date.now() + ms
+    for (;;) {
+      const mail = this.to(address)
+        .slice(after)
+        .find((m) => SIX_DIGITS.test(m.text))
+      if (mail) return SmtpSink.code(mail)
+      if (Date.now() > until) throw new Error(`no code for ${address} within ${ms} ms`)
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve)
+        setTimeout(resolve, 100)
+      })
+    }
+  }
+
   /** The first standalone 6-digit number of a message's text part. */
   static code(mail: ReceivedMail): string {
-    const match = /(?<!\d)(\d{6})(?!\d)/.exec(mail.text)
+    const match = SIX_DIGITS.exec(mail.text)
     if (!match) throw new Error(`no code in mail: ${mail.text}`)
     return match[1]
   }

@@ -332,7 +332,7 @@ describe('sign in with a password', () => {
       method: 'send-email',
     })
     assert.match(textOf(page.html), /We emailed you a 6-digit code/)
-    const code = SmtpSink.code(await sink.waitFor(t.adminEmail, before + 1))
+    const code = await sink.codeAfter(t.adminEmail, before)
     page = await c.post(`/t/${t.slug}/sign-in/second-factor`, {
       pending: hiddenValue(page.html, 'pending') ?? '',
       method: 'email',
@@ -354,7 +354,7 @@ describe('sign in with an emailed code', () => {
     const before = sink.to(t.adminEmail).length
     let page = await c.post(`/t/${t.slug}/sign-in/code`, { email: t.adminEmail })
     assert.match(textOf(page.html), /Check your email/)
-    const code = SmtpSink.code(await sink.waitFor(t.adminEmail, before + 1))
+    const code = await sink.codeAfter(t.adminEmail, before)
     page = await c.post(`/t/${t.slug}/sign-in/code/verify`, {
       pending: hiddenValue(page.html, 'pending') ?? '',
       code,
@@ -589,7 +589,7 @@ describe('getting back in (CONTRACT §9)', () => {
     const before = sink.to(user.email).length
     let page = await c.post(`/t/${t.slug}/reset-password`, { email: user.email })
     assert.match(textOf(page.html), /Choose a new password/)
-    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    const code = await sink.codeAfter(user.email, before)
     const pending = hiddenValue(page.html, 'pending') ?? ''
     page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
       pending,
@@ -620,7 +620,7 @@ describe('getting back in (CONTRACT §9)', () => {
     await c.get(`/t/${t.slug}/reset-password`)
     const before = sink.to(user.email).length
     let page = await c.post(`/t/${t.slug}/reset-password`, { email: user.email })
-    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    const code = await sink.codeAfter(user.email, before)
     page = await c.post(`/t/${t.slug}/reset-password/confirm`, {
       pending: hiddenValue(page.html, 'pending') ?? '',
       code,
@@ -656,7 +656,7 @@ describe('getting back in (CONTRACT §9)', () => {
     before = sink.to(email).length
     page = await other.post(`/t/${t.slug}/sign-in`, { email, password: STRONG_PASSWORD })
     assert.match(page.url, /\/verify-email\?email=/)
-    const code = SmtpSink.code(await sink.waitFor(email, before + 1))
+    const code = await sink.codeAfter(email, before)
     page = await other.post(`/t/${t.slug}/verify-email`, {
       pending: hiddenValue(page.html, 'pending') ?? '',
       code,
@@ -673,7 +673,7 @@ describe('getting back in (CONTRACT §9)', () => {
       email: user.email,
     })
     assert.equal(asked.status, 200)
-    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    const code = await sink.codeAfter(user.email, before)
     const c = browser()
     let page = await c.get(`/t/${t.slug}/verify-email?email=${encodeURIComponent(user.email)}`)
     page = await c.post(`/t/${t.slug}/verify-email`, {
@@ -693,7 +693,7 @@ describe('getting back in (CONTRACT §9)', () => {
     const c = await signedIn(t.slug, user.email)
     const before = sink.to(user.email).length
     let page = await c.post(`/t/${t.slug}/account/verify`, {})
-    const code = SmtpSink.code(await sink.waitFor(user.email, before + 1))
+    const code = await sink.codeAfter(user.email, before)
     page = await c.post(`/t/${t.slug}/account/verify/confirm`, { code: '000000' })
     assert.equal(page.status, 401)
     page = await c.post(`/t/${t.slug}/account/verify/confirm`, { code })

@@ -152,7 +152,7 @@ describe('password sign-in', () => {
     await server.deps.mailer.drain()
     const before = sink.to(u.email).length
     await server.request('POST', `/v1/${t.slug}/auth/request-login-code`, { email: u.email })
-    const code = SmtpSink.code(await sink.waitFor(u.email, before + 1))
+    const code = await sink.codeAfter(u.email, before)
     const res = await server.request('POST', `/v1/${t.slug}/auth/verify-login-code`, {
       email: u.email,
       code,
