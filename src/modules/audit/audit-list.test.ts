@@ -5,8 +5,12 @@ import { before, describe, test } from 'node:test'
 import { unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
+import { enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
+import { registerPasskey } from '../../../test/fixtures/passkeys.ts'
+import { member, tenantWith } from '../../../test/fixtures/passwordless.ts'
 import {
   createTenant,
+  STRONG_PASSWORD,
   startTestServer,
   type TenantFixture,
   type TestServer,
@@ -134,6 +138,89 @@ describe('GET audit', () => {
     assert.deepEqual(await count('MfaEmailOtpSent'), ['MfaEmailOtpSent'])
     assert.deepEqual(await count('UserUpdated'), ['UserUpdated'])
     assert.deepEqual(await count('InviteExpired'), [])
+  })
+
+  test('action filters the account lifecycle actions (CONTRACT §9) the service records, each answering exactly its events', async () => {
+    const fresh = await tenantWith(server, { mfaPolicy: 'Optional' })
+    const u = await member(server, fresh.slug)
+    const at = (path: string) => `/v1/${fresh.slug}/${path}`
+    // Each event a second after the previous one: newest first is then a fixed order.
+    const step = () => server.clock.advance(1)
+
+    const asked = await server.request('POST', at('auth/request-password-reset'), {
+      email: u.email,
+    })
+    assert.equal(asked.status, 200, JSON.stringify(asked.body))
+    step()
+    const { secret, recoveryCodes } = await enrolWithRecoveryCodes(
+      server,
+      fresh.slug,
+      u.accessToken,
+    )
+    for (const recoveryCode of recoveryCodes.slice(0, 2)) {
+      step()
+      const signedIn = await server.request('POST', at('auth/login'), {
+        email: u.email,
+        password: STRONG_PASSWORD,
+        recoveryCode,
+      })
+      assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body))
+    }
+    step()
+    const regenerated = await server.request(
+      'POST',
+      at('mfa/recovery-codes/regenerate'),
+      { totpCode: totpAt(server, secret) },
+      { token: u.accessToken },
+    )
+    assert.equal(regenerated.status, 200, JSON.stringify(regenerated.body))
+    step()
+    const kept = await registerPasskey(server, fresh.slug, u.accessToken)
+    step()
+    const removed = await registerPasskey(server, fresh.slug, u.accessToken)
+    step()
+    const gone = await server.request(
+      'DELETE',
+      at(`me/passkeys/${removed.passkey.id}`),
+      undefined,
+      {
+        token: u.accessToken,
+      },
+    )
+    assert.equal(gone.status, 200, JSON.stringify(gone.body))
+
+    const filtered = async (action: string) =>
+      (await list(fresh, `?action=${action}`)).items.map((i) => [i.action, i.userId, i.metadata])
+    assert.deepEqual(await filtered('PasswordResetRequested'), [
+      ['PasswordResetRequested', u.id, { email: u.email }],
+    ])
+    assert.deepEqual(await filtered('MfaRecoveryCodeUsed'), [
+      ['MfaRecoveryCodeUsed', u.id, { remaining: 8 }],
+      ['MfaRecoveryCodeUsed', u.id, { remaining: 9 }],
+    ])
+    assert.deepEqual(
+      (await filtered('MfaRecoveryCodesRegenerated')).map(([action, userId]) => [action, userId]),
+      [['MfaRecoveryCodesRegenerated', u.id]],
+    )
+    assert.deepEqual(
+      (await filtered('PasskeyRegistered')).map(([action, userId, m]) => [
+        action,
+        userId,
+        m.passkeyId,
+      ]),
+      [
+        ['PasskeyRegistered', u.id, removed.passkey.id],
+        ['PasskeyRegistered', u.id, kept.passkey.id],
+      ],
+    )
+    assert.deepEqual(
+      (await filtered('PasskeyRemoved')).map(([action, userId, m]) => [
+        action,
+        userId,
+        m.passkeyId,
+      ]),
+      [['PasskeyRemoved', u.id, removed.passkey.id]],
+    )
   })
 
   test('userId filters by the user an event concerns; unknown and foreign ids find nothing', async () => {
