@@ -16,7 +16,7 @@ import {
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { mailedResetCode, RESET } from '../../../test/fixtures/account.ts'
 import { insertPendingUser } from '../../../test/fixtures/invites.ts'
-import { enrolTotp, totpAt } from '../../../test/fixtures/mfa.ts'
+import { enrolTotp, enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
 import { member, otherCode, tenantWith } from '../../../test/fixtures/passwordless.ts'
 import {
   randomIp,
@@ -26,6 +26,8 @@ import {
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
+import { and, eq, isNotNull } from '../../db/orm.ts'
+import { recoveryCodes } from '../../db/schema.ts'
 import { CODE_TTL_SECONDS } from '../codes/service.ts'
 
 const NEW_PASSWORD = 'quartz-harbor-lantern-58'
@@ -44,6 +46,21 @@ const reset = (slug: string, body: unknown, ip?: string) =>
   server.request('POST', `/v1/${slug}/auth/reset-password`, body, { ip })
 const login = (slug: string, email: string, password: string) =>
   server.request('POST', `/v1/${slug}/auth/login`, { email, password })
+
+/** How many of the user's recovery codes are spent. */
+async function spentRecoveryCodes(tenantId: string, userId: string) {
+  const rows = await server.deps.db
+    .select()
+    .from(recoveryCodes)
+    .where(
+      and(
+        eq(recoveryCodes.tenantId, tenantId),
+        eq(recoveryCodes.userId, userId),
+        isNotNull(recoveryCodes.usedAt),
+      ),
+    )
+  return rows.length
+}
 
 /** A tenant (PasswordOnly, mfaPolicy Disabled unless given) and a member with a password. */
 async function memberOf(policy: Parameters<typeof tenantWith>[1] = {}) {
@@ -372,6 +389,38 @@ describe('the second factor', () => {
       (await reset(t.slug, { email: u.email, code, newPassword: NEW_PASSWORD })).status,
       200,
     )
+  })
+
+  test('a valid recovery code stands for totpCode: spent once (MfaRecoveryCodeUsed, 9 remaining), refused the second time', async () => {
+    const { t, u } = await memberOf({ mfaPolicy: 'Optional' })
+    const { recoveryCodes: codes } = await enrolWithRecoveryCodes(server, t.slug, u.accessToken)
+    const code = await mailedResetCode(server, sink, t.slug, u.email)
+    const mark = await auditMark(server, t.tenantId)
+    const ok = await reset(t.slug, {
+      email: u.email,
+      code,
+      newPassword: NEW_PASSWORD,
+      recoveryCode: codes[0],
+    })
+    assert.equal(ok.status, 200, JSON.stringify(ok.body))
+    assert.equal(ok.body.user.id, u.id)
+    const used = (await auditSince(server, t.tenantId, mark)).filter(
+      (e) => e.action === 'MfaRecoveryCodeUsed',
+    )
+    assert.deepEqual(
+      used.map((e) => [e.userId, e.metadata]),
+      [[u.id, { remaining: 9 }]],
+    )
+
+    // The same recovery code with a new reset code: refused, the password unchanged; the
+    // reset code stays valid for another recovery code.
+    const second = await mailedResetCode(server, sink, t.slug, u.email)
+    const body = { email: u.email, code: second, newPassword: 'lilac-summit-kettle-90' }
+    expectError(await reset(t.slug, { ...body, recoveryCode: codes[0] }), 401, 'invalid_mfa_code')
+    expectError(await login(t.slug, u.email, body.newPassword), 401, 'invalid_credentials')
+    assert.equal(await spentRecoveryCodes(t.tenantId, u.id), 1)
+    const next = await reset(t.slug, { ...body, recoveryCode: codes[1] })
+    assert.equal(next.status, 200, JSON.stringify(next.body))
   })
 
   test('a wrong recovery code is 401 invalid_mfa_code and the reset code stays valid', async () => {
