@@ -16,7 +16,7 @@ import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { mailedVerifyCode, VERIFY_REQUEST } from '../../../test/fixtures/account.ts'
 import { createKey } from '../../../test/fixtures/apikeys.ts'
 import { insertPendingUser } from '../../../test/fixtures/invites.ts'
-import { enrolTotp, totpAt } from '../../../test/fixtures/mfa.ts'
+import { enrolTotp, enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
 import { member, otherCode, tenantWith } from '../../../test/fixtures/passwordless.ts'
 import { startTestServer, type TestServer, uniqueEmail } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
@@ -222,6 +222,54 @@ describe('without a token', () => {
     expectError(badRecovery, 401, 'invalid_mfa_code')
     const ok = await verify(t.slug, { email: u.email, code, totpCode: totpAt(server, secret) })
     assert.equal(ok.status, 200, JSON.stringify(ok.body))
+  })
+
+  test('a TOTP-enrolled user under Required is asked mfa_required with methods ["totp"]', async () => {
+    const { t, u } = await memberOf({ mfaPolicy: 'Optional' })
+    const secret = await enrolTotp(server, t.slug, u.accessToken)
+    await setTenant(server, t.slug, { mfaPolicy: 'Required' })
+    const code = await mailedVerifyCode(server, sink, t.slug, u.email)
+    const asked = await verify(t.slug, { email: u.email, code })
+    expectError(asked, 401, 'mfa_required')
+    assert.deepEqual(asked.body.details.methods, ['totp'])
+    assert.equal((await userRow(server, t.tenantId, u.id)).emailVerified, false)
+    const ok = await verify(t.slug, { email: u.email, code, totpCode: totpAt(server, secret) })
+    assert.equal(ok.status, 200, JSON.stringify(ok.body))
+  })
+
+  test('a user without TOTP needs nothing more, even under Required (as for the reset)', async () => {
+    const { t, u } = await memberOf({ mfaPolicy: 'Required' })
+    const code = await mailedVerifyCode(server, sink, t.slug, u.email)
+    const res = await verify(t.slug, { email: u.email, code })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.user.emailVerified, true)
+  })
+
+  test('a valid recovery code stands for totpCode: spent once (MfaRecoveryCodeUsed, 9 remaining), refused the second time', async () => {
+    const { t, u } = await memberOf({ mfaPolicy: 'Optional' })
+    const { recoveryCodes: codes } = await enrolWithRecoveryCodes(server, t.slug, u.accessToken)
+    const code = await mailedVerifyCode(server, sink, t.slug, u.email)
+    const mark = await auditMark(server, t.tenantId)
+    const ok = await verify(t.slug, { email: u.email, code, recoveryCode: codes[0] })
+    assert.equal(ok.status, 200, JSON.stringify(ok.body))
+    assert.equal(ok.body.user.emailVerified, true)
+    const used = (await auditSince(server, t.tenantId, mark)).filter(
+      (e) => e.action === 'MfaRecoveryCodeUsed',
+    )
+    assert.deepEqual(
+      used.map((e) => [e.userId, e.metadata]),
+      [[u.id, { remaining: 9 }]],
+    )
+
+    // The same recovery code with a new verification code (the address unproven again):
+    // refused; the verification code stays valid for another recovery code.
+    await setUser(server, t.tenantId, u.id, { emailVerified: false })
+    const second = await mailedVerifyCode(server, sink, t.slug, u.email)
+    const again = await verify(t.slug, { email: u.email, code: second, recoveryCode: codes[0] })
+    expectError(again, 401, 'invalid_mfa_code')
+    assert.equal((await userRow(server, t.tenantId, u.id)).emailVerified, false)
+    const next = await verify(t.slug, { email: u.email, code: second, recoveryCode: codes[1] })
+    assert.equal(next.status, 200, JSON.stringify(next.body))
   })
 
   test('totpCode and recoveryCode together are 400 validation, nothing changed', async () => {
