@@ -1,7 +1,8 @@
 // A passkey sign-in counts in the sign-in budgets like every first factor (CONTRACT §6, §8):
 // the per-address budget of token endpoints, the per-address failure budget across every
 // account, and the per-account run of failures across every address and factor. The try
-// is reserved before the assertion is checked, so a parallel burst gets no more.
+// is reserved before the assertion is checked, so a parallel burst gets no more. The two
+// registration routes take from one bucket of the token-endpoint size (`passkey-register`).
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import { expectError } from '../../../test/envelope.ts'
@@ -106,6 +107,47 @@ describe('per client address', () => {
     )
     const statuses = answers.map((r) => r.status).sort()
     assert.deepEqual(statuses, [401, 401, 401, 429])
+  })
+})
+
+describe('registration', () => {
+  test('registration-options and POST me/passkeys share one bucket of the token-endpoint size per address: then 429 with Retry-After', async () => {
+    const m = await signup(server, t.slug)
+    const ip = randomIp()
+    const token = m.accessToken as string
+    const options = (from = ip) =>
+      server.request('POST', `/v1/${t.slug}/me/passkeys/registration-options`, undefined, {
+        token,
+        ip: from,
+      })
+    const register = (body: unknown, from = ip) =>
+      server.request('POST', `/v1/${t.slug}/me/passkeys`, body, { token, ip: from })
+    const list = async () =>
+      (await server.request('GET', `/v1/${t.slug}/me/passkeys`, undefined, { token })).body.items
+
+    // Five points of the budget of 5: options, register, options, register, options.
+    for (let i = 0; i < 2; i++) {
+      const begun = await options()
+      assert.equal(begun.status, 200, JSON.stringify(begun.body))
+      const done = await register({ response: new SoftAuthenticator().create(begun.body) })
+      assert.equal(done.status, 200, JSON.stringify(done.body))
+    }
+    const last = await options()
+    assert.equal(last.status, 200, JSON.stringify(last.body))
+    // Had each route a bucket of its own, this third registration would still pass.
+    const held = await register({ response: new SoftAuthenticator().create(last.body) })
+    expectError(held, 429, 'rate_limited')
+    assert.ok(Number(held.headers.get('retry-after')) > 0)
+    assert.equal((await list()).length, 2, 'nothing stored')
+    expectError(await options(), 429, 'rate_limited')
+
+    // The sign-in options have a bucket of their own; another address is not held.
+    await signInOptions(server, t.slug, undefined, ip)
+    const elsewhere = randomIp()
+    const begun = await options(elsewhere)
+    assert.equal(begun.status, 200, JSON.stringify(begun.body))
+    const done = await register({ response: new SoftAuthenticator().create(begun.body) }, elsewhere)
+    assert.equal(done.status, 200, JSON.stringify(done.body))
   })
 })
 
