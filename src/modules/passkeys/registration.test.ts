@@ -316,6 +316,26 @@ describe('removing', () => {
     assert.equal((await list(owner.token)).body.items.length, 1)
   })
 
+  test('an API key cannot remove a passkey: 401 user_token_required, nothing removed', async () => {
+    const m = await member()
+    const { passkey } = await registerPasskey(server, t.slug, m.token)
+    const key = await createKey(server, t.slug, t.admin.accessToken)
+    const res = await unchanged(
+      server,
+      t.tenantId,
+      () =>
+        server.request('DELETE', `/v1/${t.slug}/me/passkeys/${passkey.id}`, undefined, {
+          token: key.plaintext,
+        }),
+      { sink },
+    )
+    expectError(res, 401, 'user_token_required')
+    assert.deepEqual(
+      (await list(m.token)).body.items.map((p: { id: string }) => p.id),
+      [passkey.id],
+    )
+  })
+
   test('an id that is not a UUID: 400 validation', async () => {
     const m = await member()
     const res = await unchanged(server, t.tenantId, () =>
