@@ -15,7 +15,7 @@ import {
   sessionsOf,
 } from './queries.ts'
 
-/** The newest sessions exported (ended ones are pruned a month after they end). */
+/** The newest sessions exported (ended ones are kept at least 90 days, for the new-device check). */
 export const EXPORT_SESSION_CAP = 1000
 /** The newest audit events exported: about 5 MB of JSON at most. */
 export const EXPORT_EVENT_CAP = 10_000
