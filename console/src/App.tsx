@@ -1,5 +1,6 @@
 // The console's shell: sign-in for an Admin, then one panel per area, chosen in the
-// navigation and kept in the URL's hash (#users, #invites, …) so a reload stays put.
+// navigation and kept in the URL's hash (#users, #invites, …) so a reload stays put. A
+// panel may take a query after its name (#audit?user=…, a user's events from their row).
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useEffect, useMemo, useState } from 'react'
 import type { SessionClient } from '../../sdk/src/session.ts'
@@ -22,7 +23,7 @@ const AREAS = {
 type Area = keyof typeof AREAS
 
 const areaOf = (hash: string): Area => {
-  const name = hash.replace(/^#/, '')
+  const name = hash.replace(/^#/, '').split('?')[0] ?? ''
   return name in AREAS ? (name as Area) : 'users'
 }
 
@@ -69,12 +70,13 @@ export function App() {
 }
 
 function Shell() {
-  const [area, setArea] = useState<Area>(areaOf(window.location.hash))
+  const [hash, setHash] = useState(window.location.hash)
   useEffect(() => {
-    const onHash = () => setArea(areaOf(window.location.hash))
+    const onHash = () => setHash(window.location.hash)
     window.addEventListener('hashchange', onHash)
     return () => window.removeEventListener('hashchange', onHash)
   }, [])
+  const area = areaOf(hash)
   const [title, Panel] = AREAS[area]
   return (
     <div className="layout">
@@ -92,7 +94,8 @@ function Shell() {
       </nav>
       <main className="panel">
         <h1>{title}</h1>
-        <Panel />
+        {/* A new query (another user's events) starts the panel afresh. */}
+        <Panel key={hash} />
       </main>
     </div>
   )

@@ -1,5 +1,6 @@
 // The audit log: every filter of the API (action, user, before a date, search), newest
 // first, loaded page after page as the list scrolls; an event opens to show its metadata.
+// #audit?user=<id> (the link on a user's row) opens it filtered to that user.
 import { type FormEvent, useState } from 'react'
 import { AUDIT_ACTIONS } from './actions.ts'
 import { useConsole } from './api.ts'
@@ -14,10 +15,16 @@ interface Filters {
 
 const EMPTY: Filters = { action: '', userId: '', before: '', search: '' }
 
+/** The filters the URL's hash asks for (the shell remounts the panel when it changes). */
+function filtersOfHash(): Filters {
+  const query = new URLSearchParams(window.location.hash.split('?')[1] ?? '')
+  return { ...EMPTY, userId: query.get('user') ?? '' }
+}
+
 export function Audit() {
   const { session } = useConsole()
-  const [draft, setDraft] = useState<Filters>(EMPTY)
-  const [filters, setFilters] = useState<Filters>(EMPTY)
+  const [draft, setDraft] = useState<Filters>(filtersOfHash)
+  const [filters, setFilters] = useState<Filters>(filtersOfHash)
   const query = {
     action: filters.action || undefined,
     userId: filters.userId || undefined,

@@ -1,6 +1,7 @@
 // Users: the tenant's users page by page, filtered by address among those loaded; for each,
 // suspend or reactivate, change role, reset the authenticator, see and end their sessions,
-// delete, or erase (personal data, at once: CONTRACT §9).
+// delete, or erase (personal data, at once: CONTRACT §9); and open the audit log filtered
+// to the user, whose own events (a sign-out, say) name no address to search by.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
@@ -117,6 +118,9 @@ export function Users() {
                   >
                     Sessions
                   </button>
+                  <a href={`#audit?user=${encodeURIComponent(user.id)}`}>
+                    Audit events<span className="visually-hidden"> of {user.email}</span>
+                  </a>
                   <ConfirmButton
                     label="Delete"
                     danger
