@@ -10,10 +10,12 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Locator, Page } from 'playwright-core'
+import { expectError } from '../envelope.ts'
 import { b64, png } from '../fixtures/logos.ts'
-import { totpAt } from '../fixtures/mfa.ts'
+import { enrolTotp, totpAt } from '../fixtures/mfa.ts'
 import {
   createTenant,
+  eventually,
   STRONG_PASSWORD,
   signup,
   startTestServer,
@@ -347,7 +349,7 @@ test('sign-up, sign-in errors and the emailed-code pages are axe clean at both w
   await context.close()
 })
 
-test('console: users, API keys, settings with a logo, identity provider; axe clean at both widths', {
+test('console: users, API keys (create, revoke), settings with a logo, identity provider; axe clean at both widths', {
   skip,
 }, async () => {
   const tenant = await createTenant(server, { name: 'Initech' })
@@ -405,7 +407,7 @@ test('console: users, API keys, settings with a logo, identity provider; axe cle
   const users = page.getByRole('table', { name: 'Users' })
   assert.equal(await users.getByRole('row').count(), 2, 'the heading row and the member')
 
-  // API keys: the secret is shown once.
+  // API keys: the secret is shown once; revoked, it is refused.
   await page.getByRole('link', { name: 'API keys', exact: true }).click()
   await page.getByLabel('Name', { exact: true }).fill('CI deploys')
   await page.getByRole('button', { name: 'Create key' }).click()
@@ -417,6 +419,16 @@ test('console: users, API keys, settings with a logo, identity provider; axe cle
   assert.equal(byKey.status, 200, 'the key shown works')
   await page.getByRole('cell', { name: 'CI deploys', exact: true }).waitFor()
   await visit(page, 'console-api-keys')
+  await page.getByRole('button', { name: 'Done' }).click()
+  await rowOf('CI deploys').getByRole('button', { name: 'Revoke' }).click()
+  await rowOf('CI deploys').getByRole('button', { name: 'Yes' }).click()
+  // The list shows live keys only (revoked ones are hidden by default): the row leaves it.
+  await rowOf('CI deploys').waitFor({ state: 'detached' })
+  expectError(
+    await server.request('GET', `/v1/${tenant.slug}/users`, undefined, { token: secret }),
+    401,
+    'invalid_api_key',
+  )
 
   // Settings: a policy and a logo with its preview.
   await page.getByRole('link', { name: 'Settings', exact: true }).click()
@@ -448,5 +460,119 @@ test('console: users, API keys, settings with a logo, identity provider; axe cle
   await page.getByText('Client client-42 is stored').waitFor()
   assert.ok(!(await page.content()).includes('very-secret-value'))
   await visit(page, 'console-identity-provider')
+  await context.close()
+})
+
+test('console: reset an authenticator, delete a user, revoke an invite; the audit log filtered by action, scrolled and opened; axe clean', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Umbrella' })
+  const admin = tenant.admin.accessToken as string
+  const enrolled = await signup(server, tenant.slug)
+  await enrolTotp(server, tenant.slug, enrolled.accessToken)
+  const doomed = await signup(server, tenant.slug)
+  const invitee = uniqueEmail('invitee')
+  const invite = await server.request(
+    'POST',
+    `/v1/${tenant.slug}/invites`,
+    { email: invitee, role: 'Member' },
+    { token: admin },
+  )
+  assert.equal(invite.status, 200, JSON.stringify(invite.body))
+  // More TenantUpdated events than one page of the console's audit log (50) holds.
+  const RENAMES = 55
+  for (let i = 1; i <= RENAMES; i++) {
+    const renamed = await server.request(
+      'PATCH',
+      `/v1/${tenant.slug}/tenant`,
+      { name: `Umbrella ${i}` },
+      { token: admin },
+    )
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body))
+  }
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
+  const page = await context.newPage()
+  await signInToConsole(page, tenant)
+  const rowOf = (email: string) => page.getByRole('row', { name: new RegExp(email) })
+
+  // Users: the enrolled user's authenticator reset; the other user deleted.
+  const enrolledRow = rowOf(enrolled.email)
+  await enrolledRow.getByRole('button', { name: 'Reset authenticator' }).click()
+  await enrolledRow.getByRole('button', { name: 'Yes' }).click()
+  await enrolledRow.getByRole('button', { name: 'Reset authenticator' }).waitFor({
+    state: 'detached',
+  })
+  assert.equal(await enrolledRow.getByRole('cell', { name: 'No', exact: true }).count(), 1)
+  await rowOf(doomed.email).getByRole('button', { name: 'Delete' }).click()
+  await rowOf(doomed.email).getByRole('button', { name: 'Yes' }).click()
+  await rowOf(doomed.email).waitFor({ state: 'detached' })
+  const users = await server.request('GET', `/v1/${tenant.slug}/users?limit=100`, undefined, {
+    token: admin,
+  })
+  const listed = users.body.items.map((u: { email: string }) => u.email)
+  assert.ok(!listed.includes(doomed.email), 'the deleted user is gone')
+  assert.equal(
+    users.body.items.find((u: { email: string }) => u.email === enrolled.email)?.totpEnrolled,
+    false,
+  )
+  const login = (email: string) =>
+    server.request('POST', `/v1/${tenant.slug}/auth/login`, { email, password: STRONG_PASSWORD })
+  assert.equal((await login(enrolled.email)).status, 200, 'no code is asked for any more')
+  assert.equal((await login(doomed.email)).status, 401)
+
+  // Invites: the pending invitation revoked; its token no longer lets anyone in.
+  await page.getByRole('link', { name: 'Invites', exact: true }).click()
+  await rowOf(invitee).getByRole('button', { name: 'Revoke' }).click()
+  await rowOf(invitee).getByRole('button', { name: 'Yes' }).click()
+  await rowOf(invitee).waitFor({ state: 'detached' }) // the list holds pending ones
+  expectError(
+    await server.request('POST', '/v1/invites/accept', {
+      token: invite.body.token,
+      password: STRONG_PASSWORD,
+    }),
+    401,
+    'invalid_invite',
+  )
+
+  // The audit log: the newest events are the console's own; scrolling loads the next page.
+  await page.getByRole('link', { name: 'Audit log', exact: true }).click()
+  const audit = auditList(page)
+  await audit.list.getByText('InviteRevoked', { exact: true }).waitFor()
+  for (const action of ['InviteRevoked', 'UserSoftDeleted', 'MfaTotpDisabled']) {
+    assert.ok((await audit.actions()).includes(action), action)
+  }
+  assert.equal(await audit.events.count(), 50, 'one page at first')
+  await page.mouse.wheel(0, 20_000)
+  await eventually(async () => (await audit.events.count()) > 50)
+  assert.ok((await audit.events.count()) > 50, 'the next page loaded on scrolling')
+
+  // Filtered by action: only the renames, all of them after scrolling to the end.
+  await page.getByLabel('Action').selectOption('TenantUpdated')
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await audit.list.getByText('InviteRevoked', { exact: true }).waitFor({ state: 'detached' })
+  await audit.events.first().waitFor()
+  assert.equal(await audit.events.count(), 50)
+  await page.mouse.wheel(0, 20_000)
+  await eventually(async () => (await audit.events.count()) === RENAMES)
+  assert.deepEqual(new Set(await audit.actions()), new Set(['TenantUpdated']))
+  const renames = await server.request(
+    'GET',
+    `/v1/${tenant.slug}/audit?action=TenantUpdated&limit=100`,
+    undefined,
+    { token: admin },
+  )
+  assert.equal(renames.body.items.length, RENAMES)
+  assert.equal(await audit.events.count(), RENAMES, 'every rename, and nothing else')
+  assert.equal(await page.getByRole('button', { name: 'Load more' }).count(), 0)
+
+  // The newest rename opened: who did it, and the change in its metadata.
+  const newest = audit.events.first()
+  const change = newest.getByText(`"to": "Umbrella ${RENAMES}"`)
+  assert.equal(await change.isVisible(), false, 'the metadata is folded away')
+  await newest.getByText('TenantUpdated', { exact: true }).click()
+  await change.waitFor()
+  await newest.getByRole('definition').getByText(`user ${tenant.admin.user.id}`).waitFor()
+  await page.mouse.wheel(0, -20_000)
+  await visit(page, 'console-audit-filtered')
   await context.close()
 })
