@@ -29,6 +29,7 @@ import { join } from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { defaultHashConcurrency } from '../src/lib/passwords.ts'
+import { START_ARGS } from '../test/start-args.ts'
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -347,10 +348,8 @@ async function startService(
 ): Promise<{ child: ChildProcess; readyMs: number }> {
   const started = performance.now()
   // As `npm start` runs it (package.json).
-  const child = spawnNode('src/server.ts', { ...env, PORT: String(port) }, [
-    '--max-semi-space-size=8',
-    ...flags,
-  ])
+  const [file, ...rest] = [...START_ARGS].reverse()
+  const child = spawnNode(file, { ...env, PORT: String(port) }, [...rest.reverse(), ...flags])
   await ready(port, '/ready', 2)
   return { child, readyMs: performance.now() - started }
 }

@@ -39,6 +39,7 @@ import { hashToken } from '../src/lib/crypto.ts'
 import { encodeCursor } from '../src/lib/cursor.ts'
 import { hashPassword } from '../src/lib/passwords.ts'
 import { RevocationCache } from '../src/modules/sessions/revocations.ts'
+import { START_ARGS } from '../test/start-args.ts'
 
 type Dimension = 'tenants' | 'users' | 'sessions' | 'audit' | 'revoked'
 const DIMENSIONS: Dimension[] = ['tenants', 'users', 'sessions', 'audit', 'revoked']
@@ -709,7 +710,7 @@ function startRevoker(tenantId: string, perSecond: number) {
 // The service, and timing requests against it.
 
 function startService(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/server.ts'], {
+  const child = spawn(process.execPath, [...START_ARGS], {
     env: {
       ...process.env,
       PORT: String(PORT),

@@ -6,8 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { after, before, test } from 'node:test'
 import { tempDir, uniqueEmail, uniqueSlug } from './helpers.ts'
+import { START_ARGS } from './start-args.ts'
 
-const SERVER = new URL('../src/server.ts', import.meta.url).pathname
 const ADMIN_PASSWORD = 'log-canary-admin-Pw-5521'
 const USER_PASSWORD = 'log-canary-user-Pw-7734'
 const WRONG_PASSWORD = 'log-canary-wrong-Pw-9902'
@@ -30,7 +30,7 @@ async function freePort(): Promise<number> {
 before(async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  child = spawn(process.execPath, [SERVER], {
+  child = spawn(process.execPath, [...START_ARGS], {
     env: {
       PATH: process.env.PATH ?? '',
       DATA_DIR: tempDir('auth-logs-'),

@@ -1,11 +1,11 @@
-// The service as an operator runs it: `node src/server.ts` with environment variables.
+// The service as an operator runs it: `npm start` (test/start-args.ts) with environment
+// variables.
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { after, test } from 'node:test'
 import { STRONG_PASSWORD, tempDir, uniqueEmail, uniqueSlug } from './helpers.ts'
-
-const SERVER = new URL('../src/server.ts', import.meta.url).pathname
+import { START_ARGS } from './start-args.ts'
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -29,7 +29,7 @@ function run(env: Record<string, string>): {
   exit: Promise<number | null>
 } {
   let out = ''
-  const child = spawn(process.execPath, [SERVER], {
+  const child = spawn(process.execPath, [...START_ARGS], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -9,8 +9,8 @@ import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { START_ARGS } from '../start-args.ts'
 
-const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 // Synchronous last resorts, run on any exit of this process (child.kill and spawnSync are
@@ -244,7 +244,10 @@ export class Service {
 
   constructor(port: number, env: Record<string, string>) {
     this.base = `http://127.0.0.1:${port}`
-    this.child = spawn(process.execPath, [SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    this.child = spawn(process.execPath, [...START_ARGS], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const kill = () => this.child.kill('SIGKILL')
     lastResorts.add(kill)
     this.exit = new Promise((resolve) =>
