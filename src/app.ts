@@ -16,7 +16,6 @@ import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import { connectRedis } from './lib/redis.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
-import { IdentityProvider } from './modules/oauth/provider.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
@@ -138,11 +137,14 @@ export async function buildApp(
     sessions: new SessionService({ db, clock, audit, tokens, revocations, mailer, config }),
     mailer,
     // One per instance: the provider's metadata and keys are cached for every tenant.
-    idp: config.idp ? new IdentityProvider(config.idp) : undefined,
+    // openid-client is loaded only where a provider is configured (issue 10, memory).
+    idp: config.idp
+      ? new (await import('./modules/oauth/provider.ts')).IdentityProvider(config.idp)
+      : undefined,
   }
 
   await installOpenApi(app, config)
-  installMetrics(app, deps)
+  await installMetrics(app, deps)
   await registerRoutes(app, deps)
 
   await deps.revocations.start()

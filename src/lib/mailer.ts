@@ -1,7 +1,7 @@
 // Outgoing mail over SMTP (SMTP_URL). Without SMTP, in development only, each message is
 // written to the log instead. Mail is sent in the background: a slow or failing mail
 // server never delays a response, and so never tells a caller whether an account exists.
-import nodemailer, { type Transporter } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 
 export interface Mail {
   to: string
@@ -16,13 +16,15 @@ export interface MailLog {
 }
 
 export class Mailer {
-  private readonly transport: Transporter | undefined
+  /** Made by the first message: nodemailer is loaded only when mail is sent over SMTP. */
+  private transport: Promise<Transporter> | undefined
+  private readonly smtpUrl: string | undefined
   private readonly from: string
   private readonly log: MailLog
   private readonly pending = new Set<Promise<void>>()
 
   constructor(options: { smtpUrl: string | undefined; from: string; log: MailLog }) {
-    this.transport = options.smtpUrl ? nodemailer.createTransport(options.smtpUrl) : undefined
+    this.smtpUrl = options.smtpUrl
     this.from = options.from
     this.log = options.log
   }
@@ -39,7 +41,7 @@ export class Mailer {
   }
 
   private async send(mail: Mail): Promise<void> {
-    if (!this.transport) {
+    if (!this.smtpUrl) {
       // Development without SMTP_URL: the message goes to the log (CONTRACT §1).
       this.log.info(
         { mail: { to: mail.to, subject: mail.subject, text: mail.text } },
@@ -48,7 +50,10 @@ export class Mailer {
       return
     }
     try {
-      await this.transport.sendMail({ from: this.from, ...mail })
+      this.transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+        nodemailer.createTransport(this.smtpUrl),
+      )
+      await (await this.transport).sendMail({ from: this.from, ...mail })
     } catch (error) {
       this.log.error(
         { err: (error as Error).message, subject: mail.subject },

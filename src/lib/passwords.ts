@@ -1,7 +1,7 @@
 // Password hashing and the password rules of CONTRACT §4.
 import { availableParallelism } from 'node:os'
 import { type Algorithm, hash, verify } from '@node-rs/argon2'
-import { dictionary } from '@zxcvbn-ts/language-common'
+import { isCommonPassword } from './common-passwords.ts'
 import { normalizeEmail } from './email.ts'
 import { AppError } from './errors.ts'
 import { Semaphore, SemaphoreFull } from './semaphore.ts'
@@ -103,8 +103,6 @@ export function needsRehash(stored: string): boolean {
   return !stored.startsWith(`$argon2id$v=19$m=${p.memoryCost},t=${p.timeCost},p=${p.parallelism}$`)
 }
 
-const common = new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()))
-
 /**
  * The weak-password rule: no composition rules, but a password that is on the
  * common-password list (about 49,000 entries), or equals the email or the tenant name,
@@ -112,7 +110,7 @@ const common = new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()
  */
 export function isWeakPassword(password: string, context: { email: string; tenantName?: string }) {
   const p = normalizePassword(password).toLowerCase()
-  if (common.has(p)) return true
+  if (isCommonPassword(p)) return true
   if (p === normalizeEmail(context.email)) return true
   const local = normalizeEmail(context.email).split('@')[0]
   if (p === local) return true
@@ -120,7 +118,11 @@ export function isWeakPassword(password: string, context: { email: string; tenan
   return false
 }
 
-/** Warms the dummy hash so the first unknown-email login is not slower than later ones. */
+/**
+ * Warms the dummy hash so the first unknown-email login is not slower than later ones, and
+ * reads the common-password list so the first signup does not wait for it.
+ */
 export async function warmPasswords(): Promise<void> {
+  isCommonPassword('')
   await getDummyHash()
 }

@@ -8,7 +8,6 @@
 // pool's use; whether Redis answers; and Node's own process metrics (event-loop delay,
 // memory, CPU).
 import type { FastifyInstance } from 'fastify'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Deps } from '../deps.ts'
 import { safeEqual } from '../lib/crypto.ts'
 import { AppError } from '../lib/errors.ts'
@@ -16,9 +15,11 @@ import { hashLoad } from '../lib/passwords.ts'
 
 type MetricsDeps = Pick<Deps, 'config' | 'database' | 'redis' | 'limits' | 'audit' | 'revocations'>
 
-export function installMetrics(app: FastifyInstance, deps: MetricsDeps): void {
+/** Adds GET /metrics and its hooks; prom-client is loaded only when METRICS_TOKEN is set. */
+export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): Promise<void> {
   const token = deps.config.metricsToken
   if (!token) return
+  const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = await import('prom-client')
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
 

@@ -4,7 +4,6 @@
 // bound to their row by the AAD `<tenantId>:<userId>`: a sealed secret copied onto another
 // user does not open.
 import { Secret, TOTP } from 'otpauth'
-import QRCode from 'qrcode'
 import type { FieldCipher } from '../../lib/crypto.ts'
 
 export const TOTP_PERIOD = 30
@@ -45,8 +44,12 @@ export function otpauthUri(tenantName: string, email: string, secretBase32: stri
   return `otpauth://totp/${issuer}:${encodeURIComponent(email)}?secret=${secretBase32}&issuer=${issuer}`
 }
 
-/** The URI as an SVG QR code, for enrolment screens. */
-export function qrCodeSvg(uri: string): Promise<string> {
+/**
+ * The URI as an SVG QR code, for enrolment screens. The QR library is loaded by the first
+ * enrolment, not by every start (issue 10, resident memory).
+ */
+export async function qrCodeSvg(uri: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode')
   return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
 }
 

@@ -2,7 +2,7 @@
 // CONTRACT §7): a tenant's client credentials, the authorization request (RFC 6749 §4.1
 // with PKCE S256, RFC 7636, and an OpenID nonce), and the callback that spends the state,
 // exchanges the code and signs the user in.
-import * as client from 'openid-client'
+import type * as Client from 'openid-client'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { displayEmail, isEmail } from '../../lib/email.ts'
@@ -26,6 +26,12 @@ export const STATE_TTL = 10 * 60
 export interface Log {
   warn(object: object, message: string): void
 }
+
+/**
+ * openid-client (and jose beneath it) is loaded by the first sign-in through the provider:
+ * an instance whose tenants never use one does not hold it (issue 10, resident memory).
+ */
+const openid = () => import('openid-client')
 
 /** The field key's additional data: a sealed secret cannot be moved to another tenant. */
 export const secretAad = (tenantId: string) => `${tenantId}:idp`
@@ -82,6 +88,7 @@ export async function startSignIn(
     log.warn({ err: describe(error) }, 'identity provider unavailable')
     return fail('unavailable', { message: 'The identity provider cannot be reached.' })
   })
+  const client = await openid()
   const state = client.randomState()
   const nonce = client.randomNonce()
   const codeVerifier = client.randomPKCECodeVerifier()
@@ -144,7 +151,7 @@ export async function finishSignIn(
     // RFC 9207: the provider names itself, against mix-up attacks (OpenID mode only; a
     // plain OAuth 2.0 provider's issuer is not known).
     if (query.iss && provider.oidc) current.searchParams.set('iss', query.iss)
-    const tokens = await client.authorizationCodeGrant(config, current, {
+    const tokens = await (await openid()).authorizationCodeGrant(config, current, {
       pkceCodeVerifier: codeVerifier,
       expectedState: query.state,
       expectedNonce: provider.oidc ? request.nonce : undefined,
@@ -210,9 +217,10 @@ function scopes(deps: Pick<Deps, 'config'>, idp: IdentityProvider): string {
 
 async function readIdentity(
   idp: IdentityProvider,
-  config: client.Configuration,
-  tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
+  config: Client.Configuration,
+  tokens: Client.TokenEndpointResponse & Client.TokenEndpointResponseHelpers,
 ): Promise<Identity> {
+  const client = await openid()
   const server = config.serverMetadata()
   if (idp.oidc) {
     const claims = tokens.claims()
