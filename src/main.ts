@@ -2,6 +2,7 @@
 // then exits 0.
 import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config.ts'
+import { compactWhenIdle } from './lib/idle-compaction.ts'
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>
@@ -34,6 +35,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void close('SIGTERM'))
   process.on('SIGINT', () => void close('SIGINT'))
   await app.listen({ port: config.port, host: config.host })
+  // npm start passes --expose-gc for this: empty heap pages go back once the service is idle.
+  // Its timer never keeps the process alive, so the drain on SIGTERM needs no stop.
+  compactWhenIdle(app.server, app.log)
 }
 
 main().catch((error) => {

@@ -159,3 +159,32 @@ test('SIGTERM lets in-flight requests finish, then exits 0', async () => {
   // And the logs never held the password.
   assert.doesNotMatch(proc.output(), new RegExp(STRONG_PASSWORD))
 })
+
+test('an idle service gives its empty heap pages back after the start, and not while requests arrive', async () => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const proc = run({
+    DATA_DIR: tempDir(),
+    DATABASE_URL: 'memory://',
+    PORT: String(port),
+    LOG_LEVEL: 'debug',
+  })
+  await waitReady(base)
+  const compactions = () =>
+    proc
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"heap compacted while idle"'))
+      .map((line) => JSON.parse(line) as { heapTotalMb: number[] })
+  const until = Date.now() + 15_000
+  while (compactions().length === 0 && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 200))
+  const [first] = compactions()
+  assert.ok(first, 'compacted after the start')
+  assert.ok(first.heapTotalMb[1] < first.heapTotalMb[0], JSON.stringify(first))
+  // Requests keep it from compacting while they arrive (the next one is at least 30 s away).
+  for (let i = 0; i < 5; i++) assert.equal((await fetch(`${base}/health`)).status, 200)
+  assert.equal(compactions().length, 1)
+  proc.child.kill('SIGTERM')
+  assert.equal(await proc.exit, 0)
+})

@@ -5,15 +5,19 @@
 // Every check *consumes before the work*: a burst of parallel attempts cannot all pass a
 // read-only check and then all fail. Successful work gives its point back where the rule
 // counts failures only.
+import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from 'rate-limiter-flexible'
+import type * as Flexible from 'rate-limiter-flexible'
+import type { RateLimiterAbstract } from 'rate-limiter-flexible'
 import { AppError } from './errors.ts'
 import type { Budget, Limits } from './limits.ts'
+
+// The three classes used, each from its own file: the package's index loads every store it
+// supports, and with them node:cluster, child_process and dgram (0.8 MB for nothing).
+const require = createRequire(import.meta.url)
+const RateLimiterMemory: typeof Flexible.RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory.js')
+const RateLimiterRedis: typeof Flexible.RateLimiterRedis = require('rate-limiter-flexible/lib/RateLimiterRedis.js')
+const RateLimiterRes: typeof Flexible.RateLimiterRes = require('rate-limiter-flexible/lib/RateLimiterRes.js')
 
 export type LimitName = keyof Limits
 
