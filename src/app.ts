@@ -96,6 +96,12 @@ export async function buildApp(
   // JSON only: any other content type is refused rather than parsed as text.
   app.removeContentTypeParser(['text/plain'])
 
+  // The dummy hash is made on libuv's pool while the app is built (it shortens the start).
+  configureHashing({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit })
+  const warming = warmPasswords().then(
+    () => undefined,
+    (error: unknown) => error,
+  )
   const database = options.database ?? (await openDatabase(config.databaseUrl, config.dataDir))
   if (options.migrate !== false) await database.migrate()
   const conflicts = await countEmailConflicts(database.db)
@@ -150,8 +156,8 @@ export async function buildApp(
   await deps.revocations.start()
   deps.apiKeyUsage.start()
   const purge = options.purgeTimer === false ? undefined : scheduleUserPurge(deps, app.log)
-  configureHashing({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit })
-  await warmPasswords()
+  const failedWarming = await warming
+  if (failedWarming) throw failedWarming
   app.addHook('onClose', async () => {
     // Batched API-key last-use times are written before the database closes.
     await deps.apiKeyUsage.stop().catch((err) => app.log.warn({ err }, 'api key usage flush'))

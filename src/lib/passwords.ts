@@ -118,11 +118,7 @@ export function isWeakPassword(password: string, context: { email: string; tenan
   return false
 }
 
-/**
- * Warms the dummy hash so the first unknown-email login is not slower than later ones, and
- * reads the common-password list so the first signup does not wait for it.
- */
+/** Warms the dummy hash so the first unknown-email login is not slower than later ones. */
 export async function warmPasswords(): Promise<void> {
-  isCommonPassword('')
   await getDummyHash()
 }
