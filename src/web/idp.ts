@@ -4,7 +4,7 @@
 // that callback's path carries the flow's state, sealed; the hook below turns the
 // callback's answer into the page session and a 303 to the account page (or back to the
 // sign-in page with the reason). A caller without that cookie gets its JSON unchanged.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
 import { writeSession } from './session.ts'
@@ -51,8 +51,16 @@ export function rememberIdpState(
 }
 
 export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void {
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.routeOptions.url !== CALLBACK_ROUTE || !request.tenant) return done(null, payload)
+  // A hook of the callback route alone: a global onSend hook would put every reply of the
+  // service through Fastify's hook runner (issue 10).
+  app.addHook('onRoute', (route) => {
+    if (route.url !== CALLBACK_ROUTE) return
+    const own = route.onSend
+    route.onSend = own === undefined ? [handoff] : [...(Array.isArray(own) ? own : [own]), handoff]
+  })
+
+  const handoff: onSendHookHandler = (request, reply, payload, done) => {
+    if (!request.tenant) return done(null, payload)
     // A browser the pages sent to the provider comes back to a page, never to JSON: a state
     // the cookie does not list is answered as the sign-in page's invalid_state.
     if (!readCookies(request)[IDP_COOKIE]) return done(null, payload)
@@ -83,5 +91,5 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     }
     reply.code(303).header('location', location).type('text/plain; charset=utf-8')
     done(null, '')
-  })
+  }
 }

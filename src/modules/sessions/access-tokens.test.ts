@@ -164,6 +164,18 @@ describe('access tokens', () => {
     expectError(await me(forge(claims({ exp: 'tomorrow' }))), 401, 'token_invalid')
   })
 
+  test('rule: a token accepted before is refused once it has expired (the check is made again)', async (ctx) => {
+    const token = forge(claims())
+    assert.equal((await me(token)).status, 200, 'accepted, and so remembered')
+    const exp = decode(token.split('.')[1]).exp as number
+    ctx.mock.timers.enable({ apis: ['Date'], now: exp * 1000 + 1 })
+    try {
+      expectError(await me(token), 401, 'token_expired')
+    } finally {
+      ctx.mock.timers.reset()
+    }
+  })
+
   test('rule: a token missing any claim is refused', async () => {
     for (const name of ['iss', 'sub', 'tid', 'role', 'sid', 'iat', 'jti']) {
       const { [name]: _dropped, ...rest } = claims()

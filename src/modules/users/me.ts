@@ -6,7 +6,7 @@ import type { Actor } from '../audit/recorder.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoUrl, presentUser } from './present.ts'
-import { countOtherActiveAdmins, findUserById, updateUser } from './queries.ts'
+import { countOtherActiveAdmins, findShownUser, findUserById, updateUser } from './queries.ts'
 import type { ChangePasswordBody } from './schemas.ts'
 import { preparePassword } from './service.ts'
 
@@ -17,7 +17,7 @@ export async function readMe(
   userId: string,
 ) {
   const [user, hasLogo] = await Promise.all([
-    findUserById(deps.db, tenant.id, userId),
+    findShownUser(deps.db, tenant.id, userId),
     deps.tenants.hasLogo(tenant.id),
   ])
   if (!user) fail('session_revoked')

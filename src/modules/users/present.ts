@@ -1,6 +1,6 @@
 // Rows become responses only through these functions (never a row as a response).
 import type { Config } from '../../config.ts'
-import type { User } from './queries.ts'
+import type { ShownUser } from './queries.ts'
 
 export interface PublicUser {
   id: string
@@ -14,7 +14,7 @@ export interface PublicUser {
   emailVerified: boolean
 }
 
-export function presentUser(user: User): PublicUser {
+export function presentUser(user: ShownUser): PublicUser {
   return {
     id: user.id,
     tenantId: user.tenantId,
