@@ -3,7 +3,7 @@
 
 import type { Db, Handle } from '../../db/client.ts'
 import { and, desc, eq, isNull, sql } from '../../db/orm.ts'
-import { perDatabase } from '../../db/prepared.ts'
+import { namedStatement } from '../../db/prepared.ts'
 import { apiKeys } from '../../db/schema.ts'
 
 export type ApiKey = typeof apiKeys.$inferSelect
@@ -14,27 +14,28 @@ export async function insertApiKey(db: Handle, key: NewApiKey): Promise<ApiKey> 
   return rows[0]
 }
 
-const byHash = perDatabase((db: Db) =>
-  db
-    .select({ id: apiKeys.id, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
-    .from(apiKeys)
-    .where(
-      and(
-        eq(apiKeys.tenantId, sql.placeholder('tenantId') as never),
-        eq(apiKeys.keyHash, sql.placeholder('keyHash') as never),
-      ),
-    )
-    .limit(1)
-    .prepare('api_key_by_hash'),
+const byHash = namedStatement(
+  'api_key_by_hash',
+  'SELECT id, expires_at, revoked_at FROM api_keys WHERE tenant_id = $1 AND key_hash = $2',
 )
 
 /**
  * What authentication needs to know about a presented key (unique index
- * api_keys_tenant_hash): a prepared statement, as it runs on every API-key request.
+ * api_keys_tenant_hash): a raw named statement, as it runs on every API-key request.
  */
-export async function findKeyByHash(db: Db, tenantId: string, keyHash: string) {
-  const rows = await byHash(db).execute({ tenantId, keyHash })
-  return rows[0]
+export async function findKeyByHash(
+  db: Db,
+  tenantId: string,
+  keyHash: string,
+): Promise<Pick<ApiKey, 'id' | 'expiresAt' | 'revokedAt'> | undefined> {
+  const [row] = await byHash(db, [tenantId, keyHash])
+  return row
+    ? {
+        id: row.id as string,
+        expiresAt: row.expires_at as Date | null,
+        revokedAt: row.revoked_at as Date | null,
+      }
+    : undefined
 }
 
 /** Newest first; `after` is the id of the last key of the page before. */

@@ -50,20 +50,15 @@ const prepared = perDatabase((db: Db) => ({
  * GET /me's read: only the columns the record shows, as one raw named statement. Drizzle's
  * select of the whole row and its mapping were a fifth of the route's CPU (issue 10).
  */
+const SHOWN = `id, tenant_id, email, status, role, created_at, last_login_at, totp_enabled,
+  email_verified`
+
 const shownById = namedStatement(
   'user_shown_by_id',
-  `SELECT id, tenant_id, email, status, role, created_at, last_login_at, totp_enabled,
-          email_verified
-   FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+  `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
 
-export async function findShownUser(
-  db: Db,
-  tenantId: string,
-  userId: string,
-): Promise<ShownUser | undefined> {
-  const [row] = await shownById(db, [tenantId, userId])
-  if (!row) return undefined
+function shownFromRow(row: Record<string, unknown>): ShownUser {
   return {
     id: row.id as string,
     tenantId: row.tenant_id as string,
@@ -75,6 +70,15 @@ export async function findShownUser(
     totpEnabled: row.totp_enabled as boolean,
     emailVerified: row.email_verified as boolean,
   }
+}
+
+export async function findShownUser(
+  db: Db,
+  tenantId: string,
+  userId: string,
+): Promise<ShownUser | undefined> {
+  const [row] = await shownById(db, [tenantId, userId])
+  return row ? shownFromRow(row) : undefined
 }
 
 export async function findUserByEmail(db: Handle, tenantId: string, emailNormalized: string) {
@@ -286,42 +290,35 @@ export async function markEmailVerified(
 }
 
 /**
- * Live users in creation order (index users_tenant_created), `limit` of them after the
- * user `afterId` (a cursor names a row; its sort key is read here, in the same query).
+ * The pages of the users list: live users oldest first, by (created_at, id) (index
+ * users_tenant_created), the next page
+ * after the user `$2` (a cursor names a row; its sort key is read in the same statement).
+ * Raw named statements of the shown columns: Drizzle's mapping of whole rows was the list's
+ * largest cost after the database (issue 10).
  */
-const userPage = (db: Handle, after: boolean) =>
-  db
-    .select()
-    .from(users)
-    .where(
-      and(
-        live(tenantParam as never),
-        after
-          ? sql`(${users.createdAt}, ${users.id}) > (
-              select c.created_at, c.id from users c
-              where c.tenant_id = ${tenantParam} and c.id = ${sql.placeholder('afterId')}
-            )`
-          : undefined,
-      ),
-    )
-    .orderBy(asc(users.createdAt), asc(users.id))
-    .limit(sql.placeholder('limit') as never)
-
-const pages = perDatabase((db: Db) => ({
-  first: userPage(db, false).prepare('users_first_page'),
-  next: userPage(db, true).prepare('users_next_page'),
-}))
+const firstPage = namedStatement(
+  'users_first_page',
+  `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
+   ORDER BY created_at, id LIMIT $2`,
+)
+const nextPage = namedStatement(
+  'users_next_page',
+  `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
+     AND (created_at, id) > (SELECT c.created_at, c.id FROM users c WHERE c.tenant_id = $1 AND c.id = $3)
+   ORDER BY created_at, id LIMIT $2`,
+)
 
 /** A page of the live users, oldest first, after the user `afterId` when given. */
 export async function listUsers(
   db: Db,
   tenantId: string,
   options: { limit: number; afterId?: string },
-): Promise<User[]> {
+): Promise<ShownUser[]> {
   const { limit, afterId } = options
-  return afterId
-    ? pages(db).next.execute({ tenantId, afterId, limit })
-    : pages(db).first.execute({ tenantId, limit })
+  const rows = afterId
+    ? await nextPage(db, [tenantId, limit, afterId])
+    : await firstPage(db, [tenantId, limit])
+  return rows.map(shownFromRow)
 }
 
 /** The live user, locked until the commit. */
