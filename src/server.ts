@@ -1,6 +1,6 @@
 // The service's entry point: `node src/server.ts`. Before anything else loads it:
 //   - sizes libuv's thread pool, which is fixed when it first starts: password hashes run
-//     there, two per core by default (HASH_CONCURRENCY), and file and DNS work needs
+//     there, one per core and one more by default (HASH_CONCURRENCY), and file and DNS work needs
 //     threads of its own beside them (UV_THREADPOOL_SIZE set by the operator wins);
 //   - turns on Node's compile cache (NODE_COMPILE_CACHE, else a folder in the system's
 //     temporary directory), so that every start after the first reuses the compiled

@@ -16,14 +16,16 @@ export const ARGON2_PARAMS = {
 } as const
 
 /**
- * How many hashes run at once by default: two per core (argon2id at these parameters waits
- * on memory, and on the 2-core machine of the benchmark 4 in flight verify ~20% more per
- * second than 2), but never more than libuv's thread pool, where they run (src/server.ts
- * sizes the pool to two per core plus two).
+ * How many hashes run at once by default: one per core and one more, but never more than
+ * libuv's thread pool, where they run (src/server.ts sizes the pool to two per core plus
+ * two). On the 2-core machines of `npm run bench`, argon2id verifies fastest with 3 in
+ * flight (207/s against 193/s with 4 on one, 108/s against 98/s on another); with the
+ * service's own work beside them, 3 signed in as many or more per second than 4, with less
+ * CPU per sign-in, and 19 MiB less memory at the peak (issue 10).
  */
 export function defaultHashConcurrency(env: { UV_THREADPOOL_SIZE?: string }): number {
   const pool = Number(env.UV_THREADPOOL_SIZE) || 4
-  return Math.max(1, Math.min(2 * availableParallelism(), pool))
+  return Math.max(1, Math.min(availableParallelism() + 1, pool))
 }
 
 // Until configureHashing() runs (buildApp calls it with the configured bounds).
