@@ -43,10 +43,11 @@ export async function pgliteExtensions() {
  * The embedded database runs inside this process, so its buffers are this process's
  * memory: PostgreSQL's defaults (128 MB of shared buffers, 64 MB for index builds) kept
  * the embedded service at 410-540 MB at rest. It serves development and small installs;
- * with these it rests under 250 MB (issue 10). PostgreSQL proper is tuned by its operator.
+ * with these it rests under 250 MB (issue 10: 223-224 MB with 8 MB of shared buffers,
+ * 233-252 MB with 16). PostgreSQL proper is tuned by its operator.
  */
 const PGLITE_SETTINGS = [
-  'shared_buffers = 16MB',
+  'shared_buffers = 8MB',
   'maintenance_work_mem = 16MB',
   'wal_buffers = 1MB',
   'temp_buffers = 2MB',
