@@ -7,8 +7,9 @@ import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
 import { Pages } from './context.ts'
-import { escapeText } from './html.ts'
+import { escapeText, html } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
+import { page } from './layout.ts'
 import { accountRoutes } from './pages/account.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
@@ -47,8 +48,23 @@ export async function pageRoutes(
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
   })
+  /** An error as a page: with the tenant's name and logo when the workspace is known. */
+  const errorPage = async (request: FastifyRequest, title: string, message: string) => {
+    if (!request.tenant) return errorDocument(title, message)
+    try {
+      const body = html`<h1>${title}</h1><p>${message}</p>`
+      return page(await pages.brand(request), title, body).value
+    } catch {
+      // The brand needs the database: without it the plain page still says what happened.
+      return errorDocument(title, message)
+    }
+  }
   app.setErrorHandler(
-    (error: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+    async (
+      error: Error & { statusCode?: number },
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ) => {
       setPageHeaders(reply)
       reply.type('text/html; charset=utf-8')
       if (error instanceof AppError && error.reason === 'tenant_not_found') {
@@ -69,7 +85,8 @@ export async function pageRoutes(
         return reply
           .code(429)
           .send(
-            errorDocument(
+            await errorPage(
+              request,
               'Too many requests',
               `Please try again in ${wait} minute${wait > 1 ? 's' : ''}.`,
             ),
@@ -85,12 +102,13 @@ export async function pageRoutes(
         request.log.error({ err: error }, 'page failed')
         return reply
           .code(500)
-          .send(errorDocument('Something went wrong', 'Please try again in a moment.'))
+          .send(await errorPage(request, 'Something went wrong', 'Please try again in a moment.'))
       }
       return reply
         .code(status)
         .send(
-          errorDocument(
+          await errorPage(
+            request,
             'This request could not be read',
             'Go back, reload the page and try again.',
           ),

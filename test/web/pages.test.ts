@@ -127,6 +127,25 @@ describe('CSRF', () => {
     assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
   })
 
+  test('a body the pages cannot read is a page with the workspace name, and changes nothing', async () => {
+    const t = await createTenant(server, { name: 'Readable & Co' })
+    const c = browser()
+    await c.get(`/t/${t.slug}/sign-in`)
+    const before = await tenantSnapshot(server, t.tenantId)
+    for (const [body, type] of [
+      ['{"email":', 'application/json'],
+      [`_csrf=${c.csrf()}&email=${'x'.repeat(70 * 1024)}`, 'application/x-www-form-urlencoded'],
+    ]) {
+      const page = await c.send('POST', `/t/${t.slug}/sign-in`, body, type)
+      assert.ok(page.status >= 400 && page.status < 500, String(page.status))
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
+      assert.match(textOf(page.html), /This request could not be read/)
+      assert.match(textOf(page.html), /Readable & Co/, 'the workspace is named')
+      assert.doesNotMatch(page.html, /"code":/, 'no JSON envelope')
+    }
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
+  })
+
   test("a CSRF field of one tenant's pages does not work on another's", async () => {
     const a = await createTenant(server)
     const b = await createTenant(server)
