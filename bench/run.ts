@@ -167,6 +167,7 @@ if (only.has('refresh')) {
   const perRun = 10_000 * DURATION
   const ours = await seedRefreshTokens(tenantId, userId, perRun * ROUNDS)
   const theirs = await seedRefreshTokens(tenantId, userId, perRun * ROUNDS)
+  await analyze()
   await compare('POST auth/refresh', 0.75, 'bare UPDATE+INSERT txn', async () => ({
     service: await load(service.child, {
       url: `${base}/v1/${slug}/auth/refresh`,
@@ -186,6 +187,7 @@ if (only.has('refresh')) {
 if (only.has('admin')) {
   // A page of 20 users, read with an API key.
   await seedUsers(tenantId, 19)
+  await analyze()
   const key = await post(
     `${base}/v1/${slug}/api-keys`,
     { name: 'bench', environment: 'live' },
@@ -499,6 +501,17 @@ async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T
   } finally {
     await client.end()
   }
+}
+
+/**
+ * Fresh statistics after a bulk seed, as autovacuum would gather them within a minute (and
+ * as the machine's PostgreSQL, which may run without autovacuum, would never do): with
+ * statistics from before the seed, PostgreSQL estimates one row for the new tenant and
+ * plans the refresh's session lookup as a scan of all its sessions (100 ms a refresh at
+ * 60,000 sessions; README, Performance).
+ */
+async function analyze(): Promise<void> {
+  await withClient((client) => client.query('ANALYZE sessions, refresh_tokens, users'))
 }
 
 /** Members of the tenant, inserted directly (the list route pages through them). */
