@@ -18,12 +18,13 @@
 // would need the very stripper it avoids.
 //
 // The cache lives in node_modules/.cache/tenant-auth-stripped (beside Node's compile cache
-// of the tests), or the system's temporary directory where that cannot be written.
-// STRIP_CACHE_DIR names another folder; STRIP_CACHE=0 turns the hook off.
+// of the tests), or in STRIP_CACHE_DIR. Never in a shared temporary directory: what the
+// cache holds is run as the service's code, so its folder must be as private as the
+// code's own; where none can be written, every start strips (and nothing is cached).
+// STRIP_CACHE=0 turns the hook off.
 import { createHash } from 'node:crypto'
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { registerHooks, stripTypeScriptTypes } from 'node:module'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -86,7 +87,6 @@ function cacheDirectory() {
   for (const candidate of [
     process.env.STRIP_CACHE_DIR,
     join(here, 'node_modules', '.cache', 'tenant-auth-stripped'),
-    join(tmpdir(), 'tenant-auth-stripped'),
   ]) {
     if (!candidate) continue
     try {
