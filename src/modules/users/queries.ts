@@ -46,13 +46,14 @@ const prepared = perDatabase((db: Db) => ({
   byId: byId(db).prepare('user_by_id'),
 }))
 
+/** The columns a user record shows (ShownUser), for the raw statements below. */
+const SHOWN = `id, tenant_id, email, status, role, created_at, last_login_at, totp_enabled,
+  email_verified`
+
 /**
  * GET /me's read: only the columns the record shows, as one raw named statement. Drizzle's
  * select of the whole row and its mapping were a fifth of the route's CPU (issue 10).
  */
-const SHOWN = `id, tenant_id, email, status, role, created_at, last_login_at, totp_enabled,
-  email_verified`
-
 const shownById = namedStatement(
   'user_shown_by_id',
   `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
@@ -291,10 +292,10 @@ export async function markEmailVerified(
 
 /**
  * The pages of the users list: live users oldest first, by (created_at, id) (index
- * users_tenant_created), the next page
- * after the user `$2` (a cursor names a row; its sort key is read in the same statement).
- * Raw named statements of the shown columns: Drizzle's mapping of whole rows was the list's
- * largest cost after the database (issue 10).
+ * users_tenant_created), `$2` of them; the next page starts after the user `$3` (a cursor
+ * names a row; its sort key is read in the same statement). Raw named statements of the
+ * shown columns: Drizzle's mapping of whole rows was the list's largest cost after the
+ * database (issue 10).
  */
 const firstPage = namedStatement(
   'users_first_page',
