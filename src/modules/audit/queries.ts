@@ -8,6 +8,7 @@
 
 import type { Handle } from '../../db/client.ts'
 import { and, eq, lt, or, type SQL, sql } from '../../db/orm.ts'
+import { namedStatement } from '../../db/prepared.ts'
 import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
 
 export type AuditEvent = typeof auditEvents.$inferSelect
@@ -177,9 +178,54 @@ export async function scrubEvents(db: Handle, tenantId: string, rows: ScrubbedEv
 }
 
 /** Appends events; apart from an erasure's scrub, the audit log is never updated here. */
+/** What the events of one write share: the tenant, who acted and from where, and when. */
+export interface AuditWrite {
+  tenantId: string
+  actorType: string
+  actorId: string | null
+  ip: string | null
+  userAgent: string | null
+  createdAt: Date
+}
+
+/** One event of a write: what only it says. */
+export interface AuditRow {
+  id: string
+  action: string
+  userId: string | null
+  email: string | null
+  metadata: Record<string, unknown>
+}
+
+// Every write of the service records one or more events, so it is one raw named statement
+// for any number of rows (arrays unnested in order): the query builder's multi-row INSERT
+// was built and planned again on each sign-in (issue 10).
+const appendEvents = namedStatement(
+  'audit_append',
+  `INSERT INTO audit_events
+     (tenant_id, id, action, actor_type, actor_id, user_id, email, ip, user_agent, metadata,
+      created_at)
+   SELECT $1, e.id, e.action, $2, $3, e.user_id, e.email, $4, $5, e.metadata::jsonb, $6
+   FROM unnest($7::uuid[], $8::text[], $9::uuid[], $10::text[], $11::text[])
+     AS e(id, action, user_id, email, metadata)`,
+)
+
 export async function insertAuditEvents(
   handle: Handle,
-  rows: (typeof auditEvents.$inferInsert)[],
+  write: AuditWrite,
+  rows: AuditRow[],
 ): Promise<void> {
-  await handle.insert(auditEvents).values(rows)
+  await appendEvents(handle, [
+    write.tenantId,
+    write.actorType,
+    write.actorId,
+    write.ip,
+    write.userAgent,
+    write.createdAt,
+    rows.map((r) => r.id),
+    rows.map((r) => r.action),
+    rows.map((r) => r.userId),
+    rows.map((r) => r.email),
+    rows.map((r) => JSON.stringify(r.metadata)),
+  ])
 }

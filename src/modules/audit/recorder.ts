@@ -39,18 +39,20 @@ export class AuditRecorder {
     const now = this.clock.now()
     await insertAuditEvents(
       handle,
-      entries.map((e) => ({
+      {
         tenantId,
-        id: uuidv7(now.getTime()),
-        action: e.action,
         actorType: actor.type,
         actorId: actor.id,
-        userId: e.userId ?? null,
-        email: e.email ?? null,
         ip: actor.ip,
         userAgent: actor.userAgent?.slice(0, 512) ?? null,
-        metadata: e.metadata ?? {},
         createdAt: now,
+      },
+      entries.map((e) => ({
+        id: uuidv7(now.getTime()),
+        action: e.action,
+        userId: e.userId ?? null,
+        email: e.email ?? null,
+        metadata: e.metadata ?? {},
       })),
     )
     this.onRecord?.(entries)

@@ -29,52 +29,73 @@ export interface NewSession {
 /** A User-Agent as stored: at most 512 characters. */
 const storedAgent = (userAgent: string | null) => userAgent?.slice(0, 512) ?? null
 
+const INSERT_SESSION = `
+  WITH session AS (
+    INSERT INTO sessions (tenant_id, id, user_id, created_at, expires_at, ip, user_agent)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+  ), token AS (
+    INSERT INTO refresh_tokens
+      (tenant_id, token_hash, session_id, user_id, created_at, expires_at, ip, user_agent)
+    VALUES ($1, $8, $2, $3, $4, $5, $6, $7)
+  )`
+
+const startSession = namedStatement('start_session', `${INSERT_SESSION} SELECT 1`)
+
+// Grouped by pair, the most recently used first; the index sessions_tenant_user finds the
+// rows. With none left (all ended long ago and purged), the audit log tells a returning
+// user from a first sign-in: a row with no device and `recent` false says "had sessions,
+// none known" (index audit_tenant_user_created; read only then).
+const startSessionReadingDevices = namedStatement(
+  'start_session_devices',
+  `${INSERT_SESSION}, prior AS (
+     SELECT ip, user_agent, max(expires_at) > $9 AS recent
+     FROM sessions
+     WHERE tenant_id = $1 AND user_id = $3
+     GROUP BY ip, user_agent
+     ORDER BY max(expires_at) DESC
+     LIMIT $10
+   )
+   SELECT ip, user_agent, recent FROM prior
+   UNION ALL
+   SELECT NULL, NULL, false
+   WHERE NOT EXISTS (SELECT 1 FROM prior)
+     AND EXISTS (
+       SELECT 1 FROM audit_events a
+       WHERE a.tenant_id = $1 AND a.user_id = $3 AND a.action = 'SessionCreated')`,
+)
+
 /**
  * The session and its first refresh token (which records where it was issued), in one
  * statement (one round trip); with `recentIfExpiresAfter`, the user's earlier devices too.
  * Every part of one statement reads the snapshot from before it, so the new session is not
- * among them.
+ * among them. Named statements: every sign-in runs one, and planning the CTE again each
+ * time cost PostgreSQL more than running it (issue 10).
  */
 export async function insertSession(db: Handle, s: NewSession): Promise<PriorDevice[]> {
-  const agent = storedAgent(s.userAgent)
-  const insert = sql`
-    WITH session AS (
-      INSERT INTO sessions (tenant_id, id, user_id, created_at, expires_at, ip, user_agent)
-      VALUES (${s.tenantId}, ${s.sessionId}, ${s.userId}, ${s.now}, ${s.expiresAt}, ${s.ip},
-              ${agent})
-    ), token AS (
-      INSERT INTO refresh_tokens
-        (tenant_id, token_hash, session_id, user_id, created_at, expires_at, ip, user_agent)
-      VALUES (${s.tenantId}, ${s.tokenHash}, ${s.sessionId}, ${s.userId}, ${s.now},
-              ${s.expiresAt}, ${s.ip}, ${agent})
-    )`
+  const values = [
+    s.tenantId,
+    s.sessionId,
+    s.userId,
+    s.now,
+    s.expiresAt,
+    s.ip,
+    storedAgent(s.userAgent),
+    s.tokenHash,
+  ]
   if (!s.recentIfExpiresAfter) {
-    await db.execute(sql`${insert} SELECT 1`)
+    await startSession(db, values)
     return []
   }
-  // Grouped by pair, the most recently used first; the index sessions_tenant_user finds
-  // the rows. With none left (all ended long ago and purged), the audit log tells a
-  // returning user from a first sign-in: a row with no device and `recent` false says
-  // "had sessions, none known" (index audit_tenant_user_created; read only then).
-  const result = (await db.execute(sql`${insert}, prior AS (
-      SELECT ip, user_agent, max(expires_at) > ${s.recentIfExpiresAfter} AS recent
-      FROM sessions
-      WHERE tenant_id = ${s.tenantId} AND user_id = ${s.userId}
-      GROUP BY ip, user_agent
-      ORDER BY max(expires_at) DESC
-      LIMIT ${PRIOR_DEVICES}
-    )
-    SELECT ip, user_agent, recent FROM prior
-    UNION ALL
-    SELECT NULL, NULL, false
-    WHERE NOT EXISTS (SELECT 1 FROM prior)
-      AND EXISTS (
-        SELECT 1 FROM audit_events a
-        WHERE a.tenant_id = ${s.tenantId} AND a.user_id = ${s.userId}
-          AND a.action = 'SessionCreated')`)) as unknown as {
-    rows: { ip: string | null; user_agent: string | null; recent: boolean }[]
-  }
-  return result.rows.map((r) => ({ ip: r.ip, userAgent: r.user_agent, recent: r.recent }))
+  const rows = await startSessionReadingDevices(db, [
+    ...values,
+    s.recentIfExpiresAfter,
+    PRIOR_DEVICES,
+  ])
+  return rows.map((r) => ({
+    ip: r.ip as string | null,
+    userAgent: r.user_agent as string | null,
+    recent: r.recent as boolean,
+  }))
 }
 
 /** The most (ip, user agent) pairs the new-device check reads: a bound on the work. */

@@ -26,7 +26,7 @@ import {
   webauthnLibrary,
 } from '../passkeys/webauthn.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, type User, updateUser } from '../users/queries.ts'
+import { findUserById, stampLastLogin, type User } from '../users/queries.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 
 type PasskeyDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock' | 'config'>
@@ -154,7 +154,7 @@ async function spendPasskey(
 ): Promise<Spent | PasskeyRefusal> {
   const recorded = await recordPasskeyUse(tx, tenant.id, passkey.id, use)
   if (!recorded) return 'passkey_counter'
-  const updated = await updateUser(tx, tenant.id, user.id, { lastLoginAt: deps.clock.now() })
+  const updated = await stampLastLogin(tx, tenant.id, user.id, deps.clock.now())
   if (!updated) return 'unknown_credential'
   if (updated.status !== 'Active') return 'account_suspended'
   return { user: updated, entries: [] }

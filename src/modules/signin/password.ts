@@ -8,7 +8,7 @@ import { hashPassword, needsRehash, verifyPasswordTry } from '../../lib/password
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, type User, updateUser } from '../users/queries.ts'
+import { findUserByEmail, stampLastLogin, type User, updateUser } from '../users/queries.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 import { refusePasswords } from './policy.ts'
 
@@ -110,10 +110,10 @@ async function stampLogin(
 ): Promise<Spent> {
   const rehash = user.passwordHash !== null && needsRehash(user.passwordHash)
   const passwordHash = rehash ? await hashPassword(password) : undefined
-  const updated = await updateUser(tx, tenant.id, user.id, {
-    lastLoginAt: deps.clock.now(),
-    ...(passwordHash ? { passwordHash } : {}),
-  })
+  const now = deps.clock.now()
+  const updated = passwordHash
+    ? await updateUser(tx, tenant.id, user.id, { lastLoginAt: now, passwordHash })
+    : await stampLastLogin(tx, tenant.id, user.id, now)
   if (!updated) fail('invalid_credentials')
   if (updated.status !== 'Active') fail('account_suspended')
   return { user: updated, entries: [] }

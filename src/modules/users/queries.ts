@@ -133,6 +133,27 @@ export async function updateUser(
   return rows[0]
 }
 
+const stampLogin = namedStatement(
+  'user_stamp_login',
+  `UPDATE users SET last_login_at = $3
+   WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL
+   RETURNING *`,
+)
+
+/**
+ * updateUser's one change on every sign-in, the login time, as a raw named statement: the
+ * query builder's UPDATE was planned and built again on each sign-in (issue 10).
+ */
+export async function stampLastLogin(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  at: Date,
+): Promise<User | undefined> {
+  const [row] = await stampLogin(db, [tenantId, userId, at])
+  return row ? userFromRow(row) : undefined
+}
+
 /**
  * Locks the tenant's active admins, always in id order, and answers their ids. Every
  * change that can remove an admin takes these locks first, so two such changes run one
