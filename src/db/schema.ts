@@ -129,7 +129,16 @@ export const sessions = pgTable(
       columns: [t.tenantId, t.userId],
       foreignColumns: [users.tenantId, users.id],
     }).onDelete('cascade'),
-    index('sessions_tenant_user').on(t.tenantId, t.userId),
+    // A user's sessions (led by tenant and user), and the new-device check's walk over the
+    // user's distinct (ip, user agent) pairs with each one's latest expiry (sessions/
+    // queries.ts): one index probe a pair, however many sessions the user has.
+    index('sessions_tenant_user_device').on(
+      t.tenantId,
+      t.userId,
+      sql`coalesce(${t.ip}, '')`,
+      sql`coalesce(${t.userAgent}, '')`,
+      t.expiresAt,
+    ),
     // The revocation feed every instance polls (plugins/revocations).
     index('sessions_revoked_at').on(t.revokedAt).where(sql`revoked_at IS NOT NULL`),
   ],

@@ -349,6 +349,33 @@ describe('a sign-in from a new device', () => {
     assert.deepEqual(await alertsTo(email2), [])
   })
 
+  test('among many devices, each one seen is known and an unseen one alerts', async () => {
+    const { t, email, id } = await memberAtHome()
+    // Sessions from 40 other networks, and one with neither address nor agent (sorted
+    // first in the walk), inserted as sign-ins would have left them: the check walks
+    // every pair, not the first few.
+    const now = new Date(server.clock.now().getTime())
+    const expiresAt = new Date(now.getTime() + 30 * DAY * 1000)
+    await server.deps.db.insert(sessions).values([
+      ...Array.from({ length: 40 }, (_, i) => ({
+        tenantId: t.tenantId,
+        id: crypto.randomUUID(),
+        userId: id,
+        createdAt: now,
+        expiresAt,
+        ip: `192.0.${i}.9`,
+        userAgent: i % 2 ? UA_SAFARI_IOS : UA_CHROME_LINUX,
+      })),
+      { tenantId: t.tenantId, id: crypto.randomUUID(), userId: id, createdAt: now, expiresAt },
+    ])
+    await signIn(t, email, from('192.0.23.200', UA_SAFARI_IOS))
+    await signIn(t, email, from('192.0.38.1', UA_CHROME_LINUX))
+    await signIn(t, email, HOME)
+    assert.deepEqual(await alertsTo(email), [], 'every one of them was seen')
+    await signIn(t, email, from('192.0.23.200', UA_CHROME_LINUX))
+    assert.equal((await alertsTo(email)).length, 1, 'Chrome was never seen on 192.0.23.0/24')
+  })
+
   test('a returning user whose sessions were all purged is not on a first session', async () => {
     const { t, email, id } = await memberAtHome()
     server.clock.advance(200 * DAY)

@@ -41,19 +41,35 @@ const INSERT_SESSION = `
 
 const startSession = namedStatement('start_session', `${INSERT_SESSION} SELECT 1`)
 
-// Grouped by pair, the most recently used first; the index sessions_tenant_user finds the
-// rows. With none left (all ended long ago and purged), the audit log tells a returning
-// user from a first sign-in: a row with no device and `recent` false says "had sessions,
-// none known" (index audit_tenant_user_created; read only then).
+// The user's distinct (ip, user agent) pairs, walked in the index sessions_tenant_user_device
+// one probe a pair (a recursive loose index scan: PostgreSQL 15 has no skip scan), each
+// with its latest expiry read from the same index: the cost follows the number of pairs,
+// not of sessions (a GROUP BY of every session of the user took 49 ms at 100,000). A
+// missing and an empty address or agent are one pair here, as they are one device key
+// (sessions/devices.ts). With none left (all ended long ago and purged), the
+// audit log tells a returning user from a first sign-in: a row with no device and `recent`
+// false says "had sessions, none known" (index audit_tenant_user_created; read only then).
 const startSessionReadingDevices = namedStatement(
   'start_session_devices',
-  `${INSERT_SESSION}, prior AS (
-     SELECT ip, user_agent, max(expires_at) > $9 AS recent
-     FROM sessions
-     WHERE tenant_id = $1 AND user_id = $3
-     GROUP BY ip, user_agent
-     ORDER BY max(expires_at) DESC
-     LIMIT $10
+  `${INSERT_SESSION}, device(ip, agent) AS (
+     WITH RECURSIVE walk(ip, agent) AS (
+       (SELECT coalesce(ip, ''), coalesce(user_agent, '') FROM sessions
+        WHERE tenant_id = $1 AND user_id = $3
+        ORDER BY 1, 2 LIMIT 1)
+       UNION ALL
+       SELECT n.ip, n.agent FROM walk w CROSS JOIN LATERAL (
+         SELECT coalesce(s.ip, '') AS ip, coalesce(s.user_agent, '') AS agent FROM sessions s
+         WHERE s.tenant_id = $1 AND s.user_id = $3
+           AND (coalesce(s.ip, ''), coalesce(s.user_agent, '')) > (w.ip, w.agent)
+         ORDER BY 1, 2 LIMIT 1) n
+     )
+     SELECT ip, agent FROM walk LIMIT $10
+   ), prior AS (
+     SELECT nullif(d.ip, '') AS ip, nullif(d.agent, '') AS user_agent,
+       (SELECT max(s.expires_at) FROM sessions s
+        WHERE s.tenant_id = $1 AND s.user_id = $3
+          AND coalesce(s.ip, '') = d.ip AND coalesce(s.user_agent, '') = d.agent) > $9 AS recent
+     FROM device d
    )
    SELECT ip, user_agent, recent FROM prior
    UNION ALL
@@ -98,8 +114,11 @@ export async function insertSession(db: Handle, s: NewSession): Promise<PriorDev
   }))
 }
 
-/** The most (ip, user agent) pairs the new-device check reads: a bound on the work. */
-const PRIOR_DEVICES = 200
+/**
+ * The most (ip, user agent) pairs the new-device check reads: a bound on the work (a pair
+ * past it, in the index's order, counts as unseen).
+ */
+const PRIOR_DEVICES = 1000
 
 export interface Rotated {
   sessionId: string
