@@ -81,6 +81,38 @@ async function listAll(fixture: TenantFixture, query: string) {
   return { items, pages }
 }
 
+describe('recording', () => {
+  test('one write of several events keeps their order, fields and any characters', async () => {
+    const fresh = await createTenant(server)
+    const userId = uuidv7()
+    const text = 'quote " backslash \\ braces {a,b} comma, apostrophe \' ü € 😀 NULL'
+    server.clock.advance(1)
+    const actor: Actor = { ...ACTOR, userAgent: `agent ${text}` }
+    await server.deps.audit.record(server.deps.db, fresh.tenantId, actor, [
+      { action: 'UserUpdated', userId, email: 'first@example.com', metadata: { text } },
+      { action: 'UserLoginFailed', email: null, metadata: { nested: { text, list: [text] } } },
+      { action: 'SessionCreated', userId },
+    ])
+    const { items } = await list(fresh)
+    // Newest first; the three share one time, so their ids keep the order they were made.
+    const mine = items.filter((i) => i.action !== 'TenantCreated' && i.action !== 'UserSignup')
+    const ours = mine.slice(0, 3).reverse()
+    assert.deepEqual(
+      ours.map((i) => [i.action, i.userId, i.metadata]),
+      [
+        ['UserUpdated', userId, { text }],
+        ['UserLoginFailed', null, { nested: { text, list: [text] } }],
+        ['SessionCreated', userId, {}],
+      ],
+    )
+    for (const item of ours) {
+      assert.equal(item.userAgent, `agent ${text}`)
+      assert.equal(item.actorType, ACTOR.type)
+      assert.equal(item.createdAt, ours[0].createdAt)
+    }
+  })
+})
+
 describe('GET audit', () => {
   test('lists newest first, each event with exactly the contract fields', async () => {
     const fresh = await createTenant(server)
