@@ -21,11 +21,16 @@ export function presentUser(user: ShownUser): PublicUser {
     email: user.email,
     status: user.status,
     role: user.role,
-    createdAt: user.createdAt.toISOString(),
-    lastLoginAt: user.lastLoginAt ? user.lastLoginAt.toISOString() : null,
+    createdAt: isoTime(user.createdAt),
+    lastLoginAt: user.lastLoginAt ? isoTime(user.lastLoginAt) : null,
     totpEnrolled: user.totpEnabled,
     emailVerified: user.emailVerified,
   }
+}
+
+/** A time as the API writes it; the raw statements answer it already written. */
+function isoTime(time: Date | string): string {
+  return typeof time === 'string' ? time : time.toISOString()
 }
 
 /** The logo's address; "" when there is none (SPEC types logoUrl as a required string). */

@@ -9,19 +9,17 @@ import { emailConflicts, users } from '../../db/schema.ts'
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
 
-/** The columns a user record shows. */
+/**
+ * The columns a user record shows. The raw statements below answer the times already in
+ * the response's ISO 8601 form (a whole row read through Drizzle answers Dates).
+ */
 export type ShownUser = Pick<
   User,
-  | 'id'
-  | 'tenantId'
-  | 'email'
-  | 'status'
-  | 'role'
-  | 'createdAt'
-  | 'lastLoginAt'
-  | 'totpEnabled'
-  | 'emailVerified'
->
+  'id' | 'tenantId' | 'email' | 'status' | 'role' | 'totpEnabled' | 'emailVerified'
+> & {
+  createdAt: Date | string
+  lastLoginAt: Date | string | null
+}
 
 const live = (tenantId: string) => and(eq(users.tenantId, tenantId), isNull(users.deletedAt))
 
@@ -47,8 +45,18 @@ const prepared = perDatabase((db: Db) => ({
 }))
 
 /** The columns a user record shows (ShownUser), for the raw statements below. */
-const SHOWN = `id, tenant_id, email, status, role, created_at, last_login_at, totp_enabled,
-  email_verified`
+const SHOWN = `id, tenant_id, email, status, role, ${iso('created_at')} AS created_iso,
+  ${iso('last_login_at')} AS last_login_iso, totp_enabled, email_verified`
+
+/**
+ * A timestamp as Date.prototype.toISOString writes it (UTC, milliseconds, truncated as a
+ * Date truncates microseconds), made by PostgreSQL: parsing each time into a Date and
+ * writing it back took a tenth of the users list's CPU (issue 10). Aliased apart from the
+ * column, so that ORDER BY created_at still means the column (and its index).
+ */
+function iso(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+}
 
 /**
  * GET /me's read: only the columns the record shows, as one raw named statement. Drizzle's
@@ -66,8 +74,8 @@ function shownFromRow(row: Record<string, unknown>): ShownUser {
     email: row.email as string,
     status: row.status as ShownUser['status'],
     role: row.role as ShownUser['role'],
-    createdAt: row.created_at as Date,
-    lastLoginAt: row.last_login_at as Date | null,
+    createdAt: row.created_iso as string,
+    lastLoginAt: row.last_login_iso as string | null,
     totpEnabled: row.totp_enabled as boolean,
     emailVerified: row.email_verified as boolean,
   }

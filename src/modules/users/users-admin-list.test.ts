@@ -5,7 +5,7 @@ import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import { PUBLIC_USER_FIELDS, usersAdmin } from '../../../test/fixtures/users.ts'
 import { startTestServer, type TestServer } from '../../../test/helpers.ts'
-import { eq } from '../../db/orm.ts'
+import { eq, sql } from '../../db/orm.ts'
 import { users } from '../../db/schema.ts'
 
 let server: TestServer
@@ -28,6 +28,26 @@ test('GET users lists the tenant users with the public fields only', async () =>
   for (const item of res.body.items) assert.deepEqual(Object.keys(item).sort(), PUBLIC_USER_FIELDS)
   assert.deepEqual(res.body.items[1], member.user)
   assert.doesNotMatch(JSON.stringify(res.body), /argon2|passwordHash|totpSecret/)
+})
+
+test('GET users writes each time as toISOString would: UTC, milliseconds, microseconds dropped', async () => {
+  const { t, admin, member } = await h.setup()
+  // Times written by the database itself carry microseconds, and one is before 1970.
+  await server.deps.db
+    .update(users)
+    .set({
+      createdAt: sql`'1969-07-20 20:17:40.999999+00'::timestamptz`,
+      lastLoginAt: sql`'2026-02-03 04:05:06.123999-05'::timestamptz`,
+    })
+    .where(eq(users.id, member.user.id))
+  const res = await h.list(t, '', admin)
+  assert.equal(res.status, 200)
+  const item = res.body.items.find((u: any) => u.id === member.user.id)
+  assert.equal(item.createdAt, new Date('1969-07-20T20:17:40.999Z').toISOString())
+  assert.equal(item.lastLoginAt, '2026-02-03T09:05:06.123Z')
+  const [row] = await server.deps.db.select().from(users).where(eq(users.id, member.user.id))
+  assert.equal(item.createdAt, row.createdAt.toISOString())
+  assert.equal(item.lastLoginAt, row.lastLoginAt?.toISOString())
 })
 
 test('GET users pages with limit and cursor: every user exactly once, in creation order', async () => {
