@@ -7,13 +7,14 @@
 //   memory at rest (PostgreSQL < 120 MB, embedded < 250 MB), under each load (< 200 MB),
 //   start to ready on PostgreSQL with migrations applied (< 1 s), and a login flood of 10×
 //   the hash bound (memory flat; the excess waits or is shed with 503 + Retry-After).
-// Each path runs BENCH_ROUNDS rounds (default 3), the service and its baseline back to back
-// in each round (in alternating order), and reports the medians and the round-paired
-// ratios. Beside req/s it reports CPU milliseconds per request of the server process and
+// Each path runs one uncounted warm-up round, then BENCH_ROUNDS rounds (default 3), the
+// service and its baseline back to back in each round, and reports the medians and the
+// round-paired ratios. Beside req/s it reports CPU milliseconds per request of the server process and
 // of PostgreSQL: a figure the other work on the machine disturbs far less.
 // Needs PostgreSQL: BENCH_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/tenant_auth_bench
 // (created when missing). Writes bench/results/bench-<time>.json.
 //   BENCH_ONLY=login,me,refresh,admin,flood,memory,startup   BENCH_SECONDS=5   BENCH_PROFILE=1
+//   BENCH_WARMUP=0 (each path runs one uncounted round first unless so)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import {
@@ -33,6 +34,8 @@ import { START_ARGS } from '../test/start-args.ts'
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+/** Whether each path runs one uncounted round before its rounds (BENCH_WARMUP=0: no). */
+const WARMUP = process.env.BENCH_WARMUP !== '0'
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const DB_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/tenant_auth_bench'
@@ -165,8 +168,9 @@ if (only.has('refresh')) {
   // Each refresh spends its token: enough for the fastest machine seen here (about 4,000/s
   // per side), or the rounds run dry and measure 400s.
   const perRun = 10_000 * DURATION
-  const ours = await seedRefreshTokens(tenantId, userId, perRun * ROUNDS)
-  const theirs = await seedRefreshTokens(tenantId, userId, perRun * ROUNDS)
+  const runs = ROUNDS + (WARMUP ? 1 : 0)
+  const ours = await seedRefreshTokens(tenantId, userId, perRun * runs)
+  const theirs = await seedRefreshTokens(tenantId, userId, perRun * runs)
   await analyze()
   await compare('POST auth/refresh', 0.75, 'bare UPDATE+INSERT txn', async () => ({
     service: await load(service.child, {
@@ -302,6 +306,9 @@ async function compare(
   round: () => Promise<{ service: Run; bare?: Run }>,
 ): Promise<PathResult> {
   const result: PathResult = { name, target, baseline, service: [], bare: [], ratios: [] }
+  // One round first, not counted: the first seconds of a path run code V8 has not optimised
+  // yet (the login's first round was the slowest of three in most runs, its p99 the worst).
+  if (WARMUP) await round()
   for (let i = 0; i < ROUNDS; i++) {
     const r = await round()
     result.service.push(r.service)
