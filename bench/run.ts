@@ -9,8 +9,8 @@
 //   the hash bound (memory flat; the excess waits or is shed with 503 + Retry-After).
 // Each path runs one uncounted warm-up round, then BENCH_ROUNDS rounds (default 3), the
 // service and its baseline back to back in each round, and reports the medians and the
-// round-paired ratios. Beside req/s it reports CPU milliseconds per request of the server process and
-// of PostgreSQL: a figure the other work on the machine disturbs far less.
+// round-paired ratios. Beside req/s it reports CPU milliseconds per request of the server
+// process and of PostgreSQL: a figure the other work on the machine disturbs far less.
 // Needs PostgreSQL: BENCH_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/tenant_auth_bench
 // (created when missing). Writes bench/results/bench-<time>.json.
 //   BENCH_ONLY=login,me,refresh,admin,flood,memory,startup   BENCH_SECONDS=5   BENCH_PROFILE=1

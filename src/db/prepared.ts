@@ -2,6 +2,7 @@
 // Drizzle then builds the SQL once instead of on every request, and PostgreSQL plans it
 // once per connection. A statement belongs to one database handle, so each is built
 // lazily per handle; inside a transaction the caller uses the ordinary query instead.
+// `namedStatement` (raw SQL) runs on either: a plain handle or a transaction's connection.
 
 import pg from 'pg'
 import type { Db, Handle } from './client.ts'

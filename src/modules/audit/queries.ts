@@ -10,6 +10,7 @@ import type { Handle } from '../../db/client.ts'
 import { and, eq, lt, or, type SQL, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
+import type { AuditAction } from './actions.ts'
 
 export type AuditEvent = typeof auditEvents.$inferSelect
 
@@ -177,7 +178,6 @@ export async function scrubEvents(db: Handle, tenantId: string, rows: ScrubbedEv
   }
 }
 
-/** Appends events; apart from an erasure's scrub, the audit log is never updated here. */
 /** What the events of one write share: the tenant, who acted and from where, and when. */
 export interface AuditWrite {
   tenantId: string
@@ -191,7 +191,7 @@ export interface AuditWrite {
 /** One event of a write: what only it says. */
 export interface AuditRow {
   id: string
-  action: string
+  action: AuditAction
   userId: string | null
   email: string | null
   metadata: Record<string, unknown>
@@ -210,6 +210,7 @@ const appendEvents = namedStatement(
      AS e(id, action, user_id, email, metadata)`,
 )
 
+/** Appends events; apart from an erasure's scrub, the audit log is never updated here. */
 export async function insertAuditEvents(
   handle: Handle,
   write: AuditWrite,
