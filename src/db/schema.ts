@@ -122,6 +122,9 @@ export const sessions = pgTable(
     revokeReason: text('revoke_reason'),
     ip: text('ip'),
     userAgent: text('user_agent'),
+    // The last time this session proved a sign-in factor again (POST me/reauthenticate,
+    // CONTRACT §16); the sign-in itself is created_at. A refresh changes neither.
+    reauthenticatedAt: ts('reauthenticated_at'),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
