@@ -1035,7 +1035,7 @@ export interface paths {
     put?: never
     /**
      * Whether an access token is active, and its claims (RFC 7662)
-     * @description Needs an API key of this tenant (a user's access token: 401 `invalid_api_key`); counts against the API key's administration budget. An expired, revoked, logged-out, other tenant's, badly signed or malformed token answers exactly `{ "active": false }`.
+     * @description Needs an API key of this tenant (a user's access token: 401 `invalid_api_key`); counts against the API key's administration budget. An expired, revoked, logged-out, other tenant's, badly signed or malformed token, and the token of a suspended or deleted user, answers exactly `{ "active": false }`. `role` is the user's current role, not the token's claim.
      */
     post: operations['introspectToken']
     delete?: never
@@ -1422,6 +1422,7 @@ export interface components {
           sub: string
           /** @description The tenant id. */
           tid: string
+          /** @description The user's role now (read with the session), not the role the token was issued with. */
           role: string
           /** @description The session id. */
           sid: string

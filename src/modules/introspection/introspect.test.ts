@@ -1,12 +1,13 @@
 // POST /v1/{tenantSlug}/oauth/introspect (RFC 7662; CONTRACT §10): an API key of the tenant
-// asks whether an access token is active. Active answers carry exactly the token's claims;
+// asks whether an access token is active. Active answers carry exactly the token's claims
+// but the role, which is the user's current one (CONTRACT §16);
 // every other token (expired, revoked, logged out, another tenant's, badly signed, not a
 // JWT at all) answers exactly `{ active: false }`. The caller must be an API key of this
 // tenant (a user's token: 401 invalid_api_key), within the administration budget.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, describe, test } from 'node:test'
-import { unchanged } from '../../../test/db.ts'
+import { setUser, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
 import { decodePart, privateKeyPem } from '../../../test/fixtures/signing-keys.ts'
@@ -158,6 +159,37 @@ describe('inactive tokens answer exactly { active: false }', () => {
     })
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assert.deepEqual(await state(u.accessToken), INACTIVE)
+  })
+
+  test('rule: introspection answers the current role, and a suspended user is inactive', async () => {
+    const u = await signup(server, t.slug)
+    const patch = (changes: object) =>
+      server.request('PATCH', `/v1/${t.slug}/users/${u.user.id}`, changes, {
+        token: t.admin.accessToken,
+      })
+    assert.equal((await patch({ role: 'Admin' })).status, 200)
+    const login = await server.request('POST', `/v1/${t.slug}/auth/login`, {
+      email: u.email,
+      password: u.password,
+    })
+    assert.equal(login.status, 200, JSON.stringify(login.body))
+    const token = login.body.accessToken
+    assert.equal(decodePart(token, 1).role, 'Admin')
+    assert.equal((await state(token)).role, 'Admin')
+
+    // Demoted: the token still says Admin for up to 15 minutes; introspection does not.
+    assert.equal((await patch({ role: 'Member' })).status, 200)
+    const demoted = await state(token)
+    assert.equal(demoted.active, true)
+    assert.equal(demoted.role, 'Member')
+
+    // Suspended in the row alone (the sessions not ended yet): inactive all the same.
+    const fresh = await signup(server, t.slug)
+    await setUser(server, t.tenantId, fresh.user.id, { status: 'Suspended' })
+    assert.deepEqual(await state(fresh.accessToken), INACTIVE)
+    // Suspended through the API: inactive.
+    assert.equal((await patch({ status: 'Suspended' })).status, 200)
+    assert.deepEqual(await state(token), INACTIVE)
   })
 
   test("rule: another tenant's token is inactive here, active there", async () => {

@@ -9,7 +9,7 @@ import { sessions, users } from '../../db/schema.ts'
 // Prepared: a resource server may introspect on every request it serves.
 const liveSession = perDatabase((db: Db) =>
   db
-    .select({ id: sessions.id })
+    .select({ role: users.role })
     .from(sessions)
     .innerJoin(users, and(eq(users.tenantId, sessions.tenantId), eq(users.id, sessions.userId)))
     .where(
@@ -28,16 +28,16 @@ const liveSession = perDatabase((db: Db) =>
 )
 
 /**
- * Whether the session is still live in the database: not revoked, not past its family's
- * expiry, and its user neither deleted nor suspended.
+ * The user's current role while the session is still live in the database (not revoked,
+ * not past its family's expiry, its user neither deleted nor suspended); else undefined.
  */
-export async function isSessionLive(
+export async function liveSessionRole(
   db: Db,
   tenantId: string,
   sessionId: string,
   userId: string,
   now: Date,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const rows = await liveSession(db).execute({ tenantId, sessionId, userId, now })
-  return rows.length > 0
+  return rows[0]?.role
 }

@@ -46,7 +46,7 @@ export async function introspectionRoutes(fastify: FastifyInstance, { deps }: { 
         tags: ['Tokens'],
         summary: 'Whether an access token is active, and its claims (RFC 7662)',
         description:
-          "Needs an API key of this tenant (a user's access token: 401 `invalid_api_key`); counts against the API key's administration budget. An expired, revoked, logged-out, other tenant's, badly signed or malformed token answers exactly `{ \"active\": false }`.",
+          "Needs an API key of this tenant (a user's access token: 401 `invalid_api_key`); counts against the API key's administration budget. An expired, revoked, logged-out, other tenant's, badly signed or malformed token, and the token of a suspended or deleted user, answers exactly `{ \"active\": false }`. `role` is the user's current role, not the token's claim.",
         params: TenantSlugParams,
         body: IntrospectBody,
         response: responses(Introspection, 400, 401, 404, 429),

@@ -27,7 +27,10 @@ export const ActiveToken = Type.Object(
     active: Type.Literal(true),
     sub: Type.String({ description: 'The user id.' }),
     tid: Type.String({ description: 'The tenant id.' }),
-    role: Type.String(),
+    role: Type.String({
+      description:
+        "The user's role now (read with the session), not the role the token was issued with.",
+    }),
     sid: Type.String({ description: 'The session id.' }),
     iat: Type.Integer(),
     exp: Type.Integer(),

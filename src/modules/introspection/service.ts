@@ -3,10 +3,13 @@
 // algorithm, issuer, lifetime, this tenant, not in the revocation cache), and, stricter
 // than a request, when its session is still live in the database: the revocation cache
 // may lag another instance by a second, introspection is asked to be authoritative.
+// The role answered is the user's role now, read with the session (CONTRACT §16): a token
+// carries the role of its sign-in for up to 15 minutes, and a demoted Admin must not be
+// vouched for as one by us while our own admin routes already refuse them.
 import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { AccessClaims } from '../../lib/jwt.ts'
-import { isSessionLive } from './queries.ts'
+import { liveSessionRole } from './queries.ts'
 import type { Introspection } from './schemas.ts'
 
 const INACTIVE = { active: false } as const
@@ -29,8 +32,9 @@ export async function introspect(
   if (claims.exp <= Math.floor(now.getTime() / 1000)) return INACTIVE
   if (claims.tid !== tenantId) return INACTIVE
   if (deps.revocations.has(claims.sid)) return INACTIVE
-  if (!(await isSessionLive(deps.db, tenantId, claims.sid, claims.sub, now))) return INACTIVE
-  const { sub, tid, role, sid, iat, exp, iss } = claims
+  const role = await liveSessionRole(deps.db, tenantId, claims.sid, claims.sub, now)
+  if (role === undefined) return INACTIVE
+  const { sub, tid, sid, iat, exp, iss } = claims
   return { active: true, sub, tid, role, sid, iat, exp, iss }
 }
 
