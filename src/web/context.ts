@@ -7,10 +7,11 @@ import { hashToken } from '../lib/crypto.ts'
 import { logoExists } from '../modules/tenants/queries.ts'
 import { AuthServiceError, apiFor } from './api.ts'
 import type { Html } from './html.ts'
-import { readCookies, setPageHeaders } from './http.ts'
+import { setPageHeaders } from './http.ts'
 import { type Brand, page } from './layout.ts'
 import {
-  CSRF_COOKIE,
+  beginSession,
+  browserCookie,
   clearSession,
   csrfToken,
   csrfValid,
@@ -97,16 +98,13 @@ export class Pages {
     return reply.redirect(this.url(request, rest), 303)
   }
 
+  /** A sign-in: the page session, and new CSRF fields bound to it (session.ts). */
   startSession(request: FastifyRequest, reply: FastifyReply, envelope: TokenEnvelope): void {
-    writeSession(this.ctx(request), reply, {
-      accessToken: envelope.accessToken,
-      refreshToken: envelope.refreshToken,
-      expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
-    })
+    beginSession(this.ctx(request), request, reply, readSessionFrom(envelope))
   }
 
   endSession(request: FastifyRequest, reply: FastifyReply): void {
-    clearSession(this.ctx(request), reply)
+    clearSession(this.ctx(request), request, reply)
   }
 
   /**
@@ -118,7 +116,7 @@ export class Pages {
    * the service (and its reuse detection).
    */
   private refreshOnce(request: FastifyRequest, refreshToken: string): Promise<TokenEnvelope> {
-    const key = hashToken(`${readCookies(request)[CSRF_COOKIE] ?? ''}:${refreshToken}`)
+    const key = hashToken(`${browserCookie(this.ctx(request), request) ?? ''}:${refreshToken}`)
     const now = Date.now()
     const known = this.refreshing.get(key)
     if (known && known.until > now) return known.envelope
@@ -142,11 +140,13 @@ export class Pages {
     if (session.expiresAt - Date.now() > 60_000) return session
     try {
       const envelope = await this.refreshOnce(request, session.refreshToken)
-      this.startSession(request, reply, envelope)
-      return readSessionFrom(envelope)
+      // The same session (its `sid`): the browser secret and the forms' fields stay.
+      const refreshed = readSessionFrom(envelope)
+      writeSession(ctx, reply, refreshed)
+      return refreshed
     } catch (error) {
       if (!(error instanceof AuthServiceError) || error.status !== 401) throw error
-      clearSession(ctx, reply)
+      clearSession(ctx, request, reply)
       return undefined
     }
   }

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
-import { writeSession } from './session.ts'
+import { beginSession } from './session.ts'
 
 export const IDP_COOKIE = 'ta_idp'
 const CALLBACK_ROUTE = '/v1/:tenantSlug/oauth/idp/callback'
@@ -80,7 +80,7 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     if (!ours) {
       location = `/t/${tenant.slug}/sign-in?idp=invalid_state`
     } else if (reply.statusCode === 200 && typeof body.accessToken === 'string') {
-      writeSession(ctx, reply, {
+      beginSession(ctx, request, reply, {
         accessToken: body.accessToken,
         refreshToken: String(body.refreshToken),
         expiresAt: Date.now() + Number(body.accessTokenExpiresIn) * 1000,

@@ -1,24 +1,31 @@
 // The page session and the forms' CSRF protection.
 //
 // The page session is the token envelope of a sign-in, sealed (AES-256-GCM under the
-// current ENCRYPTION_KEYS entry, bound to the tenant) into an HttpOnly, SameSite=Lax cookie
-// whose path is the tenant's pages: the browser never sees a token, another tenant's pages
-// never receive it, and the service stays the one place sessions live (signing out revokes
-// the session, a revoked session's cookie stops working within CONTRACT §4's 5 seconds).
+// current ENCRYPTION_KEYS entry, bound to the tenant) into an HttpOnly, SameSite=Lax cookie:
+// the browser never sees a token, another tenant's pages never receive it, and the service
+// stays the one place sessions live (signing out revokes the session, a revoked session's
+// cookie stops working within CONTRACT §4's 5 seconds).
 //
-// CSRF: a random `csrf` cookie per browser, and in every form its HMAC under a key derived
-// from the current encryption key (a signed double submit). A request from another site
-// cannot read the cookie to make the field, and SameSite=Lax already keeps the cookies off
-// its cross-site POSTs.
+// CSRF (CONTRACT §16): a random secret per browser in a cookie, and in every form an HMAC,
+// under a key derived from the current encryption key, of the tenant, the signed-in
+// session's id (`sid`; empty when signed out) and that secret. A request from another site
+// cannot read the cookie to make the field, and SameSite=Lax keeps the cookies off its
+// cross-site POSTs. A same-site attacker (a sibling subdomain, a plain-http response) can
+// plant a secret of its own, but the field for it is bound to the attacker's session, never
+// the victim's; and each sign-in and sign-out issues a new secret, so a secret planted
+// before sign-in, and the fields of the signed-out pages, stop working.
+//
+// Cookies: over https `__Host-ta_session_{slug}` and `__Host-ta_csrf_{slug}` with `Path=/`,
+// Secure and no Domain, which no other host (a sibling subdomain included) and no plain-http
+// response can set; the tenant is in the name so two tenants' pages in one browser keep
+// apart. Over http (development) `ta_session` and `ta_csrf`, scoped to the tenant's pages by
+// their path.
 import { createHmac, hkdfSync } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
-import { randomToken, safeEqual } from '../lib/crypto.ts'
+import { hashToken, randomToken, safeEqual } from '../lib/crypto.ts'
 import { clearCookie, readCookies, setCookie } from './http.ts'
-
-export const SESSION_COOKIE = 'ta_session'
-export const CSRF_COOKIE = 'ta_csrf'
 
 export interface PageSession {
   accessToken: string
@@ -36,12 +43,21 @@ export interface PageContext {
 
 export const pagePath = (slug: string) => `/t/${slug}`
 
+const overHttps = (ctx: PageContext) => ctx.config.publicUrl.startsWith('https:')
+
+/** The names of the page cookies of `ctx`'s tenant. */
+export function cookieNames(ctx: PageContext): { session: string; csrf: string } {
+  return overHttps(ctx)
+    ? { session: `__Host-ta_session_${ctx.slug}`, csrf: `__Host-ta_csrf_${ctx.slug}` }
+    : { session: 'ta_session', csrf: 'ta_csrf' }
+}
+
 function cookieOptions(ctx: PageContext) {
-  return { path: pagePath(ctx.slug), secure: ctx.config.publicUrl.startsWith('https:') }
+  return overHttps(ctx) ? { path: '/', secure: true } : { path: pagePath(ctx.slug), secure: false }
 }
 
 export function readSession(ctx: PageContext, request: FastifyRequest): PageSession | undefined {
-  const sealed = readCookies(request)[SESSION_COOKIE]
+  const sealed = readCookies(request)[cookieNames(ctx).session]
   if (!sealed) return undefined
   try {
     const value = JSON.parse(ctx.cipher.decrypt(sealed, `page-session:${ctx.tenantId}`))
@@ -54,14 +70,50 @@ export function readSession(ctx: PageContext, request: FastifyRequest): PageSess
   return undefined
 }
 
-/** Kept as long as a refresh token lives (30 days); the service decides when it ends. */
+/**
+ * Writes the page session's cookie, kept as long as a refresh token lives (30 days; the
+ * service decides when it ends). For a refresh of the same session: the CSRF fields stay.
+ */
 export function writeSession(ctx: PageContext, reply: FastifyReply, session: PageSession): void {
   const sealed = ctx.cipher.encrypt(JSON.stringify(session), `page-session:${ctx.tenantId}`)
-  setCookie(reply, SESSION_COOKIE, sealed, { ...cookieOptions(ctx), maxAge: 30 * 24 * 3600 })
+  setCookie(reply, cookieNames(ctx).session, sealed, {
+    ...cookieOptions(ctx),
+    maxAge: 30 * 24 * 3600,
+  })
 }
 
-export function clearSession(ctx: PageContext, reply: FastifyReply): void {
-  clearCookie(reply, SESSION_COOKIE, cookieOptions(ctx))
+/** A sign-in: the page session, and a new browser secret bound to it. */
+export function beginSession(
+  ctx: PageContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: PageSession,
+): void {
+  writeSession(ctx, reply, session)
+  renewBrowserSecret(ctx, request, reply, sessionIdOf(session))
+}
+
+/** A sign-out (or a session the service ended): no page session, a new browser secret. */
+export function clearSession(ctx: PageContext, request: FastifyRequest, reply: FastifyReply) {
+  clearCookie(reply, cookieNames(ctx).session, cookieOptions(ctx))
+  renewBrowserSecret(ctx, request, reply, '')
+}
+
+/**
+ * The service's session id (`sid`) of a page session, read from its access token. The token
+ * came out of our own sealed cookie, so it needs no verification here; the service verifies
+ * it on every call. A refresh keeps the `sid`, so the forms of open tabs keep working.
+ */
+function sessionIdOf(session: PageSession): string {
+  try {
+    const claims = JSON.parse(
+      Buffer.from(session.accessToken.split('.')[1], 'base64url').toString(),
+    )
+    if (typeof claims?.sid === 'string' && claims.sid.length > 0) return claims.sid
+  } catch {
+    // Not a JWT: bound to the token itself below.
+  }
+  return hashToken(session.accessToken)
 }
 
 const derived = new WeakMap<Buffer, Buffer>()
@@ -76,34 +128,67 @@ function csrfKey(config: Config): Buffer {
   return out
 }
 
-function csrfMac(ctx: PageContext, secret: string): string {
+/** The field for (tenant, session, secret); the parts joined unambiguously (JSON). */
+function csrfMac(ctx: PageContext, sessionId: string, secret: string): string {
   return createHmac('sha256', csrfKey(ctx.config))
-    .update(`${ctx.tenantId}:${secret}`)
+    .update(JSON.stringify([ctx.tenantId, sessionId, secret]))
     .digest('base64url')
 }
 
-/** A secret made in this response, before the browser has its cookie. */
-const issued = new WeakMap<FastifyRequest, string>()
+/**
+ * What this response has changed: a browser secret made here (before the browser has its
+ * cookie), and the session the pages drawn in this response belong to (a sign-in or
+ * sign-out in this response).
+ */
+const issued = new WeakMap<FastifyRequest, { secret: string; sessionId?: string }>()
+
+function renewBrowserSecret(
+  ctx: PageContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessionId: string,
+): void {
+  const secret = randomToken(32)
+  setCookie(reply, cookieNames(ctx).csrf, secret, cookieOptions(ctx))
+  issued.set(request, { secret, sessionId })
+}
+
+/** The browser's secret as its cookie holds it (what this request was sent with). */
+export function browserCookie(ctx: PageContext, request: FastifyRequest): string | undefined {
+  const secret = readCookies(request)[cookieNames(ctx).csrf]
+  return secret && secret.length >= 32 ? secret : undefined
+}
 
 /** This browser's CSRF secret, set as a cookie on first sight. */
 function browserSecret(ctx: PageContext, request: FastifyRequest, reply?: FastifyReply) {
-  const known = issued.get(request) ?? readCookies(request)[CSRF_COOKIE]
-  if ((known && known.length >= 32) || !reply) return known
+  const known = issued.get(request)?.secret ?? browserCookie(ctx, request)
+  if (known || !reply) return known
   const secret = randomToken(32)
-  setCookie(reply, CSRF_COOKIE, secret, cookieOptions(ctx))
-  issued.set(request, secret)
+  setCookie(reply, cookieNames(ctx).csrf, secret, cookieOptions(ctx))
+  issued.set(request, { secret })
   return secret
 }
 
-/** The form field for this browser. */
-export function csrfToken(ctx: PageContext, request: FastifyRequest, reply: FastifyReply): string {
-  return csrfMac(ctx, browserSecret(ctx, request, reply) as string)
+/** The session id the forms of this response are bound to ('' when signed out). */
+function boundSessionId(ctx: PageContext, request: FastifyRequest): string {
+  const changed = issued.get(request)?.sessionId
+  if (changed !== undefined) return changed
+  const session = readSession(ctx, request)
+  return session ? sessionIdOf(session) : ''
 }
 
+/** The form field for this browser and its page session. */
+export function csrfToken(ctx: PageContext, request: FastifyRequest, reply: FastifyReply): string {
+  const secret = browserSecret(ctx, request, reply) as string
+  return csrfMac(ctx, boundSessionId(ctx, request), secret)
+}
+
+/** The field checked against what the request arrived with: its secret and its session. */
 export function csrfValid(ctx: PageContext, request: FastifyRequest, field: unknown): boolean {
-  const secret = readCookies(request)[CSRF_COOKIE]
+  const secret = browserCookie(ctx, request)
   if (!secret || typeof field !== 'string' || field.length === 0) return false
-  return safeEqual(csrfMac(ctx, secret), field)
+  const session = readSession(ctx, request)
+  return safeEqual(csrfMac(ctx, session ? sessionIdOf(session) : '', secret), field)
 }
 
 /**

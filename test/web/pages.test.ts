@@ -162,6 +162,133 @@ describe('CSRF', () => {
   })
 })
 
+describe('CSRF bound to the page session (CONTRACT §16)', () => {
+  test("csrf.session-binding: a planted secret with its own field, sent with the victim's session, is refused and answers nothing", async () => {
+    const t = await createTenant(server)
+    const victim = await signup(server, t.slug)
+    const attacker = await signup(server, t.slug)
+    const victimBrowser = await signedIn(t.slug, victim.email)
+    // The attacker's secrets and the fields the pages gave for them: signed out, and signed
+    // in as the attacker's own account.
+    const anonymous = browser()
+    await anonymous.get(`/t/${t.slug}/sign-in`)
+    const own = await signedIn(t.slug, attacker.email)
+    const before = await tenantSnapshot(server, t.tenantId)
+    for (const source of [anonymous, own]) {
+      // The secret planted in the victim's browser (a sibling subdomain's cookie, a plain-http
+      // response), and the matching field in a form on the attacker's same-site page.
+      const planted = browser()
+      planted.cookies.set('ta_session', victimBrowser.cookies.get('ta_session') ?? '')
+      planted.cookies.set('ta_csrf', source.cookies.get('ta_csrf') ?? '')
+      const field = source.csrf()
+      assert.ok(field)
+      const exported = await planted.post(`/t/${t.slug}/account/export`, { _csrf: field })
+      assert.equal(exported.status, 403)
+      assert.match(textOf(exported.html), /This form has expired/)
+      assert.equal(exported.headers.get('content-disposition'), null)
+      assert.ok(!exported.html.includes(victim.email), 'nothing of the victim is answered')
+      const deleted = await planted.post(`/t/${t.slug}/account/delete`, {
+        _csrf: field,
+        confirm: 'DELETE',
+      })
+      assert.equal(deleted.status, 403)
+    }
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
+    // The victim's own form still works.
+    await victimBrowser.get(`/t/${t.slug}/account`)
+    const mine = await victimBrowser.post(`/t/${t.slug}/account/export`, {})
+    assert.equal(mine.status, 200)
+    assert.equal(JSON.parse(mine.html).user.email, victim.email)
+  })
+
+  test("csrf.renewed-at-sign-in: the signed-out page's field stops working, and a new secret replaces the old", async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = browser()
+    await c.get(`/t/${t.slug}/sign-in`)
+    const signedOutField = c.csrf()
+    const signedOutSecret = c.cookies.get('ta_csrf') ?? ''
+    const page = await c.post(`/t/${t.slug}/sign-in`, {
+      email: user.email,
+      password: STRONG_PASSWORD,
+    })
+    assert.match(page.url, /\/account$/)
+    assert.ok(c.cookies.get('ta_csrf'), 'a secret is set at sign-in')
+    assert.notEqual(c.cookies.get('ta_csrf'), signedOutSecret, 'a new secret at sign-in')
+    const before = await tenantSnapshot(server, t.tenantId)
+    let refused = await c.post(`/t/${t.slug}/account/export`, { _csrf: signedOutField })
+    assert.equal(refused.status, 403)
+    assert.equal(refused.headers.get('content-disposition'), null)
+    // The pre-sign-in secret put back (planted before the sign-in), with its own field.
+    const signedInSecret = c.cookies.get('ta_csrf') ?? ''
+    c.cookies.set('ta_csrf', signedOutSecret)
+    refused = await c.post(`/t/${t.slug}/account/export`, { _csrf: signedOutField })
+    assert.equal(refused.status, 403)
+    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
+    // The account page's own field works.
+    c.cookies.set('ta_csrf', signedInSecret)
+    await c.get(`/t/${t.slug}/account`)
+    assert.equal((await c.post(`/t/${t.slug}/account/export`, {})).status, 200)
+    // Signing out renews it again: the signed-in page's field is dead.
+    const accountField = c.csrf()
+    await c.post(`/t/${t.slug}/sign-out`, {})
+    const afterSignOut = await c.post(`/t/${t.slug}/sign-in`, {
+      _csrf: accountField,
+      email: user.email,
+      password: STRONG_PASSWORD,
+    })
+    assert.equal(afterSignOut.status, 403)
+  })
+
+  test('csrf.host-cookies: on https the page cookies are __Host- cookies named for the tenant (Path=/, Secure, no Domain)', async (t) => {
+    const https = await startTestServer(t, { publicUrl: 'https://auth.example.com' })
+    const tenant = await createTenant(https)
+    const c = new PageClient(https, randomIp())
+    await c.get(`/t/${tenant.slug}/sign-in`)
+    await c.post(`/t/${tenant.slug}/sign-in`, {
+      email: tenant.adminEmail,
+      password: STRONG_PASSWORD,
+    })
+    assert.match(c.last?.url ?? '', /\/account$/)
+    for (const name of [`__Host-ta_csrf_${tenant.slug}`, `__Host-ta_session_${tenant.slug}`]) {
+      const line = c.setCookieLines.get(name) ?? ''
+      assert.match(line, /; Path=\/; HttpOnly; SameSite=Lax; Secure(;|$)/, name)
+      assert.doesNotMatch(line, /domain=/i, name)
+    }
+    assert.ok(!c.cookies.has('ta_session') && !c.cookies.has('ta_csrf'), 'no unprefixed cookie')
+  })
+
+  test("csrf.host-cookies: two tenants' page sessions in one browser stay apart on https", async (t) => {
+    const https = await startTestServer(t, { publicUrl: 'https://auth.example.com' })
+    const a = await createTenant(https)
+    const b = await createTenant(https)
+    // One cookie jar: with Path=/ every page cookie reaches every tenant's pages.
+    const c = new PageClient(https, randomIp())
+    for (const x of [a, b]) {
+      await c.get(`/t/${x.slug}/sign-in`)
+      const page = await c.post(`/t/${x.slug}/sign-in`, {
+        email: x.adminEmail,
+        password: STRONG_PASSWORD,
+      })
+      assert.match(page.url, /\/account$/)
+    }
+    const pageA = await c.get(`/t/${a.slug}/account`)
+    assert.match(pageA.url, /\/account$/)
+    assert.ok(pageA.html.includes(a.adminEmail) && !pageA.html.includes(b.adminEmail))
+    const fieldA = c.csrf()
+    const pageB = await c.get(`/t/${b.slug}/account`)
+    assert.ok(pageB.html.includes(b.adminEmail) && !pageB.html.includes(a.adminEmail))
+    // Each tenant's form works on its own pages only.
+    const before = await tenantSnapshot(https, b.tenantId)
+    const crossed = await c.post(`/t/${b.slug}/account/export`, { _csrf: fieldA })
+    assert.equal(crossed.status, 403)
+    assert.deepEqual(await tenantSnapshot(https, b.tenantId), before)
+    const own = await c.post(`/t/${a.slug}/account/export`, { _csrf: fieldA })
+    assert.equal(own.status, 200)
+    assert.equal(JSON.parse(own.html).user.email, a.adminEmail)
+  })
+})
+
 describe('sign in with a password', () => {
   test('a wrong password shows a sentence, keeps the address, and sets no session', async () => {
     const t = await createTenant(server)
