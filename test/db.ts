@@ -4,9 +4,12 @@ import assert from 'node:assert/strict'
 import { and, asc, eq, sql } from '../src/db/orm.ts'
 import {
   apiKeys,
+  apiResources,
+  applications,
   auditEvents,
   idpIdentities,
   invites,
+  oidcModels,
   oneTimeCodes,
   passkeys,
   recoveryCodes,
@@ -82,6 +85,21 @@ export async function tenantSnapshot(
       .from(invites)
       .where(eq(invites.tenantId, tenantId))
       .orderBy(asc(invites.id)),
+    applications: await db
+      .select()
+      .from(applications)
+      .where(eq(applications.tenantId, tenantId))
+      .orderBy(asc(applications.id)),
+    apiResources: await db
+      .select()
+      .from(apiResources)
+      .where(eq(apiResources.tenantId, tenantId))
+      .orderBy(asc(apiResources.id)),
+    oidcModels: await db
+      .select()
+      .from(oidcModels)
+      .where(eq(oidcModels.tenantId, tenantId))
+      .orderBy(asc(oidcModels.model), asc(oidcModels.id)),
     audit:
       options.audit === false
         ? []

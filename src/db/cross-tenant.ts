@@ -117,11 +117,13 @@ export async function deletedTenantsBefore(
 
 /**
  * The tables that reference no tenant or user row (no cascade reaches them), then the
- * users (whose rows cascade to sessions, refresh tokens, codes, identities, passkeys and
- * recovery codes): each emptied of the tenant's rows in bounded statements before the
- * tenant row goes (cascading to logos, API keys, invites, OAuth states, WebAuthn challenges).
+ * OpenID provider's models (a busy tenant's grow like its sessions), then the users (whose
+ * rows cascade to sessions, refresh tokens, codes, identities, passkeys and recovery
+ * codes): each emptied of the tenant's rows in bounded statements before the tenant row
+ * goes (cascading to logos, API keys, invites, OAuth states, WebAuthn challenges,
+ * applications and API resources).
  */
-const TENANT_PURGE_ORDER = ['audit_events', 'email_conflicts', 'users'] as const
+const TENANT_PURGE_ORDER = ['audit_events', 'email_conflicts', 'oidc_models', 'users'] as const
 
 /**
  * Removes a tenant soft-deleted before `cutoff` and every row it owns, `batch` rows per
@@ -173,6 +175,7 @@ export const PRUNED_TABLES = [
   'sessions',
   'one_time_codes',
   'oauth_states',
+  'oidc_models',
 ] as const
 export type PrunedTable = (typeof PRUNED_TABLES)[number]
 
@@ -186,6 +189,9 @@ export type PrunedTable = (typeof PRUNED_TABLES)[number]
  *                   90 days of them), with no refresh token left (so nothing cascades;
  *                   the revocation feed reads only the last minutes)
  *   one_time_codes, oauth_states  expired
+ *   oidc_models     expired (codes, tokens, grants, sessions, interactions of the OpenID
+ *                   provider; the adapter already ignores them; rows without an expiry,
+ *                   registered clients, stay)
  */
 /** 60 days: with the purge's 30, an ended session stays at least the 90 days §9 speaks of. */
 const SESSION_MEMORY_MS = 60 * 24 * 60 * 60 * 1000

@@ -408,3 +408,102 @@ export const webauthnChallenges = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.challengeHash] })],
 )
+
+/**
+ * OpenID Connect provider (CONTRACT §11): the applications a tenant signs people into, as
+ * oidc-provider clients. The secret (web and machine apps) is sealed under ENCRYPTION_KEYS
+ * and rotated by `npm run rotate-keys`; it is shown once, at creation or rotation.
+ */
+export const applications = pgTable(
+  'applications',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    /** The OAuth client_id: random, unique across tenants (an issuer finds it by it alone). */
+    clientId: text('client_id').notNull().unique(),
+    name: text('name').notNull(),
+    /** web | spa | native | machine */
+    type: text('type').notNull(),
+    redirectUris: jsonb('redirect_uris').$type<string[]>().notNull().default([]),
+    postLogoutRedirectUris: jsonb('post_logout_redirect_uris')
+      .$type<string[]>()
+      .notNull()
+      .default([]),
+    backchannelLogoutUri: text('backchannel_logout_uri'),
+    firstParty: boolean('first_party').notNull().default(true),
+    allowedScopes: jsonb('allowed_scopes').$type<string[]>().notNull().default([]),
+    /** Registered through RFC 7591 dynamic registration (always third-party). */
+    dynamic: boolean('dynamic').notNull().default(false),
+    /** AES-256-GCM under ENCRYPTION_KEYS; null for public clients (spa, native). */
+    clientSecretEnc: text('client_secret_enc'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('applications_tenant_created').on(t.tenantId, t.createdAt, t.id),
+  ],
+)
+
+/** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */
+export const apiResources = pgTable(
+  'api_resources',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    name: text('name').notNull(),
+    /** The absolute URI clients send as `resource` and tokens carry as `aud`. */
+    identifier: text('identifier').notNull(),
+    scopes: jsonb('scopes')
+      .$type<{ name: string; description: string | null; roles: string[] }[]>()
+      .notNull()
+      .default([]),
+    accessTokenTtlSeconds: integer('access_token_ttl_seconds').notNull().default(900),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('api_resources_tenant_identifier').on(t.tenantId, t.identifier),
+    index('api_resources_tenant_created').on(t.tenantId, t.createdAt, t.id),
+  ],
+)
+
+/**
+ * Every model of oidc-provider (sessions, grants, codes, opaque tokens, interactions,
+ * device codes, registered clients…) as one row (logto's oidc_model_instances): the
+ * adapter's payload as jsonb, with the columns its lookups need beside it. Keys are led by
+ * tenant_id, so any instance serves any step of a flow and no tenant reads another's rows.
+ * account_id and client_id are copied out of the payload so that a user's grants can be
+ * erased and an application's tokens revoked with an index.
+ */
+export const oidcModels = pgTable(
+  'oidc_models',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    model: text('model').notNull(),
+    id: text('id').notNull(),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    grantId: text('grant_id'),
+    userCode: text('user_code'),
+    uid: text('uid'),
+    accountId: text('account_id'),
+    clientId: text('client_id'),
+    expiresAt: ts('expires_at'),
+    consumedAt: ts('consumed_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.model, t.id] }),
+    index('oidc_models_grant').on(t.tenantId, t.grantId).where(sql`grant_id IS NOT NULL`),
+    index('oidc_models_user_code').on(t.tenantId, t.userCode).where(sql`user_code IS NOT NULL`),
+    index('oidc_models_uid').on(t.tenantId, t.uid).where(sql`uid IS NOT NULL`),
+    index('oidc_models_account').on(t.tenantId, t.accountId).where(sql`account_id IS NOT NULL`),
+    index('oidc_models_client').on(t.tenantId, t.clientId).where(sql`client_id IS NOT NULL`),
+  ],
+)

@@ -23,6 +23,7 @@ import { fail } from '../../lib/errors.ts'
 import { type AuditEvent, eventsAbout, scrubEvents } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { lockAddress, revokePendingFor } from '../invites/queries.ts'
+import { deleteAccountModels } from '../oidc/queries.ts'
 import type { RevokeUserSessions } from '../sessions/service.ts'
 import {
   hardDeleteUser,
@@ -97,6 +98,9 @@ async function finish(
   const scrubbed = await scrubAudit(tx, tenantId, user, linked)
   const now = deps.clock.now()
   const invites = await revokePendingFor(tx, tenantId, user.emailNormalized, now)
+  // The user's grants to the tenant's applications, with their codes, tokens and provider
+  // sessions (CONTRACT §11): nothing cascades to them from the user row.
+  await deleteAccountModels(tx, tenantId, userId)
   await hardDeleteUser(tx, tenantId, userId)
   // Named by id only: these rows never hold the address.
   await deps.audit.record(tx, tenantId, actor, [

@@ -21,7 +21,15 @@ import {
 } from '../../../test/helpers.ts'
 import { purgeTenant } from '../../db/cross-tenant.ts'
 import { eq } from '../../db/orm.ts'
-import { emailConflicts, oauthStates, tenants, webauthnChallenges } from '../../db/schema.ts'
+import {
+  apiResources,
+  applications,
+  emailConflicts,
+  oauthStates,
+  oidcModels,
+  tenants,
+  webauthnChallenges,
+} from '../../db/schema.ts'
 import { randomToken } from '../../lib/crypto.ts'
 import { purgeTenants } from './purge.ts'
 
@@ -69,6 +77,34 @@ async function populated(): Promise<TenantFixture> {
     createdAt: now,
     expiresAt: soon,
   })
+  // The OpenID provider's tables (CONTRACT §11), written directly as the rows above.
+  await server.deps.db.insert(applications).values({
+    tenantId: t.tenantId,
+    id: crypto.randomUUID(),
+    clientId: randomToken(),
+    name: 'App',
+    type: 'machine',
+    createdAt: now,
+    updatedAt: now,
+  })
+  await server.deps.db.insert(apiResources).values({
+    tenantId: t.tenantId,
+    id: crypto.randomUUID(),
+    name: 'API',
+    identifier: 'https://api.example.com',
+    createdAt: now,
+    updatedAt: now,
+  })
+  for (const model of ['Grant', 'AccessToken', 'Session']) {
+    await server.deps.db.insert(oidcModels).values({
+      tenantId: t.tenantId,
+      model,
+      id: randomToken(),
+      payload: { accountId: u.userId },
+      accountId: u.userId,
+      expiresAt: soon,
+    })
+  }
   await server.deps.db.insert(emailConflicts).values({
     tenantId: t.tenantId,
     userId: u.userId,

@@ -208,6 +208,11 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     db.execute(sql`
       INSERT INTO oauth_states (tenant_id, state_hash, code_verifier, nonce, created_at, expires_at)
       VALUES (${args.tenant}, ${crypto.randomUUID()}, 'v', 'n', ${old}, ${expires})`)
+  // An OpenID provider model (CONTRACT §11): it has no creation time, only an expiry.
+  const model = (expires: string) =>
+    db.execute(sql`
+      INSERT INTO oidc_models (tenant_id, model, id, payload, expires_at)
+      VALUES (${args.tenant}, 'AccessToken', ${crypto.randomUUID()}, '{}', ${expires})`)
   const deadSessions: string[] = []
   for (let i = 0; i < dead; i++) {
     // Expired sessions with their expired tokens, and sessions revoked in 2000.
@@ -215,6 +220,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     deadSessions.push(await session(future, old, old))
     await code(old)
     await state(old)
+    await model(old)
   }
   const live = await session(future, null, future)
   // Revoked long ago but with a token not yet expired: kept until the token is gone, so
@@ -222,6 +228,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
   const revokedWithToken = await session(future, old, future)
   await code(future)
   await state(future)
+  await model(future)
   return { t, deadSessions, live, revokedWithToken }
 }
 
@@ -249,6 +256,7 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
     sessions: 2 * dead,
     one_time_codes: dead,
     oauth_states: dead,
+    oidc_models: dead,
   }
   for (const table of PRUNED_TABLES) {
     const { deleted, statements } = pruned[table]
@@ -260,6 +268,10 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
   assert.equal(await countRows(server, 'refresh_tokens', t.tenantId), 2)
   assert.equal(await countRows(server, 'one_time_codes', t.tenantId), 1)
   assert.equal(await countRows(server, 'oauth_states', t.tenantId), 1)
+  const models = (await server.deps.db.execute(
+    sql`SELECT count(*)::int AS n FROM oidc_models WHERE tenant_id = ${t.tenantId}`,
+  )) as unknown as { rows: { n: number }[] }
+  assert.equal(models.rows[0].n, 1, 'the live oidc_models row stays')
   const sessionIds = await server.deps.db
     .select({ id: sessions.id })
     .from(sessions)

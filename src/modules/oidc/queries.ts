@@ -1,0 +1,122 @@
+// The queries of oidc_models, the one table that holds every model of oidc-provider
+// (STYLE, "panva's provider on one adapter table"; logto's oidc-model-instance queries).
+// No other file writes it. Every query names the tenant; a row past its expires_at is
+// never answered (the purge deletes it later), and expiry is the database's clock, the
+// same on every instance.
+import type { Handle } from '../../db/client.ts'
+import { and, eq, isNull, or, sql } from '../../db/orm.ts'
+import { oidcModels } from '../../db/schema.ts'
+
+export type ModelPayload = Record<string, unknown>
+
+/** The columns copied out of a payload, for the lookups and deletions that need an index. */
+function lookups(payload: ModelPayload) {
+  const text = (key: string) => {
+    const value = payload[key]
+    return typeof value === 'string' ? value : null
+  }
+  return {
+    grantId: text('grantId'),
+    userCode: text('userCode'),
+    uid: text('uid'),
+    accountId: text('accountId'),
+    clientId: text('clientId'),
+  }
+}
+
+/** Creates or replaces one model instance; `expiresIn` seconds from now, or never. */
+export async function upsertModel(
+  db: Handle,
+  tenantId: string,
+  model: string,
+  id: string,
+  payload: ModelPayload,
+  expiresIn: number | undefined,
+): Promise<void> {
+  const expiresAt = expiresIn
+    ? sql`now() + make_interval(secs => ${expiresIn})`
+    : sql`NULL::timestamptz`
+  const values = { tenantId, model, id, payload, ...lookups(payload) }
+  await db
+    .insert(oidcModels)
+    .values({ ...values, expiresAt })
+    .onConflictDoUpdate({
+      target: [oidcModels.tenantId, oidcModels.model, oidcModels.id],
+      set: { ...lookups(payload), payload, expiresAt, consumedAt: null },
+    })
+}
+
+const live = or(isNull(oidcModels.expiresAt), sql`${oidcModels.expiresAt} > now()`)
+
+async function findBy(db: Handle, tenantId: string, model: string, where: ReturnType<typeof eq>) {
+  const rows = await db
+    .select({ payload: oidcModels.payload, consumedAt: oidcModels.consumedAt })
+    .from(oidcModels)
+    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.model, model), where, live))
+    .limit(1)
+  const row = rows[0]
+  if (!row) return undefined
+  // oidc-provider reads `consumed` off the payload (a consumed code replayed revokes its grant).
+  return row.consumedAt
+    ? { ...row.payload, consumed: Math.floor(row.consumedAt.getTime() / 1000) }
+    : row.payload
+}
+
+export function findModel(db: Handle, tenantId: string, model: string, id: string) {
+  return findBy(db, tenantId, model, eq(oidcModels.id, id))
+}
+
+export function findModelByUid(db: Handle, tenantId: string, model: string, uid: string) {
+  return findBy(db, tenantId, model, eq(oidcModels.uid, uid))
+}
+
+export function findModelByUserCode(db: Handle, tenantId: string, model: string, code: string) {
+  return findBy(db, tenantId, model, eq(oidcModels.userCode, code))
+}
+
+/** Marks a single-use model spent, once (the first consume wins). */
+export async function consumeModel(db: Handle, tenantId: string, model: string, id: string) {
+  await db
+    .update(oidcModels)
+    .set({ consumedAt: sql`now()` })
+    .where(
+      and(
+        eq(oidcModels.tenantId, tenantId),
+        eq(oidcModels.model, model),
+        eq(oidcModels.id, id),
+        isNull(oidcModels.consumedAt),
+      ),
+    )
+}
+
+export async function destroyModel(db: Handle, tenantId: string, model: string, id: string) {
+  await db
+    .delete(oidcModels)
+    .where(
+      and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.model, model), eq(oidcModels.id, id)),
+    )
+}
+
+/** Everything issued under one grant (its codes and tokens, and the grant itself). */
+export async function revokeGrant(db: Handle, tenantId: string, grantId: string) {
+  await db
+    .delete(oidcModels)
+    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.grantId, grantId)))
+}
+
+/**
+ * Every model issued to one application: deleting it revokes its grants and tokens
+ * (CONTRACT §11); its JWT access tokens run out on their own.
+ */
+export async function deleteClientModels(db: Handle, tenantId: string, clientId: string) {
+  await db
+    .delete(oidcModels)
+    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.clientId, clientId)))
+}
+
+/** Every model of one user (grants, tokens, sessions): the erasure's (CONTRACT §9). */
+export async function deleteAccountModels(db: Handle, tenantId: string, accountId: string) {
+  await db
+    .delete(oidcModels)
+    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.accountId, accountId)))
+}
