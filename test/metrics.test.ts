@@ -3,6 +3,7 @@
 // the README lists, moving as the service works.
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
+import { DEFAULT_LIMITS } from '../src/lib/limits.ts'
 import { expectError } from './envelope.ts'
 import {
   createTenant,
@@ -47,6 +48,27 @@ test('a missing or wrong token is 401 with the envelope', async () => {
   expectError(await server.request('GET', '/metrics'), 401, 'token_missing')
   const wrong = await server.request('GET', '/metrics', undefined, { token: 'not-the-token' })
   expectError(wrong, 401, 'token_invalid')
+})
+
+test('rule: wrong metrics tokens are limited per address; then 429, even for the right token', async (t) => {
+  assert.deepEqual(DEFAULT_LIMITS.metricsFailures, { points: 20, seconds: 300 })
+  const limited = await startTestServer(t, {
+    metricsToken: TOKEN,
+    limits: { ...GENEROUS_LIMITS, metricsFailures: DEFAULT_LIMITS.metricsFailures },
+  })
+  const ip = randomIp()
+  const get = (token: string | undefined, from = ip) =>
+    limited.request('GET', '/metrics', undefined, { token, ip: from })
+  // The right token gives its point back: scrapes never use up the budget.
+  for (let i = 0; i < 25; i++) assert.equal((await get(TOKEN)).status, 200)
+  for (let i = 0; i < 20; i++) expectError(await get(`guess-${i}`), 401, 'token_invalid')
+  const held = await get('guess-20')
+  expectError(held, 429, 'rate_limited')
+  const retryAfter = Number(held.headers.get('retry-after'))
+  assert.ok(retryAfter >= 1 && retryAfter <= 300, `Retry-After ${retryAfter}`)
+  expectError(await get(TOKEN), 429, 'rate_limited')
+  // Another address is not held.
+  assert.equal((await get(TOKEN, randomIp())).status, 200)
 })
 
 test('requests, sign-ins, refusals and process metrics are counted', async () => {

@@ -31,6 +31,8 @@ export interface Limits {
   adminRequests: Budget
   /** Personal-data exports per (tenant, user): each reads everything the user has. */
   dataExports: Budget
+  /** Wrong METRICS_TOKEN guesses per client address (CONTRACT §16). */
+  metricsFailures: Budget
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -44,6 +46,7 @@ export const DEFAULT_LIMITS: Limits = {
   tokenEndpoints: { points: 60, seconds: 60 },
   adminRequests: { points: 600, seconds: 60 },
   dataExports: { points: 5, seconds: 60 * 60 },
+  metricsFailures: { points: 20, seconds: 5 * 60 },
 }
 
 export function parseLimit(raw: string): Budget | undefined {

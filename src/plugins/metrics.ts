@@ -1,6 +1,7 @@
 // GET /metrics (CONTRACT §10): Prometheus text, only when METRICS_TOKEN is set, and then
 // only to `Authorization: Bearer <METRICS_TOKEN>`; without the setting the route does not
 // exist (404). One registry per app, so test servers in one process do not share counts.
+// Wrong tokens count against a per-address budget (RATE_LIMIT_METRICS_FAILURES), then 429.
 //
 // What it shows: request rate and latency per route and status; sign-in outcomes by method
 // and failure reason (from the audit entries as they are written); password hashes running
@@ -117,7 +118,13 @@ export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): P
     async (request, reply) => {
       const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1]
       if (!given) throw new AppError('token_missing')
+      // A guess takes a point of the address's budget before it is compared (CONTRACT §16),
+      // and the right token gives it back. Once the budget is spent the right token gets the
+      // same 429 as a wrong one, as a held sign-in does (§6): otherwise the answer to a
+      // guess made while held would still tell a right guess from a wrong one.
+      await deps.limits.hit('metricsFailures', request.clientIp)
       if (!safeEqual(given, token)) throw new AppError('token_invalid')
+      await deps.limits.refund('metricsFailures', request.clientIp)
       reply.type(registry.contentType)
       return registry.metrics()
     },
