@@ -212,6 +212,48 @@ describe('a NUL or a lone surrogate in a string is 400 validation', () => {
   })
 })
 
+describe('a query string that is not UTF-8 percent-encoding is 400 (CONTRACT §16)', () => {
+  const BAD = ['x=%FF', 'x=%E0%A4', 'x=%zz', 'x=100%', 'search=%ED%A0%80', 'a=1&b=%C3']
+
+  test('on API routes: the validation envelope, and a login with one changes nothing', async () => {
+    for (const query of BAD) {
+      for (const path of ['/health', `/v1/${t.slug}/auth/config`, `/v1/${t.slug}/audit`]) {
+        const res = await server.request('GET', `${path}?${query}`, undefined, { token: admin() })
+        expectBadString(res, 'querystring')
+        assert.match(res.body.details.issues[0].message, /percent-encoding/)
+      }
+    }
+    const user = await signup(server, t.slug)
+    const res = await unchanged(server, t.tenantId, () =>
+      server.request('POST', `/v1/${t.slug}/auth/login?x=%FF`, {
+        email: user.email,
+        password: user.password,
+      }),
+    )
+    expectBadString(res, 'querystring')
+    // Well-formed escapes, multi-byte ones included, still pass.
+    const fine = await server.request(
+      'GET',
+      `/v1/${t.slug}/audit?search=caf%C3%A9%20%F0%9F%9A%80`,
+      undefined,
+      {
+        token: admin(),
+      },
+    )
+    assert.equal(fine.status, 200, JSON.stringify(fine.body))
+  })
+
+  test('on the hosted pages: an HTML 400 page', async () => {
+    for (const query of BAD) {
+      const res = await server.request('GET', `/t/${t.slug}/sign-in?${query}`)
+      assert.equal(res.status, 400, query)
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+      assert.match(res.body, /<h1>This request could not be read<\/h1>/)
+    }
+    assert.equal((await server.request('GET', `/t/${t.slug}/sign-in?next=%2Faccount`)).status, 200)
+  })
+})
+
 describe('date-time query parameters lie in 1970..9999', () => {
   test('the audit list refuses dates PostgreSQL or JavaScript cannot hold', async () => {
     for (const before of [

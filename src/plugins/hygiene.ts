@@ -5,6 +5,9 @@
 // string and the User-Agent in onRequest (after tenant resolution, which refuses a
 // malformed slug itself without a lookup), the parsed JSON body in preValidation. A body
 // nested deeper than any of ours is refused by the same walk, which never recurses.
+// A query string whose percent-escapes are not UTF-8 (`%FF`, a cut sequence `%E0%A4`, a
+// `%` without two hex digits) is refused with it (CONTRACT §16): the query parser would
+// otherwise keep such escapes as they were, or turn them into U+FFFD, without a word.
 //
 // The client address is settled here too: under TRUST_PROXY the address a proxy put in
 // X-Forwarded-For is used only when it is an IP address; otherwise the socket's.
@@ -66,6 +69,23 @@ function refuse(issue: Issue): never {
   throw new AppError('validation', { details: { issues: [issue] } })
 }
 
+/** Whether the URL's query string holds an escape that does not decode as UTF-8. */
+export function hasBadQueryEscape(url: string): boolean {
+  const start = url.indexOf('?')
+  if (start === -1 || !url.includes('%', start)) return false
+  try {
+    decodeURIComponent(url.slice(start + 1))
+    return false
+  } catch {
+    return true
+  }
+}
+
+const BAD_ESCAPE: Issue = {
+  path: 'querystring',
+  message: 'must be valid UTF-8 percent-encoding',
+}
+
 export function clientIp(request: FastifyRequest): string {
   const ip = request.ip
   if (ip && isIP(ip) !== 0) return ip
@@ -79,6 +99,7 @@ export function installInputHygiene(app: FastifyInstance): void {
     const { tenantSlug: _slug, ...params } = (request.params ?? {}) as Record<string, unknown>
     const bad =
       findUnsafeString(params, 'params') ??
+      (hasBadQueryEscape(request.url) ? BAD_ESCAPE : undefined) ??
       findUnsafeString(request.query, 'querystring') ??
       findUnsafeString(request.headers['user-agent'], 'headers.user-agent')
     if (bad) refuse(bad)
