@@ -662,7 +662,7 @@ export interface paths {
     put?: never
     /**
      * Begin a passkey sign-in: options for navigator.credentials.get
-     * @description Without `email`, `allowCredentials` is empty: the browser offers any discoverable passkey of this site. With `email`, that address’s passkeys; an unknown address answers the same shape (a decoy credential). The challenge is single use and valid 5 minutes. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description Without `email`, `allowCredentials` is empty: the browser offers any discoverable passkey of this site. With `email`, exactly three credential ids for any address: its passkeys first (all of them when it has more), then decoys shaped like the tenant’s passkeys, stable per address, so an unknown address looks like a known one. The challenge is single use and valid 5 minutes. 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['passkeySignInOptions']
     delete?: never

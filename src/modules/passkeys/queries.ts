@@ -83,6 +83,32 @@ export async function listPasskeys(db: Handle, tenantId: string, userId: string)
     .orderBy(desc(passkeys.createdAt), desc(passkeys.id))
 }
 
+export interface CredentialShape {
+  /** The credential id's length in bytes. */
+  bytes: number
+  transports: string[]
+}
+
+/**
+ * The id length and transports of the tenant's newest passkey (the decoys of the sign-in
+ * options take its shape, CONTRACT §16); undefined when the tenant has none. Ids are
+ * UUIDv7, so the newest is the last of the primary key's index: no sort.
+ */
+export async function newestCredentialShape(
+  db: Handle,
+  tenantId: string,
+): Promise<CredentialShape | undefined> {
+  const rows = await db
+    .select({ credentialId: passkeys.credentialId, transports: passkeys.transports })
+    .from(passkeys)
+    .where(eq(passkeys.tenantId, tenantId))
+    .orderBy(desc(passkeys.id))
+    .limit(1)
+  const row = rows[0]
+  if (!row) return undefined
+  return { bytes: Buffer.from(row.credentialId, 'base64url').length, transports: row.transports }
+}
+
 export async function findPasskeyByCredentialId(
   db: Handle,
   tenantId: string,

@@ -134,8 +134,10 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         summary: 'Begin a passkey sign-in: options for navigator.credentials.get',
         description:
           'Without `email`, `allowCredentials` is empty: the browser offers any discoverable ' +
-          'passkey of this site. With `email`, that address’s passkeys; an unknown address ' +
-          'answers the same shape (a decoy credential). The challenge is single use and ' +
+          'passkey of this site. With `email`, exactly three credential ids for any address: ' +
+          'its passkeys first (all of them when it has more), then decoys shaped like the ' +
+          'tenant’s passkeys, stable per address, so an unknown address looks like a known ' +
+          'one. The challenge is single use and ' +
           `valid 5 minutes. ${DISABLED}`,
         params: TenantSlugParams,
         body: SignInOptionsBody,

@@ -2,11 +2,14 @@
 // proves the first factor (signin/passkey.ts) and opens the session through the sign-in
 // pipeline (signin/pipeline.ts) with no second factor.
 //
-// No enumeration: with an email, the options list that address's passkeys; an unknown
-// address, and a user without passkeys, get one decoy credential id instead, derived
-// (HMAC) from the tenant and the address under a server key, so asking twice answers the
-// same decoy and the answer has the same shape either way. The statements run are the same
-// too (the passkey lookup runs against an id that matches nothing).
+// No enumeration (CONTRACT §16): with an email, the options list exactly LISTED_CREDENTIALS
+// credential ids for every address: its own passkeys first (all of them when it has more),
+// then decoys. A decoy is shaped like the tenant's newest real credential (its id's length
+// and its transports; a platform passkey's shape while the tenant has none) and derived
+// (HMAC under a key from ENCRYPTION_KEYS) from the tenant, the address and its slot, so
+// asking twice answers the same ids, two addresses never share one, and an unknown address,
+// a user without passkeys (password-only, suspended) and a deleted user look alike. The
+// statements run are the same too (the passkey lookup runs against an id that matches nothing).
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto'
 import type { Config } from '../../config.ts'
 import type { Deps } from '../../deps.ts'
@@ -17,7 +20,7 @@ import { provePasskey } from '../signin/passkey.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
-import { listPasskeys } from './queries.ts'
+import { type CredentialShape, listPasskeys, newestCredentialShape } from './queries.ts'
 import type { AuthenticationCredential } from './schemas.ts'
 import { issueChallenge, requirePasskeys } from './service.ts'
 import { CHALLENGE_TTL_SECONDS, relyingParty, webauthnLibrary } from './webauthn.ts'
@@ -29,7 +32,7 @@ export async function signInOptions(
   rawEmail: string | undefined,
 ) {
   requirePasskeys(tenant)
-  let allowCredentials: { id: string; transports?: string[] }[] = []
+  let allowCredentials: Descriptor[] = []
   let boundTo: string | null = null
   if (rawEmail !== undefined) {
     const email = normalizeEmail(rawEmail)
@@ -37,9 +40,11 @@ export async function signInOptions(
     // An unknown address binds the challenge to an id no user has: nothing can use it.
     boundTo = user?.id ?? randomUUID()
     const held = await listPasskeys(deps.db, tenant.id, boundTo)
-    allowCredentials = held.length
-      ? held.map((p) => ({ id: p.credentialId, transports: p.transports }))
-      : [decoy(deps.config, tenant.id, email)]
+    const shape = await newestCredentialShape(deps.db, tenant.id)
+    allowCredentials = held.map((p) => ({ id: p.credentialId, transports: p.transports }))
+    for (let slot = held.length; slot < LISTED_CREDENTIALS; slot++) {
+      allowCredentials.push(decoy(deps.config, tenant.id, email, slot, shape))
+    }
   }
   const challenge = await issueChallenge(deps, tenant.id, 'authentication', boundTo)
   const options = await (await webauthnLibrary()).generateAuthenticationOptions({
@@ -52,10 +57,35 @@ export async function signInOptions(
   return { ...options, allowCredentials: options.allowCredentials ?? [] }
 }
 
+/** How many credential ids the options list for any address (CONTRACT §16). */
+export const LISTED_CREDENTIALS = 3
+
+/**
+ * The decoys' shape while the tenant has no passkey: a platform passkey's, as Chromium's
+ * virtual platform authenticator makes them (32 random bytes, transport `internal`).
+ */
+const PLATFORM_SHAPE: CredentialShape = { bytes: 32, transports: ['internal'] }
+
+interface Descriptor {
+  id: string
+  transports?: string[]
+}
+
 const decoyKeys = new WeakMap<Buffer, Buffer>()
 
-/** A credential id that stands in for an address without passkeys (16 bytes, stable). */
-function decoy(config: Pick<Config, 'encryptionKeys'>, tenantId: string, email: string) {
+/**
+ * The credential id that stands in, in `slot`, for a passkey the address does not have:
+ * HMAC-SHA-256 of the tenant and the address under a key derived from the first
+ * ENCRYPTION_KEYS entry, expanded by HKDF to the shape's length for that slot.
+ */
+function decoy(
+  config: Pick<Config, 'encryptionKeys'>,
+  tenantId: string,
+  email: string,
+  slot: number,
+  shape: CredentialShape | undefined,
+): Descriptor {
+  const { bytes, transports } = shape ?? PLATFORM_SHAPE
   const secret = config.encryptionKeys[0].key
   let key = decoyKeys.get(secret)
   if (!key) {
@@ -63,7 +93,8 @@ function decoy(config: Pick<Config, 'encryptionKeys'>, tenantId: string, email: 
     decoyKeys.set(secret, key)
   }
   const mac = createHmac('sha256', key).update(`${tenantId}:${email}`, 'utf8').digest()
-  return { id: mac.subarray(0, 16).toString('base64url'), transports: ['hybrid', 'internal'] }
+  const id = Buffer.from(hkdfSync('sha256', mac, Buffer.alloc(0), `slot ${slot}`, bytes))
+  return { id: id.toString('base64url'), transports: [...transports] }
 }
 
 /** POST auth/passkey/verify. */
