@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from '../src/config.ts'
 import { type Database, openDatabase } from '../src/db/client.ts'
 import { FieldCipher } from '../src/lib/crypto.ts'
 import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
+import { applicationSecretColumn } from '../src/modules/applications/rotation.ts'
 import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
 import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
 
@@ -24,6 +25,10 @@ export async function rotateKeys(
     {
       name: 'tenants.idp_client_secret_enc',
       report: await rotateColumn(cipher, idpClientSecretColumn(db, cipher)),
+    },
+    {
+      name: 'applications.client_secret_enc',
+      report: await rotateColumn(cipher, applicationSecretColumn(db, cipher)),
     },
   ]
 }

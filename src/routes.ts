@@ -7,7 +7,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
 import { accountRoutes } from './modules/account/routes.ts'
+import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
+import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
@@ -60,6 +62,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(auditRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
+  await app.register(applicationRoutes, { deps, prefix: TENANT })
+  await app.register(apiResourceRoutes, { deps, prefix: TENANT })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)

@@ -6,7 +6,7 @@ import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
 import type { Handle } from './client.ts'
 import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
-import { emailConflicts, invites, sessions, tenants, users } from './schema.ts'
+import { applications, emailConflicts, invites, sessions, tenants, users } from './schema.ts'
 
 export interface SealedSecretRow {
   tenantId: string
@@ -285,6 +285,34 @@ export async function resealClientSecret(db: Handle, tenantId: string, from: str
     .where(and(eq(tenants.id, tenantId), eq(tenants.idpClientSecretEnc, from)))
     .returning({ id: tenants.id })
   return rows.length > 0
+}
+
+/**
+ * Applications whose client secret is sealed (CONTRACT §11), for key rotation: the next
+ * batch after `after` in key order; each row is then rewritten by its tenant.
+ */
+export async function findSealedApplicationSecrets(
+  db: Handle,
+  after: { tenantId: string; id: string } | undefined,
+  limit: number,
+) {
+  return db
+    .select({
+      tenantId: applications.tenantId,
+      id: applications.id,
+      sealed: applications.clientSecretEnc,
+    })
+    .from(applications)
+    .where(
+      and(
+        isNotNull(applications.clientSecretEnc),
+        after
+          ? sql`(${applications.tenantId}, ${applications.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(applications.tenantId), asc(applications.id))
+    .limit(limit)
 }
 
 /** The invitation of a token, with its (live) tenant. */

@@ -58,6 +58,7 @@ export const REASONS = {
   route_not_found: [404, 'No such route.'],
   not_found: [404, 'Not found.'],
   slug_taken: [409, 'This slug is taken.'],
+  identifier_taken: [409, 'An API resource of this workspace already has this identifier.'],
   already_member: [409, 'This address already belongs to a member.'],
   already_enrolled: [409, 'An authenticator is already enrolled.'],
   invite_used: [409, 'The invitation was already accepted.'],

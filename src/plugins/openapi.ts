@@ -15,7 +15,9 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import type { Config } from '../config.ts'
 import type { ErrorStatus, Reason } from '../lib/errors.ts'
+import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { apiKeyComponents } from '../modules/apikeys/schemas.ts'
+import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
@@ -47,6 +49,8 @@ const COMPONENTS = [
   ...auditComponents,
   ...introspectionComponents,
   ...privacyComponents,
+  ...applicationComponents,
+  ...apiResourceComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
@@ -136,6 +140,11 @@ const TAGS = [
   { name: 'Administration', description: 'The tenant, its users, API keys and audit log.' },
   { name: 'Invites', description: 'Invitations, and accepting one.' },
   { name: 'Tokens', description: 'How other back ends check access tokens.' },
+  {
+    name: 'OpenID provider',
+    description:
+      'The applications and API resources of the tenant’s OpenID Provider (issuer `{PUBLIC_URL}/oidc/{tenantSlug}`).',
+  },
 ]
 
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {

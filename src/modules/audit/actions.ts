@@ -51,11 +51,23 @@ export const LIFECYCLE_ACTIONS = [
   'PasskeyRemoved',
 ] as const
 
+/** CONTRACT §11, the OpenID provider's applications and API resources. */
+export const OIDC_ACTIONS = [
+  'ApplicationCreated',
+  'ApplicationUpdated',
+  'ApplicationDeleted',
+  'ApplicationSecretRotated',
+  'ApiResourceCreated',
+  'ApiResourceUpdated',
+  'ApiResourceDeleted',
+] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
   'UserUpdated',
   ...LIFECYCLE_ACTIONS,
+  ...OIDC_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -1,0 +1,89 @@
+// The queries of the api_resources table; no other file writes it. Every query names the
+// tenant; an identifier is unique within its tenant (api_resources_tenant_identifier).
+import type { Handle } from '../../db/client.ts'
+import { and, asc, eq, sql } from '../../db/orm.ts'
+import { apiResources } from '../../db/schema.ts'
+
+export type ApiResource = typeof apiResources.$inferSelect
+export type NewApiResource = typeof apiResources.$inferInsert
+
+/** Inserts a resource; undefined when the identifier is taken in the tenant (no exception). */
+export async function insertApiResource(db: Handle, row: NewApiResource) {
+  const rows = await db.insert(apiResources).values(row).onConflictDoNothing().returning()
+  return rows[0] as ApiResource | undefined
+}
+
+export async function findApiResource(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(apiResources)
+    .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.id, id)))
+    .limit(1)
+  return rows[0] as ApiResource | undefined
+}
+
+/** The resource a client names with RFC 8707 `resource` at this tenant's issuer. */
+export async function findApiResourceByIdentifier(
+  db: Handle,
+  tenantId: string,
+  identifier: string,
+) {
+  const rows = await db
+    .select()
+    .from(apiResources)
+    .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.identifier, identifier)))
+    .limit(1)
+  return rows[0] as ApiResource | undefined
+}
+
+export async function listApiResources(
+  db: Handle,
+  tenantId: string,
+  options: { limit: number; after?: string },
+): Promise<ApiResource[]> {
+  const { after } = options
+  return db
+    .select()
+    .from(apiResources)
+    .where(
+      and(
+        eq(apiResources.tenantId, tenantId),
+        after
+          ? sql`(${apiResources.createdAt}, ${apiResources.id}) > (
+              SELECT c.created_at, c.id FROM api_resources c WHERE c.tenant_id = ${tenantId} AND c.id = ${after})`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(apiResources.createdAt), asc(apiResources.id))
+    .limit(options.limit)
+}
+
+/**
+ * Changes a resource; answers 'taken' when a new identifier belongs to another resource
+ * of the tenant (checked by the unique index, so a race cannot slip past).
+ */
+export async function updateApiResource(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  changes: Partial<NewApiResource>,
+): Promise<ApiResource | undefined | 'taken'> {
+  if (changes.identifier !== undefined) {
+    const owner = await findApiResourceByIdentifier(db, tenantId, changes.identifier)
+    if (owner && owner.id !== id) return 'taken'
+  }
+  const rows = await db
+    .update(apiResources)
+    .set(changes)
+    .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.id, id)))
+    .returning()
+  return rows[0] as ApiResource | undefined
+}
+
+export async function deleteApiResource(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .delete(apiResources)
+    .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.id, id)))
+    .returning()
+  return rows[0] as ApiResource | undefined
+}

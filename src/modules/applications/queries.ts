@@ -1,0 +1,98 @@
+// The queries of the applications table; no other file writes it. Every query names the
+// tenant, except the client lookup by client_id, which is still asked within one tenant.
+import type { Handle } from '../../db/client.ts'
+import { and, asc, eq, sql } from '../../db/orm.ts'
+import { applications } from '../../db/schema.ts'
+
+export type Application = typeof applications.$inferSelect
+export type NewApplication = typeof applications.$inferInsert
+
+export async function insertApplication(db: Handle, row: NewApplication): Promise<Application> {
+  const rows = await db.insert(applications).values(row).returning()
+  return rows[0]
+}
+
+export async function findApplication(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(applications)
+    .where(and(eq(applications.tenantId, tenantId), eq(applications.id, id)))
+    .limit(1)
+  return rows[0] as Application | undefined
+}
+
+/** The application the provider of `tenantId` knows as `clientId` (another tenant's: none). */
+export async function findApplicationByClientId(db: Handle, tenantId: string, clientId: string) {
+  const rows = await db
+    .select()
+    .from(applications)
+    .where(and(eq(applications.tenantId, tenantId), eq(applications.clientId, clientId)))
+    .limit(1)
+  return rows[0] as Application | undefined
+}
+
+/** Oldest first; `after` is the id of the last application of the page before. */
+export async function listApplications(
+  db: Handle,
+  tenantId: string,
+  options: { limit: number; after?: string },
+): Promise<Application[]> {
+  const { after } = options
+  return db
+    .select()
+    .from(applications)
+    .where(
+      and(
+        eq(applications.tenantId, tenantId),
+        after
+          ? sql`(${applications.createdAt}, ${applications.id}) > (
+              SELECT c.created_at, c.id FROM applications c WHERE c.tenant_id = ${tenantId} AND c.id = ${after})`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(applications.createdAt), asc(applications.id))
+    .limit(options.limit)
+}
+
+export async function updateApplication(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  changes: Partial<NewApplication>,
+) {
+  const rows = await db
+    .update(applications)
+    .set(changes)
+    .where(and(eq(applications.tenantId, tenantId), eq(applications.id, id)))
+    .returning()
+  return rows[0] as Application | undefined
+}
+
+export async function deleteApplication(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .delete(applications)
+    .where(and(eq(applications.tenantId, tenantId), eq(applications.id, id)))
+    .returning()
+  return rows[0] as Application | undefined
+}
+
+/** Replaces a sealed secret only if it is still the one read (a rotation meanwhile wins). */
+export async function resealApplicationSecret(
+  db: Handle,
+  row: { tenantId: string; id: string },
+  from: string,
+  to: string,
+) {
+  const rows = await db
+    .update(applications)
+    .set({ clientSecretEnc: to })
+    .where(
+      and(
+        eq(applications.tenantId, row.tenantId),
+        eq(applications.id, row.id),
+        eq(applications.clientSecretEnc, from),
+      ),
+    )
+    .returning({ id: applications.id })
+  return rows.length > 0
+}

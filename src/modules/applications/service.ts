@@ -1,0 +1,187 @@
+// Applications (CONTRACT §11): the tenant's OAuth clients. Created, listed, edited and
+// deleted by an Admin or an API key, each change audited in its transaction. Web and
+// machine apps get a secret, shown once and stored sealed; rotating it replaces it at once
+// (the provider reads the client from this table on every request, so the old secret fails
+// from the next one). Deleting an application revokes its grants and tokens.
+import type { Deps } from '../../deps.ts'
+import { randomToken } from '../../lib/crypto.ts'
+import { fail } from '../../lib/errors.ts'
+import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import { readPage } from '../../lib/paging.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { deleteClientModels } from '../oidc/queries.ts'
+import * as store from './queries.ts'
+import { checkUris } from './redirect-uris.ts'
+import type {
+  ApplicationRecord,
+  ApplicationType,
+  CreateApplicationBody,
+  ListApplicationsQuery,
+  PatchApplicationBody,
+} from './schemas.ts'
+import { hasSecret, newSecret, sealSecret } from './secret.ts'
+
+type AppDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db'>
+
+export function presentApplication(row: store.Application): ApplicationRecord {
+  return {
+    id: row.id,
+    clientId: row.clientId,
+    name: row.name,
+    type: row.type as ApplicationType,
+    redirectUris: row.redirectUris,
+    postLogoutRedirectUris: row.postLogoutRedirectUris,
+    backchannelLogoutUri: row.backchannelLogoutUri,
+    firstParty: row.firstParty,
+    allowedScopes: row.allowedScopes,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+export async function createApplication(
+  deps: AppDeps,
+  tenantId: string,
+  input: CreateApplicationBody,
+  actor: Actor,
+) {
+  checkUris(input.type, input)
+  const now = deps.clock.now()
+  const id = uuidv7(now.getTime())
+  const secret = hasSecret(input.type) ? newSecret() : undefined
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await store.insertApplication(tx, {
+      tenantId,
+      id,
+      // 128 random bits: unguessable, and unique across tenants (the column is unique).
+      clientId: randomToken(16),
+      name: input.name,
+      type: input.type,
+      redirectUris: input.redirectUris ?? [],
+      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+      firstParty: input.firstParty ?? true,
+      allowedScopes: input.allowedScopes ?? [],
+      clientSecretEnc: secret ? sealSecret(deps.cipher, tenantId, id, secret) : null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApplicationCreated',
+        metadata: {
+          applicationId: id,
+          clientId: created.clientId,
+          name: created.name,
+          type: created.type,
+        },
+      },
+    ])
+    return created
+  })
+  return {
+    application: presentApplication(row),
+    ...(secret ? { clientSecret: secret } : {}),
+  }
+}
+
+export async function listApplicationPage(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  query: ListApplicationsQuery,
+) {
+  return readPage(
+    query,
+    ({ limit, after }) => store.listApplications(deps.db, tenantId, { limit, after }),
+    presentApplication,
+  )
+}
+
+export async function getApplication(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
+  if (!isUuid(id)) fail('not_found')
+  const row = await store.findApplication(deps.db, tenantId, id)
+  if (!row) fail('not_found')
+  return { application: presentApplication(row) }
+}
+
+export async function updateApplication(
+  deps: AppDeps,
+  tenantId: string,
+  id: string,
+  input: PatchApplicationBody,
+  actor: Actor,
+) {
+  if (!isUuid(id)) fail('not_found')
+  return deps.db.transaction(async (tx) => {
+    const current = await store.findApplication(tx, tenantId, id)
+    if (!current) fail('not_found')
+    checkUris(current.type as ApplicationType, input)
+    const changes = Object.fromEntries(
+      Object.entries(input).filter(([, value]) => value !== undefined),
+    ) as PatchApplicationBody
+    const fields = Object.keys(changes)
+    if (fields.length === 0) return { application: presentApplication(current) }
+    const row = await store.updateApplication(tx, tenantId, id, {
+      ...changes,
+      updatedAt: deps.clock.now(),
+    })
+    if (!row) fail('not_found')
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApplicationUpdated',
+        metadata: { applicationId: id, clientId: row.clientId, changes: fields },
+      },
+    ])
+    return { application: presentApplication(row) }
+  })
+}
+
+/** A new secret for a web or machine app; the old one is refused from the next request on. */
+export async function rotateApplicationSecret(
+  deps: AppDeps,
+  tenantId: string,
+  id: string,
+  actor: Actor,
+) {
+  if (!isUuid(id)) fail('not_found')
+  const secret = newSecret()
+  await deps.db.transaction(async (tx) => {
+    const current = await store.findApplication(tx, tenantId, id)
+    if (!current) fail('not_found')
+    if (!hasSecret(current.type)) {
+      fail('validation', {
+        message: 'Only web and machine applications have a client secret.',
+        details: {
+          issues: [{ path: 'params.id', message: `a ${current.type} app has no secret` }],
+        },
+      })
+    }
+    await store.updateApplication(tx, tenantId, id, {
+      clientSecretEnc: sealSecret(deps.cipher, tenantId, id, secret),
+      updatedAt: deps.clock.now(),
+    })
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApplicationSecretRotated',
+        metadata: { applicationId: id, clientId: current.clientId },
+      },
+    ])
+  })
+  return { clientSecret: secret }
+}
+
+/** Deletes the application with every grant, code and opaque token issued to it. */
+export async function deleteApplication(deps: AppDeps, tenantId: string, id: string, actor: Actor) {
+  if (!isUuid(id)) fail('not_found')
+  await deps.db.transaction(async (tx) => {
+    const row = await store.deleteApplication(tx, tenantId, id)
+    if (!row) fail('not_found')
+    await deleteClientModels(tx, tenantId, row.clientId)
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApplicationDeleted',
+        metadata: { applicationId: id, clientId: row.clientId, name: row.name },
+      },
+    ])
+  })
+}
