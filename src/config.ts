@@ -10,6 +10,7 @@ import {
   parsePrivateKeys,
 } from './lib/jwt.ts'
 import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
+import { loadDevOidcKeys, parseOidcSigningKeys } from './lib/oidc-keys.ts'
 import { defaultHashConcurrency } from './lib/passwords.ts'
 
 export interface EncryptionKey {
@@ -32,6 +33,11 @@ export interface Config {
   /** PKCS#8 PEM private keys, newest first (the first signs); empty with HS256. */
   jwtPrivateKeys: string[]
   encryptionKeys: EncryptionKey[]
+  /**
+   * OIDC_SIGNING_KEYS (CONTRACT §11): PKCS#8 PEM keys of the OpenID provider, newest first.
+   * Empty in production when the variable is unset: the provider is then off (404).
+   */
+  oidcSigningKeys: string[]
   smtpUrl: string | undefined
   mailFrom: string
   idp: IdpConfig | undefined
@@ -129,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems,
     production && !env.ENCRYPTION_KEYS,
   )
+  const oidcSigningKeys = parseOidcKeys(env.OIDC_SIGNING_KEYS, dataDir, production, problems)
   const smtpUrl = emptyToUndefined(env.SMTP_URL)
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
     problems.push('SMTP_URL: must start with smtp:// or smtps://')
@@ -178,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtAlg,
     jwtPrivateKeys,
     encryptionKeys,
+    oidcSigningKeys,
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'no-reply@localhost',
     idp,
@@ -289,6 +297,26 @@ function loadDevJwtKey(dataDir: string, alg: AsymmetricAlgorithm): string {
       return readFileSync(file, 'utf8')
     }
   }
+}
+
+/**
+ * OIDC_SIGNING_KEYS (CONTRACT §11): PEM keys, newest first (lib/oidc-keys.ts). Unset in
+ * development: an RSA and an EC key generated once in DATA_DIR; unset in production: the
+ * OpenID provider is off, so no instance signs with a key the others do not hold.
+ */
+function parseOidcKeys(
+  raw: string | undefined,
+  dataDir: string,
+  production: boolean,
+  problems: string[],
+): string[] {
+  if (!raw && production) return []
+  const parsed = parseOidcSigningKeys(raw || loadDevOidcKeys(dataDir))
+  if ('problem' in parsed) {
+    problems.push(`OIDC_SIGNING_KEYS: ${parsed.problem}`)
+    return []
+  }
+  return parsed.keys
 }
 
 interface DevSecrets {

@@ -14,6 +14,7 @@ import { auditRoutes } from './modules/audit/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
+import { oidcRoutes } from './modules/oidc/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
@@ -64,6 +65,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
+  // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
+  await app.register(oidcRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)

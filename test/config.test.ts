@@ -265,3 +265,39 @@ test('HASH_CONCURRENCY and HASH_QUEUE_LIMIT: whole numbers, at least one hash in
   assert.equal(defaults.hashConcurrency, 2, 'never more hashes than the thread pool')
   assert.equal(defaults.hashQueueLimit, 32)
 })
+
+// The OpenID provider's keys (CONTRACT §11): OIDC_SIGNING_KEYS.
+test('OIDC_SIGNING_KEYS: RSA and EC P-256 PEM keys, newest first; dev keys generated once in DATA_DIR', () => {
+  const dir = tmp()
+  const dev = loadConfig({ DATA_DIR: dir })
+  assert.deepEqual(
+    dev.oidcSigningKeys.map((pem) => createPrivateKey(pem).asymmetricKeyType),
+    ['rsa', 'ec'],
+  )
+  assert.deepEqual(loadConfig({ DATA_DIR: dir }).oidcSigningKeys, dev.oidcSigningKeys)
+  const given = loadConfig({ DATA_DIR: tmp(), OIDC_SIGNING_KEYS: dev.oidcSigningKeys.join('') })
+  assert.deepEqual(given.oidcSigningKeys, dev.oidcSigningKeys)
+})
+
+test('OIDC_SIGNING_KEYS mistakes: one line naming the variable', () => {
+  const ec = privateKeyPem('ES256')
+  for (const [raw, expected] of [
+    ['not a key', /OIDC_SIGNING_KEYS: expected PEM private keys/],
+    [ec, /OIDC_SIGNING_KEYS: at least one RSA key is required/],
+    [privateKeyPem('EdDSA'), /OIDC_SIGNING_KEYS: key 1: expected an RSA key/],
+  ] as const) {
+    const found = problems({ DATA_DIR: tmp(), OIDC_SIGNING_KEYS: raw })
+    assert.equal(found.length, 1, JSON.stringify(found))
+    assert.match(found[0], expected)
+  }
+})
+
+test('production without OIDC_SIGNING_KEYS starts with the OpenID provider off', () => {
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    JWT_SECRET: 'p'.repeat(40),
+    ENCRYPTION_KEYS: key('v1'),
+    SMTP_URL: 'smtp://mail.example.com:587',
+  })
+  assert.deepEqual(config.oidcSigningKeys, [])
+})

@@ -1,7 +1,7 @@
 // Test harness: the real app on a real socket, driven over HTTP with fetch, against the
 // database chosen by DATABASE_URL (unset: a fresh embedded PGlite per test file) and,
 // with REDIS_URL, real Redis. Only the clock may be faked.
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
@@ -19,6 +19,15 @@ import { defaultHashConcurrency } from '../src/lib/passwords.ts'
 import { databaseFromTemplate } from './pglite-template.ts'
 
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0001'
+
+/**
+ * The OpenID provider's signing keys (CONTRACT §11): an RSA key (RS256) and an EC P-256
+ * key (ES256), generated once per test process.
+ */
+export const TEST_OIDC_KEYS = [
+  generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+].map((k) => k.export({ type: 'pkcs8', format: 'pem' }).toString())
 
 /** Budgets large enough that ordinary tests never meet them; limit tests set their own. */
 export const GENEROUS_LIMITS: Limits = Object.fromEntries(
@@ -38,6 +47,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     jwtAlg: 'HS256',
     jwtPrivateKeys: [],
     encryptionKeys: [{ version: 'v1', key: Buffer.alloc(32, 7) }],
+    oidcSigningKeys: TEST_OIDC_KEYS,
     smtpUrl: undefined,
     mailFrom: 'auth@test.local',
     idp: undefined,

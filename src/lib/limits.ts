@@ -33,6 +33,8 @@ export interface Limits {
   dataExports: Budget
   /** Wrong METRICS_TOKEN guesses per client address (CONTRACT §16). */
   metricsFailures: Budget
+  /** OpenID provider token-endpoint requests per (tenant, client) (CONTRACT §11). */
+  oidcToken: Budget
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -47,6 +49,7 @@ export const DEFAULT_LIMITS: Limits = {
   adminRequests: { points: 600, seconds: 60 },
   dataExports: { points: 5, seconds: 60 * 60 },
   metricsFailures: { points: 20, seconds: 5 * 60 },
+  oidcToken: { points: 600, seconds: 60 },
 }
 
 export function parseLimit(raw: string): Budget | undefined {

@@ -1,0 +1,58 @@
+// The tenant's applications as oidc-provider clients (CONTRACT §11). The provider asks
+// its adapter for model `Client` on every request that names a client; the answer is read
+// from the applications table of that tenant only (another tenant's client_id is unknown
+// here: invalid_client), with the secret opened from its sealed column, so a rotated
+// secret or a deleted application takes effect on the next request, on every instance.
+import type { Handle } from '../../db/client.ts'
+import type { FieldCipher } from '../../lib/crypto.ts'
+import { type Application, findApplicationByClientId } from '../applications/queries.ts'
+import { openSecret } from '../applications/secret.ts'
+
+const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/** What each type may do (RFC 9700 §2.1.1: PKCE for every code flow; public clients have no secret). */
+const GRANTS: Record<string, string[]> = {
+  web: ['authorization_code', 'refresh_token'],
+  spa: ['authorization_code', 'refresh_token'],
+  native: ['authorization_code', 'refresh_token', DEVICE_CODE],
+  machine: ['client_credentials'],
+}
+
+export function clientMetadata(
+  app: Application,
+  cipher: FieldCipher,
+): Record<string, unknown> | undefined {
+  const secret = app.clientSecretEnc
+    ? openSecret(cipher, app.tenantId, app.id, app.clientSecretEnc)
+    : undefined
+  // A secret sealed under a retired key cannot be compared: the client cannot sign in.
+  if (app.clientSecretEnc && secret === undefined) return undefined
+  const machine = app.type === 'machine'
+  return {
+    client_id: app.clientId,
+    client_name: app.name,
+    application_type: app.type === 'native' ? 'native' : 'web',
+    grant_types: GRANTS[app.type] ?? [],
+    response_types: machine ? [] : ['code'],
+    redirect_uris: app.redirectUris,
+    post_logout_redirect_uris: app.postLogoutRedirectUris,
+    ...(app.backchannelLogoutUri
+      ? {
+          backchannel_logout_uri: app.backchannelLogoutUri,
+          backchannel_logout_session_required: true,
+        }
+      : {}),
+    ...(secret
+      ? { client_secret: secret, token_endpoint_auth_method: 'client_secret_basic' }
+      : { token_endpoint_auth_method: 'none' }),
+    // Extra metadata (provider.ts declares it) read by the provider's policies.
+    app_type: app.type,
+    first_party: app.firstParty,
+    allowed_scopes: app.allowedScopes,
+  }
+}
+
+export async function findClient(db: Handle, cipher: FieldCipher, tenantId: string, id: string) {
+  const app = await findApplicationByClientId(db, tenantId, id)
+  return app ? clientMetadata(app, cipher) : undefined
+}

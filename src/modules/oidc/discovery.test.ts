@@ -1,0 +1,106 @@
+// The OpenID provider's discovery (CONTRACT §11): each tenant is an issuer at
+// {PUBLIC_URL}/oidc/{slug}, its metadata at the OIDC and RFC 8414 well-known URIs, its
+// jwks with public keys only; an unknown or deleted tenant is 404.
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import { setTenant } from '../../../test/db.ts'
+import { expectError } from '../../../test/envelope.ts'
+import { issuerOf } from '../../../test/fixtures/oidc.ts'
+import {
+  createTenant,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+} from '../../../test/helpers.ts'
+
+let server: TestServer
+let t: TenantFixture
+before(async (ctx) => {
+  server = await startTestServer(ctx)
+  t = await createTenant(server)
+})
+
+const get = (path: string) => server.request('GET', path)
+
+test('discovery: the tenant is an issuer with every endpoint of §11; registration is not listed by default', async () => {
+  const res = await get(`/oidc/${t.slug}/.well-known/openid-configuration`)
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  const doc = res.body
+  assert.equal(doc.issuer, issuerOf(server, t.slug))
+  const base = `${server.url}/oidc/${t.slug}`
+  for (const [name, path] of [
+    ['authorization_endpoint', '/auth'],
+    ['token_endpoint', '/token'],
+    ['userinfo_endpoint', '/me'],
+    ['jwks_uri', '/jwks'],
+    ['end_session_endpoint', '/session/end'],
+    ['introspection_endpoint', '/token/introspection'],
+    ['revocation_endpoint', '/token/revocation'],
+    ['device_authorization_endpoint', '/device/auth'],
+  ]) {
+    assert.equal(doc[name], base + path, name)
+  }
+  assert.equal(doc.registration_endpoint, undefined)
+  // RFC 9207: authorization responses carry `iss`; RFC 7636 with S256 only.
+  assert.equal(doc.authorization_response_iss_parameter_supported, true)
+  assert.deepEqual(doc.code_challenge_methods_supported, ['S256'])
+  assert.ok(doc.grant_types_supported.includes('client_credentials'))
+  assert.ok(doc.grant_types_supported.includes('urn:ietf:params:oauth:grant-type:device_code'))
+  assert.deepEqual([...doc.id_token_signing_alg_values_supported].sort(), ['ES256', 'RS256'])
+  assert.equal(doc.backchannel_logout_supported, true)
+  // RFC 8414 §3: the same metadata at the well-known URI with the issuer's path appended.
+  const rfc8414 = await get(`/.well-known/oauth-authorization-server/oidc/${t.slug}`)
+  assert.equal(rfc8414.status, 200)
+  assert.deepEqual(rfc8414.body, doc)
+})
+
+test('discovery isolation: two tenants are two issuers', async () => {
+  const other = await createTenant(server)
+  const a = (await get(`/oidc/${t.slug}/.well-known/openid-configuration`)).body
+  const b = (await get(`/oidc/${other.slug}/.well-known/openid-configuration`)).body
+  assert.notEqual(a.issuer, b.issuer)
+  assert.equal(b.issuer, issuerOf(server, other.slug))
+  assert.ok(b.token_endpoint.includes(`/oidc/${other.slug}/`))
+})
+
+test('an unknown or deleted tenant is 404 tenant_not_found at every provider path', async () => {
+  for (const path of [
+    '/oidc/no-such-tenant-x1/.well-known/openid-configuration',
+    '/oidc/no-such-tenant-x1/jwks',
+    '/.well-known/oauth-authorization-server/oidc/no-such-tenant-x1',
+    '/oidc/NOT%00A%20SLUG/jwks',
+  ]) {
+    expectError(await get(path), 404, 'tenant_not_found')
+  }
+  const token = await server.request('POST', '/oidc/no-such-tenant-x1/token', undefined, {
+    raw: 'grant_type=client_credentials',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  })
+  expectError(token, 404, 'tenant_not_found')
+  const closed = await createTenant(server)
+  assert.equal((await get(`/oidc/${closed.slug}/jwks`)).status, 200)
+  await setTenant(server, closed.slug, { deletedAt: new Date() })
+  expectError(
+    await get(`/oidc/${closed.slug}/.well-known/openid-configuration`),
+    404,
+    'tenant_not_found',
+  )
+  expectError(await get(`/oidc/${closed.slug}/jwks`), 404, 'tenant_not_found')
+})
+
+test('jwks: the public keys of OIDC_SIGNING_KEYS (RS256 and ES256), never a private member', async () => {
+  const res = await get(`/oidc/${t.slug}/jwks`)
+  assert.equal(res.status, 200)
+  const { keys } = res.body as { keys: Record<string, string>[] }
+  assert.deepEqual(keys.map((k) => k.alg).sort(), ['ES256', 'RS256'])
+  for (const key of keys) {
+    assert.equal(key.use, 'sig')
+    assert.equal(typeof key.kid, 'string')
+    for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k']) {
+      assert.equal(key[secret], undefined, `${key.kty} key without ${secret}`)
+    }
+  }
+  // The same keys for every tenant (one key set for the service), with stable ids.
+  const other = await createTenant(server)
+  assert.deepEqual((await get(`/oidc/${other.slug}/jwks`)).body, res.body)
+})

@@ -1,0 +1,150 @@
+// One oidc-provider instance for one tenant (CONTRACT §11): issuer
+// {PUBLIC_URL}/oidc/{slug}, its storage the tenant's rows of oidc_models (adapter.ts), its
+// clients the tenant's applications (clients.ts), its accounts the tenant's Active users
+// (account.ts), its resources the tenant's API resources (resources.ts). Every option set
+// here says which rule it implements; the rest are oidc-provider's defaults.
+import { createHmac } from 'node:crypto'
+// @ts-expect-error: oidc-provider ships no type declarations.
+import Provider, { errors } from 'oidc-provider'
+import type { Config } from '../../config.ts'
+import type { Db } from '../../db/client.ts'
+import type { FieldCipher } from '../../lib/crypto.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { accountFinder } from './account.ts'
+import { TenantAdapter } from './adapter.ts'
+import type { SigningJwk } from './keys.ts'
+import { type ProviderErrors, resourceServerInfo } from './resources.ts'
+
+/** What this service uses of an oidc-provider instance (the package ships no types). */
+export interface OidcProvider {
+  issuer: string
+  proxy: boolean
+  callback(): (req: unknown, res: unknown) => void
+}
+
+export interface ProviderDeps {
+  config: Pick<Config, 'publicUrl' | 'trustProxy' | 'encryptionKeys'>
+  db: Db
+  cipher: FieldCipher
+  jwks: { keys: SigningJwk[] }
+}
+
+const DAY = 24 * 60 * 60
+
+export function issuerOf(publicUrl: string, slug: string): string {
+  return `${publicUrl}/oidc/${slug}`
+}
+
+/**
+ * The keys that sign the provider's cookies (interaction and session), derived from
+ * ENCRYPTION_KEYS so every instance holds the same ones and a key rotation keeps the
+ * cookies of the previous key readable (the first signs, all verify).
+ */
+export function cookieKeys(config: Pick<Config, 'encryptionKeys'>): string[] {
+  return config.encryptionKeys.map(({ key }) =>
+    createHmac('sha256', key).update('oidc-provider cookies').digest('base64url'),
+  )
+}
+
+const html = (text: unknown) =>
+  String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+interface Caller {
+  clientId: string
+  clientAuthMethod: string
+}
+
+interface TokenLike {
+  resourceServer?: { accessTokenTTL?: number }
+}
+
+export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
+  const { config } = deps
+  const issuer = issuerOf(config.publicUrl, tenant.slug)
+  const resourceTtl = (_ctx: unknown, token: TokenLike) =>
+    token.resourceServer?.accessTokenTTL ?? 900
+  const provider: OidcProvider = new Provider(issuer, {
+    adapter: (model: string) => new TenantAdapter(deps, tenant.id, model),
+    jwks: deps.jwks,
+    findAccount: accountFinder(deps.db, tenant.id),
+    cookies: { keys: cookieKeys(config) },
+    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'given_name', 'family_name', 'updated_at'],
+    },
+    // The policies read which kind of application asks (clients.ts).
+    extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
+    // RFC 7636 with S256 only (oidc-provider offers no `plain`); required for public clients
+    // (spa, native), as RFC 9700 §2.1.1 asks at the least.
+    pkce: {
+      required: (_ctx: unknown, client: { clientAuthMethod: string }) =>
+        client.clientAuthMethod === 'none',
+    },
+    // The SPEC's refresh-token family rule: rotated on every use; a reused one revokes the grant.
+    rotateRefreshToken: true,
+    ttl: {
+      AccessToken: resourceTtl,
+      ClientCredentials: resourceTtl,
+      AuthorizationCode: 60,
+      DeviceCode: 600,
+      IdToken: 3600,
+      Interaction: 600,
+      Grant: 30 * DAY,
+      RefreshToken: 30 * DAY,
+      Session: 14 * DAY,
+    },
+    // The hosted pages lead the sign-in and consent (a later part of issue 20 builds them).
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) =>
+        `${config.publicUrl}/t/${tenant.slug}/authorize/${interaction.uid}`,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      // RFC 7662 §2.1: a confidential client of the tenant (an API checking the tokens it
+      // receives) may introspect any token of this issuer; a public client only its own.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (_ctx: unknown, caller: Caller, token: { clientId: string }) =>
+          caller.clientAuthMethod !== 'none' || caller.clientId === token.clientId,
+      },
+      // RFC 7009 §2.1: only the client a token was issued to may revoke it.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx: unknown, caller: Caller, token: { clientId: string }) =>
+          caller.clientId === token.clientId,
+      },
+      deviceFlow: { enabled: true },
+      rpInitiatedLogout: { enabled: true },
+      backchannelLogout: { enabled: true },
+      // RFC 7591 is opt-in per tenant (`dynamicClientRegistration`), not built yet: off.
+      registration: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: resourceServerInfo(deps.db, tenant.id, errors as ProviderErrors),
+      },
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256', 'ES256'],
+      userinfoSigningAlgValues: ['RS256', 'ES256'],
+      introspectionSigningAlgValues: ['RS256', 'ES256'],
+      authorizationSigningAlgValues: ['RS256', 'ES256'],
+    },
+    // CONTRACT §11, Errors: an HTML page with the status, never a redirect; the public
+    // description only (the detail is oidc-provider's to log).
+    renderError: async (
+      ctx: { type: string; body: string },
+      out: { error?: string; error_description?: string },
+    ) => {
+      ctx.type = 'html'
+      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head><body><main><h1>${html(out.error)}</h1><p>${html(out.error_description)}</p></main></body></html>`
+    },
+  })
+  // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
+  provider.proxy = config.trustProxy !== false
+  return provider
+}

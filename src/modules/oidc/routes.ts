@@ -1,0 +1,93 @@
+// The OpenID provider in Fastify (CONTRACT §11): every request under /oidc/{slug}/ (and
+// the RFC 8414 metadata at /.well-known/oauth-authorization-server/oidc/{slug}) is handed,
+// raw, to the tenant's oidc-provider instance (pool.ts), which writes the response itself.
+// Before that, the service's own onRequest hooks have run: an unknown or deleted tenant is
+// 404 tenant_not_found, a NUL or lone surrogate in the query 400 (CONTRACT §8); the token
+// endpoint takes a point of RATE_LIMIT_OIDC_TOKEN per (tenant, client).
+//
+// Bodies: this plugin is encapsulated with its own content-type parser, which reads any
+// body as bytes (at most oidc-provider's own 56 KiB) and hands them over as `req.body`
+// (oidc-provider reads a body already read from there), so the API's JSON-only rule
+// stays untouched outside this plugin.
+import type { IncomingMessage } from 'node:http'
+import { parse } from 'node:querystring'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps } from '../../deps.ts'
+import { signingJwks } from './keys.ts'
+import { ProviderPool } from './pool.ts'
+
+const BODY_LIMIT = 56 * 1024
+const DISCOVERY = '/.well-known/openid-configuration'
+
+type RawRequest = IncomingMessage & { baseUrl?: string; body?: Buffer }
+
+/** The client a token request names: HTTP Basic (RFC 6749 §2.3.1), else `client_id`. */
+function clientIdOf(raw: RawRequest): string {
+  const auth = raw.headers.authorization
+  if (auth?.startsWith('Basic ')) {
+    const decoded = Buffer.from(auth.slice(6), 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    try {
+      return decodeURIComponent(colon === -1 ? decoded : decoded.slice(0, colon))
+    } catch {
+      return ''
+    }
+  }
+  const id = raw.body ? parse(raw.body.toString('utf8')).client_id : undefined
+  return typeof id === 'string' ? id : ''
+}
+
+export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  // Production without OIDC_SIGNING_KEYS: the provider is off, its paths 404.
+  if (deps.config.oidcSigningKeys.length === 0) return
+  const pool = new ProviderPool({
+    config: deps.config,
+    db: deps.db,
+    cipher: deps.cipher,
+    jwks: signingJwks(deps.config.oidcSigningKeys),
+  })
+
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: BODY_LIMIT },
+    (request, body, done) => {
+      ;(request.raw as RawRequest).body = body as Buffer
+      done(null, undefined)
+    },
+  )
+
+  const hand = async (request: FastifyRequest, reply: FastifyReply, path: string) => {
+    const tenant = request.tenant
+    const raw = request.raw as RawRequest
+    if (request.method === 'POST' && path.split('?')[0] === '/token') {
+      await deps.limits.hit('oidcToken', `${tenant.id}:${clientIdOf(raw)}`)
+    }
+    // oidc-provider builds its URLs from the mount path it finds in `baseUrl`.
+    raw.baseUrl = `/oidc/${tenant.slug}`
+    raw.url = path
+    reply.hijack()
+    pool.handler(tenant)(raw, reply.raw)
+  }
+
+  fastify.route({
+    method: ['GET', 'POST', 'OPTIONS'],
+    url: '/oidc/:tenantSlug/*',
+    schema: { hide: true },
+    handler: (request, reply) => {
+      const prefix = `/oidc/${request.tenant.slug}`
+      return hand(request, reply, request.raw.url?.slice(prefix.length) || '/')
+    },
+  })
+
+  // RFC 8414 §3: the metadata of issuer {PUBLIC_URL}/oidc/{slug}, at the well-known URI
+  // with the issuer's path appended.
+  fastify.get(
+    '/.well-known/oauth-authorization-server/oidc/:tenantSlug',
+    { schema: { hide: true } },
+    (request, reply) => {
+      const query = request.raw.url?.indexOf('?') ?? -1
+      return hand(request, reply, DISCOVERY + (query === -1 ? '' : request.raw.url?.slice(query)))
+    },
+  )
+}
