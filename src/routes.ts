@@ -7,21 +7,22 @@
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
 import { accountRoutes } from './modules/account/routes.ts'
-import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { apiKeyRoutes } from './modules/apikeys/routes.ts'
+import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
-import { oidcRoutes } from './modules/oidc/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
+import { oidcRoutes } from './modules/oidc/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
 import { sessionManagementRoutes } from './modules/sessions/manage-routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
+import { stepUpRoutes } from './modules/stepup/routes.ts'
 import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
 import { tenantRoutes } from './modules/tenants/routes.ts'
 import { userAdminRoutes } from './modules/users/admin-routes.ts'
@@ -50,6 +51,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(inviteAcceptRoutes, { deps })
   await app.register(sessionRoutes, { deps, prefix: TENANT })
   await app.register(meRoutes, { deps, prefix: TENANT })
+  await app.register(stepUpRoutes, { deps, prefix: TENANT })
   await app.register(sessionManagementRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
   await app.register(accountRoutes, { deps, prefix: TENANT })

@@ -9,6 +9,7 @@
 // component itself. Request shapes (bodies, query strings, path parameters) stay inline:
 // validation compiles them without the registered schemas.
 import { type Static, type TSchema, Type } from 'typebox'
+import { EMAIL_MAX_LENGTH } from './lib/email.ts'
 import { CODE_BY_STATUS, type ErrorStatus, type Reason } from './lib/errors.ts'
 
 /**
@@ -21,7 +22,27 @@ export function ref<T extends TSchema>(component: T, options: { description?: st
   return Type.Unsafe<Static<T>>(Type.Ref(id, options))
 }
 
-export const Email = Type.String({ format: 'email', maxLength: 254 })
+/**
+ * An email address as the service accepts it: Ajv's `email` format is src/lib/email.ts's
+ * isEmail (src/plugins/validation.ts). The document shows the rule itself, EMAIL_PATTERN,
+ * in place of the format (src/plugins/openapi.ts): `format: email` would say RFC 5321's
+ * grammar, which is another rule.
+ */
+export const Email = Type.String({
+  format: 'email',
+  maxLength: EMAIL_MAX_LENGTH,
+  description:
+    'An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC.',
+})
+
+/**
+ * CONTRACT §8 as a pattern: no U+0000 and no unpaired UTF-16 surrogate. The document puts
+ * it on every string a request carries (src/plugins/openapi.ts); the service enforces it
+ * with src/plugins/hygiene.ts. The second branch (a pair) lets tools that read patterns
+ * without Unicode mode see the same set; in Unicode mode a pair is one code point.
+ */
+export const SAFE_TEXT_PATTERN =
+  '^(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$'
 /** Passwords presented to sign in (Limits: 1 to 1024). */
 export const Password = Type.String({ minLength: 1, maxLength: 1024 })
 /** Passwords being created or changed (Limits: 12 to 1024). */
@@ -178,6 +199,7 @@ const ERROR_TITLES: Record<ErrorStatus, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not found',
+  405: 'Method not allowed (see Allow)',
   408: 'Request timeout',
   409: 'Conflict',
   429: 'Too many requests (see Retry-After)',

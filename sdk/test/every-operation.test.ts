@@ -200,6 +200,17 @@ test('every operationId is called through the SDK against the real service', asy
     held.items.map((p) => p.id),
     [passkey.id],
   )
+  // Reauthenticating with it (CONTRACT §16: removing a passkey needs a recent proof).
+  const again = await pub.reauthenticationOptions({ token: byPasskey.accessToken })
+  assert.deepEqual(
+    again.allowCredentials.map((c) => c.id),
+    [authenticator.id],
+  )
+  const reauthenticated = await pub.reauthenticate({
+    token: byPasskey.accessToken,
+    body: { response: authenticator.get(again) },
+  })
+  assert.deepEqual(reauthenticated, { ok: true })
   const removed = await pub.deletePasskey({
     token: byPasskey.accessToken,
     path: { id: passkey.id },

@@ -42,6 +42,10 @@ export const REASONS = {
   account_suspended: [401, 'This account is suspended.'],
   invalid_api_key: [401, 'The API key is not valid.'],
   user_token_required: [401, 'This route needs a user access token.'],
+  reauthentication_required: [
+    401,
+    'This change needs a recent sign-in: confirm it is you with me/reauthenticate.',
+  ],
   invalid_invite: [401, 'The invitation is not valid.'],
   invite_expired: [401, 'The invitation has expired.'],
   idp_error: [401, 'The identity provider refused the sign-in.'],

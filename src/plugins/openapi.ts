@@ -9,14 +9,21 @@
 //   - every error response lists the `details.reason` values it may carry, in its
 //     description and as `x-reasons`: those the route declares, and those every route
 //     of its kind shares (derived here from its body, parameters, tenant prefix, auth
-//     mode and budget).
+//     mode and budget);
+//   - request schemas say what the service accepts (README, "The OpenAPI document"): an
+//     unknown property is ignored, so no object says `additionalProperties: false` (the
+//     route's own schema keeps it: validation drops what it does not name; the §8 rule
+//     still reads its strings, which info.description says), and every
+//     string carries CONTRACT §8's rule as a pattern, an email the service's own rule in
+//     place of `format: email` (`publishedRequest`).
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import type { Config } from '../config.ts'
+import { EMAIL_PATTERN } from '../lib/email.ts'
 import type { ErrorStatus, Reason } from '../lib/errors.ts'
-import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { apiKeyComponents } from '../modules/apikeys/schemas.ts'
+import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
@@ -28,12 +35,12 @@ import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
 import { privacyComponents } from '../modules/privacy/schemas.ts'
 import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
-import { tenantComponents } from '../modules/tenants/schemas.ts'
+import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
 import { userComponents } from '../modules/users/schemas.ts'
-import { type ErrorReasons, REASONS_KEY, sharedComponents } from '../schemas.ts'
+import { type ErrorReasons, REASONS_KEY, SAFE_TEXT_PATTERN, sharedComponents } from '../schemas.ts'
 import type { AuthMode } from './auth.ts'
 
-/** Every named response shape: components.schemas of the document. */
+/** Every named shape: components.schemas of the document. */
 const COMPONENTS = [
   ...sharedComponents,
   ...serviceComponents,
@@ -158,7 +165,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
       info: {
         title: 'Tenant authentication service',
         description:
-          'Multi-tenant authentication and user management. Errors share one envelope: `{ code, message, details? }`; each error response lists the `details.reason` values it may carry (`x-reasons`).',
+          'Multi-tenant authentication and user management. Errors share one envelope: `{ code, message, details? }`; each error response lists the `details.reason` values it may carry (`x-reasons`). Request bodies: a property an operation does not name is ignored (never applied), but, like every string a request carries, its strings and keys may hold no U+0000 and no unpaired surrogate (400 `validation`); a body nests at most 32 levels deep (else 400 `validation`), and a `__proto__` key, or a `constructor` key holding `prototype`, is refused as 400 `malformed_json`.',
         version: '0.0.0',
       },
       servers: [{ url: config.publicUrl }],
@@ -232,7 +239,59 @@ function describe(
   }
   if (schema.operationId) reasons.set(schema.operationId, listed)
   const querystring = schema.querystring && optionalDefaults(schema.querystring as ObjectSchema)
-  return { ...schema, security, response, ...(querystring ? { querystring } : {}) } as FastifySchema
+  const request: Record<string, unknown> = {}
+  if (schema.body) request.body = publishedRequest(schema.body)
+  if (querystring) request.querystring = publishedRequest(querystring)
+  if (schema.params) request.params = publishedRequest(schema.params)
+  return { ...schema, security, response, ...request } as FastifySchema
+}
+
+type JsonSchema = Record<string, unknown>
+
+/**
+ * A request schema as the document shows it, what the service accepts (a copy: the
+ * route's schema still validates): every object allows the properties it does not name
+ * (they are ignored) instead of `additionalProperties: false`, which validation reads as
+ * "drop", and its keys carry SAFE_TEXT_PATTERN (`propertyNames`). An `additionalProperties`
+ * schema for the unknown ones' values would say the rest of §8, but client generators turn
+ * it into an index signature that no typed body satisfies: info.description says it; an email carries EMAIL_PATTERN, the rule of isEmail (Ajv's `email` format here),
+ * instead of `format: email`; every other free string carries SAFE_TEXT_PATTERN, the rule src/plugins/hygiene.ts
+ * enforces on all of them (a string with its own pattern, format or values is narrower
+ * already: test/openapi.test.ts holds each to refusing U+0000 and lone surrogates); the
+ * tenant slug carries its own rule (a slug that breaks it is 404 tenant_not_found).
+ */
+function publishedRequest(schema: unknown, name = ''): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => publishedRequest(item))
+  if (schema === null || typeof schema !== 'object') return schema
+  const node = schema as JsonSchema
+  const out: JsonSchema = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties') {
+      out.properties = Object.fromEntries(
+        Object.entries(value as JsonSchema).map(([prop, s]) => [prop, publishedRequest(s, prop)]),
+      )
+    } else if (key === 'not' || key === 'examples' || key === 'default') {
+      out[key] = value // `not` names properties to refuse; adding rules inside would invert them
+    } else if (typeof value === 'object' && value !== null) {
+      out[key] = publishedRequest(value)
+    } else out[key] = value
+  }
+  if (node.type === 'object') {
+    if (node.additionalProperties === false) delete out.additionalProperties
+    out.propertyNames = { pattern: SAFE_TEXT_PATTERN }
+  }
+  if (node.format === 'email') {
+    delete out.format
+    out.pattern = EMAIL_PATTERN
+  } else if (node.type === 'string' && name === 'tenantSlug') {
+    Object.assign(out, { pattern: SLUG_PATTERN, maxLength: 63 })
+  } else if (
+    node.type === 'string' &&
+    !('pattern' in node || 'format' in node || 'const' in node || 'enum' in node)
+  ) {
+    out.pattern = SAFE_TEXT_PATTERN
+  }
+  return out
 }
 
 type ObjectSchema = { properties?: Record<string, { default?: unknown }>; required?: string[] }

@@ -225,7 +225,7 @@ export interface paths {
     post?: never
     /**
      * Delete the signed-in account (every session ends)
-     * @description The last active Admin cannot delete itself (403 `last_admin`).
+     * @description Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). The last active Admin cannot delete itself (403 `last_admin`).
      */
     delete: operations['deleteMe']
     options?: never
@@ -251,6 +251,46 @@ export interface paths {
      * @description A wrong `currentPassword` is 401 `invalid_credentials` and counts like a failed sign-in.
      */
     patch: operations['changePassword']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/reauthenticate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Prove a sign-in factor again, for this session only
+     * @description Adding a passkey, beginning TOTP enrolment, removing a passkey and deleting the account need a sign-in or a reauthentication of the session within the last 10 minutes (else 401 `reauthentication_required`); a refresh does not count. Send exactly one of `password`, `totpCode`, `recoveryCode` (spent), `code` (a login code from auth/request-login-code, for users without a password) or `response` (a passkey assertion for the options of me/reauthenticate/options). Wrong: 401 `invalid_credentials` (password, passkey), `invalid_mfa_code` (TOTP or recovery code), `invalid_code` (login code); each counts as a failed sign-in in the failure budgets (429 `rate_limited` past them) and is audited as `UserLoginFailed`.
+     */
+    post: operations['reauthenticate']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/reauthenticate/options': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Begin a passkey reauthentication: options for navigator.credentials.get
+     * @description `allowCredentials` lists the signed-in user's passkeys; the challenge is single use, valid 5 minutes, and answers only me/reauthenticate of this user. 400 `validation` when the user has no passkey; 403 `passkeys_disabled` when the tenant turned passkeys off.
+     */
+    post: operations['reauthenticationOptions']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
     trace?: never
   }
   '/v1/{tenantSlug}/me/sessions': {
@@ -481,7 +521,7 @@ export interface paths {
     put?: never
     /**
      * Begin TOTP enrolment: a new secret and its otpauth URI
-     * @description Activate it with mfa/totp/verify. 409 `already_enrolled` while TOTP is active.
+     * @description Activate it with mfa/totp/verify. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 409 `already_enrolled` while TOTP is active.
      */
     post: operations['enrollTotp']
     delete?: never
@@ -601,7 +641,7 @@ export interface paths {
     put?: never
     /**
      * Begin registering a passkey: options for navigator.credentials.create
-     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['passkeyRegistrationOptions']
     delete?: never
@@ -622,7 +662,7 @@ export interface paths {
     put?: never
     /**
      * Finish registering a passkey with the authenticator’s response
-     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['registerPasskey']
     delete?: never
@@ -643,7 +683,7 @@ export interface paths {
     post?: never
     /**
      * Remove one of the signed-in user’s passkeys
-     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`.
+     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`).
      */
     delete: operations['deletePasskey']
     options?: never
@@ -2148,7 +2188,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -2221,6 +2261,171 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  reauthenticate: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          password?: string
+          totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
+          code?: string
+          response?: {
+            /** @description base64url credential id */
+            id: string
+            /** @description base64url credential id */
+            rawId: string
+            /** @enum {string} */
+            type: 'public-key'
+            authenticatorAttachment?: 'platform' | 'cross-platform'
+            /** @description Client extension results (not used). */
+            clientExtensionResults?: Record<string, never>
+            response: {
+              clientDataJSON: string
+              authenticatorData: string
+              signature: string
+              userHandle?: string
+            }
+          }
+        } & (unknown | unknown | unknown | unknown | unknown)
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`, `invalid_mfa_code`, `invalid_code`, `account_suspended`, `password_login_disabled`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  reauthenticationOptions: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description PublicKeyCredentialRequestOptions as JSON, for navigator.credentials.get. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PasskeyRequestOptions']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -3000,7 +3205,7 @@ export interface operations {
           'application/json': components['schemas']['TotpEnrolment']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3457,7 +3662,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3604,7 +3809,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3683,7 +3888,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { requireRecentAuthentication } from '../stepup/recent.ts'
 import { requestEmailOtp } from './email-otp.ts'
 import { enrollSignedIn, initialEnroll, initialVerify, verifySignedIn } from './enrolment.ts'
 import { regenerateRecoveryCodes } from './recovery.ts'
@@ -34,14 +35,21 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
         tags: ['MFA'],
         summary: 'Begin TOTP enrolment: a new secret and its otpauth URI',
         description:
-          'Activate it with mfa/totp/verify. 409 `already_enrolled` while TOTP is active.',
+          'Activate it with mfa/totp/verify. Needs a sign-in or me/reauthenticate of this ' +
+          'session within the last 10 minutes (401 `reauthentication_required`). 409 ' +
+          '`already_enrolled` while TOTP is active.',
         params: TenantSlugParams,
-        response: responses(Enrolment, { 401: [], 404: [], 409: ['already_enrolled'] }),
+        response: responses(Enrolment, {
+          401: ['reauthentication_required'],
+          404: [],
+          409: ['already_enrolled'],
+        }),
       },
     },
     async (request) => {
-      const { userId } = request.principal as UserPrincipal
-      return enrollSignedIn(deps, request.tenant, userId)
+      const principal = request.principal as UserPrincipal
+      await requireRecentAuthentication(deps, request.tenant.id, principal)
+      return enrollSignedIn(deps, request.tenant, principal.userId)
     },
   )
 

@@ -5,7 +5,8 @@ import { and, desc, eq, gt, isNull, lt } from '../../db/orm.ts'
 import { passkeys, webauthnChallenges } from '../../db/schema.ts'
 
 export type PasskeyRow = typeof passkeys.$inferSelect
-export type Ceremony = 'registration' | 'authentication'
+/** `reauthentication`: a signed-in user proving a passkey again (CONTRACT §16). */
+export type Ceremony = 'registration' | 'authentication' | 'reauthentication'
 
 export async function insertChallenge(
   db: Handle,

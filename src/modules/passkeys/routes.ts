@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import { requireRecentAuthentication } from '../stepup/recent.ts'
 import {
   CreationOptions,
   Passkey,
@@ -15,12 +16,21 @@ import {
   SignInBody,
   SignInOptionsBody,
 } from './schemas.ts'
-import { listOwnPasskeys, registerPasskey, registrationOptions, removePasskey } from './service.ts'
+import {
+  listOwnPasskeys,
+  registerPasskey,
+  registrationOptions,
+  removePasskey,
+  requirePasskeys,
+} from './service.ts'
 import { signInOptions, signInWithPasskey } from './sign-in.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
 const DISABLED = '403 `passkeys_disabled` when the tenant turned passkeys off.'
+const RECENT =
+  'Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 ' +
+  '`reauthentication_required`).'
 
 export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -36,11 +46,11 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         description:
           'The challenge is single use and valid 5 minutes. User verification is required; ' +
           `the user's passkeys are excluded. 400 \`validation\` when the account already ` +
-          `holds 20 passkeys. ${DISABLED}`,
+          `holds 20 passkeys. ${RECENT} ${DISABLED}`,
         params: TenantSlugParams,
         response: responses(CreationOptions, {
           400: [],
-          401: [],
+          401: ['reauthentication_required'],
           403: ['passkeys_disabled'],
           404: [],
           429: [],
@@ -48,8 +58,10 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
       },
     },
     async (request) => {
-      const { userId } = request.principal as UserPrincipal
-      return registrationOptions(deps, request.tenant, userId)
+      const principal = request.principal as UserPrincipal
+      requirePasskeys(request.tenant)
+      await requireRecentAuthentication(deps, request.tenant.id, principal)
+      return registrationOptions(deps, request.tenant, principal.userId)
     },
   )
 
@@ -65,12 +77,13 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
           'The response of navigator.credentials.create (RegistrationResponseJSON). 400 ' +
           '`validation` when it is malformed or does not verify (unknown, used or expired ' +
           'challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` ' +
-          `when the credential is already registered. Audit \`PasskeyRegistered\`. ${DISABLED}`,
+          `when the credential is already registered. Audit \`PasskeyRegistered\`. ${RECENT} ` +
+          DISABLED,
         params: TenantSlugParams,
         body: RegisterBody,
         response: responses(Passkey, {
           400: [],
-          401: [],
+          401: ['reauthentication_required'],
           403: ['passkeys_disabled'],
           404: [],
           409: ['already_enrolled'],
@@ -79,7 +92,10 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
       },
     },
     async (request) => {
-      const { userId } = request.principal as UserPrincipal
+      const principal = request.principal as UserPrincipal
+      requirePasskeys(request.tenant)
+      await requireRecentAuthentication(deps, request.tenant.id, principal)
+      const { userId } = principal
       return registerPasskey(deps, request.tenant, userId, request.body, request.actor)
     },
   )
@@ -112,13 +128,19 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         summary: 'Remove one of the signed-in user’s passkeys',
         description:
           '404 `not_found` for an unknown id or another user’s passkey. Works while ' +
-          'passkeys are turned off. Audit `PasskeyRemoved`.',
+          `passkeys are turned off. Audit \`PasskeyRemoved\`. ${RECENT}`,
         params: PasskeyParams,
-        response: responses(Ok, { 400: [], 401: [], 404: ['not_found'] }),
+        response: responses(Ok, {
+          400: [],
+          401: ['reauthentication_required'],
+          404: ['not_found'],
+        }),
       },
     },
     async (request) => {
-      const { userId } = request.principal as UserPrincipal
+      const principal = request.principal as UserPrincipal
+      await requireRecentAuthentication(deps, request.tenant.id, principal)
+      const { userId } = principal
       await removePasskey(deps, request.tenant, userId, request.params.id, request.actor)
       return { ok: true as const }
     },

@@ -93,7 +93,7 @@ export const RequestOptions = ref(RequestOptionsComponent)
 
 const credential = {
   id: CredentialId,
-  rawId: CredentialId,
+  rawId: B64(1364, 16, 'the same credential id as `id`'),
   type: Type.Literal('public-key'),
   authenticatorAttachment: Type.Optional(
     Type.Union([Type.Literal('platform'), Type.Literal('cross-platform')]),
@@ -101,7 +101,13 @@ const credential = {
   clientExtensionResults: Type.Optional(Extensions),
 }
 
-const ClientDataJSON = B64(4096, 2)
+// What a JSON schema cannot say of these members, the service checks before anything else
+// (webauthn.ts) and answers 400 validation; the descriptions say it.
+const ClientDataJSON = B64(
+  4096,
+  2,
+  'base64url of the client data (WebAuthn §5.8.1): a JSON object with string `type`, `origin` and `challenge` (the base64url challenge of the options).',
+)
 
 export const RegistrationCredential = Type.Object(
   {
@@ -109,7 +115,11 @@ export const RegistrationCredential = Type.Object(
     response: Type.Object(
       {
         clientDataJSON: ClientDataJSON,
-        attestationObject: B64(24_000, 2),
+        attestationObject: B64(
+          24_000,
+          2,
+          'base64url of the CBOR attestation object: `fmt`, `attStmt` and `authData` with the attested credential.',
+        ),
         transports: Type.Optional(Transports),
       },
       { additionalProperties: false },
@@ -125,7 +135,8 @@ export const AuthenticationCredential = Type.Object(
     response: Type.Object(
       {
         clientDataJSON: ClientDataJSON,
-        authenticatorData: B64(4096, 50), // 37 bytes at least: 50 characters
+        // 37 bytes at least: 50 characters
+        authenticatorData: B64(4096, 50, 'base64url of the authenticator data (WebAuthn §6.1).'),
         signature: B64(6000, 2),
         userHandle: Type.Optional(B64(86, 0)), // at most 64 bytes (WebAuthn §5.4.3)
       },
@@ -136,10 +147,15 @@ export const AuthenticationCredential = Type.Object(
 )
 export type AuthenticationCredential = Static<typeof AuthenticationCredential>
 
+// The examples are whole ceremonies as a browser sends them (an ES256 platform passkey,
+// `none` attestation), so the service reads them as it reads a real one: client data with
+// its type, challenge and origin, a CBOR attestation object with a credential, authenticator
+// data and a DER signature. The challenges were never issued, so they end in a 401.
 const example = {
   id: 'x4Ba8vXb3Qf0kL8oYbVd5A',
   rawId: 'x4Ba8vXb3Qf0kL8oYbVd5A',
   type: 'public-key',
+  authenticatorAttachment: 'platform',
 }
 
 export const RegisterBody = Type.Object(
@@ -161,8 +177,11 @@ export const RegisterBody = Type.Object(
         response: {
           ...example,
           response: {
-            clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0',
-            attestationObject: 'o2NmbXRkbm9uZQ',
+            clientDataJSON:
+              'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiazNQd0I4UXoxdlI2dE4weVg0bUw5c0QyZkc3aEo1Y0E4ZVUxaU8zblY2dyIsIm9yaWdpbiI6Imh0dHBzOi8vYXV0aC5leGFtcGxlLmNvbSIsImNyb3NzT3JpZ2luIjpmYWxzZX0',
+            attestationObject:
+              'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YViUwgTIVP_l81o7hSCL2YnGDRxW1Wz9mm4vWPKLltF-BzNFAAAAAAAAAAAAAAAAAAAAAAAAAAAAEMeAWvL1290H9JC_KGG1XeSlAQIDJiABIVggW-4vMVJzW5ObpHCHfhqmWeKRnf2mgUl7-Pjs5QZ8Tj4iWCCVhrXkz3D0zDMjVAqcp8Q5MWI79_ZBPuHELH2GpO1ICg',
+            transports: ['internal', 'hybrid'],
           },
           clientExtensionResults: {},
         },
@@ -186,9 +205,12 @@ export const SignInBody = Type.Object(
         response: {
           ...example,
           response: {
-            clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0',
-            authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ',
-            signature: 'MEUCIQDx',
+            clientDataJSON:
+              'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiWm05UTJ3Ujh0WTR1STZvUDBhUzNkRjVnSDdqSzlsTDF6WDJjVjRiTjZtTSIsIm9yaWdpbiI6Imh0dHBzOi8vYXV0aC5leGFtcGxlLmNvbSIsImNyb3NzT3JpZ2luIjpmYWxzZX0',
+            authenticatorData: 'wgTIVP_l81o7hSCL2YnGDRxW1Wz9mm4vWPKLltF-BzMFAAAAAQ',
+            signature:
+              'MEYCIQDfqKrN6T2OOh99Ke6xZ8IO78xiNAVLKB5nVyR_qadYlgIhALBqrVyXCK_NqZGTL2IiJK6c9PcHY7DvbUHDLFQvNDNA',
+            userHandle: 'AZOhsgAAcACAAAAAAAAAAQ',
           },
           clientExtensionResults: {},
         },

@@ -355,3 +355,55 @@ export async function revokeUserSession(
     .returning({ id: sessions.id })
   return rows.length > 0
 }
+
+/**
+ * When a live session of the user last proved a sign-in factor (CONTRACT §16): its sign-in
+ * (created_at) or its latest reauthentication, whichever is later; undefined when the
+ * session is not the user's, has ended or expired. A refresh changes neither column.
+ */
+export async function lastProofOf(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  sessionId: string,
+  now: Date,
+): Promise<Date | undefined> {
+  const rows = await db
+    .select({ createdAt: sessions.createdAt, reauthenticatedAt: sessions.reauthenticatedAt })
+    .from(sessions)
+    .where(liveSessionOf(tenantId, userId, sessionId, now))
+    .limit(1)
+  const row = rows[0]
+  if (!row) return undefined
+  const again = row.reauthenticatedAt
+  return again && again > row.createdAt ? again : row.createdAt
+}
+
+/**
+ * Records that the live session `sessionId` of the user proved a factor again at `now`
+ * (POST me/reauthenticate); false when it has ended or expired meanwhile. Only that
+ * session: the user's other sessions keep their own time.
+ */
+export async function stampReauthentication(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  sessionId: string,
+  now: Date,
+): Promise<boolean> {
+  const rows = await db
+    .update(sessions)
+    .set({ reauthenticatedAt: now })
+    .where(liveSessionOf(tenantId, userId, sessionId, now))
+    .returning({ id: sessions.id })
+  return rows.length > 0
+}
+
+const liveSessionOf = (tenantId: string, userId: string, sessionId: string, now: Date) =>
+  and(
+    eq(sessions.tenantId, tenantId),
+    eq(sessions.id, sessionId),
+    eq(sessions.userId, userId),
+    isNull(sessions.revokedAt),
+    gt(sessions.expiresAt, now),
+  )

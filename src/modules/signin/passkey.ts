@@ -56,21 +56,31 @@ export interface PasskeyProof extends FirstFactorProof {
   recordRefusal(): Promise<void>
 }
 
+/**
+ * `account`: a reauthentication of that signed-in user (CONTRACT §16, POST me/reauthenticate)
+ * rather than a sign-in: the challenge is of the `reauthentication` ceremony, only the
+ * account's own passkeys are accepted, and every try counts against the account.
+ */
 export async function provePasskey(
   deps: PasskeyDeps,
   tenant: Tenant,
   credential: AuthenticationCredential,
   actor: Actor,
+  account?: User,
 ): Promise<PasskeyProof> {
   // Shape first: a malformed response is a 400 that spends and records nothing.
   const challenge = signedChallenge(credential.response.clientDataJSON)
   await checkAssertionShape(credential.response.authenticatorData)
   checkRawId(credential)
-  const passkey = await findPasskeyByCredentialId(deps.db, tenant.id, credential.id)
-  const user = passkey ? await findUserById(deps.db, tenant.id, passkey.userId) : undefined
+  const found = await findPasskeyByCredentialId(deps.db, tenant.id, credential.id)
+  // Another user's passkey proves nothing about the account: it is refused as unknown.
+  const passkey = account && found?.userId !== account.id ? undefined : found
+  const user = !passkey
+    ? undefined
+    : (account ?? (await findUserById(deps.db, tenant.id, passkey.userId)))
   const attempt = await deps.guard.begin({
     tenantId: tenant.id,
-    email: user?.emailNormalized ?? UNKNOWN_CREDENTIAL,
+    email: (account ?? user)?.emailNormalized ?? UNKNOWN_CREDENTIAL,
     ip: actor.ip ?? '',
     factor: 'code',
   })
@@ -79,12 +89,12 @@ export async function provePasskey(
     deps.db,
     tenant.id,
     hashToken(challenge),
-    'authentication',
+    account ? 'reauthentication' : 'authentication',
     now,
   )
 
   const refuse = async (reason: PasskeyRefusal): Promise<never> => {
-    await recordFailure(deps, tenant, actor, user, passkey, reason)
+    await recordFailure(deps, tenant, actor, user ?? account, passkey, reason)
     fail(reason === 'account_suspended' ? 'account_suspended' : 'invalid_credentials')
   }
   if (!spent) return refuse('invalid_challenge')

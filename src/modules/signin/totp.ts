@@ -12,12 +12,12 @@ import type { SecondFactorProof } from './pipeline.ts'
 
 type TotpDeps = Pick<Deps, 'cipher' | 'clock'>
 
-/** A code of the user's active authenticator. */
+/** A code of the user's active authenticator; `flow` is MfaTotpVerified's metadata. */
 export function checkTotp(
   deps: TotpDeps,
   user: User,
   code: string,
-  flow: 'password' | 'loginCode',
+  flow: 'password' | 'loginCode' | 'reauthenticate',
 ): SecondFactorProof {
   if (!user.totpEnabled || !user.totpSecretEnc) fail('invalid_mfa_code')
   const step = stepOf(deps, user, user.totpSecretEnc, code)

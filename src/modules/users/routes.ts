@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { requireRecentAuthentication } from '../stepup/recent.ts'
 import { changePassword, deleteOwnAccount, readMe } from './me.ts'
 import { ChangePasswordBody, Me } from './schemas.ts'
 
@@ -37,14 +38,22 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
         operationId: 'deleteMe',
         tags: ['Current user'],
         summary: 'Delete the signed-in account (every session ends)',
-        description: 'The last active Admin cannot delete itself (403 `last_admin`).',
+        description:
+          'Needs a sign-in or me/reauthenticate of this session within the last 10 minutes ' +
+          '(401 `reauthentication_required`). The last active Admin cannot delete itself ' +
+          '(403 `last_admin`).',
         params: TenantSlugParams,
-        response: responses(Ok, { 401: [], 403: ['last_admin'], 404: [] }),
+        response: responses(Ok, {
+          401: ['reauthentication_required'],
+          403: ['last_admin'],
+          404: [],
+        }),
       },
     },
     async (request) => {
-      const { userId } = request.principal as UserPrincipal
-      await deleteOwnAccount(deps, request.tenant, userId, request.actor)
+      const principal = request.principal as UserPrincipal
+      await requireRecentAuthentication(deps, request.tenant.id, principal)
+      await deleteOwnAccount(deps, request.tenant, principal.userId, request.actor)
       return { ok: true as const }
     },
   )
