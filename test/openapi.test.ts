@@ -1,11 +1,15 @@
 // The OpenAPI document is fit to generate clients from (README, "The OpenAPI document"):
 // every operation has a unique camelCase operationId and its security; response shapes
 // are named components, referred to with $ref; every request body has examples the body
-// schema accepts; every error response lists the `details.reason` values it may carry.
+// schema accepts; every error response lists the `details.reason` values it may carry;
+// request schemas say what the service accepts (unknown properties ignored, CONTRACT §8's
+// rule on every string, the email rule of src/lib/email.ts): test/fuzz.test.ts sends them.
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
+import * as fc from 'fast-check'
+import { isEmail } from '../src/lib/email.ts'
 import { REASONS, type Reason } from '../src/lib/errors.ts'
 import { startTestServer } from './helpers.ts'
 
@@ -255,6 +259,109 @@ describe('request bodies', () => {
     const limit = byId('listUsers').parameters.find((p: any) => p.name === 'limit')
     assert.equal(limit.schema.default, 50)
     assert.equal(limit.required, false)
+  })
+})
+
+describe('request schemas say what the service accepts', () => {
+  /** Ajv over the document: request schemas with their `#/components/…` references. */
+  function compiler() {
+    const ajv = new Ajv({ strict: false })
+    ;(addFormats as any).default ? (addFormats as any).default(ajv) : (addFormats as any)(ajv)
+    ajv.addSchema({ components: doc.components }, 'document')
+    return (schema: unknown) =>
+      ajv.compile(
+        JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"document#/components/')),
+      )
+  }
+
+  /** Every schema of a request part (body, parameter), named by where it is. */
+  function requestSchemas(): [string, any][] {
+    const out: [string, any][] = []
+    const walk = (where: string, node: any) => {
+      if (!node || typeof node !== 'object' || node.$ref) return
+      out.push([where, node])
+      for (const [key, value] of Object.entries<any>(node.properties ?? {})) {
+        walk(`${where}.${key}`, value)
+      }
+      if (node.items) walk(`${where}[]`, node.items)
+      for (const branch of node.anyOf ?? []) walk(`${where}|`, branch)
+    }
+    for (const { key, op } of operations()) {
+      for (const p of op.parameters ?? []) walk(`${key} ${p.in} ${p.name}`, p.schema)
+      const body = json(op.requestBody)?.schema
+      if (body) walk(`${key} body`, body)
+    }
+    return out
+  }
+
+  test('an unknown property is ignored: no object refuses one; keys follow CONTRACT §8', () => {
+    const compile = compiler()
+    let objects = 0
+    for (const [where, schema] of requestSchemas()) {
+      if (schema.type !== 'object') continue
+      objects++
+      assert.equal(schema.additionalProperties, undefined, `${where}: additionalProperties`)
+      const validate = compile({ propertyNames: schema.propertyNames })
+      assert.ok(validate({ any: 1, 'ü💥': 2 }), `${where}: keys`)
+      assert.ok(!validate({ 'k\u0000': 1 }) && !validate({ '\ud800': 1 }), `${where}: bad keys`)
+    }
+    assert.ok(objects >= 30, `${objects} objects`)
+    // What a schema cannot say without giving generated clients an index signature.
+    assert.match(doc.info.description, /does not name is ignored/)
+  })
+
+  test('every string a request carries refuses U+0000 and lone surrogates (CONTRACT §8)', () => {
+    const compile = compiler()
+    let strings = 0
+    for (const [where, schema] of requestSchemas()) {
+      if (schema.type !== 'string') continue
+      strings++
+      assert.ok(schema.pattern || schema.format || schema.enum || 'const' in schema, where)
+      const validate = compile(schema)
+      for (const bad of ['\u0000', 'a\u0000b', '\ud800', 'x\udc00', 'a\ud83d']) {
+        assert.ok(!validate(bad), `${where} allows ${JSON.stringify(bad)}`)
+      }
+    }
+    assert.ok(strings >= 60, `${strings} strings`)
+    // The pattern lets everything else through, astral characters included.
+    const free = byId('login').requestBody.content['application/json'].schema.properties.password
+    assert.ok(compile(free)('pässwörd 💥 \t\u200b\uffff'), 'the rest of Unicode')
+  })
+
+  test("an email is the service's own rule, not format: email", () => {
+    const schema = byId('login').requestBody.content['application/json'].schema.properties.email
+    assert.equal(schema.format, undefined)
+    const validate = compiler()(schema)
+    const cases: [string, boolean][] = [
+      ['ada@example.com', true],
+      [' Ada@Example.COM\u3000', true],
+      ['josé@exämple.com', true],
+      ['a@io', false],
+      ['a b@example.com', false],
+      ['a\u200b@example.com', false],
+      ['a@example.com\u0000', false],
+      ['\tada@example.com', false],
+      [`${'a'.repeat(65)}@example.com`, false],
+      [`a@${'b'.repeat(250)}.io`, false],
+    ]
+    for (const [email, expected] of cases) {
+      assert.equal(validate(email), expected, JSON.stringify(email))
+      assert.equal(isEmail(email), expected, `isEmail(${JSON.stringify(email)})`)
+    }
+    // The document and the service's function agree on any text.
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc
+        .tuple(fc.string({ unit: 'binary', maxLength: 8 }), fc.emailAddress())
+        .map(([a, b]) => a + b),
+      fc
+        .tuple(fc.emailAddress(), fc.constantFrom('@@', '\u00ad@', '@.', ' @', '@a\u202e'))
+        .map(([e, at]) => e.replace('@', at)),
+    )
+    fc.assert(
+      fc.property(text, (email) => validate(email) === isEmail(email)),
+      { numRuns: 2000 },
+    )
   })
 })
 

@@ -10,6 +10,11 @@ import { Ref, ref, type World } from './world.ts'
 export interface Operation {
   /** `POST /v1/{tenantSlug}/auth/login`: the test's name and FUZZ_ONLY's subject. */
   key: string
+  operationId: string
+  /** The security requirements of the operation (`[]`: public). */
+  security: Record<string, unknown>[]
+  /** The documented examples of its JSON body. */
+  examples: unknown[]
   method: string
   path: string
   params: { name: string; in: 'path' | 'query'; schema: Schema }[]

@@ -2,6 +2,8 @@
 // past validation and reaches the handler, with the fixtures' real emails, tokens and ids
 // among the candidates), else hostile text, the wrong type, a missing or an extra field.
 import * as fc from 'fast-check'
+import { EMAIL_PATTERN } from '../../src/lib/email.ts'
+import { SAFE_TEXT_PATTERN } from '../../src/schemas.ts'
 import { hostileString, tainted } from './strings.ts'
 import { type Ref, type RefKey, ref } from './world.ts'
 
@@ -35,7 +37,7 @@ function validString(schema: Schema, name: string): fc.Arbitrary<string | Ref> {
   const max = Math.min(schema.maxLength ?? 60, 60)
   const min = schema.minLength ?? 0
   if (schema.enum) return fc.constantFrom(...(schema.enum as string[]))
-  if (schema.format === 'email') {
+  if (schema.pattern === EMAIL_PATTERN) {
     return fc.oneof(
       { weight: 4, arbitrary: refs('adminEmail', 'memberEmail', 'otherEmail', 'inviteEmail') },
       fc.emailAddress().filter((e) => e.length <= 254),
@@ -61,7 +63,10 @@ function validString(schema: Schema, name: string): fc.Arbitrary<string | Ref> {
         .map((d) => d.toISOString()),
     )
   }
-  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern))
+  // Every free string carries CONTRACT §8's pattern: its name says more of what fits.
+  if (schema.pattern && schema.pattern !== SAFE_TEXT_PATTERN) {
+    return fc.stringMatching(new RegExp(schema.pattern, 'u'))
+  }
   if (/password/i.test(name)) {
     return fc.oneof(
       { weight: 3, arbitrary: refs('password') },

@@ -86,6 +86,7 @@ const SETTINGS = [
   'mfa_policy',
   'auth_policy',
   'passwordless_jit_signup',
+  'require_verified_email',
   'idp_oauth_enabled',
   'idp_client_id',
   'idp_client_secret_enc',
@@ -220,6 +221,7 @@ export class World {
     await this.server.deps.db.execute(sql`
       UPDATE tenants SET mfa_policy = ${s.mfa_policy}, auth_policy = ${s.auth_policy},
         passwordless_jit_signup = ${s.passwordless_jit_signup},
+        require_verified_email = ${s.require_verified_email},
         idp_oauth_enabled = ${s.idp_oauth_enabled}, idp_client_id = ${s.idp_client_id},
         idp_client_secret_enc = ${s.idp_client_secret_enc}, deleted_at = NULL
       WHERE id = ${t.id}`)
