@@ -1,6 +1,7 @@
-// The administration calls an API key may make (CONTRACT §4): users, invites, audit, the
-// tenant and its logo, and token introspection. Routes that refuse keys (api-keys, IdP
-// credentials, /me, mfa) are left out, so calling them does not type-check.
+// The administration calls an API key may make (CONTRACT §4, §11): users, invites, audit,
+// the tenant and its logo, token introspection, applications and API resources. Routes
+// that refuse keys (api-keys, IdP credentials, /me, mfa) are left out, so calling them
+// does not type-check.
 import { type Client, createClient, type FetchLike } from './client.ts'
 
 export const ADMIN_OPERATIONS = [
@@ -20,6 +21,17 @@ export const ADMIN_OPERATIONS = [
   'setTenantLogo',
   'deleteTenantLogo',
   'introspectToken',
+  'createApplication',
+  'listApplications',
+  'getApplication',
+  'updateApplication',
+  'deleteApplication',
+  'rotateApplicationSecret',
+  'createApiResource',
+  'listApiResources',
+  'getApiResource',
+  'updateApiResource',
+  'deleteApiResource',
 ] as const satisfies readonly (keyof Client)[]
 
 export type AdminClient = Pick<Client, (typeof ADMIN_OPERATIONS)[number]>

@@ -22,8 +22,6 @@ export const OPERATIONS = {
   getMe: ['get', '/v1/{tenantSlug}/me'],
   deleteMe: ['delete', '/v1/{tenantSlug}/me'],
   changePassword: ['patch', '/v1/{tenantSlug}/me/password'],
-  reauthenticate: ['post', '/v1/{tenantSlug}/me/reauthenticate'],
-  reauthenticationOptions: ['post', '/v1/{tenantSlug}/me/reauthenticate/options'],
   listMySessions: ['get', '/v1/{tenantSlug}/me/sessions'],
   endMySession: ['delete', '/v1/{tenantSlug}/me/sessions/{id}'],
   getAuthConfig: ['get', '/v1/{tenantSlug}/auth/config'],
@@ -71,6 +69,17 @@ export const OPERATIONS = {
   revokeInvite: ['delete', '/v1/{tenantSlug}/invites/{id}'],
   listAuditEvents: ['get', '/v1/{tenantSlug}/audit'],
   introspectToken: ['post', '/v1/{tenantSlug}/oauth/introspect'],
+  createApplication: ['post', '/v1/{tenantSlug}/applications'],
+  listApplications: ['get', '/v1/{tenantSlug}/applications'],
+  getApplication: ['get', '/v1/{tenantSlug}/applications/{id}'],
+  updateApplication: ['patch', '/v1/{tenantSlug}/applications/{id}'],
+  deleteApplication: ['delete', '/v1/{tenantSlug}/applications/{id}'],
+  rotateApplicationSecret: ['post', '/v1/{tenantSlug}/applications/{id}/secret'],
+  createApiResource: ['post', '/v1/{tenantSlug}/api-resources'],
+  listApiResources: ['get', '/v1/{tenantSlug}/api-resources'],
+  getApiResource: ['get', '/v1/{tenantSlug}/api-resources/{id}'],
+  updateApiResource: ['patch', '/v1/{tenantSlug}/api-resources/{id}'],
+  deleteApiResource: ['delete', '/v1/{tenantSlug}/api-resources/{id}'],
 } as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
 
 type Table = typeof OPERATIONS

@@ -280,6 +280,45 @@ test('every operationId is called through the SDK against the real service', asy
   assert.equal(logo.type, 'image/png')
   assert.deepEqual(Buffer.from(await logo.arrayBuffer()), image)
   assert.deepEqual(await backend.deleteTenantLogo(), { ok: true })
+
+  // The OpenID provider's API resources and applications (CONTRACT §11), with the key.
+  const identifier = 'https://reports.example.com'
+  const { apiResource } = await backend.createApiResource({
+    body: { name: 'Reports', identifier, scopes: [{ name: 'reports:read' }] },
+  })
+  assert.deepEqual(apiResource.scopes[0].roles, ['Member', 'Admin'])
+  const resources = await backend.listApiResources({ query: { limit: 50 } })
+  assert.deepEqual(
+    resources.items.map((r) => r.id),
+    [apiResource.id],
+  )
+  const readResource = await backend.getApiResource({ path: { id: apiResource.id } })
+  assert.equal(readResource.apiResource.identifier, identifier)
+  const longer = await backend.updateApiResource({
+    path: { id: apiResource.id },
+    body: { accessTokenTtlSeconds: 600 },
+  })
+  assert.equal(longer.apiResource.accessTokenTtlSeconds, 600)
+  const made = await backend.createApplication({
+    body: { name: 'Nightly job', type: 'machine', allowedScopes: ['reports:read'] },
+  })
+  assert.equal(typeof made.clientSecret, 'string')
+  const appId = made.application.id
+  const apps = await backend.listApplications({ query: { limit: 50 } })
+  assert.deepEqual(
+    apps.items.map((a) => a.clientId),
+    [made.application.clientId],
+  )
+  assert.equal((await backend.getApplication({ path: { id: appId } })).application.type, 'machine')
+  const renamedApp = await backend.updateApplication({
+    path: { id: appId },
+    body: { name: 'Nightly export' },
+  })
+  assert.equal(renamedApp.application.name, 'Nightly export')
+  const rotated = await backend.rotateApplicationSecret({ path: { id: appId } })
+  assert.notEqual(rotated.clientSecret, made.clientSecret)
+  assert.deepEqual(await backend.deleteApplication({ path: { id: appId } }), { ok: true })
+  assert.deepEqual(await backend.deleteApiResource({ path: { id: apiResource.id } }), { ok: true })
   await assert.rejects(pub.getTenantLogo(), (e: unknown) => {
     assert.ok(e instanceof AuthServiceError)
     assert.equal(e.status, 404)

@@ -225,7 +225,7 @@ export interface paths {
     post?: never
     /**
      * Delete the signed-in account (every session ends)
-     * @description Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). The last active Admin cannot delete itself (403 `last_admin`).
+     * @description The last active Admin cannot delete itself (403 `last_admin`).
      */
     delete: operations['deleteMe']
     options?: never
@@ -251,46 +251,6 @@ export interface paths {
      * @description A wrong `currentPassword` is 401 `invalid_credentials` and counts like a failed sign-in.
      */
     patch: operations['changePassword']
-    trace?: never
-  }
-  '/v1/{tenantSlug}/me/reauthenticate': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Prove a sign-in factor again, for this session only
-     * @description Adding a passkey, beginning TOTP enrolment, removing a passkey and deleting the account need a sign-in or a reauthentication of the session within the last 10 minutes (else 401 `reauthentication_required`); a refresh does not count. Send exactly one of `password`, `totpCode`, `recoveryCode` (spent), `code` (a login code from auth/request-login-code, for users without a password) or `response` (a passkey assertion for the options of me/reauthenticate/options). Wrong: 401 `invalid_credentials` (password, passkey), `invalid_mfa_code` (TOTP or recovery code), `invalid_code` (login code); each counts as a failed sign-in in the failure budgets (429 `rate_limited` past them) and is audited as `UserLoginFailed`.
-     */
-    post: operations['reauthenticate']
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/v1/{tenantSlug}/me/reauthenticate/options': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
-    put?: never
-    /**
-     * Begin a passkey reauthentication: options for navigator.credentials.get
-     * @description `allowCredentials` lists the signed-in user's passkeys; the challenge is single use, valid 5 minutes, and answers only me/reauthenticate of this user. 400 `validation` when the user has no passkey; 403 `passkeys_disabled` when the tenant turned passkeys off.
-     */
-    post: operations['reauthenticationOptions']
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
     trace?: never
   }
   '/v1/{tenantSlug}/me/sessions': {
@@ -521,7 +481,7 @@ export interface paths {
     put?: never
     /**
      * Begin TOTP enrolment: a new secret and its otpauth URI
-     * @description Activate it with mfa/totp/verify. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 409 `already_enrolled` while TOTP is active.
+     * @description Activate it with mfa/totp/verify. 409 `already_enrolled` while TOTP is active.
      */
     post: operations['enrollTotp']
     delete?: never
@@ -641,7 +601,7 @@ export interface paths {
     put?: never
     /**
      * Begin registering a passkey: options for navigator.credentials.create
-     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['passkeyRegistrationOptions']
     delete?: never
@@ -662,7 +622,7 @@ export interface paths {
     put?: never
     /**
      * Finish registering a passkey with the authenticator’s response
-     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['registerPasskey']
     delete?: never
@@ -683,7 +643,7 @@ export interface paths {
     post?: never
     /**
      * Remove one of the signed-in user’s passkeys
-     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`).
+     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`.
      */
     delete: operations['deletePasskey']
     options?: never
@@ -1082,6 +1042,121 @@ export interface paths {
     options?: never
     head?: never
     patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/applications': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the applications, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listApplications']
+    put?: never
+    /**
+     * Register an application (an OAuth client of the tenant’s issuer)
+     * @description Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials.
+     */
+    post: operations['createApplication']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/applications/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read an application (never its secret) */
+    get: operations['getApplication']
+    put?: never
+    post?: never
+    /**
+     * Delete an application, revoking its grants and tokens
+     * @description Its codes, refresh tokens and opaque access tokens stop working at once; JWT access tokens issued for an API resource are self-contained and run out at their `exp`.
+     */
+    delete: operations['deleteApplication']
+    options?: never
+    head?: never
+    /**
+     * Change an application (its type and client id stay)
+     * @description The redirect URI rules of creation apply to the new lists.
+     */
+    patch: operations['updateApplication']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/applications/{id}/secret': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Replace the client secret (the old one stops working at once)
+     * @description Web and machine apps only; a spa or native app has no secret (400).
+     */
+    post: operations['rotateApplicationSecret']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/api-resources': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the API resources, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listApiResources']
+    put?: never
+    /**
+     * Register an API that access tokens are issued for
+     * @description Clients name it with `resource` (RFC 8707); its tokens are JWTs (RFC 9068) with `aud` = `identifier` and live `accessTokenTtlSeconds` (60 to 86400, default 900). A scope without `roles` may be granted to Members and Admins.
+     */
+    post: operations['createApiResource']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/api-resources/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read an API resource */
+    get: operations['getApiResource']
+    put?: never
+    post?: never
+    /** Delete an API resource (no new tokens are issued for it) */
+    delete: operations['deleteApiResource']
+    options?: never
+    head?: never
+    /**
+     * Change an API resource
+     * @description `scopes`, when given, replaces the whole list.
+     */
+    patch: operations['updateApiResource']
     trace?: never
   }
 }
@@ -1533,6 +1608,67 @@ export interface components {
       recoveryCodesRemaining: number
       /** @description Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut). */
       auditEvents: components['schemas']['AuditEvent'][]
+    }
+    /** @description An application of the tenant (never its secret). */
+    Application: {
+      id: string
+      /** @description The OAuth client_id, at this tenant’s issuer only. */
+      clientId: string
+      name: string
+      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
+      type: 'web' | 'spa' | 'native' | 'machine'
+      redirectUris: string[]
+      postLogoutRedirectUris: string[]
+      backchannelLogoutUri: string | null
+      firstParty: boolean
+      allowedScopes: string[]
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description An application (with its secret, once). */
+    ApplicationEnvelope: {
+      application: components['schemas']['Application']
+      /** @description Web and machine apps, at creation only: shown this once, never again. */
+      clientSecret?: string
+    }
+    /** @description A new client secret; the old one stopped working. */
+    ClientSecret: {
+      /** @description The new secret: shown this once. */
+      clientSecret: string
+    }
+    /** @description A page of applications, oldest first. */
+    ApplicationPage: {
+      items: components['schemas']['Application'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description An API of the tenant that access tokens are issued for. */
+    ApiResource: {
+      id: string
+      name: string
+      identifier: string
+      scopes: {
+        name: string
+        description: string | null
+        roles: ('Member' | 'Admin')[]
+      }[]
+      accessTokenTtlSeconds: number
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description An API resource. */
+    ApiResourceEnvelope: {
+      apiResource: components['schemas']['ApiResource']
+    }
+    /** @description A page of API resources, oldest first. */
+    ApiResourcePage: {
+      items: components['schemas']['ApiResource'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
     }
   }
   responses: never
@@ -2188,7 +2324,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -2261,171 +2397,6 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`. */
       401: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Not found. `details.reason`: `tenant_not_found`. */
-      404: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
-      429: {
-        headers: {
-          /** @description Seconds until the budget has a point again. */
-          'Retry-After'?: number
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-    }
-  }
-  reauthenticate: {
-    parameters: {
-      query?: never
-      header?: never
-      path: {
-        tenantSlug: string
-      }
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': {
-          password?: string
-          totpCode?: string
-          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
-          recoveryCode?: string
-          code?: string
-          response?: {
-            /** @description base64url credential id */
-            id: string
-            /** @description base64url credential id */
-            rawId: string
-            /** @enum {string} */
-            type: 'public-key'
-            authenticatorAttachment?: 'platform' | 'cross-platform'
-            /** @description Client extension results (not used). */
-            clientExtensionResults?: Record<string, never>
-            response: {
-              clientDataJSON: string
-              authenticatorData: string
-              signature: string
-              userHandle?: string
-            }
-          }
-        } & (unknown | unknown | unknown | unknown | unknown)
-      }
-    }
-    responses: {
-      /** @description Done. */
-      200: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Ok']
-        }
-      }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
-      400: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`, `invalid_mfa_code`, `invalid_code`, `account_suspended`, `password_login_disabled`. */
-      401: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
-      403: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Not found. `details.reason`: `tenant_not_found`. */
-      404: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
-      429: {
-        headers: {
-          /** @description Seconds until the budget has a point again. */
-          'Retry-After'?: number
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-    }
-  }
-  reauthenticationOptions: {
-    parameters: {
-      query?: never
-      header?: never
-      path: {
-        tenantSlug: string
-      }
-      cookie?: never
-    }
-    requestBody?: never
-    responses: {
-      /** @description PublicKeyCredentialRequestOptions as JSON, for navigator.credentials.get. */
-      200: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['PasskeyRequestOptions']
-        }
-      }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
-      400: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
-      401: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['Error']
-        }
-      }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
-      403: {
         headers: {
           [name: string]: unknown
         }
@@ -3205,7 +3176,7 @@ export interface operations {
           'application/json': components['schemas']['TotpEnrolment']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3662,7 +3633,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3809,7 +3780,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3888,7 +3859,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -5537,6 +5508,13 @@ export interface operations {
           | 'MfaRecoveryCodesRegenerated'
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
+          | 'ApplicationCreated'
+          | 'ApplicationUpdated'
+          | 'ApplicationDeleted'
+          | 'ApplicationSecretRotated'
+          | 'ApiResourceCreated'
+          | 'ApiResourceUpdated'
+          | 'ApiResourceDeleted'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -5785,6 +5763,877 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listApplications: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of applications, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApplicationPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createApplication: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string
+          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
+          type: 'web' | 'spa' | 'native' | 'machine'
+          redirectUris?: string[]
+          postLogoutRedirectUris?: string[]
+          backchannelLogoutUri?: string
+          /** @default true */
+          firstParty?: boolean
+          allowedScopes?: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description An application (with its secret, once). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApplicationEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getApplication: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An application (with its secret, once). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApplicationEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteApplication: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateApplication: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Billing (EU)"
+         *     }
+         */
+        'application/json': {
+          name?: string
+          redirectUris?: string[]
+          postLogoutRedirectUris?: string[]
+          backchannelLogoutUri?: string | null
+          firstParty?: boolean
+          allowedScopes?: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description An application (with its secret, once). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApplicationEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  rotateApplicationSecret: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A new client secret; the old one stopped working. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ClientSecret']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listApiResources: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of API resources, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApiResourcePage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createApiResource: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Reports API",
+         *       "identifier": "https://api.example.com/reports",
+         *       "scopes": [
+         *         {
+         *           "name": "reports:read",
+         *           "description": "Read reports"
+         *         }
+         *       ]
+         *     }
+         */
+        'application/json': {
+          name: string
+          /** @description An absolute URI without a fragment (RFC 8707): `resource` and the tokens’ `aud`. */
+          identifier: string
+          scopes: {
+            name: string
+            description?: string
+            /** @description The roles a user needs to be granted this scope in an authorization; default both. */
+            roles?: ('Member' | 'Admin')[]
+          }[]
+          /** @description Lifetime of the access tokens issued for this resource, in seconds. */
+          accessTokenTtlSeconds?: number
+        }
+      }
+    }
+    responses: {
+      /** @description An API resource. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApiResourceEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `identifier_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getApiResource: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An API resource. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApiResourceEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteApiResource: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateApiResource: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "accessTokenTtlSeconds": 3600
+         *     }
+         */
+        'application/json': {
+          name?: string
+          /** @description An absolute URI without a fragment (RFC 8707): `resource` and the tokens’ `aud`. */
+          identifier?: string
+          scopes?: {
+            name: string
+            description?: string
+            /** @description The roles a user needs to be granted this scope in an authorization; default both. */
+            roles?: ('Member' | 'Admin')[]
+          }[]
+          /** @description Lifetime of the access tokens issued for this resource, in seconds. */
+          accessTokenTtlSeconds?: number
+        }
+      }
+    }
+    responses: {
+      /** @description An API resource. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ApiResourceEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `identifier_taken`. */
+      409: {
         headers: {
           [name: string]: unknown
         }
