@@ -22,6 +22,7 @@ import { TenantCache } from './modules/tenants/cache.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts'
 import { clientIp } from './plugins/hygiene.ts'
+import { installMethodNotAllowed } from './plugins/methods.ts'
 import { installMetrics } from './plugins/metrics.ts'
 import { installOpenApi } from './plugins/openapi.ts'
 import { installValidation, lazySerializers } from './plugins/validation.ts'
@@ -149,6 +150,8 @@ export async function buildApp(
       : undefined,
   }
 
+  // Before any route is registered: it records them all (405 for a method a path lacks).
+  installMethodNotAllowed(app, deps)
   await installOpenApi(app, config)
   await installMetrics(app, deps)
   await registerRoutes(app, deps)

@@ -8,6 +8,7 @@ export const CODES: Record<number, string> = {
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   408: 'REQUEST_TIMEOUT',
   409: 'CONFLICT',
   429: 'TOO_MANY_REQUESTS',

@@ -49,6 +49,7 @@ function bodyRoutes(slug: string) {
   return tenantRoutes(slug).filter(([, , body]) => body !== undefined)
 }
 
+// A known path asked with another method is a 405: test/methods.test.ts.
 describe('unknown routes', () => {
   test('answer 404 NOT_FOUND in the envelope', async () => {
     for (const [method, path] of [
@@ -56,12 +57,7 @@ describe('unknown routes', () => {
       ['GET', '/nope'],
       ['GET', '/v1'],
       ['GET', '/v2/tenants'],
-      ['GET', '/v1/tenants'],
       ['POST', `/v1/${t.slug}/auth/nothing`],
-      ['GET', `/v1/${t.slug}/auth/login`],
-      ['PUT', `/v1/${t.slug}/me`],
-      ['DELETE', '/health'],
-      ['POST', '/v1/openapi.json'],
       ['GET', `/v1/${t.slug}/me/password/extra`],
     ]) {
       const res = await server.request(method, path, method === 'GET' ? undefined : {})

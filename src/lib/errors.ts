@@ -6,6 +6,7 @@ export const CODE_BY_STATUS = {
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   408: 'REQUEST_TIMEOUT',
   409: 'CONFLICT',
   429: 'TOO_MANY_REQUESTS',
@@ -61,6 +62,10 @@ export const REASONS = {
   tenant_not_found: [404, 'No such workspace.'],
   route_not_found: [404, 'No such route.'],
   not_found: [404, 'Not found.'],
+  method_not_allowed: [
+    405,
+    'This method is not allowed here; the Allow header lists those that are.',
+  ],
   slug_taken: [409, 'This slug is taken.'],
   identifier_taken: [409, 'An API resource of this workspace already has this identifier.'],
   already_member: [409, 'This address already belongs to a member.'],

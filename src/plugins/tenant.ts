@@ -35,3 +35,10 @@ export function installTenantResolution(app: FastifyInstance, deps: Pick<Deps, '
     }, done)
   })
 }
+
+/** The tenant a slug names, for a request that has no route of its own (a wrong method). */
+export async function resolveTenant(deps: Pick<Deps, 'tenants'>, slug: string): Promise<Tenant> {
+  const tenant = SLUG.test(slug) ? await deps.tenants.bySlug(slug) : undefined
+  if (!tenant) throw new AppError('tenant_not_found')
+  return tenant
+}

@@ -92,6 +92,18 @@ export async function pageRoutes(
             ),
           )
       }
+      // A method the page does not take (src/plugins/methods.ts set Allow): RFC 9110's 405.
+      if (error instanceof AppError && error.reason === 'method_not_allowed') {
+        return reply
+          .code(405)
+          .send(
+            await errorPage(
+              request,
+              'This page does not take that request',
+              'Open the page from its link and use its form.',
+            ),
+          )
+      }
       const status =
         error instanceof AppError
           ? error.status
