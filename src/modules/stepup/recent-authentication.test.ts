@@ -153,6 +153,7 @@ describe('POST me/reauthenticate', () => {
     const u = await member()
     const secret = await enrolTotp(server, t.slug, u.token)
     server.clock.advance(STALE)
+    expectError(await registrationOptions(u.token), 401, 'reauthentication_required')
     const code = totpAt(server, secret)
     const mark = await auditMark(server, t.tenantId)
     assert.equal((await reauthenticate(u.token, { totpCode: code })).status, 200)
@@ -171,6 +172,7 @@ describe('POST me/reauthenticate', () => {
     const u = await member()
     const { recoveryCodes } = await enrolWithRecoveryCodes(server, t.slug, u.token)
     server.clock.advance(STALE)
+    expectError(await registrationOptions(u.token), 401, 'reauthentication_required')
     const mark = await auditMark(server, t.tenantId)
     const res = await reauthenticate(u.token, { recoveryCode: recoveryCodes[0].toUpperCase() })
     assert.equal(res.status, 200, JSON.stringify(res.body))
@@ -215,6 +217,7 @@ describe('POST me/reauthenticate', () => {
     const u = await member()
     const { authenticator } = await registerPasskey(server, t.slug, u.token)
     server.clock.advance(STALE)
+    expectError(await registrationOptions(u.token), 401, 'reauthentication_required')
     const options = await reauthOptions(u.token)
     assert.equal(options.status, 200, JSON.stringify(options.body))
     assert.deepEqual(
