@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { createServer, type IncomingMessage } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { dirname, extname, join, normalize } from 'node:path'
 import { test } from 'node:test'
@@ -25,15 +25,17 @@ const SDK = join(import.meta.dirname, '..')
 const TSC = join(SDK, '..', 'node_modules', 'typescript', 'bin', 'tsc')
 const JOSE = dirname(fileURLToPath(import.meta.resolve('jose')))
 
-// The page loads the built SDK (and jose through an import map), then waits for run().
+// The page loads the built SDK (and jose through an import map), then waits for run(). run()
+// waits at /start until both tabs are there, so they meet the expired token together however
+// long the machine takes to reach either (a start time fixed in advance can pass first).
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>SDK cross-tab refresh</title>
 <script type="importmap">{"imports":{"jose":"/jose/index.js"}}</script>
 <script type="module">
 import { createSessionClient, localStorageStore } from '/sdk/index.js'
-window.run = async ({ tenant, startAt, calls }) => {
+window.run = async ({ tenant, calls }) => {
   const session = createSessionClient({ baseUrl: location.origin, tenant, store: localStorageStore() })
-  await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()))
+  await fetch('/start')
   const users = await Promise.all(Array.from({ length: calls }, () => session.api.getMe()))
   return { ids: users.map((u) => u.id), session: await session.getSession(), locks: !!navigator.locks }
 }
@@ -79,6 +81,7 @@ test('two tabs sharing localStorage refresh once: one refresh request, the same 
 
   // One origin: the page, the built SDK, jose, and the service behind a proxy.
   const seen = { refresh: 0, me: 0, me401: 0 }
+  const waiting: ServerResponse[] = []
   const origin = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x')
     const file = (root: string, rest: string) => {
@@ -88,6 +91,12 @@ test('two tabs sharing localStorage refresh once: one refresh request, the same 
       res.end(readFileSync(path))
     }
     if (url.pathname === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE)
+    if (url.pathname === '/start') {
+      // Answered once both tabs wait here.
+      waiting.push(res)
+      if (waiting.length === 2) for (const r of waiting.splice(0)) r.writeHead(204).end()
+      return
+    }
     if (url.pathname.startsWith('/sdk/')) return file(built, url.pathname.slice(5))
     if (url.pathname.startsWith('/jose/')) return file(JOSE, url.pathname.slice(6))
     if (!url.pathname.startsWith('/v1/')) return res.writeHead(404).end()
@@ -132,7 +141,7 @@ test('two tabs sharing localStorage refresh once: one refresh request, the same 
     JSON.stringify(initial),
   ] as const)
 
-  const args = { tenant: tenant.slug, startAt: Date.now() + 500, calls: 5 }
+  const args = { tenant: tenant.slug, calls: 5 }
   const script = `window.run(${JSON.stringify(args)})`
   type Result = {
     ids: string[]
