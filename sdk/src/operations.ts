@@ -22,6 +22,8 @@ export const OPERATIONS = {
   getMe: ['get', '/v1/{tenantSlug}/me'],
   deleteMe: ['delete', '/v1/{tenantSlug}/me'],
   changePassword: ['patch', '/v1/{tenantSlug}/me/password'],
+  reauthenticate: ['post', '/v1/{tenantSlug}/me/reauthenticate'],
+  reauthenticationOptions: ['post', '/v1/{tenantSlug}/me/reauthenticate/options'],
   listMySessions: ['get', '/v1/{tenantSlug}/me/sessions'],
   endMySession: ['delete', '/v1/{tenantSlug}/me/sessions/{id}'],
   getAuthConfig: ['get', '/v1/{tenantSlug}/auth/config'],

@@ -225,7 +225,7 @@ export interface paths {
     post?: never
     /**
      * Delete the signed-in account (every session ends)
-     * @description The last active Admin cannot delete itself (403 `last_admin`).
+     * @description Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). The last active Admin cannot delete itself (403 `last_admin`).
      */
     delete: operations['deleteMe']
     options?: never
@@ -251,6 +251,46 @@ export interface paths {
      * @description A wrong `currentPassword` is 401 `invalid_credentials` and counts like a failed sign-in.
      */
     patch: operations['changePassword']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/reauthenticate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Prove a sign-in factor again, for this session only
+     * @description Adding a passkey, beginning TOTP enrolment, removing a passkey and deleting the account need a sign-in or a reauthentication of the session within the last 10 minutes (else 401 `reauthentication_required`); a refresh does not count. Send exactly one of `password`, `totpCode`, `recoveryCode` (spent), `code` (a login code from auth/request-login-code, for users without a password) or `response` (a passkey assertion for the options of me/reauthenticate/options). Wrong: 401 `invalid_credentials` (password, passkey), `invalid_mfa_code` (TOTP or recovery code), `invalid_code` (login code); each counts as a failed sign-in in the failure budgets (429 `rate_limited` past them) and is audited as `UserLoginFailed`.
+     */
+    post: operations['reauthenticate']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/reauthenticate/options': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Begin a passkey reauthentication: options for navigator.credentials.get
+     * @description `allowCredentials` lists the signed-in user's passkeys; the challenge is single use, valid 5 minutes, and answers only me/reauthenticate of this user. 400 `validation` when the user has no passkey; 403 `passkeys_disabled` when the tenant turned passkeys off.
+     */
+    post: operations['reauthenticationOptions']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
     trace?: never
   }
   '/v1/{tenantSlug}/me/sessions': {
@@ -481,7 +521,7 @@ export interface paths {
     put?: never
     /**
      * Begin TOTP enrolment: a new secret and its otpauth URI
-     * @description Activate it with mfa/totp/verify. 409 `already_enrolled` while TOTP is active.
+     * @description Activate it with mfa/totp/verify. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 409 `already_enrolled` while TOTP is active.
      */
     post: operations['enrollTotp']
     delete?: never
@@ -601,7 +641,7 @@ export interface paths {
     put?: never
     /**
      * Begin registering a passkey: options for navigator.credentials.create
-     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description The challenge is single use and valid 5 minutes. User verification is required; the user's passkeys are excluded. 400 `validation` when the account already holds 20 passkeys. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['passkeyRegistrationOptions']
     delete?: never
@@ -622,7 +662,7 @@ export interface paths {
     put?: never
     /**
      * Finish registering a passkey with the authenticator’s response
-     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. 403 `passkeys_disabled` when the tenant turned passkeys off.
+     * @description The response of navigator.credentials.create (RegistrationResponseJSON). 400 `validation` when it is malformed or does not verify (unknown, used or expired challenge, wrong origin or RP ID, no user verification); 409 `already_enrolled` when the credential is already registered. Audit `PasskeyRegistered`. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`). 403 `passkeys_disabled` when the tenant turned passkeys off.
      */
     post: operations['registerPasskey']
     delete?: never
@@ -643,7 +683,7 @@ export interface paths {
     post?: never
     /**
      * Remove one of the signed-in user’s passkeys
-     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`.
+     * @description 404 `not_found` for an unknown id or another user’s passkey. Works while passkeys are turned off. Audit `PasskeyRemoved`. Needs a sign-in or me/reauthenticate of this session within the last 10 minutes (401 `reauthentication_required`).
      */
     delete: operations['deletePasskey']
     options?: never
@@ -1213,7 +1253,6 @@ export interface components {
         | 'UNAUTHORIZED'
         | 'FORBIDDEN'
         | 'NOT_FOUND'
-        | 'METHOD_NOT_ALLOWED'
         | 'REQUEST_TIMEOUT'
         | 'CONFLICT'
         | 'TOO_MANY_REQUESTS'
@@ -1827,7 +1866,7 @@ export interface operations {
             plan?: 'Free' | 'Starter' | 'Growth' | 'Enterprise'
           }
           admin: {
-            /** Format: email */
+            /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
             email: string
             password: string
           }
@@ -1973,7 +2012,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
         }
@@ -2034,7 +2073,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
           totpCode?: string
@@ -2325,7 +2364,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -2398,6 +2437,173 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  reauthenticate: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          password?: string
+          totpCode?: string
+          /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
+          recoveryCode?: string
+          code?: string
+          response?: {
+            /** @description base64url credential id */
+            id: string
+            /** @description the same credential id as `id` */
+            rawId: string
+            /** @enum {string} */
+            type: 'public-key'
+            authenticatorAttachment?: 'platform' | 'cross-platform'
+            /** @description Client extension results (not used). */
+            clientExtensionResults?: Record<string, never>
+            response: {
+              /** @description base64url of the client data (WebAuthn §5.8.1): a JSON object with string `type`, `origin` and `challenge` (the base64url challenge of the options). */
+              clientDataJSON: string
+              /** @description base64url of the authenticator data (WebAuthn §6.1). */
+              authenticatorData: string
+              signature: string
+              userHandle?: string
+            }
+          }
+        } & (unknown | unknown | unknown | unknown | unknown)
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`, `invalid_mfa_code`, `invalid_code`, `account_suspended`, `password_login_disabled`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  reauthenticationOptions: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description PublicKeyCredentialRequestOptions as JSON, for navigator.credentials.get. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PasskeyRequestOptions']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2723,7 +2929,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
         }
       }
@@ -2796,7 +3002,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           code: string
           totpCode?: string
@@ -2881,7 +3087,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
         }
       }
@@ -2948,7 +3154,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           code: string
           newPassword: string
@@ -3029,7 +3235,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email?: string
         }
       }
@@ -3096,7 +3302,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email?: string
           code: string
           totpCode?: string
@@ -3177,7 +3383,7 @@ export interface operations {
           'application/json': components['schemas']['TotpEnrolment']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3358,7 +3564,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password?: string
           loginCode?: string
@@ -3445,7 +3651,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password?: string
           loginCode?: string
@@ -3540,7 +3746,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
         }
@@ -3634,7 +3840,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3732,9 +3938,14 @@ export interface operations {
          *         "id": "x4Ba8vXb3Qf0kL8oYbVd5A",
          *         "rawId": "x4Ba8vXb3Qf0kL8oYbVd5A",
          *         "type": "public-key",
+         *         "authenticatorAttachment": "platform",
          *         "response": {
-         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
-         *           "attestationObject": "o2NmbXRkbm9uZQ"
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiazNQd0I4UXoxdlI2dE4weVg0bUw5c0QyZkc3aEo1Y0E4ZVUxaU8zblY2dyIsIm9yaWdpbiI6Imh0dHBzOi8vYXV0aC5leGFtcGxlLmNvbSIsImNyb3NzT3JpZ2luIjpmYWxzZX0",
+         *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YViUwgTIVP_l81o7hSCL2YnGDRxW1Wz9mm4vWPKLltF-BzNFAAAAAAAAAAAAAAAAAAAAAAAAAAAAEMeAWvL1290H9JC_KGG1XeSlAQIDJiABIVggW-4vMVJzW5ObpHCHfhqmWeKRnf2mgUl7-Pjs5QZ8Tj4iWCCVhrXkz3D0zDMjVAqcp8Q5MWI79_ZBPuHELH2GpO1ICg",
+         *           "transports": [
+         *             "internal",
+         *             "hybrid"
+         *           ]
          *         },
          *         "clientExtensionResults": {}
          *       }
@@ -3744,7 +3955,7 @@ export interface operations {
           response: {
             /** @description base64url credential id */
             id: string
-            /** @description base64url credential id */
+            /** @description the same credential id as `id` */
             rawId: string
             /** @enum {string} */
             type: 'public-key'
@@ -3752,7 +3963,9 @@ export interface operations {
             /** @description Client extension results (not used). */
             clientExtensionResults?: Record<string, never>
             response: {
+              /** @description base64url of the client data (WebAuthn §5.8.1): a JSON object with string `type`, `origin` and `challenge` (the base64url challenge of the options). */
               clientDataJSON: string
+              /** @description base64url of the CBOR attestation object: `fmt`, `attStmt` and `authData` with the attested credential. */
               attestationObject: string
               transports?: string[]
             }
@@ -3781,7 +3994,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3860,7 +4073,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown
@@ -3892,7 +4105,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email?: string
         }
       }
@@ -3964,10 +4177,12 @@ export interface operations {
          *         "id": "x4Ba8vXb3Qf0kL8oYbVd5A",
          *         "rawId": "x4Ba8vXb3Qf0kL8oYbVd5A",
          *         "type": "public-key",
+         *         "authenticatorAttachment": "platform",
          *         "response": {
-         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
-         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
-         *           "signature": "MEUCIQDx"
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiWm05UTJ3Ujh0WTR1STZvUDBhUzNkRjVnSDdqSzlsTDF6WDJjVjRiTjZtTSIsIm9yaWdpbiI6Imh0dHBzOi8vYXV0aC5leGFtcGxlLmNvbSIsImNyb3NzT3JpZ2luIjpmYWxzZX0",
+         *           "authenticatorData": "wgTIVP_l81o7hSCL2YnGDRxW1Wz9mm4vWPKLltF-BzMFAAAAAQ",
+         *           "signature": "MEYCIQDfqKrN6T2OOh99Ke6xZ8IO78xiNAVLKB5nVyR_qadYlgIhALBqrVyXCK_NqZGTL2IiJK6c9PcHY7DvbUHDLFQvNDNA",
+         *           "userHandle": "AZOhsgAAcACAAAAAAAAAAQ"
          *         },
          *         "clientExtensionResults": {}
          *       }
@@ -3977,7 +4192,7 @@ export interface operations {
           response: {
             /** @description base64url credential id */
             id: string
-            /** @description base64url credential id */
+            /** @description the same credential id as `id` */
             rawId: string
             /** @enum {string} */
             type: 'public-key'
@@ -3985,7 +4200,9 @@ export interface operations {
             /** @description Client extension results (not used). */
             clientExtensionResults?: Record<string, never>
             response: {
+              /** @description base64url of the client data (WebAuthn §5.8.1): a JSON object with string `type`, `origin` and `challenge` (the base64url challenge of the options). */
               clientDataJSON: string
+              /** @description base64url of the authenticator data (WebAuthn §6.1). */
               authenticatorData: string
               signature: string
               userHandle?: string
@@ -5315,7 +5532,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** Format: email */
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           role?: 'Member' | 'Admin'
           /** @description Lifetime in seconds; default 604800 (7 days). */
