@@ -1253,6 +1253,7 @@ export interface components {
         | 'UNAUTHORIZED'
         | 'FORBIDDEN'
         | 'NOT_FOUND'
+        | 'METHOD_NOT_ALLOWED'
         | 'REQUEST_TIMEOUT'
         | 'CONFLICT'
         | 'TOO_MANY_REQUESTS'
