@@ -349,6 +349,76 @@ test('sign-up, sign-in errors and the emailed-code pages are axe clean at both w
   await context.close()
 })
 
+test('step-up: an old sign-in is asked "Confirm it\'s you" before an authenticator is set up; a wrong password is shown by its field and changes nothing; axe clean', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Umbrella' })
+  const user = await signup(server, tenant.slug)
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
+  const page = await context.newPage()
+  await page.goto(`${server.url}/t/${tenant.slug}/sign-in`)
+  await typeInto(page, page.getByLabel('Email address'), user.email)
+  await typeInto(page, page.getByLabel('Password'), STRONG_PASSWORD)
+  await page.keyboard.press('Enter')
+  await page.waitForURL(/\/account$/)
+  // The sign-in is older than the 10 minutes of a recent proof (CONTRACT §16).
+  server.clock.advance(11 * 60)
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).click()
+  await page.getByRole('heading', { name: "Confirm it's you", level: 1 }).waitFor()
+  await visit(page, 'confirm-it-is-you')
+  const password = page.getByLabel('Your password')
+  await typeInto(page, password, 'not-the-password-1')
+  await page.keyboard.press('Enter')
+  await page.getByRole('alert').waitFor()
+  assert.match(await descriptionOf(password), /That password is not right/)
+  assert.ok(
+    await page.getByRole('alert').evaluate((el) => el === document.activeElement),
+    'the error summary takes the focus',
+  )
+  await visit(page, 'confirm-it-is-you-error')
+  const me = async () =>
+    (await server.request('GET', `/v1/${tenant.slug}/me`, undefined, { token: user.accessToken }))
+      .body
+  assert.equal((await me()).totpEnrolled, false)
+  // The right password: the enrolment the person asked for goes on.
+  await typeInto(page, password, STRONG_PASSWORD)
+  await page.keyboard.press('Enter')
+  const figure = page.getByRole('figure', { name: /^Key:/ })
+  await figure.getByRole('img').waitFor()
+  const secret = (await figure.getByRole('code').textContent()) ?? ''
+  await typeInto(page, page.getByLabel('Code from the app'), totpAt(server, secret))
+  await page.keyboard.press('Enter')
+  await page
+    .getByRole('heading', { name: 'Save your recovery codes' })
+    .or(page.getByRole('status'))
+    .waitFor()
+  assert.equal((await me()).totpEnrolled, true)
+
+  // Closing the account later: every way to confirm is offered, the app's code does it.
+  await server.request(
+    'PATCH',
+    `/v1/${tenant.slug}/tenant`,
+    { authPolicy: 'PasswordAndPasswordless' },
+    { token: tenant.admin.accessToken },
+  )
+  server.deps.tenants.forget(tenant.slug)
+  server.clock.advance(11 * 60)
+  await page.goto(`${server.url}/t/${tenant.slug}/account`)
+  await typeInto(page, page.getByLabel('Type DELETE to confirm'), 'DELETE')
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { name: "Confirm it's you", level: 1 }).waitFor()
+  for (const name of ['Confirm with password', 'Confirm with code', 'Email me a code']) {
+    await page.getByRole('button', { name }).waitFor()
+  }
+  await page.getByText('Use a recovery code instead').click()
+  await page.getByLabel('Recovery code').waitFor()
+  await visit(page, 'confirm-it-is-you-every-way')
+  await typeInto(page, page.getByLabel('Code from your authenticator app'), totpAt(server, secret))
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { name: 'Your account is deleted' }).waitFor()
+  await context.close()
+})
+
 test('console: users, API keys (create, revoke), settings with a logo, identity provider; axe clean at both widths', {
   skip,
 }, async () => {

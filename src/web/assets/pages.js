@@ -17,6 +17,12 @@ ready(() => {
     element.hidden = false
     const button = element.querySelector('button')
     button?.addEventListener('click', () => ceremony(element, button))
+    // Back from "Confirm it's you" to add a passkey: the ceremony the person asked for goes
+    // on, once (the address loses its query, so a reload does not start it again).
+    if (element.dataset.autostart !== undefined && button) {
+      history.replaceState(null, '', window.location.pathname)
+      ceremony(element, button)
+    }
   }
 })
 
@@ -28,7 +34,12 @@ async function post(url, body) {
     credentials: 'same-origin',
   })
   const data = await res.json().catch(() => ({}))
-  if (!res.ok) throw new Error(data.error || 'That did not work. Please try again.')
+  if (!res.ok) {
+    const error = new Error(data.error || 'That did not work. Please try again.')
+    // The service wants a recent proof first: where "Confirm it's you" is.
+    error.confirm = data.confirm
+    throw error
+  }
   return data
 }
 
@@ -54,6 +65,14 @@ async function ceremony(element, button) {
         response: credential.toJSON(),
       })
       window.location.assign(done.redirect)
+    } else if (kind === 'reauthenticate') {
+      const options = await post(`${base}/account/confirm/passkey/options`, { _csrf: csrf })
+      const credential = await navigator.credentials.get({
+        publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options),
+      })
+      await post(`${base}/account/confirm/passkey`, { _csrf: csrf, response: credential.toJSON() })
+      // Proved: the action the person wanted goes on (the prompt's hidden form).
+      element.querySelector('form[data-continue]')?.submit()
     } else {
       const options = await post(`${base}/sign-in/passkey/options`, {
         _csrf: csrf,
@@ -69,6 +88,11 @@ async function ceremony(element, button) {
       window.location.assign(done.redirect)
     }
   } catch (error) {
+    if (error?.confirm) {
+      const query = name ? `&name=${encodeURIComponent(name)}` : ''
+      window.location.assign(`${error.confirm}${query}`)
+      return
+    }
     say(
       error?.name === 'NotAllowedError'
         ? 'The passkey request was cancelled or timed out.'

@@ -1,45 +1,21 @@
-// The signed-in user's account page and its forms: profile, password, authenticator app
-// and recovery codes, live sessions, passkeys, personal data, closing the account. Each
-// section is a form that posts to its own path and comes back here with a notice (303),
-// so a reload never repeats an action.
+// The signed-in user's account page (drawn by account-page.ts) and its forms: profile,
+// password, authenticator app and recovery codes, live sessions, passkeys, personal data,
+// closing the account. Each section is a form that posts to its own path and comes back
+// with a notice (303), so a reload never repeats an action. Those that change how the
+// account signs in may first ask "Confirm it's you" (confirm.ts, CONTRACT §16).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { type Form, formText } from '../http.ts'
-import { codeField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
+import { codeField, errorSummary, type FormErrors, form, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
+import { accountPage, type Me, NOTES } from './account-page.ts'
+import { askForProof, confirmRoutes, type Intent, needsProof, type Proceed } from './confirm.ts'
+import { removePasskey } from './passkeys.ts'
 import { expiredForm, recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
-
-interface Me {
-  email: string
-  role: string
-  status: string
-  createdAt: string
-  totpEnrolled: boolean
-  emailVerified: boolean
-  tenant?: { name: string }
-}
-
-interface Passkey {
-  id: string
-  name: string
-  createdAt: string
-  lastUsedAt: string | null
-}
-
-const NOTES: Record<string, string> = {
-  password: 'Your password is changed. Your other sessions were signed out.',
-  totp: 'Your authenticator app is set up.',
-  passkey: 'Your passkey is added. You can sign in with it.',
-  reset: 'Your new password is set. Every other session was signed out.',
-  verified: 'Your email address is verified.',
-  'session-ended': 'That session is signed out.',
-  'passkey-removed': 'The passkey is removed.',
-}
 
 export function accountRoutes(app: FastifyInstance, pages: Pages): void {
   /** The session, or a redirect to the sign-in page. */
@@ -49,139 +25,17 @@ export function accountRoutes(app: FastifyInstance, pages: Pages): void {
     return session
   }
 
-  const accountPage = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    session: PageSession,
-    state: { note?: string; errors?: FormErrors; status?: number } = {},
-  ) => {
-    const api = pages.api(request, session.accessToken)
-    const [me, keys, live] = await Promise.all([
-      api.getMe(),
-      api.listPasskeys(),
-      api.listMySessions({ query: { limit: 50 } }),
-    ])
-    const passkeys = (keys as { items: Passkey[] }).items
-    const sessions = live.items
-    const csrf = pages.csrf(request, reply)
-    const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
-    const body = html`<h1>Your account</h1>
-${notice(state.note)}
-${errorSummary(state.errors)}
-<section aria-labelledby="profile-h">
-<h2 id="profile-h">Profile</h2>
-<dl class="facts">
-<dt>Email address</dt><dd>${me.email} ${me.emailVerified ? html`<span class="tag ok">verified</span>` : html`<span class="tag">not verified</span>`}</dd>
-<dt>Role</dt><dd>${me.role}</dd>
-<dt>Member since</dt><dd><time datetime="${me.createdAt}">${me.createdAt.slice(0, 10)}</time></dd>
-</dl>
-${!me.emailVerified && form(pages.url(request, 'account/verify'), csrf, html``, 'Verify my email address')}
-</section>
-${
-  passwords &&
-  html`<section aria-labelledby="password-h">
-<h2 id="password-h">Password</h2>
-${form(
-  pages.url(request, 'account/password'),
-  csrf,
-  html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>
-${field({ name: 'currentPassword', label: 'Current password', type: 'password', autocomplete: 'current-password', errors: state.errors })}
-${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. Your other sessions will be signed out.', errors: state.errors })}`,
-  'Change password',
-)}
-</section>`
-}
-<section aria-labelledby="mfa-h">
-<h2 id="mfa-h">Two-step verification</h2>
-${
-  me.totpEnrolled
-    ? html`<p>An authenticator app protects your sign-ins.</p>`
-    : html`<p>Add an authenticator app so that a password alone cannot sign in to your account.</p>
-${form(pages.url(request, 'account/totp'), csrf, html``, 'Set up an authenticator app')}`
-}
-</section>
-${
-  me.totpEnrolled &&
-  html`<section aria-labelledby="recovery-h">
-<h2 id="recovery-h">Recovery codes</h2>
-<p>Each recovery code signs you in once if you lose your authenticator app. Making new ones voids the old ones.</p>
-${form(
-  pages.url(request, 'account/recovery-codes'),
-  csrf,
-  field({
-    name: 'regenerateTotp',
-    label: 'Code from your authenticator app',
-    inputmode: 'numeric',
-    autocomplete: 'one-time-code',
-    errors: state.errors,
-  }),
-  'Make new recovery codes',
-)}
-</section>`
-}
-<section aria-labelledby="sessions-h">
-<h2 id="sessions-h">Where you are signed in</h2>
-<ul class="items">${sessions.map(
-      (
-        s,
-      ) => html`<li><span><strong>${describeUserAgent(s.userAgent)}</strong>${s.current ? html` <span class="tag ok">this device</span>` : ''}<br><span class="hint">${s.ip ?? 'unknown address'}, last active ${s.lastUsedAt.slice(0, 16).replace('T', ' ')} UTC</span></span>
-<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="Sign out ${s.current ? 'this device' : `${describeUserAgent(s.userAgent)} at ${s.ip ?? 'an unknown address'}`}">Sign out</button></form></li>`,
-    )}</ul>
-</section>
-<section aria-labelledby="data-h">
-<h2 id="data-h">Your data</h2>
-<p>Download everything this workspace holds about you, as a JSON file.</p>
-<form method="post" action="${pages.url(request, 'account/export')}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Download my data</button></form>
-</section>
-<section aria-labelledby="passkeys-h">
-<h2 id="passkeys-h">Passkeys</h2>
-${
-  passkeys.length === 0
-    ? html`<p>No passkeys yet. A passkey signs you in with your device's screen lock instead of a password.</p>`
-    : html`<ul class="items passkeys">${passkeys.map(
-        (
-          p,
-        ) => html`<li><span><strong>${p.name}</strong><br><span class="hint">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</span></span>
-<form method="post" action="${pages.url(request, `account/passkeys/${p.id}/delete`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="Remove passkey ${p.name}">Remove</button></form></li>`,
-      )}</ul>`
-}
-${
-  request.tenant.passkeysEnabled &&
-  html`<div class="passkey" data-passkey="register" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
-<label for="passkey-name">Name for a new passkey (optional)</label>
-<input id="passkey-name" name="passkey-name" type="text" maxlength="100" autocomplete="off">
-<button type="button">Add a passkey</button>
-<p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
-</div>`
-}
-</section>
-<section aria-labelledby="delete-h">
-<h2 id="delete-h">Close your account</h2>
-<p>This deletes your account in this workspace. You will be signed out everywhere.</p>
-${form(
-  pages.url(request, 'account/delete'),
-  csrf,
-  field({
-    name: 'confirm',
-    label: 'Type DELETE to confirm',
-    autocomplete: 'off',
-    errors: state.errors,
-  }),
-  'Delete my account',
-  { danger: true },
-)}
-</section>
-<form method="post" action="${pages.url(request, 'sign-out')}" class="sign-out">
-<input type="hidden" name="_csrf" value="${csrf}">
-<button type="submit">Sign out</button>
-</form>`
-    return pages.send(request, reply, 'Your account', body, { status: state.status, wide: true })
-  }
-
   app.get('/account', async (request: Req, reply) => {
     const session = await signedIn(request, reply)
     if (!session) return reply
-    return accountPage(request, reply, session, { note: NOTES[request.query.done ?? ''] })
+    // Back from "Confirm it's you" to add a passkey: the ceremony starts by itself.
+    if (request.query.continue === 'passkey') {
+      return accountPage(pages, request, reply, session, {
+        note: "Thank you, that's confirmed. Follow your browser's prompt to add the passkey.",
+        addPasskey: (request.query.name ?? '').slice(0, 100),
+      })
+    }
+    return accountPage(pages, request, reply, session, { note: NOTES[request.query.done ?? ''] })
   })
 
   app.post('/account/password', async (request: Req, reply) => {
@@ -202,7 +56,7 @@ ${form(
         errors.form = undefined
         errors.fields = { currentPassword: 'Your current password is not right.' }
       }
-      return accountPage(request, reply, session, { errors, status: statusOf(error) })
+      return accountPage(pages, request, reply, session, { errors, status: statusOf(error) })
     }
   })
 
@@ -228,21 +82,26 @@ ${codeField('code', 'Code from the app', errors)}`,
     return pages.send(request, reply, 'Set up an authenticator', body)
   }
 
-  app.post('/account/totp', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
-    const session = await signedIn(request, reply)
-    if (!session) return reply
+  const startTotp = async (request: FastifyRequest, reply: FastifyReply, session: PageSession) => {
     try {
       const api = pages.api(request, session.accessToken)
       const enrolment = await api.enrollTotp()
       const me = (await api.getMe()) as Me
       return enrolPage(request, reply, me.email, enrolment.secret)
     } catch (error) {
-      return accountPage(request, reply, session, {
+      if (needsProof(error)) return askForProof(pages, request, reply, session, { next: 'totp' })
+      return accountPage(pages, request, reply, session, {
         errors: formErrors(error),
         status: statusOf(error),
       })
     }
+  }
+
+  app.post('/account/totp', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    return startTotp(request, reply, session)
   })
 
   app.post('/account/totp/verify', async (request: Req, reply) => {
@@ -299,7 +158,7 @@ ${codeField('code', 'Code from the app', errors)}`,
       return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
     } catch (error) {
       const errors = formErrors(error, { totpCode: 'regenerateTotp' })
-      return accountPage(request, reply, session, { errors, status: statusOf(error) })
+      return accountPage(pages, request, reply, session, { errors, status: statusOf(error) })
     }
   })
 
@@ -315,7 +174,7 @@ ${codeField('code', 'Code from the app', errors)}`,
         .type('application/json; charset=utf-8')
         .send(JSON.stringify(data, null, 2))
     } catch (error) {
-      return accountPage(request, reply, session, {
+      return accountPage(pages, request, reply, session, {
         errors: formErrors(error),
         status: statusOf(error),
       })
@@ -329,7 +188,7 @@ ${codeField('code', 'Code from the app', errors)}`,
     try {
       await pages.api(request, session.accessToken).requestEmailVerification({ body: {} })
     } catch (error) {
-      return accountPage(request, reply, session, {
+      return accountPage(pages, request, reply, session, {
         errors: formErrors(error),
         status: statusOf(error),
       })
@@ -374,15 +233,24 @@ ${form(
     const session = await signedIn(request, reply)
     if (!session) return reply
     if (formText(request.body, 'confirm') !== 'DELETE') {
-      return accountPage(request, reply, session, {
+      return accountPage(pages, request, reply, session, {
         errors: { fields: { confirm: 'Type DELETE, in capitals, to confirm.' } },
         status: 400,
       })
     }
+    return deleteAccount(request, reply, session)
+  })
+
+  const deleteAccount = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    session: PageSession,
+  ) => {
     try {
       await pages.api(request, session.accessToken).deleteMe()
     } catch (error) {
-      return accountPage(request, reply, session, {
+      if (needsProof(error)) return askForProof(pages, request, reply, session, { next: 'delete' })
+      return accountPage(pages, request, reply, session, {
         errors: formErrors(error),
         status: statusOf(error),
       })
@@ -394,5 +262,24 @@ ${form(
       'Account deleted',
       html`<h1>Your account is deleted</h1><p>You are signed out everywhere.</p>`,
     )
-  })
+  }
+
+  /** What goes on once "Confirm it's you" is answered (confirm.ts). */
+  const proceed: Proceed = async (request, reply, session, intent: Intent) => {
+    switch (intent.next) {
+      case 'totp':
+        return startTotp(request, reply, session)
+      case 'delete':
+        return deleteAccount(request, reply, session)
+      case 'passkey-remove':
+        return removePasskey(pages, request, reply, session, intent.id ?? '')
+      case 'passkey': {
+        const name = intent.name ? `&name=${encodeURIComponent(intent.name)}` : ''
+        return pages.redirect(request, reply, `account?continue=passkey${name}#passkeys-h`)
+      }
+      default:
+        return pages.redirect(request, reply, 'account?done=confirmed')
+    }
+  }
+  confirmRoutes(app, pages, proceed)
 }

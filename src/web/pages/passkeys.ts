@@ -5,12 +5,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { formErrors } from '../messages.ts'
+import type { PageSession } from '../session.ts'
+import { askForProof, needsProof } from './confirm.ts'
 import { expiredForm } from './signin.ts'
 
 type JsonReq = FastifyRequest<{ Body: Record<string, unknown> }>
 
-/** A refusal as the script shows it: one sentence, and the status. */
-function refuse(reply: FastifyReply, error: unknown) {
+/**
+ * A refusal as the script shows it: one sentence, and the status. When the API wants a
+ * recent proof first, `confirm` is where the script sends the person ("Confirm it's you").
+ */
+function refuse(reply: FastifyReply, error: unknown, confirm?: string) {
+  if (confirm && needsProof(error)) {
+    return reply.code(401).send({ error: "Confirm it's you first.", confirm })
+  }
   const errors = formErrors(error)
   const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? 'That did not work.'
   const status = (error as { status?: number }).status ?? 500
@@ -57,7 +65,7 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
     try {
       return reply.send(await pages.api(request, session.accessToken).passkeyRegistrationOptions())
     } catch (error) {
-      return refuse(reply, error)
+      return refuse(reply, error, pages.url(request, 'account/confirm?next=passkey'))
     }
   })
 
@@ -72,7 +80,7 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
       })
       return reply.send({ redirect: pages.url(request, 'account?done=passkey') })
     } catch (error) {
-      return refuse(reply, error)
+      return refuse(reply, error, pages.url(request, 'account/confirm?next=passkey'))
     }
   })
 
@@ -80,13 +88,25 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
     if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await pages.session(request, reply)
     if (!session) return pages.redirect(request, reply, 'sign-in')
-    try {
-      await pages
-        .api(request, session.accessToken)
-        .deletePasskey({ path: { id: request.params.id } })
-    } catch {
-      // Already gone, or not this user's: the account page shows what there is.
-    }
-    return pages.redirect(request, reply, 'account?done=passkey-removed')
+    return removePasskey(pages, request, reply, session, request.params.id)
   })
+}
+
+/** Removes one of the user's passkeys, asking "Confirm it's you" first when the API wants it. */
+export async function removePasskey(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: PageSession,
+  id: string,
+): Promise<FastifyReply> {
+  try {
+    await pages.api(request, session.accessToken).deletePasskey({ path: { id } })
+  } catch (error) {
+    if (needsProof(error)) {
+      return askForProof(pages, request, reply, session, { next: 'passkey-remove', id })
+    }
+    // Already gone, or not this user's: the account page shows what there is.
+  }
+  return pages.redirect(request, reply, 'account?done=passkey-removed')
 }

@@ -1,0 +1,286 @@
+// "Confirm it's you": the account page's step-up (CONTRACT §16). Adding a passkey, setting
+// up an authenticator app, removing a passkey and closing the account need a session that
+// proved a sign-in factor in the last 10 minutes; when the API answers 401
+// `reauthentication_required`, the action answers this form instead of its result. The
+// person proves a factor (POST me/reauthenticate through the SDK, as every page call), and
+// the action they wanted goes on. The intent (what to do next) travels in hidden fields: it
+// is the person's own request, and the API checks it again when it goes on.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AuthServiceError } from '../api.ts'
+import type { Pages } from '../context.ts'
+import { type Html, html, raw } from '../html.ts'
+import { type Form, formText } from '../http.ts'
+import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
+import { formErrors } from '../messages.ts'
+import type { PageSession } from '../session.ts'
+import { expiredForm, statusOf } from './signin.ts'
+
+/** What the person was doing when the API asked for a proof. */
+export interface Intent {
+  next: 'totp' | 'passkey' | 'passkey-remove' | 'delete' | 'account'
+  /** The passkey to remove. */
+  id?: string
+  /** The name typed for a new passkey. */
+  name?: string
+}
+
+/** Carries an intent on, once the session has proved a factor. */
+export type Proceed = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: PageSession,
+  intent: Intent,
+) => Promise<FastifyReply>
+
+/** Why the prompt asks, by intent: said above its forms. */
+const WHY: Record<Intent['next'], string> = {
+  totp: "Before you set up an authenticator app, confirm it's you. This keeps anyone who got hold of your session from adding their own way to sign in.",
+  passkey:
+    "Before you add a passkey, confirm it's you. This keeps anyone who got hold of your session from adding their own way to sign in.",
+  'passkey-remove':
+    "Before you remove a passkey, confirm it's you. This keeps anyone who got hold of your session from changing how you sign in.",
+  delete:
+    "Before you close your account, confirm it's you. This keeps anyone who got hold of your session from deleting it.",
+  account:
+    "Confirm it's you: a fresh proof lets this session change how you sign in for the next 10 minutes.",
+}
+
+/** True for the API's answer that the action needs a recent proof of a sign-in factor. */
+export function needsProof(error: unknown): boolean {
+  return error instanceof AuthServiceError && error.reason === 'reauthentication_required'
+}
+
+/** The intent in a form or a query string; anything unknown goes back to the account page. */
+export function intentOf(fields: Record<string, string> | undefined): Intent {
+  const next = fields?.next
+  const known =
+    next !== undefined && Object.hasOwn(WHY, next) ? (next as Intent['next']) : 'account'
+  const intent: Intent = { next: known }
+  if (known === 'passkey-remove' && fields?.id) intent.id = fields.id.slice(0, 64)
+  if (known === 'passkey' && fields?.name) intent.name = fields.name.slice(0, 100)
+  return intent
+}
+
+const intentFields = (intent: Intent): Html =>
+  html`${hidden('next', intent.next)}${intent.id !== undefined ? hidden('id', intent.id) : ''}${intent.name !== undefined ? hidden('name', intent.name) : ''}`
+
+type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
+type JsonReq = FastifyRequest<{ Body: Record<string, unknown> }>
+
+interface PromptState {
+  errors?: FormErrors
+  note?: string
+  /** A sign-in code was mailed: its field is shown. */
+  codeSent?: boolean
+  /** The method whose form the errors belong to. */
+  method?: string
+  status?: number
+}
+
+/** The prompt, in place of the action's result. */
+export async function askForProof(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: PageSession,
+  intent: Intent,
+  state: PromptState = {},
+): Promise<FastifyReply> {
+  const { tenant } = request
+  const api = pages.api(request, session.accessToken)
+  const [me, keys] = await Promise.all([
+    api.getMe(),
+    tenant.passkeysEnabled ? api.listPasskeys() : Promise.resolve({ items: [] }),
+  ])
+  const csrf = pages.csrf(request, reply)
+  const action = pages.url(request, 'account/confirm')
+  const passwords = tenant.authPolicy !== 'PasswordlessOnly'
+  const codes = tenant.authPolicy !== 'PasswordOnly'
+  const passkeys = (keys as { items: unknown[] }).items.length > 0
+  const fields = (method: string, body: Html | '') =>
+    html`${hidden('method', method)}${intentFields(intent)}${body}`
+  const body = html`<h1>Confirm it's you</h1>
+<p>${WHY[intent.next]}</p>
+${notice(state.note)}
+${errorSummary(state.errors)}
+<div class="proofs">
+${
+  passwords &&
+  form(
+    action,
+    csrf,
+    fields(
+      'password',
+      html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>
+${field({ name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
+    ),
+    'Confirm with password',
+  )
+}
+${
+  me.totpEnrolled &&
+  html`<div>${form(
+    action,
+    csrf,
+    fields('totp', codeField('totpCode', 'Code from your authenticator app', state.errors)),
+    'Confirm with code',
+  )}
+<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>Use a recovery code instead</summary>
+${form(action, csrf, fields('recovery', field({ name: 'recoveryCode', label: 'Recovery code', autocomplete: 'off', errors: state.errors })), 'Confirm with recovery code')}
+</details></div>`
+}
+${
+  codes &&
+  (state.codeSent
+    ? form(
+        action,
+        csrf,
+        fields('code', codeField('code', 'Code we emailed you', state.errors)),
+        'Confirm with emailed code',
+      )
+    : form(action, csrf, fields('send-code', ''), 'Email me a code'))
+}
+${
+  passkeys &&
+  html`<div class="passkey" data-passkey="reauthenticate" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+<button type="button">Confirm with a passkey</button>
+<p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
+<form method="post" action="${pages.url(request, 'account/confirm/continue')}" data-continue>${hidden('_csrf', csrf)}${intentFields(intent)}</form>
+</div>`
+}
+</div>
+<p>Or <a href="${pages.url(request, 'sign-in')}">sign in again</a>: a new sign-in confirms it too.</p>
+<p><a href="${pages.url(request, 'account')}">Cancel</a></p>`
+  return pages.send(request, reply, "Confirm it's you", body, { status: state.status })
+}
+
+/** The API's proof failures, by the form's field they belong to. */
+const FIELD_OF: Record<string, string> = {
+  password: 'password',
+  totp: 'totpCode',
+  recovery: 'recoveryCode',
+  code: 'code',
+}
+
+/** 401s that refuse the proof, not the session (those go to the pages' error handler). */
+const PROOF_REFUSALS = new Set([
+  'invalid_credentials',
+  'invalid_mfa_code',
+  'invalid_code',
+  'password_login_disabled',
+])
+
+export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proceed): void {
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await pages.session(request, reply)
+    if (!session) pages.redirect(request, reply, 'sign-in')
+    return session
+  }
+
+  /** The prompt on its own (the passkey script comes here when registration needs it). */
+  app.get('/account/confirm', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    return askForProof(pages, request, reply, session, intentOf(request.query))
+  })
+
+  app.post('/account/confirm', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    const intent = intentOf(request.body)
+    const method = formText(request.body, 'method')
+    const api = pages.api(request, session.accessToken)
+    try {
+      if (method === 'send-code') {
+        const me = await api.getMe()
+        await api.requestLoginCode({ body: { email: me.email } })
+        return askForProof(pages, request, reply, session, intent, {
+          codeSent: true,
+          note: 'We emailed you a 6-digit code. It works for 10 minutes.',
+        })
+      }
+      const value = formText(request.body, FIELD_OF[method] ?? 'password')
+      const proof =
+        method === 'totp'
+          ? { totpCode: value }
+          : method === 'recovery'
+            ? { recoveryCode: value }
+            : method === 'code'
+              ? { code: value }
+              : { password: value }
+      await api.reauthenticate({ body: proof as never })
+    } catch (error) {
+      // A session that ended meanwhile: the pages' error handler signs the browser out.
+      if (
+        error instanceof AuthServiceError &&
+        error.status === 401 &&
+        !PROOF_REFUSALS.has(error.reason ?? '')
+      ) {
+        throw error
+      }
+      const target = FIELD_OF[method] ?? 'password'
+      const errors = formErrors(error, { totpCode: target, code: target })
+      if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
+        errors.form = undefined
+        errors.fields = { password: 'That password is not right.' }
+      }
+      return askForProof(pages, request, reply, session, intent, {
+        errors,
+        codeSent: method === 'code',
+        status: statusOf(error),
+      })
+    }
+    return proceed(request, reply, session, intent)
+  })
+
+  /** After a passkey proved it (the script submits the prompt's hidden form). */
+  app.post('/account/confirm/continue', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    return proceed(request, reply, session, intentOf(request.body))
+  })
+
+  // The passkey ceremony answers JSON to pages.js, as the other passkey routes do.
+  const sessionForScript = async (request: JsonReq, reply: FastifyReply) => {
+    if (!pages.csrfValid(request)) {
+      reply.code(403).send({ error: 'This page has expired. Reload it and try again.' })
+      return undefined
+    }
+    const session = await pages.session(request, reply)
+    if (!session) reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
+    return session
+  }
+  const refuse = (reply: FastifyReply, error: unknown) => {
+    const errors = formErrors(error)
+    const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? 'That did not work.'
+    return reply.code(statusOf(error)).send({ error: message })
+  }
+
+  app.post('/account/confirm/passkey/options', async (request: JsonReq, reply) => {
+    const session = await sessionForScript(request, reply)
+    if (!session) return reply
+    try {
+      return reply.send(await pages.api(request, session.accessToken).reauthenticationOptions())
+    } catch (error) {
+      return refuse(reply, error)
+    }
+  })
+
+  app.post('/account/confirm/passkey', async (request: JsonReq, reply) => {
+    const session = await sessionForScript(request, reply)
+    if (!session) return reply
+    try {
+      await pages.api(request, session.accessToken).reauthenticate({
+        body: { response: request.body?.response as never },
+      })
+      return reply.send({ ok: true })
+    } catch (error) {
+      if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
+        return reply.code(401).send({ error: 'That passkey did not confirm it. Try another way.' })
+      }
+      return refuse(reply, error)
+    }
+  })
+}
