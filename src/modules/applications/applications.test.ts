@@ -115,6 +115,7 @@ test('applications: redirect URI rules (absolute, no fragment, https or loopback
     [{ name: 'A', type: 'web', redirectUris: ['com.example.app:/cb'] }, 'body.redirectUris.0'],
     [{ name: 'A', type: 'native', redirectUris: ['myapp:/cb'] }, 'body.redirectUris.0'],
     [{ name: 'A', type: 'native', redirectUris: ['javascript:alert(1)'] }, 'body.redirectUris.0'],
+    [{ name: 'A', type: 'native', redirectUris: ['https://localhost/cb'] }, 'body.redirectUris.0'],
     [
       { name: 'A', type: 'web', postLogoutRedirectUris: ['http://evil.example/'] },
       'body.postLogoutRedirectUris.0',

@@ -26,7 +26,11 @@ export function redirectUriProblem(raw: string, type: ApplicationType): string |
   }
   if (raw.includes('#')) return 'must not have a fragment'
   if (url.username || url.password) return 'must not hold credentials'
-  if (url.protocol === 'https:') return url.hostname ? undefined : 'must name a host'
+  if (url.protocol === 'https:') {
+    // RFC 8252 §7.2: a native app's claimed https URI names its own domain, not loopback.
+    if (type === 'native' && isLoopback(url)) return 'a native app uses http on loopback'
+    return url.hostname ? undefined : 'must name a host'
+  }
   if (url.protocol === 'http:') {
     return isLoopback(url) ? undefined : 'http is allowed only for localhost, 127.0.0.1 and [::1]'
   }
