@@ -40,10 +40,27 @@ const PASSKEY_CONTENT: Rule[] = [
   [/^body\.response\.response\.attestationObject$/, /^is not a CBOR attestation object/],
   [/^body\.response\.response\.authenticatorData$/, /^is not authenticator data$/],
 ]
+// CONTRACT §11's URI rules (absolute, no fragment, https or loopback http, private-use
+// schemes for native apps) depend on the app's type and a URI parser; the fields'
+// descriptions say them.
+const URI_PROBLEM =
+  /^(must be an absolute URI|must not have a fragment|must not hold credentials|must name a host|a native app uses http on loopback|http is allowed only for .*|must be https.*|a machine app (has no browser redirects|signs nobody in))$/
+const APPLICATION_CONTENT: Rule[] = [
+  [/^body\.(redirectUris|postLogoutRedirectUris)(\.\d+)?$/, URI_PROBLEM],
+  [/^body\.backchannelLogoutUri$/, URI_PROBLEM],
+]
+const API_RESOURCE_CONTENT: Rule[] = [
+  [/^body\.identifier$/, URI_PROBLEM],
+  [/^body\.scopes\.\d+\.name$/, /^is listed twice$/],
+]
 const CONTENT: Record<string, Rule[]> = {
   registerPasskey: PASSKEY_CONTENT,
   passkeySignIn: PASSKEY_CONTENT,
   reauthenticate: PASSKEY_CONTENT,
+  createApplication: APPLICATION_CONTENT,
+  updateApplication: APPLICATION_CONTENT,
+  createApiResource: API_RESOURCE_CONTENT,
+  updateApiResource: API_RESOURCE_CONTENT,
 }
 
 /** An issue's path and message. */

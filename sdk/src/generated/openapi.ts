@@ -6092,6 +6092,7 @@ export interface operations {
           type: 'web' | 'spa' | 'native' | 'machine'
           redirectUris?: string[]
           postLogoutRedirectUris?: string[]
+          /** @description An absolute URI without a fragment or credentials: https, or http on localhost, 127.0.0.1 or [::1]; native apps may also use a private-use scheme such as com.example.app:/callback (RFC 8252). Machine apps have none. Anything else is 400 validation. */
           backchannelLogoutUri?: string
           /** @default true */
           firstParty?: boolean

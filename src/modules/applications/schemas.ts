@@ -11,7 +11,12 @@ export const ApplicationType = Type.Union(
 )
 export type ApplicationType = Static<typeof ApplicationType>
 
-const Uri = Type.String({ minLength: 1, maxLength: 2000 })
+const Uri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'An absolute URI without a fragment or credentials: https, or http on localhost, 127.0.0.1 or [::1]; native apps may also use a private-use scheme such as com.example.app:/callback (RFC 8252). Machine apps have none. Anything else is 400 validation.',
+})
 const UriList = Type.Array(Uri, { maxItems: 20 })
 /** An OAuth scope token (RFC 6749 §3.3). */
 export const ScopeName = Type.String({
