@@ -882,6 +882,7 @@ function accessToken(tenantId: string, userId: string, role: string, sid?: strin
   const iat = Math.floor(Date.now() / 1000)
   return sign({
     iss: PUBLIC_URL,
+    aud: `${PUBLIC_URL}/v1`,
     sub: userId,
     tid: tenantId,
     role,

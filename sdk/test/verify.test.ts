@@ -47,6 +47,19 @@ describe('ES256 through the JWKS', () => {
     assert.equal(typeof claims.sid, 'string')
   })
 
+  test("audience: the service's own tokens carry {PUBLIC_URL}/v1; another audience is token_invalid", async () => {
+    const user = await signup(es, esTenant.slug)
+    const claims = await verifyAccessToken(user.accessToken, {
+      ...options(),
+      audience: `${ISSUER}/v1`,
+    })
+    assert.equal(claims.sub, user.user.id)
+    await assert.rejects(
+      verifyAccessToken(user.accessToken, { ...options(), audience: 'https://api.example.com' }),
+      refusedWith('token_invalid'),
+    )
+  })
+
   test('rule: an expired token is refused with token_expired', async () => {
     const user = await signup(es, esTenant.slug)
     const later = new Date(Date.now() + 16 * 60 * 1000)

@@ -17,12 +17,24 @@ export const ACCESS_TOKEN_TTL = 15 * 60
 /** Seconds an `iat` may lie ahead of our clock (another instance's clock may run fast). */
 export const MAX_CLOCK_SKEW = 60
 
+/**
+ * The `aud` of the service's own access tokens (CONTRACT §4, §11): `{PUBLIC_URL}/v1`. The
+ * /v1 API accepts only tokens naming exactly it, so no token minted for a tenant's
+ * application (whose `aud` is a client id or a resource identifier) ever opens it, and a
+ * token of ours is never taken for one of theirs (RFC 8725 §3.9, RFC 9068 §4).
+ */
+export function firstPartyAudience(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/v1`
+}
+
 export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA'] as const
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number]
 export type AsymmetricAlgorithm = Exclude<JwtAlgorithm, 'HS256'>
 
 export interface AccessClaims {
   iss: string
+  /** firstPartyAudience(PUBLIC_URL): the token opens the service's own /v1 API. */
+  aud: string
   sub: string
   tid: string
   role: string
@@ -127,6 +139,7 @@ export class AccessTokens {
   private readonly sign: (payload: Record<string, unknown>) => string
   private readonly verifiers: Map<string, (token: string) => AccessClaims>
   private readonly issuer: string
+  readonly audience: string
   private readonly publicKeys: PublicJwk[]
   /**
    * The claims of the tokens verified last, keyed by the token itself: a token seen again
@@ -141,6 +154,7 @@ export class AccessTokens {
     const { keys } = options
     this.algorithm = keys.algorithm
     this.issuer = options.issuer
+    this.audience = firstPartyAudience(options.issuer)
     const entries = keys.algorithm === 'HS256' ? secretEntries(keys.secrets) : keyEntries(keys)
     if (entries.length === 0) throw new Error('AccessTokens: no signing key')
     this.sign = createSigner({
@@ -156,7 +170,8 @@ export class AccessTokens {
           key: entry.verifying,
           algorithms: [keys.algorithm],
           allowedIss: options.issuer,
-          requiredClaims: ['iss', 'sub', 'tid', 'sid', 'role', 'iat', 'exp', 'jti'],
+          allowedAud: this.audience,
+          requiredClaims: ['iss', 'aud', 'sub', 'tid', 'sid', 'role', 'iat', 'exp', 'jti'],
           cache: 10_000,
         }),
       )
@@ -164,9 +179,10 @@ export class AccessTokens {
     this.publicKeys = entries.flatMap((e) => (e.jwk ? [e.jwk] : []))
   }
 
-  issue(claims: Omit<AccessClaims, 'iss' | 'iat' | 'exp'>, now: Date): string {
+  issue(claims: Omit<AccessClaims, 'iss' | 'aud' | 'iat' | 'exp'>, now: Date): string {
     const iat = Math.floor(now.getTime() / 1000)
-    return this.sign({ ...claims, iss: this.issuer, iat, exp: iat + ACCESS_TOKEN_TTL })
+    const standard = { iss: this.issuer, aud: this.audience, iat, exp: iat + ACCESS_TOKEN_TTL }
+    return this.sign({ ...claims, ...standard })
   }
 
   /** The JWK Set of the verifying keys, signing key first; empty with HS256. */
@@ -175,7 +191,8 @@ export class AccessTokens {
   }
 
   /**
-   * Verifies signature, algorithm, issuer and expiry, then the token's own lifetime
+   * Verifies signature, algorithm, issuer, audience (exactly ours: a list that merely
+   * includes it is refused too) and expiry, then the token's own lifetime
    * (CONTRACT §8): one that claims to live longer than ours, or to be issued more than
    * MAX_CLOCK_SKEW in the future, was not minted here, whatever its signature says.
    * Throws a 401 AppError.
@@ -203,6 +220,7 @@ export class AccessTokens {
     }
     const nowSeconds = Math.floor(now.getTime() / 1000)
     if (
+      claims.aud !== this.audience ||
       typeof claims.iat !== 'number' ||
       typeof claims.exp !== 'number' ||
       claims.exp - claims.iat > ACCESS_TOKEN_TTL ||

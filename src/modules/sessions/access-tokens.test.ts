@@ -67,12 +67,13 @@ const me = (token: string, slug = t.slug) =>
   server.request('GET', `/v1/${slug}/me`, undefined, { token })
 
 describe('access tokens', () => {
-  test('are HS256 JWTs with kid and exactly the claims of CONTRACT §4', () => {
+  test('are HS256 JWTs with kid and exactly the claims of CONTRACT §4, plus the first-party aud', () => {
     const [header, payload] = u.accessToken
       .split('.')
       .map((p: string, i: number) => (i < 2 ? decode(p) : p))
     assert.deepEqual(header, { alg: 'HS256', typ: 'JWT', kid: keyId(TEST_JWT_SECRET) })
     assert.deepEqual(Object.keys(payload).sort(), [
+      'aud',
       'exp',
       'iat',
       'iss',
@@ -83,6 +84,7 @@ describe('access tokens', () => {
       'tid',
     ])
     assert.equal(payload.iss, 'http://auth.test')
+    assert.equal(payload.aud, 'http://auth.test/v1')
     assert.equal(payload.sub, u.user.id)
     assert.equal(payload.tid, t.tenantId)
     assert.equal(payload.role, 'Member')
