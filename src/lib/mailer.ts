@@ -29,9 +29,16 @@ export class Mailer {
     this.log = options.log
   }
 
-  /** Queues a message and returns at once. */
-  deliver(mail: Mail): void {
-    const job = this.send(mail).finally(() => this.pending.delete(job))
+  /**
+   * Queues a message and returns at once. With `afterAnswer`, its sending begins only once
+   * the current request's answer is written (setImmediate runs after the reply's write), yet
+   * it counts as in flight from now on (`drain`).
+   */
+  deliver(mail: Mail, options: { afterAnswer?: boolean } = {}): void {
+    const started = options.afterAnswer
+      ? new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.send(mail))
+      : this.send(mail)
+    const job = started.finally(() => this.pending.delete(job))
     this.pending.add(job)
   }
 

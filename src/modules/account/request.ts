@@ -24,7 +24,7 @@ export async function requestAccountCode(
   const email = normalizeEmail(rawEmail)
   // Spent whether or not the address has an account, like the login-code bucket.
   await deps.limits.hit('codeRequestsPerEmail', `${purpose}:${tenant.id}:${email}`)
-  await onRequestFloor(async () => {
+  await onRequestFloor(deps.mailer, async () => {
     const sent = await deps.db.transaction(async (tx) => {
       const user = await findUserByEmail(tx, tenant.id, email)
       const usable = user && wantsCode(user, purpose) ? user : undefined
@@ -38,8 +38,8 @@ export async function requestAccountCode(
       }
       return { to: usable.email, code }
     })
-    // Delivery runs in the background: a slow mail server cannot show in the answer's timing.
-    if (sent) deps.mailer.deliver(codeMail(purpose, sent.to, tenant.name, sent.code))
+    // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
+    return sent && codeMail(purpose, sent.to, tenant.name, sent.code)
   })
 }
 

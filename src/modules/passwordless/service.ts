@@ -3,6 +3,7 @@
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
+import type { Mail } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { issueCode, onRequestFloor } from '../codes/service.ts'
@@ -33,7 +34,7 @@ export async function requestLoginCode(
   // address. Both are spent whether or not the address has an account.
   await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
   // Answered on a fixed schedule, so a real account is not slower to answer (SPEC note 1).
-  await onRequestFloor(() => issueLoginCode(deps, tenant, rawEmail, email, actor))
+  await onRequestFloor(deps.mailer, () => issueLoginCode(deps, tenant, rawEmail, email, actor))
 }
 
 async function issueLoginCode(
@@ -42,7 +43,7 @@ async function issueLoginCode(
   rawEmail: string,
   email: string,
   actor: Actor,
-): Promise<void> {
+): Promise<Mail | undefined> {
   const sent = await deps.db.transaction(async (tx) => {
     const entries: AuditEntry[] = []
     let user = await findUserByEmail(tx, tenant.id, email)
@@ -70,8 +71,8 @@ async function issueLoginCode(
     await deps.audit.record(tx, tenant.id, actor, entries)
     return { to: usable.email, code }
   })
-  // Delivery runs in the background: a slow mail server cannot show in the answer's timing.
-  if (sent) deps.mailer.deliver(codeMail('login', sent.to, tenant.name, sent.code))
+  // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
+  return sent && codeMail('login', sent.to, tenant.name, sent.code)
 }
 
 class AddressTaken extends Error {}
