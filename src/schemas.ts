@@ -11,6 +11,9 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { EMAIL_MAX_LENGTH } from './lib/email.ts'
 import { CODE_BY_STATUS, type ErrorStatus, type Reason } from './lib/errors.ts'
+import { Role, UserComponent, UserStatus } from './modules/users/record.ts'
+
+export { Role, UserComponent, UserStatus }
 
 /**
  * A reference to a component: `{ $ref: '<its $id>' }`, with the component's static type,
@@ -99,12 +102,6 @@ export function Page<T extends TSchema>(id: string, item: T, description: string
   )
 }
 
-export const UserStatus = Type.Union([
-  Type.Literal('Pending'),
-  Type.Literal('Active'),
-  Type.Literal('Suspended'),
-])
-export const Role = Type.Union([Type.Literal('Member'), Type.Literal('Admin')])
 export const Plan = Type.Union([
   Type.Literal('Free'),
   Type.Literal('Starter'),
@@ -122,21 +119,7 @@ export const AuthPolicy = Type.Union([
   Type.Literal('PasswordlessOnly'),
 ])
 
-/** The user as every response shows it (CONTRACT §2). */
-export const UserComponent = Type.Object(
-  {
-    id: Type.String(),
-    tenantId: Type.String(),
-    email: Type.String(),
-    status: UserStatus,
-    role: Role,
-    createdAt: DateTime,
-    lastLoginAt: NullableDateTime,
-    totpEnrolled: Type.Boolean(),
-    emailVerified: Type.Boolean(),
-  },
-  { $id: 'User', description: 'A user of the tenant.' },
-)
+/** The user record (CONTRACT §2, §14), defined with its row mapping in users/record.ts. */
 export const PublicUser = ref(UserComponent)
 
 /** The token envelope; `*ExpiresIn` are seconds (CONTRACT §2). */

@@ -81,6 +81,12 @@ export const users = pgTable(
     updatedAt: ts('updated_at').notNull(),
     lastLoginAt: ts('last_login_at'),
     deletedAt: ts('deleted_at'),
+    /** Profile fields (CONTRACT §14): set by PATCH users, SCIM and import; null when unknown. */
+    displayName: text('display_name'),
+    givenName: text('given_name'),
+    familyName: text('family_name'),
+    /** The provisioning client's own id for the user (SCIM externalId); not unique (README). */
+    externalId: text('external_id'),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
@@ -90,6 +96,10 @@ export const users = pgTable(
       .where(sql`deleted_at IS NULL`),
     index('users_tenant_created').on(t.tenantId, t.createdAt, t.id),
     index('users_deleted_at').on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),
+    // SCIM clients look users up by their own id (`filter=externalId eq "…"`, §14).
+    index('users_tenant_external_id')
+      .on(t.tenantId, t.externalId)
+      .where(sql`deleted_at IS NULL AND external_id IS NOT NULL`),
   ],
 )
 

@@ -896,8 +896,8 @@ export interface paths {
     options?: never
     head?: never
     /**
-     * Change a user's role, or suspend and reactivate the user
-     * @description Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).
+     * Change a user's role or profile, or suspend and reactivate the user
+     * @description Only the fields sent change; `null` clears a profile field (`displayName`, `givenName`, `familyName` 1..200 characters, `externalId` 1..256; `externalId` need not be unique). Audit: UserUpdated naming the changed fields. Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).
      */
     patch: operations['updateUser']
     trace?: never
@@ -1220,6 +1220,14 @@ export interface components {
       lastLoginAt: string | null
       totpEnrolled: boolean
       emailVerified: boolean
+      /** @description The name to show; null when unknown. */
+      displayName: string | null
+      /** @description The given (first) name; null when unknown. */
+      givenName: string | null
+      /** @description The family (last) name; null when unknown. */
+      familyName: string | null
+      /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
+      externalId: string | null
     }
     /** @description A new session: the user and its token pair. */
     TokenEnvelope: {
@@ -1364,6 +1372,14 @@ export interface components {
       lastLoginAt: string | null
       totpEnrolled: boolean
       emailVerified: boolean
+      /** @description The name to show; null when unknown. */
+      displayName: string | null
+      /** @description The given (first) name; null when unknown. */
+      givenName: string | null
+      /** @description The family (last) name; null when unknown. */
+      familyName: string | null
+      /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
+      externalId: string | null
       tenant: {
         id: string
         slug: string
@@ -5096,6 +5112,10 @@ export interface operations {
         'application/json': {
           role?: 'Member' | 'Admin'
           status?: 'Active' | 'Suspended'
+          displayName?: string | null
+          givenName?: string | null
+          familyName?: string | null
+          externalId?: string | null
         }
       }
     }

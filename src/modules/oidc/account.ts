@@ -1,6 +1,7 @@
 // The provider's findAccount (CONTRACT §11): only an Active, live user of this tenant is
 // an account; its claims by scope: `openid` → sub (the user id), `email` → email and
-// email_verified, `profile` → updated_at (the profile names of §14 once users hold them).
+// email_verified, `profile` → name (displayName), given_name, family_name where known, and
+// updated_at.
 // A user suspended or deleted after a grant gets no userinfo and no new tokens.
 import type { Db } from '../../db/client.ts'
 import { isUuid } from '../../lib/ids.ts'
@@ -13,14 +14,27 @@ export function accountFinder(db: Db, tenantId: string) {
     if (user?.status !== 'Active') return undefined
     return {
       accountId: user.id,
-      async claims() {
+      async claims(): Promise<Record<string, string | number | boolean>> {
         return {
           sub: user.id,
           email: user.email,
           email_verified: user.emailVerified,
+          ...known({
+            name: user.displayName,
+            given_name: user.givenName,
+            family_name: user.familyName,
+          }),
           updated_at: Math.floor(user.updatedAt.getTime() / 1000),
         }
       },
     }
   }
+}
+
+/** The claims that have a value: an unknown name is left out, never null (OIDC Core §5.3.2). */
+function known(claims: Record<string, string | null>): Record<string, string> {
+  return Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== null)) as Record<
+    string,
+    string
+  >
 }

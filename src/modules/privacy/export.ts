@@ -5,8 +5,8 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
-import { presentUser } from '../users/present.ts'
 import { findUserById } from '../users/queries.ts'
+import { presentUser } from '../users/record.ts'
 import {
   countUnusedRecoveryCodes,
   eventsOf,

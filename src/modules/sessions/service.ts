@@ -11,8 +11,8 @@ import type { Mailer } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry, AuditRecorder } from '../audit/recorder.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { type PublicUser, presentUser } from '../users/present.ts'
 import type { User } from '../users/queries.ts'
+import { presentUser, type UserRecord } from '../users/record.ts'
 import { DEVICE_MEMORY_DAYS, isNewDevice } from './devices.ts'
 import * as store from './queries.ts'
 import type { RevocationCache } from './revocations.ts'
@@ -20,7 +20,7 @@ import type { RevocationCache } from './revocations.ts'
 export const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60
 
 export interface TokenEnvelope {
-  user: PublicUser
+  user: UserRecord
   accessToken: string
   refreshToken: string
   accessTokenExpiresIn: number

@@ -86,8 +86,12 @@ describe('POST /v1/tenants', () => {
     const user = res.body.user
     assert.deepEqual(Object.keys(user).sort(), [
       'createdAt',
+      'displayName',
       'email',
       'emailVerified',
+      'externalId',
+      'familyName',
+      'givenName',
       'id',
       'lastLoginAt',
       'role',

@@ -61,9 +61,9 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
       schema: {
         operationId: 'updateUser',
         tags,
-        summary: "Change a user's role, or suspend and reactivate the user",
+        summary: "Change a user's role or profile, or suspend and reactivate the user",
         description:
-          'Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).',
+          'Only the fields sent change; `null` clears a profile field (`displayName`, `givenName`, `familyName` 1..200 characters, `externalId` 1..256; `externalId` need not be unique). Audit: UserUpdated naming the changed fields. Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).',
         params: UserParams,
         body: UserPatchBody,
         response: responses(PublicUser, {

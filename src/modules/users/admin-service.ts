@@ -10,12 +10,12 @@ import type { Actor } from '../audit/recorder.ts'
 import { deleteRecoveryCodes } from '../mfa/queries.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { type PublicUser, presentUser } from './present.ts'
 import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
+import { presentUser, type UserRecord } from './record.ts'
 import type { ListUsersQuery, UserPatchBody } from './schemas.ts'
 
 export interface UserPage {
-  items: PublicUser[]
+  items: UserRecord[]
   nextCursor: string | null
 }
 
@@ -27,7 +27,7 @@ export async function listUserPage(
   return readPage(
     query,
     ({ limit, after }) => listUsers(deps.db, tenantId, { limit, afterId: after }),
-    presentUser,
+    (user) => user,
   )
 }
 
@@ -74,10 +74,15 @@ export async function deleteUser(
   })
 }
 
+/** The profile fields PATCH users sets (CONTRACT §14); null clears one. */
+const PROFILE_FIELDS = ['displayName', 'givenName', 'familyName', 'externalId'] as const
+
 /**
- * PATCH users/{userId}: role and status (Active or Suspended). Suspending ends the user's
- * sessions. Fields that already hold the value are not changes; with none, nothing is
- * recorded. An API key may not set the Admin role (even where it is already held): a
+ * PATCH users/{userId}: role, status (Active or Suspended) and the profile fields.
+ * Suspending ends the user's sessions. Fields that already hold the value are not changes;
+ * with none, nothing is recorded. The audit row names every changed field; role and status
+ * also with their old and new values, the profile fields without (personal data, which
+ * the audit log keeps after an erasure). An API key may not set the Admin role (even where it is already held): a
  * leaked key could otherwise promote a user it controls and hold an Admin user token,
  * with the rights keys are refused (CONTRACT §4).
  */
@@ -87,7 +92,7 @@ export async function updateUserAccess(
   userId: string,
   patch: UserPatchBody,
   actor: Actor,
-): Promise<PublicUser> {
+): Promise<UserRecord> {
   if (patch.role === 'Admin' && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
   }
@@ -95,15 +100,18 @@ export async function updateUserAccess(
     const { user: target, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
     const role = patch.role ?? target.role
     const status = patch.status ?? target.status
-    if (role === target.role && status === target.status) return target
-    keepAnAdmin({ role, status })
+    const profile = PROFILE_FIELDS.filter((f) => patch[f] !== undefined && patch[f] !== target[f])
     const changes: Record<string, { from: string; to: string }> = {}
     if (role !== target.role) changes.role = { from: target.role, to: role }
     if (status !== target.status) changes.status = { from: target.status, to: status }
+    const fields = [...Object.keys(changes), ...profile]
+    if (fields.length === 0) return target
+    keepAnAdmin({ role, status })
     const now = deps.clock.now()
     const updated = (await updateUser(tx, tenantId, target.id, {
       role,
       status,
+      ...Object.fromEntries(profile.map((f) => [f, patch[f]])),
       updatedAt: now,
     })) as User
     if (changes.status && status === 'Suspended') {
@@ -114,7 +122,7 @@ export async function updateUserAccess(
         action: 'UserUpdated',
         userId: target.id,
         email: target.emailNormalized,
-        metadata: { changes },
+        metadata: { fields, changes },
       },
     ])
     return updated

@@ -49,8 +49,12 @@ describe('GET /me', () => {
     assert.equal(res.status, 200)
     assert.deepEqual(Object.keys(res.body).sort(), [
       'createdAt',
+      'displayName',
       'email',
       'emailVerified',
+      'externalId',
+      'familyName',
+      'givenName',
       'id',
       'lastLoginAt',
       'role',

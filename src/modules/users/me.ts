@@ -5,8 +5,8 @@ import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { logoUrl, presentUser } from './present.ts'
-import { countOtherActiveAdmins, findShownUser, findUserById, updateUser } from './queries.ts'
+import { logoUrl } from './present.ts'
+import { countOtherActiveAdmins, findUserById, findUserRecord, updateUser } from './queries.ts'
 import type { ChangePasswordBody } from './schemas.ts'
 import { preparePassword } from './service.ts'
 
@@ -17,12 +17,12 @@ export async function readMe(
   userId: string,
 ) {
   const [user, hasLogo] = await Promise.all([
-    findShownUser(deps.db, tenant.id, userId),
+    findUserRecord(deps.db, tenant.id, userId),
     deps.tenants.hasLogo(tenant.id),
   ])
   if (!user) fail('session_revoked')
   return {
-    ...presentUser(user),
+    ...user,
     tenant: {
       id: tenant.id,
       slug: tenant.slug,

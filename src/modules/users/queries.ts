@@ -5,21 +5,10 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
+import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
-
-/**
- * The columns a user record shows. The raw statements below answer the times already in
- * the response's ISO 8601 form (a whole row read through Drizzle answers Dates).
- */
-export type ShownUser = Pick<
-  User,
-  'id' | 'tenantId' | 'email' | 'status' | 'role' | 'totpEnabled' | 'emailVerified'
-> & {
-  createdAt: Date | string
-  lastLoginAt: Date | string | null
-}
 
 const live = (tenantId: string) => and(eq(users.tenantId, tenantId), isNull(users.deletedAt))
 
@@ -44,50 +33,22 @@ const prepared = perDatabase((db: Db) => ({
   byId: byId(db).prepare('user_by_id'),
 }))
 
-/** The columns a user record shows (ShownUser), for the raw statements below. */
-const SHOWN = `id, tenant_id, email, status, role, ${iso('created_at')} AS created_iso,
-  ${iso('last_login_at')} AS last_login_iso, totp_enabled, email_verified`
-
 /**
- * A timestamp as Date.prototype.toISOString writes it (UTC, milliseconds, truncated as a
- * Date truncates microseconds), made by PostgreSQL: parsing each time into a Date and
- * writing it back took a tenth of the users list's CPU (issue 10). Aliased apart from the
- * column, so that ORDER BY created_at still means the column (and its index).
- */
-function iso(column: string): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-}
-
-/**
- * GET /me's read: only the columns the record shows, as one raw named statement. Drizzle's
+ * GET /me's read: only the columns the record shows (record.ts), as one raw named statement. Drizzle's
  * select of the whole row and its mapping were a fifth of the route's CPU (issue 10).
  */
-const shownById = namedStatement(
+const recordById = namedStatement(
   'user_shown_by_id',
-  `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+  `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
 
-function shownFromRow(row: Record<string, unknown>): ShownUser {
-  return {
-    id: row.id as string,
-    tenantId: row.tenant_id as string,
-    email: row.email as string,
-    status: row.status as ShownUser['status'],
-    role: row.role as ShownUser['role'],
-    createdAt: row.created_iso as string,
-    lastLoginAt: row.last_login_iso as string | null,
-    totpEnabled: row.totp_enabled as boolean,
-    emailVerified: row.email_verified as boolean,
-  }
-}
-
-export async function findShownUser(
+export async function findUserRecord(
   db: Db,
   tenantId: string,
   userId: string,
-): Promise<ShownUser | undefined> {
-  const [row] = await shownById(db, [tenantId, userId])
-  return row ? shownFromRow(row) : undefined
+): Promise<UserRecord | undefined> {
+  const [row] = await recordById(db, [tenantId, userId])
+  return row ? recordFromRow(row) : undefined
 }
 
 export async function findUserByEmail(db: Handle, tenantId: string, emailNormalized: string) {
@@ -328,12 +289,12 @@ export async function markEmailVerified(
  */
 const firstPage = namedStatement(
   'users_first_page',
-  `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
+  `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
    ORDER BY created_at, id LIMIT $2`,
 )
 const nextPage = namedStatement(
   'users_next_page',
-  `SELECT ${SHOWN} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
+  `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
      AND (created_at, id) > (SELECT c.created_at, c.id FROM users c WHERE c.tenant_id = $1 AND c.id = $3)
    ORDER BY created_at, id LIMIT $2`,
 )
@@ -343,12 +304,12 @@ export async function listUsers(
   db: Db,
   tenantId: string,
   options: { limit: number; afterId?: string },
-): Promise<ShownUser[]> {
+): Promise<UserRecord[]> {
   const { limit, afterId } = options
   const rows = afterId
     ? await nextPage(db, [tenantId, limit, afterId])
     : await firstPage(db, [tenantId, limit])
-  return rows.map(shownFromRow)
+  return rows.map(recordFromRow)
 }
 
 /** The live user, locked until the commit. */

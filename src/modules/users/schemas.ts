@@ -60,12 +60,28 @@ export const TotpParams = Type.Object({
   userId: Type.String({ minLength: 1, maxLength: 200 }),
 })
 
+/** A profile field as PATCH users sets it (CONTRACT §14): null clears it. */
+const ProfileText = (maxLength: number) =>
+  Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength }), Type.Null()]))
+
 export const UserPatchBody = Type.Object(
   {
     role: Type.Optional(Role),
     status: Type.Optional(Type.Union([Type.Literal('Active'), Type.Literal('Suspended')])),
+    displayName: ProfileText(200),
+    givenName: ProfileText(200),
+    familyName: ProfileText(200),
+    externalId: ProfileText(256),
   },
-  { additionalProperties: false, examples: [{ role: 'Admin' }, { status: 'Suspended' }] },
+  {
+    additionalProperties: false,
+    examples: [
+      { role: 'Admin' },
+      { status: 'Suspended' },
+      { displayName: 'Ada Lovelace', givenName: 'Ada', familyName: 'Lovelace' },
+      { externalId: '00u1ab2cd3EF4gh5i6j7', displayName: null },
+    ],
+  },
 )
 export type UserPatchBody = Static<typeof UserPatchBody>
 

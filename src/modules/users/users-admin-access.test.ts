@@ -36,7 +36,10 @@ test('PATCH user: promoting a Member opens the admin routes; demoting closes the
   const [event] = await auditSince(server, t.tenantId, mark)
   assert.equal(event.action, 'UserUpdated')
   assert.equal(event.userId, member.user.id)
-  assert.deepEqual(event.metadata, { changes: { role: { from: 'Member', to: 'Admin' } } })
+  assert.deepEqual(event.metadata, {
+    fields: ['role'],
+    changes: { role: { from: 'Member', to: 'Admin' } },
+  })
 
   const down = await h.patch(t, member.user.id, { role: 'Member' }, admin)
   assert.equal(down.status, 200)
@@ -62,6 +65,7 @@ test('PATCH user: suspending ends the sessions; sign-in answers account_suspende
   const events = await auditSince(server, t.tenantId, mark)
   const updated = events.find((e) => e.action === 'UserUpdated')
   assert.deepEqual(updated?.metadata, {
+    fields: ['status'],
     changes: { status: { from: 'Active', to: 'Suspended' } },
   })
   assert.ok(events.some((e) => e.action === 'SessionRevoked'))
@@ -85,6 +89,7 @@ test('PATCH user: role and status together, recorded as one UserUpdated', async 
   )
   assert.equal(updated.length, 1)
   assert.deepEqual(updated[0].metadata, {
+    fields: ['role', 'status'],
     changes: {
       role: { from: 'Member', to: 'Admin' },
       status: { from: 'Active', to: 'Suspended' },
