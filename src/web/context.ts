@@ -6,9 +6,9 @@ import type { Deps } from '../deps.ts'
 import { hashToken } from '../lib/crypto.ts'
 import { logoExists } from '../modules/tenants/queries.ts'
 import { AuthServiceError, apiFor } from './api.ts'
-import type { Html } from './html.ts'
+import { type Html, html } from './html.ts'
 import { setPageHeaders } from './http.ts'
-import { type Brand, page } from './layout.ts'
+import { type Brand, type PageOptions, page } from './layout.ts'
 import {
   beginSession,
   browserCookie,
@@ -18,11 +18,13 @@ import {
   type PageContext,
   type PageSession,
   pagePath,
+  pendingInteraction,
+  pendingInteractionUid,
   readSession,
   writeSession,
 } from './session.ts'
 
-export type PageDeps = Pick<Deps, 'config' | 'cipher' | 'db'>
+export type PageDeps = Pick<Deps, 'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit'>
 
 export interface TokenEnvelope {
   accessToken: string
@@ -82,7 +84,7 @@ export class Pages {
     reply: FastifyReply,
     title: string,
     body: Html,
-    options: { status?: number; wide?: boolean } = {},
+    options: PageOptions & { status?: number } = {},
   ): Promise<FastifyReply> {
     setPageHeaders(reply)
     const markup = page(await this.brand(request), title, body, options)
@@ -98,9 +100,45 @@ export class Pages {
     return reply.redirect(this.url(request, rest), 303)
   }
 
-  /** A sign-in: the page session, and new CSRF fields bound to it (session.ts). */
-  startSession(request: FastifyRequest, reply: FastifyReply, envelope: TokenEnvelope): void {
-    beginSession(this.ctx(request), request, reply, readSessionFrom(envelope))
+  /**
+   * A sign-in: the page session, and new CSRF fields bound to it (session.ts). `amr` says how
+   * it was proved (RFC 8176), for the OpenID provider's ID tokens.
+   */
+  startSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    envelope: TokenEnvelope,
+    amr: string[],
+  ): void {
+    const ctx = this.ctx(request)
+    const interaction = pendingInteractionUid(ctx, request)
+    beginSession(ctx, request, reply, { ...readSessionFrom(envelope), amr, interaction })
+  }
+
+  /**
+   * On to `target` (a path of this service) after a form: a page that goes there by
+   * itself. A 303 would do for the service's own pages, but the chain from there may end
+   * at an application's redirect URI, which the CSP's form-action ('self') forbids to the
+   * redirects that answer a form.
+   */
+  continueTo(request: FastifyRequest, reply: FastifyReply, target: string) {
+    const body = html`<h1>Signed in</h1>
+<p><a class="button primary" href="${target}">Continue</a></p>`
+    return this.send(request, reply, 'Continue', body, { refreshTo: target })
+  }
+
+  /** After a sign-in's form: back to the authorization request it serves, else `rest`. */
+  signedIn(request: FastifyRequest, reply: FastifyReply, rest: string) {
+    const target = pendingInteraction(this.ctx(request), request)
+    return target ? this.continueTo(request, reply, target) : this.redirect(request, reply, rest)
+  }
+
+  /**
+   * Where a browser goes once signed in: back to the authorization request it came from
+   * (session.ts, `pendingInteraction`), else `/t/{slug}/{rest}`.
+   */
+  afterSignIn(request: FastifyRequest, rest: string): string {
+    return pendingInteraction(this.ctx(request), request) ?? this.url(request, rest)
   }
 
   endSession(request: FastifyRequest, reply: FastifyReply): void {
@@ -141,7 +179,11 @@ export class Pages {
     try {
       const envelope = await this.refreshOnce(request, session.refreshToken)
       // The same session (its `sid`): the browser secret and the forms' fields stay.
-      const refreshed = readSessionFrom(envelope)
+      const refreshed = {
+        ...readSessionFrom(envelope),
+        amr: session.amr,
+        interaction: session.interaction,
+      }
       writeSession(ctx, reply, refreshed)
       return refreshed
     } catch (error) {

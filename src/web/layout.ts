@@ -11,13 +11,24 @@ export interface Brand {
   logoUrl?: string
 }
 
-export function page(brand: Brand, title: string, body: Html, options: { wide?: boolean } = {}) {
+export interface PageOptions {
+  wide?: boolean
+  /**
+   * A same-site URL the browser goes on to at once (a meta refresh: a navigation of its
+   * own, which the CSP's form-action does not hold to 'self' as it does the redirects that
+   * answer a form).
+   */
+  refreshTo?: string
+}
+
+export function page(brand: Brand, title: string, body: Html, options: PageOptions = {}) {
   const { tenant, logoUrl } = brand
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+${options.refreshTo ? html`<meta http-equiv="refresh" content="0;url=${options.refreshTo}">` : ''}
 <title>${title} · ${tenant.name}</title>
 <link rel="stylesheet" href="/assets/pages.css">
 <script src="/assets/pages.js" defer></script>

@@ -11,6 +11,7 @@ import { escapeText, html } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
 import { page } from './layout.ts'
 import { accountRoutes } from './pages/account.ts'
+import { authorizeRoutes } from './pages/authorize.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
 import { signInRoutes } from './pages/signin.ts'
@@ -138,4 +139,5 @@ export async function pageRoutes(
   accountRoutes(app, pages)
   passkeyRoutes(app, pages)
   recoveryRoutes(app, pages)
+  authorizeRoutes(app, pages)
 }

@@ -32,6 +32,16 @@ export interface PageSession {
   refreshToken: string
   /** When the access token expires (ms since the epoch). */
   expiresAt: number
+  /**
+   * How the sign-in was proved (RFC 8176 `amr` values: pwd, otp, hwk, fed, mfa), as the page
+   * flow that completed it knows; handed to the OpenID provider as the login's `amr`.
+   */
+  amr?: string[]
+  /**
+   * The interaction uid this sign-in was made for (the browser came from its page), which
+   * answers `prompt=login`: a sign-in made for another request, or none, does not.
+   */
+  interaction?: string
 }
 
 export interface PageContext {
@@ -62,7 +72,11 @@ export function readSession(ctx: PageContext, request: FastifyRequest): PageSess
   try {
     const value = JSON.parse(ctx.cipher.decrypt(sealed, `page-session:${ctx.tenantId}`))
     if (typeof value?.accessToken === 'string' && typeof value?.refreshToken === 'string') {
-      return value as PageSession
+      const amr = Array.isArray(value.amr)
+        ? value.amr.filter((m: unknown) => typeof m === 'string')
+        : undefined
+      const interaction = isInteractionUid(value.interaction) ? value.interaction : undefined
+      return { ...value, amr, interaction } as PageSession
     }
   } catch {
     // Another tenant's, tampered, or sealed under a retired key: no session.
@@ -100,11 +114,68 @@ export function clearSession(ctx: PageContext, request: FastifyRequest, reply: F
 }
 
 /**
+ * The authorization request a sign-in serves (CONTRACT §11, Sign-in): the page of an OpenID
+ * interaction, `/t/{slug}/authorize/{uid}`, sends a browser that must sign in to the sign-in
+ * page with this cookie (sealed to the tenant, as long as an interaction lives); whichever
+ * method then signs the browser in goes back to that page instead of the account page.
+ */
+const INTERACTION_TTL = 600
+
+export const interactionPath = (slug: string, uid: string) => `${pagePath(slug)}/authorize/${uid}`
+
+/** oidc-provider's interaction uids: nanoid, 21 characters of the URL-safe alphabet. */
+export const isInteractionUid = (uid: unknown): uid is string =>
+  typeof uid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uid)
+
+const interactionCookie = (ctx: PageContext) =>
+  overHttps(ctx) ? `__Host-ta_authorize_${ctx.slug}` : 'ta_authorize'
+
+export function rememberInteraction(ctx: PageContext, reply: FastifyReply, uid: string): void {
+  const sealed = ctx.cipher.encrypt(
+    JSON.stringify({ uid, until: Date.now() + INTERACTION_TTL * 1000 }),
+    `interaction:${ctx.tenantId}`,
+  )
+  setCookie(reply, interactionCookie(ctx), sealed, {
+    ...cookieOptions(ctx),
+    maxAge: INTERACTION_TTL,
+  })
+}
+
+export function forgetInteraction(ctx: PageContext, reply: FastifyReply): void {
+  clearCookie(reply, interactionCookie(ctx), cookieOptions(ctx))
+}
+
+/** The uid of the interaction this browser signs in for, or undefined. */
+export function pendingInteractionUid(
+  ctx: PageContext,
+  request: FastifyRequest,
+): string | undefined {
+  const sealed = readCookies(request)[interactionCookie(ctx)]
+  if (!sealed) return undefined
+  try {
+    const value = JSON.parse(ctx.cipher.decrypt(sealed, `interaction:${ctx.tenantId}`))
+    if (!isInteractionUid(value?.uid) || typeof value.until !== 'number') return undefined
+    return value.until < Date.now() ? undefined : value.uid
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The page a sign-in goes back to: this tenant's interaction page, built here from the uid
+ * alone (never a path the browser sent), or undefined.
+ */
+export function pendingInteraction(ctx: PageContext, request: FastifyRequest): string | undefined {
+  const uid = pendingInteractionUid(ctx, request)
+  return uid ? interactionPath(ctx.slug, uid) : undefined
+}
+
+/**
  * The service's session id (`sid`) of a page session, read from its access token. The token
  * came out of our own sealed cookie, so it needs no verification here; the service verifies
  * it on every call. A refresh keeps the `sid`, so the forms of open tabs keep working.
  */
-function sessionIdOf(session: PageSession): string {
+export function sessionIdOf(session: PageSession): string {
   try {
     const claims = JSON.parse(
       Buffer.from(session.accessToken.split('.')[1], 'base64url').toString(),

@@ -57,6 +57,7 @@ export const OIDC_ACTIONS = [
   'ApplicationUpdated',
   'ApplicationDeleted',
   'ApplicationSecretRotated',
+  'ApplicationConsentGranted',
   'ApiResourceCreated',
   'ApiResourceUpdated',
   'ApiResourceDeleted',

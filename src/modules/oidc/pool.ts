@@ -3,6 +3,7 @@
 // adapter keeps everything in PostgreSQL), so evicting one costs only a rebuild (a few
 // milliseconds) and memory stays flat however many tenants are touched in turn.
 import type { Tenant } from '../tenants/queries.ts'
+import { signingJwks } from './keys.ts'
 import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.ts'
 
 export const DEFAULT_POOL_SIZE = 200
@@ -29,12 +30,21 @@ export class ProviderPool {
 
   /** The tenant's request handler; the most recently used entries stay. */
   handler(tenant: Pick<Tenant, 'id' | 'slug'>): Entry['handler'] {
+    return this.entry(tenant).handler
+  }
+
+  /** The tenant's Provider itself (the hosted pages' interactions). */
+  provider(tenant: Pick<Tenant, 'id' | 'slug'>): OidcProvider {
+    return this.entry(tenant).provider
+  }
+
+  private entry(tenant: Pick<Tenant, 'id' | 'slug'>): Entry {
     const found = this.entries.get(tenant.id)
     if (found && found.slug === tenant.slug) {
       // Map keeps insertion order: re-inserting marks it the most recent.
       this.entries.delete(tenant.id)
       this.entries.set(tenant.id, found)
-      return found.handler
+      return found
     }
     const provider = buildProvider(this.deps, tenant)
     const entry = { slug: tenant.slug, provider, handler: provider.callback() }
@@ -44,6 +54,30 @@ export class ProviderPool {
       if (oldest === undefined) break
       this.entries.delete(oldest)
     }
-    return entry.handler
+    return entry
   }
+}
+
+const pools = new WeakMap<object, ProviderPool>()
+
+/**
+ * The one pool of an app's dependencies, shared by the provider's routes and the hosted
+ * pages that lead its interactions; undefined when the provider is off (production
+ * without OIDC_SIGNING_KEYS).
+ */
+export function poolOf(
+  deps: Omit<ProviderDeps, 'jwks'> & { config: { oidcSigningKeys: string[] } },
+): ProviderPool | undefined {
+  if (deps.config.oidcSigningKeys.length === 0) return undefined
+  let pool = pools.get(deps)
+  if (!pool) {
+    pool = new ProviderPool({
+      config: deps.config,
+      db: deps.db,
+      cipher: deps.cipher,
+      jwks: signingJwks(deps.config.oidcSigningKeys),
+    })
+    pools.set(deps, pool)
+  }
+  return pool
 }

@@ -15,11 +15,45 @@ import { TenantAdapter } from './adapter.ts'
 import type { SigningJwk } from './keys.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
+/** An interaction of oidc-provider, as the hosted pages read it. */
+export interface OidcInteraction {
+  uid: string
+  iat: number
+  exp: number
+  returnTo: string
+  grantId?: string
+  session?: { accountId?: string }
+  params: Record<string, string | undefined> & { client_id: string }
+  prompt: {
+    name: 'login' | 'consent' | string
+    reasons: string[]
+    details: {
+      missingOIDCScope?: string[]
+      missingOIDCClaims?: string[]
+      missingResourceScopes?: Record<string, string[]>
+    }
+  }
+}
+
+export interface OidcGrant {
+  addOIDCScope(scope: string): void
+  addOIDCClaims(claims: string[]): void
+  addResourceScope(resource: string, scope: string): void
+  save(): Promise<string>
+}
+
 /** What this service uses of an oidc-provider instance (the package ships no types). */
 export interface OidcProvider {
   issuer: string
   proxy: boolean
   callback(): (req: unknown, res: unknown) => void
+  interactionDetails(req: unknown, res: unknown): Promise<OidcInteraction>
+  interactionResult(req: unknown, res: unknown, result: Record<string, unknown>): Promise<string>
+  Grant: {
+    new (fields: { accountId: string; clientId: string }): OidcGrant
+    find(id: string): Promise<OidcGrant | undefined>
+  }
+  Client: { find(id: string): Promise<{ metadata(): Record<string, unknown> } | undefined> }
 }
 
 export interface ProviderDeps {
@@ -46,6 +80,39 @@ export function cookieKeys(config: Pick<Config, 'encryptionKeys'>): string[] {
   )
 }
 
+const FIRST_PARTY_OFFLINE = 'x_first_party_offline'
+
+interface AuthorizationContext {
+  method: string
+  query: Record<string, unknown>
+  oidc: {
+    params: { scope?: string; response_type?: string }
+    body?: Record<string, unknown>
+  }
+}
+
+interface AuthorizationClient {
+  metadata(): Record<string, unknown>
+  grantTypeAllowed(type: string): boolean
+}
+
+async function firstPartyOffline(
+  ctx: AuthorizationContext,
+  _value: unknown,
+  client?: AuthorizationClient,
+) {
+  if (client?.metadata().first_party !== true) return
+  if (!client.grantTypeAllowed('refresh_token')) return
+  const { params } = ctx.oidc
+  if (!params.response_type?.split(' ').includes('code')) return
+  const sent = ctx.method === 'POST' ? ctx.oidc.body?.scope : ctx.query.scope
+  if (typeof sent !== 'string' || !sent.split(' ').includes('offline_access')) return
+  const scopes = params.scope?.split(' ') ?? []
+  if (scopes.includes('openid') && !scopes.includes('offline_access')) {
+    params.scope = [...scopes, 'offline_access'].join(' ')
+  }
+}
+
 const html = (text: unknown) =>
   String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -70,12 +137,24 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     cookies: { keys: cookieKeys(config) },
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     claims: {
-      openid: ['sub'],
+      // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
+      // oidc-provider adds only when asked for unless the openid scope lists them (userinfo
+      // has neither: they are no claims of the account).
+      acr: null,
+      amr: null,
+      auth_time: null,
+      iss: null,
+      sid: null,
+      openid: ['sub', 'auth_time', 'amr'],
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
     },
     // The policies read which kind of application asks (clients.ts).
     extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
+    // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.
+    // oidc-provider drops the scope from a request without prompt=consent (OIDC Core §11)
+    // before any hook; this check, run after that, puts it back for a first-party client.
+    extraParams: { [FIRST_PARTY_OFFLINE]: firstPartyOffline },
     // RFC 7636 with S256 only (oidc-provider offers no `plain`); required for public clients
     // (spa, native), as RFC 9700 §2.1.1 asks at the least.
     pkce: {

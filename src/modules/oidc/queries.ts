@@ -5,7 +5,7 @@
 // same on every instance.
 import type { Handle } from '../../db/client.ts'
 import { and, eq, isNull, or, sql } from '../../db/orm.ts'
-import { oidcModels } from '../../db/schema.ts'
+import { oidcModels, sessions } from '../../db/schema.ts'
 
 export type ModelPayload = Record<string, unknown>
 
@@ -119,4 +119,35 @@ export async function deleteAccountModels(db: Handle, tenantId: string, accountI
   await db
     .delete(oidcModels)
     .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.accountId, accountId)))
+}
+
+/**
+ * A live session of the service (CONTRACT §4) as the hosted pages hand it to the provider:
+ * its user and when it signed in; undefined when revoked, expired or another user's.
+ */
+export async function findLiveSignIn(
+  db: Handle,
+  tenantId: string,
+  sessionId: string,
+  userId: string,
+  now: Date,
+): Promise<{ userId: string; signedInAt: Date } | undefined> {
+  const rows = await db
+    .select({
+      userId: sessions.userId,
+      createdAt: sessions.createdAt,
+      expiresAt: sessions.expiresAt,
+    })
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.tenantId, tenantId),
+        eq(sessions.id, sessionId),
+        eq(sessions.userId, userId),
+        isNull(sessions.revokedAt),
+      ),
+    )
+  const row = rows[0]
+  if (!row || row.expiresAt <= now) return undefined
+  return { userId: row.userId, signedInAt: row.createdAt }
 }

@@ -13,8 +13,7 @@ import type { IncomingMessage } from 'node:http'
 import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { signingJwks } from './keys.ts'
-import { ProviderPool } from './pool.ts'
+import { poolOf } from './pool.ts'
 
 const BODY_LIMIT = 56 * 1024
 const DISCOVERY = '/.well-known/openid-configuration'
@@ -38,14 +37,10 @@ function clientIdOf(raw: RawRequest): string {
 }
 
 export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
-  // Production without OIDC_SIGNING_KEYS: the provider is off, its paths 404.
-  if (deps.config.oidcSigningKeys.length === 0) return
-  const pool = new ProviderPool({
-    config: deps.config,
-    db: deps.db,
-    cipher: deps.cipher,
-    jwks: signingJwks(deps.config.oidcSigningKeys),
-  })
+  // Production without OIDC_SIGNING_KEYS: the provider is off, its paths 404. The pool is
+  // shared with the hosted pages, which lead the interactions (web/pages/authorize.ts).
+  const pool = poolOf(deps)
+  if (!pool) return
 
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser(

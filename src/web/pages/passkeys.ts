@@ -51,8 +51,8 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
       const envelope = await pages.api(request).passkeySignIn({
         body: { response: request.body?.response as never },
       })
-      pages.startSession(request, reply, envelope as TokenEnvelope)
-      return reply.send({ redirect: pages.url(request, 'account') })
+      pages.startSession(request, reply, envelope as TokenEnvelope, ['hwk'])
+      return reply.send({ redirect: pages.afterSignIn(request, 'account') })
     } catch (error) {
       return refuse(reply, error)
     }

@@ -135,8 +135,14 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
           ...second,
         },
       })
-      pages.startSession(request, reply, envelope)
-      return pages.redirect(request, reply, 'account?done=reset')
+      // The mailed code and the new password (and a second factor when one was asked).
+      pages.startSession(
+        request,
+        reply,
+        envelope,
+        pending.code ? ['otp', 'pwd', 'mfa'] : ['otp', 'pwd'],
+      )
+      return pages.signedIn(request, reply, 'account?done=reset')
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         return choosePage(request, reply, step, {
@@ -232,8 +238,8 @@ ${
       const envelope = await pages.api(request).verifyEmail({
         body: { email: step.email, code: step.code ?? '', ...second },
       })
-      pages.startSession(request, reply, envelope as never)
-      return pages.redirect(request, reply, 'account?done=verified')
+      pages.startSession(request, reply, envelope as never, pending.code ? ['otp', 'mfa'] : ['otp'])
+      return pages.signedIn(request, reply, 'account?done=verified')
     } catch (error) {
       if (
         error instanceof AuthServiceError &&

@@ -147,11 +147,17 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
     return pages.send(request, reply, 'Second step', body)
   }
 
-  const finish = (request: FastifyRequest, reply: FastifyReply, envelope: unknown) => {
+  /** A sign-in done, proved by `amr` (RFC 8176): on to the application or the account. */
+  const finish = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    envelope: unknown,
+    amr: string[],
+  ) => {
     const env = envelope as TokenEnvelope & { recoveryCodes?: string[] }
-    pages.startSession(request, reply, env)
+    pages.startSession(request, reply, env, amr)
     if (env.recoveryCodes) return recoveryCodesPage(pages, request, reply, env.recoveryCodes)
-    return pages.redirect(request, reply, 'account')
+    return pages.signedIn(request, reply, 'account')
   }
 
   app.get('/', async (request, reply) => {
@@ -184,7 +190,7 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
     const password = formText(request.body, 'password')
     try {
       const envelope = await pages.api(request).login({ body: { email, password } })
-      return finish(request, reply, envelope)
+      return finish(request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         const methods = (error.details?.methods as string[] | undefined) ?? ['totp']
@@ -231,7 +237,7 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
             ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
             : { totpCode: formText(request.body, 'totpCode') }
       const envelope = await api.login({ body: { ...base, ...second } as never })
-      return finish(request, reply, envelope)
+      return finish(request, reply, envelope, ['pwd', 'otp', 'mfa'])
     } catch (error) {
       const target =
         method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'
@@ -334,7 +340,7 @@ ${form(
     const api = pages.api(request)
     try {
       const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
-      return finish(request, reply, envelope)
+      return finish(request, reply, envelope, ['otp'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         return secondFactorPage(request, reply, { email: pending.email, loginCode: code }, ['totp'])
@@ -373,7 +379,7 @@ ${form(
       const envelope = await pages.api(request).verifyLoginCode({
         body: { email: pending.email, code: pending.loginCode, ...second } as never,
       })
-      return finish(request, reply, envelope)
+      return finish(request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
       return secondFactorPage(request, reply, pending, ['totp'], {
@@ -395,7 +401,7 @@ ${form(
           totpCode: formText(request.body, 'totpCode'),
         },
       })
-      return finish(request, reply, envelope)
+      return finish(request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const { secret, ...rest } = pending
       return enrolPage(request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
@@ -437,7 +443,7 @@ ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: '
       if ('verificationRequired' in answer) {
         return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
       }
-      return finish(request, reply, answer)
+      return finish(request, reply, answer, ['pwd'])
     } catch (error) {
       return signUpPage(request, reply, {
         email,
@@ -489,7 +495,7 @@ ${field({ name: 'password', label: 'Choose a password', type: 'password', autoco
       const envelope = await pages.api(request).acceptInvite({
         body: { token, password: formText(request.body, 'password') },
       })
-      return finish(request, reply, envelope)
+      return finish(request, reply, envelope, ['pwd'])
     } catch (error) {
       return invitePage(request, reply, token, {
         errors: formErrors(error),
@@ -523,7 +529,7 @@ export function recoveryCodesPage(
   const body: Html = html`<h1>Save your recovery codes</h1>
 <p>If you lose your authenticator app, each of these codes signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now.</p>
 <ul class="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
-<p><a class="button primary" href="${pages.url(request, 'account')}">I have saved them</a></p>`
+<p><a class="button primary" href="${pages.afterSignIn(request, 'account')}">I have saved them</a></p>`
   return pages.send(request, reply, 'Recovery codes', body)
 }
 

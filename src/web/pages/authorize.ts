@@ -1,0 +1,255 @@
+// The OpenID provider's interactions on the hosted pages (CONTRACT §11, Sign-in and Consent).
+// The authorization endpoint sends the browser to /t/{slug}/authorize/{uid} with oidc-provider's
+// `_interaction` cookie, signed and scoped to that path, so only the browser that made the
+// request can load the interaction. Then:
+//   - login: a live page session of this tenant (the service verifies its token and session)
+//     signs the user in, unless `prompt=login` asks for a sign-in made for this request or
+//     `max_age` finds it too old; otherwise the sign-in page, with the interaction remembered
+//     in a sealed cookie (session.ts), brings the browser back here after any method;
+//   - consent: a first-party application is granted what it asked; a third-party one shows
+//     the application and the scopes with Allow and Deny.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { findApiResourceByIdentifier } from '../../modules/apiresources/queries.ts'
+import type { Actor } from '../../modules/audit/recorder.ts'
+import { poolOf } from '../../modules/oidc/pool.ts'
+import type { OidcInteraction, OidcProvider } from '../../modules/oidc/provider.ts'
+import { findLiveSignIn } from '../../modules/oidc/queries.ts'
+import { findUserById } from '../../modules/users/queries.ts'
+import type { Pages } from '../context.ts'
+import { type Html, html } from '../html.ts'
+import { type Form, formText, setPageHeaders } from '../http.ts'
+import { form, hidden } from '../layout.ts'
+import { forgetInteraction, isInteractionUid, rememberInteraction } from '../session.ts'
+import { expiredForm } from './signin.ts'
+
+type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
+
+/** What each OIDC scope lets the application see, in the consent page's words. */
+const SCOPE_WORDS: Record<string, string> = {
+  openid: 'Know who you are in this workspace',
+  email: 'See your email address',
+  profile: 'See your name',
+  offline_access: 'Stay connected when you are not using it',
+}
+
+interface SignIn {
+  userId: string
+  signedInAt: Date
+  amr: string[]
+  interaction?: string
+}
+
+export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
+  const { deps } = pages
+  const pool = poolOf(deps as Parameters<typeof poolOf>[0])
+
+  /** The page session of this tenant, verified by the service: its token and its session. */
+  const liveSignIn = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await pages.session(request, reply)
+    if (!session) return undefined
+    const now = deps.clock.now()
+    let claims: { sub: string; tid: string; sid: string }
+    try {
+      claims = deps.tokens.verify(session.accessToken, now)
+    } catch {
+      return undefined
+    }
+    if (claims.tid !== request.tenant.id) return undefined
+    const found = await findLiveSignIn(deps.db, request.tenant.id, claims.sid, claims.sub, now)
+    if (!found) return undefined
+    return { ...found, amr: session.amr ?? [], interaction: session.interaction } as SignIn
+  }
+
+  const stale = (request: FastifyRequest, reply: FastifyReply) =>
+    pages.send(
+      request,
+      reply,
+      'Sign-in request expired',
+      html`<h1>This sign-in request has expired</h1>
+<p>It took too long, was already used, or was started in another browser. Go back to the application and sign in again.</p>`,
+      { status: 400 },
+    )
+
+  /** The interaction of this browser at this path, or undefined. */
+  const load = async (request: Req, reply: FastifyReply) => {
+    if (!pool || !isInteractionUid(request.params.uid)) return undefined
+    const provider = pool.provider(request.tenant)
+    try {
+      const interaction = await provider.interactionDetails(request.raw, reply.raw)
+      if (interaction.uid !== request.params.uid) return undefined
+      return { provider, interaction }
+    } catch {
+      // No `_interaction` cookie (another browser), an expired or finished interaction.
+      return undefined
+    }
+  }
+
+  /**
+   * Hands the result to the provider, which carries the authorization on from there (to the
+   * application's redirect URI); after a form, through a page (Pages.continueTo).
+   */
+  const finish = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    provider: OidcProvider,
+    result: Record<string, unknown>,
+  ) => {
+    const returnTo = await provider.interactionResult(request.raw, reply.raw, result)
+    if (request.method === 'POST') return pages.continueTo(request, reply, returnTo)
+    setPageHeaders(reply)
+    return reply.redirect(returnTo, 303)
+  }
+
+  const login = async (
+    request: Req,
+    reply: FastifyReply,
+    provider: OidcProvider,
+    interaction: OidcInteraction,
+  ) => {
+    const signIn = await liveSignIn(request, reply)
+    const maxAge = Number(interaction.params.max_age)
+    const age = signIn ? (deps.clock.now().getTime() - signIn.signedInAt.getTime()) / 1000 : 0
+    const usable =
+      signIn &&
+      // prompt=login: only a sign-in made for this very request.
+      (!interaction.prompt.reasons.includes('login_prompt') ||
+        signIn.interaction === interaction.uid) &&
+      (!Number.isFinite(maxAge) || interaction.params.max_age === undefined || age <= maxAge)
+    const ctx = pages.ctx(request)
+    if (!signIn || !usable) {
+      rememberInteraction(ctx, reply, interaction.uid)
+      return pages.redirect(request, reply, 'sign-in')
+    }
+    forgetInteraction(ctx, reply)
+    return finish(request, reply, provider, {
+      login: {
+        accountId: signIn.userId,
+        amr: signIn.amr.length > 0 ? signIn.amr : undefined,
+        ts: Math.floor(signIn.signedInAt.getTime() / 1000),
+        remember: true,
+      },
+    })
+  }
+
+  /** The grant for what the interaction asks, resource scopes cut to the user's role. */
+  const grantFor = async (
+    request: FastifyRequest,
+    provider: OidcProvider,
+    interaction: OidcInteraction,
+    accountId: string,
+  ) => {
+    const { details } = interaction.prompt
+    const grant = interaction.grantId
+      ? await provider.Grant.find(interaction.grantId)
+      : new provider.Grant({ accountId, clientId: interaction.params.client_id })
+    if (!grant) return undefined
+    if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope.join(' '))
+    if (details.missingOIDCClaims) grant.addOIDCClaims(details.missingOIDCClaims)
+    const user = await findUserById(deps.db, request.tenant.id, accountId)
+    for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
+      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
+      const allowed = scopes.filter((name) =>
+        resource?.scopes.some((s) => s.name === name && user && s.roles.includes(user.role)),
+      )
+      if (allowed.length > 0) grant.addResourceScope(indicator, allowed.join(' '))
+    }
+    return grant
+  }
+
+  /** What the consent page lists: each scope asked, in words. */
+  const scopeLines = async (request: FastifyRequest, interaction: OidcInteraction) => {
+    const { details } = interaction.prompt
+    const lines: Html[] = []
+    for (const scope of details.missingOIDCScope ?? []) {
+      lines.push(html`<li>${SCOPE_WORDS[scope] ?? scope}</li>`)
+    }
+    for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
+      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
+      for (const name of scopes) {
+        const described = resource?.scopes.find((s) => s.name === name)?.description
+        lines.push(
+          html`<li>${described || name} <span class="hint">(${name}, ${resource?.name ?? indicator})</span></li>`,
+        )
+      }
+    }
+    return lines
+  }
+
+  const consent = async (
+    request: Req,
+    reply: FastifyReply,
+    provider: OidcProvider,
+    interaction: OidcInteraction,
+  ) => {
+    const accountId = interaction.session?.accountId
+    const client = await provider.Client.find(interaction.params.client_id)
+    if (!accountId || !client) return stale(request, reply)
+    const metadata = client.metadata()
+    if (metadata.first_party === true) {
+      const grant = await grantFor(request, provider, interaction, accountId)
+      if (!grant) return stale(request, reply)
+      return finish(request, reply, provider, { consent: { grantId: await grant.save() } })
+    }
+    const action = pages.url(request, `authorize/${interaction.uid}/consent`)
+    const csrf = pages.csrf(request, reply)
+    const name = String(metadata.client_name ?? metadata.client_id)
+    const body = html`<h1>${name} wants to use your ${request.tenant.name} account</h1>
+<p>Allowing it lets ${name}:</p>
+<ul class="consent-scopes">${await scopeLines(request, interaction)}</ul>
+<p class="hint">${name} is not run by ${request.tenant.name}. Allow it only if you trust it.</p>
+<div class="consent-actions">
+${form(action, csrf, hidden('decision', 'allow'), 'Allow')}
+${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
+</div>`
+    return pages.send(request, reply, `Allow ${name}?`, body)
+  }
+
+  app.get('/authorize/:uid', async (request: Req, reply) => {
+    const found = await load(request, reply)
+    if (!found) return stale(request, reply)
+    const { provider, interaction } = found
+    if (interaction.prompt.name === 'login') return login(request, reply, provider, interaction)
+    if (interaction.prompt.name === 'consent') {
+      return consent(request, reply, provider, interaction)
+    }
+    return stale(request, reply)
+  })
+
+  app.post('/authorize/:uid/consent', async (request: Req, reply) => {
+    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
+    const found = await load(request, reply)
+    if (found?.interaction.prompt.name !== 'consent') return stale(request, reply)
+    const { provider, interaction } = found
+    const accountId = interaction.session?.accountId
+    // The page session must still be the user the interaction signed in.
+    const signIn = await liveSignIn(request, reply)
+    if (!accountId || signIn?.userId !== accountId) return stale(request, reply)
+    if (formText(request.body, 'decision') !== 'allow') {
+      return finish(request, reply, provider, {
+        error: 'access_denied',
+        error_description: 'The user refused to allow the application',
+      })
+    }
+    const grant = await grantFor(request, provider, interaction, accountId)
+    if (!grant) return stale(request, reply)
+    const grantId = await grant.save()
+    const actor: Actor = {
+      type: 'user',
+      id: accountId,
+      ip: request.ip,
+      userAgent: request.headers['user-agent'] ?? null,
+    }
+    await deps.audit.record(deps.db, request.tenant.id, actor, [
+      {
+        action: 'ApplicationConsentGranted',
+        metadata: {
+          clientId: interaction.params.client_id,
+          scopes: (interaction.prompt.details.missingOIDCScope ?? []).concat(
+            ...Object.values(interaction.prompt.details.missingResourceScopes ?? {}),
+          ),
+        },
+      },
+    ])
+    return finish(request, reply, provider, { consent: { grantId } })
+  })
+}

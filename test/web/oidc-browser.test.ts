@@ -1,0 +1,316 @@
+// The OpenID provider's browser flow on the hosted pages (CONTRACT §11, Sign-in, Consent,
+// Tokens), with two real parties: openid-client (v6) as the application, Debian's Chromium
+// as the person. The authorization code + PKCE flow from the authorization URL to the
+// callback (a tiny HTTP server on 127.0.0.1 that records what it receives), the code
+// exchanged and the ID token validated by openid-client, userinfo, refresh rotation; a
+// live hosted session reused (single sign-on) unless prompt=login; a third-party
+// application's consent page, its Deny and its Allow.
+//
+// The tests' PUBLIC_URL is http://auth.test: Chromium resolves that host to the test server
+// (--host-resolver-rules), so every cookie the browser keeps is the service's one host.
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import * as client from 'openid-client'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { and, eq } from '../../src/db/orm.ts'
+import { auditEvents } from '../../src/db/schema.ts'
+import { createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
+import {
+  createTenant,
+  signup,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+} from '../helpers.ts'
+
+const CHROMIUM = '/usr/bin/chromium'
+const SHOTS = '/tmp/shots'
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
+
+let server: TestServer
+let browser: Browser
+let t: TenantFixture
+let user: { email: string; password: string; userId: string }
+let callback: Server
+let callbackUrl: string
+/** The URLs the callback server received, newest last. */
+const received: URL[] = []
+let firstParty: { clientId: string; clientSecret: string }
+let thirdParty: { clientId: string; clientSecret: string }
+
+before(async (ctx) => {
+  if (skip) return
+  server = await startTestServer(ctx)
+  t = await createTenant(server)
+  const made = await signup(server, t.slug)
+  user = { email: made.email, password: made.password, userId: made.user.id }
+  callback = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', callbackUrl)
+    // Chromium asks for /favicon.ico too.
+    if (url.pathname === '/callback') received.push(url)
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('back in the application')
+  })
+  await new Promise<void>((done) => callback.listen(0, '127.0.0.1', done))
+  callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
+  const app = async (name: string, first: boolean) => {
+    const created = await createApplication(server, t.slug, t.admin.accessToken, {
+      name,
+      type: 'web',
+      redirectUris: [callbackUrl],
+      firstParty: first,
+    })
+    return { clientId: created.application.clientId, clientSecret: String(created.clientSecret) }
+  }
+  firstParty = await app('Team Notes', true)
+  thirdParty = await app('Gadget Planner', false)
+  const { chromium } = await import('playwright-core')
+  const port = new URL(server.url).port
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      `--host-resolver-rules=MAP auth.test 127.0.0.1:${port}`,
+    ],
+  })
+  mkdirSync(SHOTS, { recursive: true })
+})
+
+after(async () => {
+  if (skip) return
+  await browser?.close()
+  await new Promise((done) => callback?.close(done))
+})
+
+interface Started {
+  url: string
+  verifier: string
+  nonce: string
+  state: string
+  config: client.Configuration
+}
+
+/** The application starts a sign-in: an authorization URL built by openid-client. */
+async function start(
+  app: { clientId: string; clientSecret: string },
+  extra: Record<string, string> = {},
+): Promise<Started> {
+  const config = await oidcClient(server, t.slug, app.clientId, app.clientSecret)
+  const verifier = client.randomPKCECodeVerifier()
+  const nonce = client.randomNonce()
+  const state = client.randomState()
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: callbackUrl,
+    scope: 'openid email offline_access',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    nonce,
+    state,
+    ...extra,
+  })
+  // Discovery went through the test server's address; the browser uses the public one.
+  const browserUrl = url.href.replace(server.url, server.deps.config.publicUrl)
+  assert.ok(browserUrl.startsWith(`${issuerOf(server, t.slug)}/auth?`), browserUrl)
+  return { url: browserUrl, verifier, nonce, state, config }
+}
+
+/** Waits for the browser to land on the application's callback. */
+async function backAtApplication(page: Page): Promise<URL> {
+  await page
+    .waitForURL((url) => url.href.startsWith(callbackUrl))
+    .catch((error) => {
+      throw new Error(`not back at the application but at ${page.url()}: ${error.message}`)
+    })
+  const url = received.at(-1)
+  assert.ok(url, 'the callback received nothing')
+  return url
+}
+
+/** The application's half: the code exchanged and the ID token validated by openid-client. */
+async function exchange(started: Started, at: URL) {
+  return client.authorizationCodeGrant(started.config, at, {
+    pkceCodeVerifier: started.verifier,
+    expectedNonce: started.nonce,
+    expectedState: started.state,
+    idTokenExpected: true,
+  })
+}
+
+async function signInWithPassword(page: Page): Promise<void> {
+  await page.waitForURL((url) => url.pathname === `/t/${t.slug}/sign-in`)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+}
+
+async function freshContext(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext()
+  return { context, page: await context.newPage() }
+}
+
+async function checkAccessibility(page: Page, name: string): Promise<void> {
+  await page.evaluate(AXE)
+  const result = (await page.evaluate(() =>
+    // @ts-expect-error axe is the global the script just defined
+    window.axe.run(document, { resultTypes: ['violations'] }),
+  )) as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
+  assert.deepEqual(
+    result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
+    [],
+    `${name}: axe-core violations`,
+  )
+}
+
+test('authorization code + PKCE through the hosted sign-in page: openid-client gets a valid ID token (iss, aud, sub, nonce, amr), userinfo, and rotating refresh tokens', {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    await signInWithPassword(page)
+    const at = await backAtApplication(page)
+    assert.equal(at.searchParams.get('iss'), issuerOf(server, t.slug))
+    const tokens = await exchange(started, at)
+    const claims = tokens.claims()
+    assert.ok(claims)
+    assert.equal(claims.iss, issuerOf(server, t.slug))
+    assert.equal(claims.aud, firstParty.clientId)
+    assert.equal(claims.sub, user.userId)
+    assert.equal(claims.nonce, started.nonce)
+    assert.deepEqual(claims.amr, ['pwd'])
+    assert.equal(typeof claims.auth_time, 'number')
+
+    const info = await client.fetchUserInfo(started.config, tokens.access_token, user.userId)
+    assert.equal(info.email, user.email)
+
+    // offline_access without prompt=consent: a first-party application gets it.
+    assert.ok(tokens.refresh_token, 'a first-party application gets a refresh token')
+    const refreshed = await client.refreshTokenGrant(started.config, tokens.refresh_token)
+    assert.ok(refreshed.refresh_token)
+    assert.notEqual(refreshed.refresh_token, tokens.refresh_token)
+    // Rotation: the spent token is refused.
+    await assert.rejects(
+      client.refreshTokenGrant(started.config, tokens.refresh_token),
+      (error: Error & { error?: string }) => error.error === 'invalid_grant',
+    )
+  } finally {
+    await context.close()
+  }
+})
+
+test('single sign-on: a live hosted-page session signs in to an application without asking again', {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
+    await signInWithPassword(page)
+    await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
+
+    const visited: string[] = []
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) visited.push(new URL(frame.url()).pathname)
+    })
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    const at = await backAtApplication(page)
+    assert.ok(!visited.includes(`/t/${t.slug}/sign-in`), visited.join(' '))
+    const claims = (await exchange(started, at)).claims()
+    assert.equal(claims?.sub, user.userId)
+    assert.deepEqual(claims?.amr, ['pwd'])
+
+    // prompt=login asks again, although the session is live.
+    const again = await start(firstParty, { prompt: 'login' })
+    await page.goto(again.url)
+    await signInWithPassword(page)
+    const back = await backAtApplication(page)
+    assert.equal((await exchange(again, back)).claims()?.sub, user.userId)
+  } finally {
+    await context.close()
+  }
+})
+
+test('a third-party application shows a consent page; Deny answers access_denied with iss, Allow grants and is audited', {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    const denied = await start(thirdParty)
+    await page.goto(denied.url)
+    await signInWithPassword(page)
+    await page.waitForURL((url) => url.pathname.startsWith(`/t/${t.slug}/authorize/`))
+    await page.getByRole('heading', { name: /Gadget Planner wants to use/ }).waitFor()
+    assert.match((await page.locator('main').textContent()) ?? '', /See your email address/)
+    await checkAccessibility(page, 'consent')
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 860 })
+      await page.screenshot({ path: `${SHOTS}/consent-${width}.png`, fullPage: true })
+    }
+    await page.setViewportSize({ width: 1280, height: 860 })
+
+    // A post without the form's CSRF field changes nothing.
+    const forged = await page.evaluate(async (url) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        body: new URLSearchParams({ decision: 'allow' }),
+        redirect: 'manual',
+      })
+      return res.status
+    }, `${page.url()}/consent`)
+    assert.equal(forged, 403)
+
+    await page.getByRole('button', { name: 'Deny' }).click()
+    const refused = await backAtApplication(page)
+    assert.equal(refused.searchParams.get('error'), 'access_denied')
+    assert.equal(refused.searchParams.get('iss'), issuerOf(server, t.slug))
+    assert.equal(refused.searchParams.get('state'), denied.state)
+    assert.equal(refused.searchParams.get('code'), null)
+
+    const allowed = await start(thirdParty)
+    await page.goto(allowed.url)
+    // Signed in already (single sign-on): straight to the consent page.
+    await page.getByRole('heading', { name: /Gadget Planner wants to use/ }).waitFor()
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const at = await backAtApplication(page)
+    const tokens = await exchange(allowed, at)
+    assert.equal(tokens.claims()?.sub, user.userId)
+    const rows = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.tenantId, t.tenantId),
+          eq(auditEvents.action, 'ApplicationConsentGranted'),
+        ),
+      )
+    assert.equal(rows.length, 1)
+    assert.equal((rows[0].metadata as { clientId: string }).clientId, thirdParty.clientId)
+    assert.equal(rows[0].actorId, user.userId)
+  } finally {
+    await context.close()
+  }
+})
+
+test('an interaction page opened without the browser that made the request (no _interaction cookie) is refused, never signs in', {
+  skip,
+}, async () => {
+  const started = await start(firstParty)
+  const res = await fetch(started.url.replace(server.deps.config.publicUrl, server.url), {
+    redirect: 'manual',
+  })
+  assert.equal(res.status, 303)
+  const location = new URL(res.headers.get('location') ?? '', server.url)
+  assert.match(location.pathname, new RegExp(`^/t/${t.slug}/authorize/[A-Za-z0-9_-]+$`))
+  // Another browser: the path alone, without the interaction cookie.
+  const page = await fetch(`${server.url}${location.pathname}`, { redirect: 'manual' })
+  assert.equal(page.status, 400)
+  assert.match(await page.text(), /This sign-in request has expired/)
+  assert.ok(!(page.headers.get('set-cookie') ?? '').includes('ta_authorize'))
+})
