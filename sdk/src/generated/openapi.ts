@@ -5751,6 +5751,7 @@ export interface operations {
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'
           | 'ApplicationSecretRotated'
+          | 'ApplicationConsentGranted'
           | 'ApiResourceCreated'
           | 'ApiResourceUpdated'
           | 'ApiResourceDeleted'
