@@ -237,6 +237,26 @@ test('single sign-on: a live hosted-page session signs in to an application with
   }
 })
 
+test('max_age: a hosted session older than max_age is not reused; the browser signs in again', {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
+    await signInWithPassword(page)
+    await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
+    // Two minutes later on the service's clock: the session signed in 120 s ago.
+    server.clock.advance(120)
+    const started = await start(firstParty, { max_age: '60' })
+    await page.goto(started.url)
+    await signInWithPassword(page)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, user.userId)
+  } finally {
+    await context.close()
+  }
+})
+
 test('a third-party application shows a consent page; Deny answers access_denied with iss, Allow grants and is audited', {
   skip,
 }, async () => {
