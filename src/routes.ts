@@ -33,6 +33,7 @@ import { installRateLimits } from './plugins/rate-limits.ts'
 import { installTenantResolution } from './plugins/tenant.ts'
 import { consoleRoutes } from './web/console.ts'
 import { installIdpHandoff } from './web/idp.ts'
+import { landingRoutes } from './web/pages/landing.ts'
 import { assetRoutes, pageRoutes } from './web/routes.ts'
 
 const TENANT = '/v1/:tenantSlug'
@@ -72,5 +73,6 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)
+  await app.register(landingRoutes, { deps })
   await app.register(pageRoutes, { deps, root: app, prefix: '/t/:tenantSlug' })
 }

@@ -53,7 +53,8 @@ function bodyRoutes(slug: string) {
 describe('unknown routes', () => {
   test('answer 404 NOT_FOUND in the envelope', async () => {
     for (const [method, path] of [
-      ['GET', '/'],
+      // `/` itself is the landing page (issue 20): a neighbour of it stays unknown.
+      ['GET', '/index.html'],
       ['GET', '/nope'],
       ['GET', '/v1'],
       ['GET', '/v2/tenants'],
