@@ -122,7 +122,7 @@ export class Pages {
    * redirects that answer a form.
    */
   continueTo(request: FastifyRequest, reply: FastifyReply, target: string) {
-    const body = html`<h1>Signed in</h1>
+    const body = html`<h1>Continuing</h1>
 <p><a class="button primary" href="${target}">Continue</a></p>`
     return this.send(request, reply, 'Continue', body, { refreshTo: target })
   }
