@@ -3,8 +3,9 @@
 // as the person. The authorization code + PKCE flow from the authorization URL to the
 // callback (a tiny HTTP server on 127.0.0.1 that records what it receives), the code
 // exchanged and the ID token validated by openid-client, userinfo, refresh rotation; a
-// live hosted session reused (single sign-on) unless prompt=login; a third-party
-// application's consent page, its Deny and its Allow.
+// live hosted session reused (single sign-on) unless prompt=login, and only while it is live
+// (after a sign-out or a revocation, prompt=none answers login_required and the browser is
+// asked to sign in); a third-party application's consent page, its Deny and its Allow.
 //
 // The tests' PUBLIC_URL is http://auth.test: Chromium resolves that host to the test server
 // (--host-resolver-rules), so every cookie the browser keeps is the service's one host.
@@ -142,10 +143,13 @@ async function exchange(started: Started, at: URL) {
   })
 }
 
-async function signInWithPassword(page: Page): Promise<void> {
+async function signInWithPassword(
+  page: Page,
+  who: { email: string; password: string } = user,
+): Promise<void> {
   await page.waitForURL((url) => url.pathname === `/t/${t.slug}/sign-in`)
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
+  await page.getByLabel('Email').fill(who.email)
+  await page.getByLabel('Password').fill(who.password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
 
@@ -333,4 +337,102 @@ test('an interaction page opened without the browser that made the request (no _
   assert.equal(page.status, 400)
   assert.match(await page.text(), /This sign-in request has expired/)
   assert.ok(!(page.headers.get('set-cookie') ?? '').includes('ta_authorize'))
+})
+
+/** Signs `who` in to the first-party application through the hosted sign-in page. */
+async function signInThroughApplication(page: Page, who: { email: string; password: string }) {
+  const started = await start(firstParty)
+  await page.goto(started.url)
+  await signInWithPassword(page, who)
+  return exchange(started, await backAtApplication(page))
+}
+
+/** An authorization request with prompt=none: what the application's callback receives. */
+async function silently(page: Page): Promise<{ started: Started; at: URL }> {
+  const started = await start(firstParty, { prompt: 'none' })
+  const count = received.length
+  await page.goto(started.url)
+  const at = await backAtApplication(page)
+  assert.equal(received.length, count + 1)
+  assert.equal(at.searchParams.get('state'), started.state)
+  assert.equal(at.searchParams.get('iss'), issuerOf(server, t.slug))
+  return { started, at }
+}
+
+function assertLoginRequired(at: URL): void {
+  assert.equal(at.searchParams.get('error'), 'login_required', at.href)
+  assert.equal(at.searchParams.get('code'), null)
+}
+
+test("single sign-on only while the hosted session is live: after the hosted pages' sign-out, prompt=none answers login_required and without prompt the browser is asked to sign in", {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    const who = await signup(server, t.slug)
+    await signInThroughApplication(page, who)
+    // While the hosted session is live, prompt=none signs in silently.
+    const live = await silently(page)
+    const claims = (await exchange(live.started, live.at)).claims()
+    assert.equal(claims?.sub, who.user.id)
+
+    await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/account`)
+    await page.locator('form.sign-out button').click()
+    await page.waitForURL((url) => !url.pathname.endsWith('/account'))
+
+    assertLoginRequired((await silently(page)).at)
+
+    // Without prompt: the sign-in page, no code behind the user's back.
+    const count = received.length
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    await page.waitForURL((url) => url.pathname === `/t/${t.slug}/sign-in`)
+    assert.equal(received.length, count)
+    await signInWithPassword(page, who)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, who.user.id)
+    // Signed in again: single sign-on is back.
+    assert.ok((await silently(page)).at.searchParams.get('code'))
+  } finally {
+    await context.close()
+  }
+})
+
+test('single sign-on only while the hosted session is live: logout-all through the API ends it (prompt=none answers login_required)', {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    const who = await signup(server, t.slug)
+    await signInThroughApplication(page, who)
+    assert.ok((await silently(page)).at.searchParams.get('code'))
+    const res = await server.request('POST', `/v1/${t.slug}/auth/logout-all`, undefined, {
+      token: who.accessToken,
+    })
+    assert.equal(res.status, 200)
+    assertLoginRequired((await silently(page)).at)
+  } finally {
+    await context.close()
+  }
+})
+
+test('single sign-on only while the hosted session is live: a suspended user gets login_required from prompt=none', {
+  skip,
+}, async () => {
+  const { context, page } = await freshContext()
+  try {
+    const who = await signup(server, t.slug)
+    await signInThroughApplication(page, who)
+    assert.ok((await silently(page)).at.searchParams.get('code'))
+    const res = await server.request(
+      'PATCH',
+      `/v1/${t.slug}/users/${who.user.id}`,
+      { status: 'Suspended' },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assertLoginRequired((await silently(page)).at)
+  } finally {
+    await context.close()
+  }
 })

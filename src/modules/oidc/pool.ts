@@ -75,6 +75,7 @@ export function poolOf(
       config: deps.config,
       db: deps.db,
       cipher: deps.cipher,
+      clock: deps.clock,
       jwks: signingJwks(deps.config.oidcSigningKeys),
     })
     pools.set(deps, pool)

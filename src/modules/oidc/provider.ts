@@ -5,14 +5,16 @@
 // here says which rule it implements; the rest are oidc-provider's defaults.
 import { createHmac } from 'node:crypto'
 // @ts-expect-error: oidc-provider ships no type declarations.
-import Provider, { errors } from 'oidc-provider'
+import Provider, { errors, interactionPolicy } from 'oidc-provider'
 import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { TenantAdapter } from './adapter.ts'
 import type { SigningJwk } from './keys.ts'
+import { isHostedSessionLive } from './queries.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
@@ -60,6 +62,7 @@ export interface ProviderDeps {
   config: Pick<Config, 'publicUrl' | 'trustProxy' | 'encryptionKeys'>
   db: Db
   cipher: FieldCipher
+  clock: Clock
   jwks: { keys: SigningJwk[] }
 }
 
@@ -115,6 +118,57 @@ async function firstPartyOffline(
 
 const html = (text: unknown) =>
   String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/**
+ * The field of a login result (the hosted pages' interactionResult) that names the service
+ * session the user signed in with, and the provider session's field that keeps it.
+ */
+export const SERVICE_SESSION = 'serviceSessionId'
+
+interface PolicyContext {
+  oidc: {
+    session: { accountId?: string; [SERVICE_SESSION]?: string }
+    result?: { login?: Record<string, unknown> }
+  }
+}
+
+/**
+ * CONTRACT §11, Sign-in: a hosted-page session is reused only while it is live. The
+ * provider keeps its own session (the `_session` cookie, 14 days); this check of the login
+ * prompt asks for a sign-in again once the service session it was signed in from is
+ * revoked (sign-out, logout-all, password change or reset, suspension, deletion) or
+ * expired, or its user is no longer Active: the browser then goes to the interaction page,
+ * which finds no live page session and shows the sign-in page, and prompt=none answers
+ * login_required. A login just finished (the resumed request) records its service session
+ * in the provider session first, and a provider session without one is never reused.
+ */
+function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
+  return new interactionPolicy.Check(
+    'hosted_session_ended',
+    'End-User authentication is required',
+    'login_required',
+    async (ctx: PolicyContext) => {
+      const { session, result } = ctx.oidc
+      // Without an account the base `no_session` check asks for the sign-in.
+      if (!session.accountId) return false
+      if (result?.login) {
+        const fresh = result.login[SERVICE_SESSION]
+        const sid = typeof fresh === 'string' ? fresh : undefined
+        if (session[SERVICE_SESSION] !== sid) session[SERVICE_SESSION] = sid
+      }
+      const sid = session[SERVICE_SESSION]
+      if (!sid) return true
+      const now = deps.clock.now()
+      return !(await isHostedSessionLive(deps.db, tenantId, sid, session.accountId, now))
+    },
+  )
+}
+
+function interactionsPolicy(deps: ProviderDeps, tenantId: string) {
+  const policy = interactionPolicy.base()
+  policy.get('login').checks.add(hostedSessionCheck(deps, tenantId))
+  return policy
+}
 
 interface Caller {
   clientId: string
@@ -174,8 +228,9 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       RefreshToken: 30 * DAY,
       Session: 14 * DAY,
     },
-    // The hosted pages lead the sign-in and consent (a later part of issue 20 builds them).
+    // The hosted pages lead the sign-in and consent (src/web/pages/authorize.ts).
     interactions: {
+      policy: interactionsPolicy(deps, tenant.id),
       url: (_ctx: unknown, interaction: { uid: string }) =>
         `${config.publicUrl}/t/${tenant.slug}/authorize/${interaction.uid}`,
     },
@@ -223,6 +278,11 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head><body><main><h1>${html(out.error)}</h1><p>${html(out.error_description)}</p></main></body></html>`
     },
   })
+  // The provider session keeps the service session it was signed in from
+  // (hostedSessionCheck); oidc-provider stores only the Session fields it lists.
+  const session = (provider as unknown as { Session: { IN_PAYLOAD: string[] } }).Session
+  const fields = session.IN_PAYLOAD
+  Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
   // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
   provider.proxy = config.trustProxy !== false
   return provider

@@ -4,8 +4,9 @@
 // never answered (the purge deletes it later), and expiry is the database's clock, the
 // same on every instance.
 import type { Handle } from '../../db/client.ts'
-import { and, eq, isNull, or, sql } from '../../db/orm.ts'
-import { oidcModels, sessions } from '../../db/schema.ts'
+import { and, eq, gt, isNull, or, sql } from '../../db/orm.ts'
+import { oidcModels, sessions, users } from '../../db/schema.ts'
+import { isUuid } from '../../lib/ids.ts'
 
 export type ModelPayload = Record<string, unknown>
 
@@ -150,4 +151,36 @@ export async function findLiveSignIn(
   const row = rows[0]
   if (!row || row.expiresAt <= now) return undefined
   return { userId: row.userId, signedInAt: row.createdAt }
+}
+
+/**
+ * Whether the service session a provider session was signed in from (CONTRACT §11, Sign-in)
+ * is still live: not revoked, not expired, its user the provider session's account, that user
+ * Active and not deleted. One read by the sessions' primary key (tenant_id, id).
+ */
+export async function isHostedSessionLive(
+  db: Handle,
+  tenantId: string,
+  sessionId: string,
+  userId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(sessionId) || !isUuid(userId)) return false
+  const rows = await db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .innerJoin(users, and(eq(users.tenantId, sessions.tenantId), eq(users.id, sessions.userId)))
+    .where(
+      and(
+        eq(sessions.tenantId, tenantId),
+        eq(sessions.id, sessionId),
+        eq(sessions.userId, userId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, now),
+        eq(users.status, 'Active'),
+        isNull(users.deletedAt),
+      ),
+    )
+    .limit(1)
+  return rows.length > 0
 }

@@ -12,7 +12,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { findApiResourceByIdentifier } from '../../modules/apiresources/queries.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
 import { poolOf } from '../../modules/oidc/pool.ts'
-import type { OidcInteraction, OidcProvider } from '../../modules/oidc/provider.ts'
+import {
+  type OidcInteraction,
+  type OidcProvider,
+  SERVICE_SESSION,
+} from '../../modules/oidc/provider.ts'
 import { findLiveSignIn } from '../../modules/oidc/queries.ts'
 import { findUserById } from '../../modules/users/queries.ts'
 import type { Pages } from '../context.ts'
@@ -34,6 +38,7 @@ const SCOPE_WORDS: Record<string, string> = {
 
 interface SignIn {
   userId: string
+  sessionId: string
   signedInAt: Date
   amr: string[]
   interaction?: string
@@ -57,7 +62,12 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     if (claims.tid !== request.tenant.id) return undefined
     const found = await findLiveSignIn(deps.db, request.tenant.id, claims.sid, claims.sub, now)
     if (!found) return undefined
-    return { ...found, amr: session.amr ?? [], interaction: session.interaction } as SignIn
+    return {
+      ...found,
+      sessionId: claims.sid,
+      amr: session.amr ?? [],
+      interaction: session.interaction,
+    } as SignIn
   }
 
   const stale = (request: FastifyRequest, reply: FastifyReply) =>
@@ -127,6 +137,8 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
         amr: signIn.amr.length > 0 ? signIn.amr : undefined,
         ts: Math.floor(signIn.signedInAt.getTime() / 1000),
         remember: true,
+        // The provider reuses its session only while this one is live (provider.ts).
+        [SERVICE_SESSION]: signIn.sessionId,
       },
     })
   }
