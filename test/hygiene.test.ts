@@ -213,13 +213,24 @@ describe('a NUL or a lone surrogate in a string is 400 validation', () => {
 })
 
 describe('a query string that is not UTF-8 percent-encoding is 400 (CONTRACT §16)', () => {
-  const BAD = ['x=%FF', 'x=%E0%A4', 'x=%zz', 'x=100%', 'search=%ED%A0%80', 'a=1&b=%C3']
+  // Each with the issue path that names the parameter holding the bad escape.
+  const NAMED: [string, string][] = [
+    ['x=%FF', 'querystring.x'],
+    ['x=%E0%A4', 'querystring.x'],
+    ['x=%zz', 'querystring.x'],
+    ['x=100%', 'querystring.x'],
+    ['search=%ED%A0%80', 'querystring.search'],
+    ['a=1&b=%C3', 'querystring.b'],
+    ['%FF=1', 'querystring'],
+    ['cursor=%%%', 'querystring.cursor'],
+  ]
+  const BAD = NAMED.map(([query]) => query)
 
   test('on API routes: the validation envelope, and a login with one changes nothing', async () => {
-    for (const query of BAD) {
+    for (const [query, issuePath] of NAMED) {
       for (const path of ['/health', `/v1/${t.slug}/auth/config`, `/v1/${t.slug}/audit`]) {
         const res = await server.request('GET', `${path}?${query}`, undefined, { token: admin() })
-        expectBadString(res, 'querystring')
+        expectBadString(res, issuePath)
         assert.match(res.body.details.issues[0].message, /percent-encoding/)
       }
     }
@@ -230,7 +241,7 @@ describe('a query string that is not UTF-8 percent-encoding is 400 (CONTRACT §1
         password: user.password,
       }),
     )
-    expectBadString(res, 'querystring')
+    expectBadString(res, 'querystring.x')
     // Well-formed escapes, multi-byte ones included, still pass.
     const fine = await server.request(
       'GET',

@@ -70,20 +70,33 @@ function refuse(issue: Issue): never {
 }
 
 /** Whether the URL's query string holds an escape that does not decode as UTF-8. */
-export function hasBadQueryEscape(url: string): boolean {
+/**
+ * The issue of a query string whose escapes are not UTF-8 percent-encoding (CONTRACT §16),
+ * naming the parameter that holds it (`querystring.cursor`) when its name reads, else the
+ * query string as a whole; undefined when every escape decodes.
+ */
+export function badQueryEscape(url: string): Issue | undefined {
   const start = url.indexOf('?')
-  if (start === -1 || !url.includes('%', start)) return false
-  try {
-    decodeURIComponent(url.slice(start + 1))
-    return false
-  } catch {
-    return true
+  if (start === -1 || !url.includes('%', start)) return undefined
+  for (const pair of url.slice(start + 1).split('&')) {
+    const cut = pair.indexOf('=')
+    const name = cut === -1 ? pair : pair.slice(0, cut)
+    const value = cut === -1 ? '' : pair.slice(cut + 1)
+    const readName = decodes(name)
+    if (readName !== undefined && decodes(value) !== undefined) continue
+    const path =
+      readName === undefined || readName === '' ? 'querystring' : `querystring.${readName}`
+    return { path, message: 'must be valid UTF-8 percent-encoding' }
   }
+  return undefined
 }
 
-const BAD_ESCAPE: Issue = {
-  path: 'querystring',
-  message: 'must be valid UTF-8 percent-encoding',
+function decodes(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part.replaceAll('+', ' '))
+  } catch {
+    return undefined
+  }
 }
 
 export function clientIp(request: FastifyRequest): string {
@@ -99,7 +112,7 @@ export function installInputHygiene(app: FastifyInstance): void {
     const { tenantSlug: _slug, ...params } = (request.params ?? {}) as Record<string, unknown>
     const bad =
       findUnsafeString(params, 'params') ??
-      (hasBadQueryEscape(request.url) ? BAD_ESCAPE : undefined) ??
+      badQueryEscape(request.url) ??
       findUnsafeString(request.query, 'querystring') ??
       findUnsafeString(request.headers['user-agent'], 'headers.user-agent')
     if (bad) refuse(bad)
