@@ -12,6 +12,7 @@ import {
 import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
 import { loadDevOidcKeys, parseOidcSigningKeys } from './lib/oidc-keys.ts'
 import { defaultHashConcurrency } from './lib/passwords.ts'
+import { loadDevKeys } from './lib/pem-keys.ts'
 
 export interface EncryptionKey {
   version: string
@@ -279,24 +280,11 @@ function parseJwtPrivateKeys(
 
 /** The development signing key of `alg`: generated once, then read back from DATA_DIR. */
 function loadDevJwtKey(dataDir: string, alg: AsymmetricAlgorithm): string {
-  const file = join(dataDir, `dev-jwt-${alg.toLowerCase()}.pem`)
-  try {
-    return readFileSync(file, 'utf8')
-  } catch {
-    const { privateKey } =
-      alg === 'ES256'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : generateKeyPairSync('ed25519')
-    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
-    mkdirSync(dataDir, { recursive: true })
-    try {
-      writeFileSync(file, pem, { mode: 0o600, flag: 'wx' })
-      return pem
-    } catch {
-      // Another process starting at the same moment wrote it first: use theirs.
-      return readFileSync(file, 'utf8')
-    }
-  }
+  return loadDevKeys(dataDir, `dev-jwt-${alg.toLowerCase()}.pem`, () => [
+    alg === 'ES256'
+      ? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
+      : generateKeyPairSync('ed25519').privateKey,
+  ])
 }
 
 /**

@@ -12,6 +12,7 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { createSigner, createVerifier, TokenError } from 'fast-jwt'
 import { AppError } from './errors.ts'
+import { parsePemPrivateKeys } from './pem-keys.ts'
 
 export const ACCESS_TOKEN_TTL = 15 * 60
 /** Seconds an `iat` may lie ahead of our clock (another instance's clock may run fast). */
@@ -84,41 +85,19 @@ export function keyMismatch(key: KeyObject, algorithm: AsymmetricAlgorithm): str
   return key.asymmetricKeyType === 'ed25519' ? undefined : 'EdDSA needs an Ed25519 key'
 }
 
-const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g
-
 /**
- * JWT_PRIVATE_KEYS: PEM private keys (PKCS#8 `PRIVATE KEY`, or SEC1 `EC PRIVATE KEY`)
- * written one after the other, newest first. Environment files that cannot hold line
- * breaks may write them as `\n`. `EC PARAMETERS` blocks (openssl ecparam) are skipped.
- * Answers the keys as PKCS#8 PEM, or a problem naming the block that is wrong.
+ * JWT_PRIVATE_KEYS: PEM private keys, newest first (lib/pem-keys.ts), each of them able to
+ * sign with `algorithm`. Answers the keys as PKCS#8 PEM, or a problem naming the block
+ * that is wrong.
  */
 export function parsePrivateKeys(
   raw: string,
   algorithm: AsymmetricAlgorithm,
 ): { keys: string[] } | { problem: string } {
-  const text = raw.replace(/\\n/g, '\n')
-  if (text.replace(PEM_BLOCK, '').trim() !== '') {
-    return { problem: 'expected PEM private keys (-----BEGIN PRIVATE KEY-----…), newest first' }
-  }
-  const blocks = [...text.matchAll(PEM_BLOCK)].filter((m) => m[1] !== 'EC PARAMETERS')
-  if (blocks.length === 0) return { problem: 'at least one PEM private key is required' }
-  const keys: string[] = []
-  const kids = new Set<string>()
-  for (const [n, block] of blocks.entries()) {
-    let key: KeyObject
-    try {
-      key = createPrivateKey(block[0])
-    } catch {
-      return { problem: `key ${n + 1} is not an unencrypted PEM private key` }
-    }
+  return parsePemPrivateKeys(raw, (key, n) => {
     const mismatch = keyMismatch(key, algorithm)
-    if (mismatch) return { problem: `key ${n + 1}: ${mismatch}` }
-    const kid = publicKeyId(key)
-    if (kids.has(kid)) return { problem: `key ${n + 1} appears twice` }
-    kids.add(kid)
-    keys.push(key.export({ type: 'pkcs8', format: 'pem' }).toString())
-  }
-  return { keys }
+    return mismatch ? `key ${n}: ${mismatch}` : undefined
+  })
 }
 
 export type SigningKeys =
