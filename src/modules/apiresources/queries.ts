@@ -1,7 +1,8 @@
 // The queries of the api_resources table; no other file writes it. Every query names the
 // tenant; an identifier is unique within its tenant (api_resources_tenant_identifier).
 import type { Handle } from '../../db/client.ts'
-import { and, asc, eq, sql } from '../../db/orm.ts'
+import { afterRow } from '../../db/keyset.ts'
+import { and, asc, eq } from '../../db/orm.ts'
 import { apiResources } from '../../db/schema.ts'
 
 export type ApiResource = typeof apiResources.$inferSelect
@@ -41,18 +42,11 @@ export async function listApiResources(
   tenantId: string,
   options: { limit: number; after?: string },
 ): Promise<ApiResource[]> {
-  const { after } = options
   return db
     .select()
     .from(apiResources)
     .where(
-      and(
-        eq(apiResources.tenantId, tenantId),
-        after
-          ? sql`(${apiResources.createdAt}, ${apiResources.id}) > (
-              SELECT c.created_at, c.id FROM api_resources c WHERE c.tenant_id = ${tenantId} AND c.id = ${after})`
-          : undefined,
-      ),
+      and(eq(apiResources.tenantId, tenantId), afterRow(apiResources, tenantId, options.after)),
     )
     .orderBy(asc(apiResources.createdAt), asc(apiResources.id))
     .limit(options.limit)

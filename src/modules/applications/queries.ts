@@ -1,7 +1,8 @@
 // The queries of the applications table; no other file writes it. Every query names the
 // tenant, except the client lookup by client_id, which is still asked within one tenant.
 import type { Handle } from '../../db/client.ts'
-import { and, asc, eq, sql } from '../../db/orm.ts'
+import { afterRow } from '../../db/keyset.ts'
+import { and, asc, eq } from '../../db/orm.ts'
 import { applications } from '../../db/schema.ts'
 
 export type Application = typeof applications.$inferSelect
@@ -37,18 +38,11 @@ export async function listApplications(
   tenantId: string,
   options: { limit: number; after?: string },
 ): Promise<Application[]> {
-  const { after } = options
   return db
     .select()
     .from(applications)
     .where(
-      and(
-        eq(applications.tenantId, tenantId),
-        after
-          ? sql`(${applications.createdAt}, ${applications.id}) > (
-              SELECT c.created_at, c.id FROM applications c WHERE c.tenant_id = ${tenantId} AND c.id = ${after})`
-          : undefined,
-      ),
+      and(eq(applications.tenantId, tenantId), afterRow(applications, tenantId, options.after)),
     )
     .orderBy(asc(applications.createdAt), asc(applications.id))
     .limit(options.limit)
