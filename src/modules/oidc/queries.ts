@@ -4,7 +4,7 @@
 // never answered (the purge deletes it later), and expiry is the database's clock, the
 // same on every instance.
 import type { Handle } from '../../db/client.ts'
-import { and, eq, gt, isNull, or, sql } from '../../db/orm.ts'
+import { and, eq, gt, isNull, or, type SQL, sql } from '../../db/orm.ts'
 import { oidcModels, sessions, users } from '../../db/schema.ts'
 import { isUuid } from '../../lib/ids.ts'
 
@@ -90,19 +90,18 @@ export async function consumeModel(db: Handle, tenantId: string, model: string, 
     )
 }
 
+/** Deletes the tenant's models (live or not) that every condition selects; at least one. */
+async function deleteBy(db: Handle, tenantId: string, match: SQL, ...more: SQL[]) {
+  await db.delete(oidcModels).where(and(eq(oidcModels.tenantId, tenantId), match, ...more))
+}
+
 export async function destroyModel(db: Handle, tenantId: string, model: string, id: string) {
-  await db
-    .delete(oidcModels)
-    .where(
-      and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.model, model), eq(oidcModels.id, id)),
-    )
+  await deleteBy(db, tenantId, eq(oidcModels.model, model), eq(oidcModels.id, id))
 }
 
 /** Everything issued under one grant (its codes and tokens, and the grant itself). */
 export async function revokeGrant(db: Handle, tenantId: string, grantId: string) {
-  await db
-    .delete(oidcModels)
-    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.grantId, grantId)))
+  await deleteBy(db, tenantId, eq(oidcModels.grantId, grantId))
 }
 
 /**
@@ -110,16 +109,12 @@ export async function revokeGrant(db: Handle, tenantId: string, grantId: string)
  * (CONTRACT §11); its JWT access tokens run out on their own.
  */
 export async function deleteClientModels(db: Handle, tenantId: string, clientId: string) {
-  await db
-    .delete(oidcModels)
-    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.clientId, clientId)))
+  await deleteBy(db, tenantId, eq(oidcModels.clientId, clientId))
 }
 
 /** Every model of one user (grants, tokens, sessions): the erasure's (CONTRACT §9). */
 export async function deleteAccountModels(db: Handle, tenantId: string, accountId: string) {
-  await db
-    .delete(oidcModels)
-    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.accountId, accountId)))
+  await deleteBy(db, tenantId, eq(oidcModels.accountId, accountId))
 }
 
 /**
