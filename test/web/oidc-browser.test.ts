@@ -16,7 +16,7 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents } from '../../src/db/schema.ts'
 import { createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
@@ -153,9 +153,21 @@ async function signInWithPassword(
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
 
-async function freshContext(): Promise<{ context: BrowserContext; page: Page }> {
+/** Runs `steps` in a browser context of its own (no cookies), closed whatever happens. */
+async function inFreshBrowser(steps: (page: Page) => Promise<void>): Promise<void> {
   const context = await browser.newContext()
-  return { context, page: await context.newPage() }
+  try {
+    await steps(await context.newPage())
+  } finally {
+    await context.close()
+  }
+}
+
+/** Signs `user` in on the hosted sign-in page itself: a live hosted session, no application. */
+async function signInOnHostedPage(page: Page): Promise<void> {
+  await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
+  await signInWithPassword(page)
+  await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
 }
 
 async function checkAccessibility(page: Page, name: string): Promise<void> {
@@ -174,8 +186,7 @@ async function checkAccessibility(page: Page, name: string): Promise<void> {
 test('authorization code + PKCE through the hosted sign-in page: openid-client gets a valid ID token (iss, aud, sub, nonce, amr), userinfo, and rotating refresh tokens', {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
+  await inFreshBrowser(async (page) => {
     const started = await start(firstParty)
     await page.goto(started.url)
     await signInWithPassword(page)
@@ -204,19 +215,14 @@ test('authorization code + PKCE through the hosted sign-in page: openid-client g
       client.refreshTokenGrant(started.config, tokens.refresh_token),
       (error: Error & { error?: string }) => error.error === 'invalid_grant',
     )
-  } finally {
-    await context.close()
-  }
+  })
 })
 
 test('single sign-on: a live hosted-page session signs in to an application without asking again', {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
-    await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
-    await signInWithPassword(page)
-    await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
+  await inFreshBrowser(async (page) => {
+    await signInOnHostedPage(page)
 
     const visited: string[] = []
     page.on('framenavigated', (frame) => {
@@ -231,41 +237,27 @@ test('single sign-on: a live hosted-page session signs in to an application with
     assert.deepEqual(claims?.amr, ['pwd'])
 
     // prompt=login asks again, although the session is live.
-    const again = await start(firstParty, { prompt: 'login' })
-    await page.goto(again.url)
-    await signInWithPassword(page)
-    const back = await backAtApplication(page)
-    assert.equal((await exchange(again, back)).claims()?.sub, user.userId)
-  } finally {
-    await context.close()
-  }
+    const again = await signInThroughApplication(page, user, { prompt: 'login' })
+    assert.equal(again.claims()?.sub, user.userId)
+  })
 })
 
 test('max_age: a hosted session older than max_age is not reused; the browser signs in again', {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
-    await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
-    await signInWithPassword(page)
-    await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
+  await inFreshBrowser(async (page) => {
+    await signInOnHostedPage(page)
     // Two minutes later on the service's clock: the session signed in 120 s ago.
     server.clock.advance(120)
-    const started = await start(firstParty, { max_age: '60' })
-    await page.goto(started.url)
-    await signInWithPassword(page)
-    const at = await backAtApplication(page)
-    assert.equal((await exchange(started, at)).claims()?.sub, user.userId)
-  } finally {
-    await context.close()
-  }
+    const tokens = await signInThroughApplication(page, user, { max_age: '60' })
+    assert.equal(tokens.claims()?.sub, user.userId)
+  })
 })
 
 test('a third-party application shows a consent page; Deny answers access_denied with iss, Allow grants and is audited', {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
+  await inFreshBrowser(async (page) => {
     const denied = await start(thirdParty)
     await page.goto(denied.url)
     await signInWithPassword(page)
@@ -317,9 +309,7 @@ test('a third-party application shows a consent page; Deny answers access_denied
     assert.equal(rows.length, 1)
     assert.equal((rows[0].metadata as { clientId: string }).clientId, thirdParty.clientId)
     assert.equal(rows[0].actorId, user.userId)
-  } finally {
-    await context.close()
-  }
+  })
 })
 
 test('an interaction page opened without the browser that made the request (no _interaction cookie) is refused, never signs in', {
@@ -339,9 +329,16 @@ test('an interaction page opened without the browser that made the request (no _
   assert.ok(!(page.headers.get('set-cookie') ?? '').includes('ta_authorize'))
 })
 
-/** Signs `who` in to the first-party application through the hosted sign-in page. */
-async function signInThroughApplication(page: Page, who: { email: string; password: string }) {
-  const started = await start(firstParty)
+/**
+ * Signs `who` in to the first-party application through the hosted sign-in page, with the
+ * `extra` authorization parameters; answers the tokens the application got.
+ */
+async function signInThroughApplication(
+  page: Page,
+  who: { email: string; password: string } = user,
+  extra: Record<string, string> = {},
+) {
+  const started = await start(firstParty, extra)
   await page.goto(started.url)
   await signInWithPassword(page, who)
   return exchange(started, await backAtApplication(page))
@@ -367,8 +364,7 @@ function assertLoginRequired(at: URL): void {
 test("single sign-on only while the hosted session is live: after the hosted pages' sign-out, prompt=none answers login_required and without prompt the browser is asked to sign in", {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
+  await inFreshBrowser(async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
     // While the hosted session is live, prompt=none signs in silently.
@@ -393,16 +389,13 @@ test("single sign-on only while the hosted session is live: after the hosted pag
     assert.equal((await exchange(started, at)).claims()?.sub, who.user.id)
     // Signed in again: single sign-on is back.
     assert.ok((await silently(page)).at.searchParams.get('code'))
-  } finally {
-    await context.close()
-  }
+  })
 })
 
 test('single sign-on only while the hosted session is live: logout-all through the API ends it (prompt=none answers login_required)', {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
+  await inFreshBrowser(async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
     assert.ok((await silently(page)).at.searchParams.get('code'))
@@ -411,16 +404,13 @@ test('single sign-on only while the hosted session is live: logout-all through t
     })
     assert.equal(res.status, 200)
     assertLoginRequired((await silently(page)).at)
-  } finally {
-    await context.close()
-  }
+  })
 })
 
 test('single sign-on only while the hosted session is live: a suspended user gets login_required from prompt=none', {
   skip,
 }, async () => {
-  const { context, page } = await freshContext()
-  try {
+  await inFreshBrowser(async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
     assert.ok((await silently(page)).at.searchParams.get('code'))
@@ -432,7 +422,5 @@ test('single sign-on only while the hosted session is live: a suspended user get
     )
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assertLoginRequired((await silently(page)).at)
-  } finally {
-    await context.close()
-  }
+  })
 })
