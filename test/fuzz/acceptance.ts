@@ -44,7 +44,7 @@ const PASSKEY_CONTENT: Rule[] = [
 // schemes for native apps) depend on the app's type and a URI parser; the fields'
 // descriptions say them.
 const URI_PROBLEM =
-  /^(must be an absolute URI|must not have a fragment|must not hold credentials|must name a host|a native app uses http on loopback|http is allowed only for .*|must be https.*|a machine app (has no browser redirects|signs nobody in))$/
+  /^(must be an absolute URI|must not have a fragment|must not hold credentials|must name a host|a native app uses http on loopback|http is allowed only for .*|must be https.*|must not name a loopback, private or link-local host|a machine app (has no browser redirects|signs nobody in))$/
 const APPLICATION_CONTENT: Rule[] = [
   [/^body\.(redirectUris|postLogoutRedirectUris)(\.\d+)?$/, URI_PROBLEM],
   [/^body\.backchannelLogoutUri$/, URI_PROBLEM],

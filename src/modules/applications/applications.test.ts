@@ -124,6 +124,21 @@ test('applications: redirect URI rules (absolute, no fragment, https or loopback
       { name: 'A', type: 'web', backchannelLogoutUri: 'http://evil.example/bc' },
       'body.backchannelLogoutUri',
     ],
+    // The service calls the back-channel URI itself: never plain http, never its own network.
+    ...[
+      'http://127.0.0.1:6379/bc',
+      'https://localhost/bc',
+      'https://127.0.0.1/bc',
+      'https://10.1.2.3/bc',
+      'https://192.168.1.1/bc',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/bc',
+      'https://[fd00::1]/bc',
+      'https://[::ffff:127.0.0.1]/bc',
+    ].map((uri): [unknown, string] => [
+      { name: 'A', type: 'web', backchannelLogoutUri: uri },
+      'body.backchannelLogoutUri',
+    ]),
     [
       { name: 'A', type: 'machine', redirectUris: ['https://a.example.com/cb'] },
       'body.redirectUris',
