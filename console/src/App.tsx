@@ -5,6 +5,8 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useEffect, useMemo, useState } from 'react'
 import type { SessionClient } from '../../sdk/src/session.ts'
 import { ApiKeys } from './ApiKeys.tsx'
+import { ApiResources } from './ApiResources.tsx'
+import { Applications } from './Applications.tsx'
 import { Audit } from './Audit.tsx'
 import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
 import { IdentityProvider } from './IdentityProvider.tsx'
@@ -16,6 +18,8 @@ const AREAS = {
   users: ['Users', Users],
   invites: ['Invites', Invites],
   keys: ['API keys', ApiKeys],
+  applications: ['Applications', Applications],
+  resources: ['API resources', ApiResources],
   settings: ['Settings', Settings],
   audit: ['Audit log', Audit],
   idp: ['Identity provider', IdentityProvider],

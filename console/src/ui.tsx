@@ -1,8 +1,9 @@
 // Pieces every panel uses: keyset pages loaded one after another (the API's nextCursor),
-// an error line, a button that copies, and a button that asks before it acts.
+// an error line, the API's errors by form field, a button that copies, and a button that
+// asks before it acts.
 import { type QueryKey, useInfiniteQuery } from '@tanstack/react-query'
 import { useEffect, useRef, useState } from 'react'
-import { describeError } from './api.ts'
+import { AuthServiceError, describeError } from './api.ts'
 
 export interface Page<T> {
   items: T[]
@@ -60,6 +61,77 @@ export function ErrorText({ error }: { error: unknown }) {
       {describeError(error)}
     </p>
   )
+}
+
+/**
+ * An error of a form, split by field: each validation issue goes to the field its path
+ * names (`body.redirectUris.1` → `redirectUris.1`), a reason that belongs to one field
+ * (409 identifier_taken) to that field; `rest` is whatever no field of the form shows.
+ */
+export interface FormErrors {
+  /** The messages of `field` and of everything under it (`scopes.0` holds `scopes.0.name`). */
+  of(field: string, exactly?: boolean): string[]
+  rest: unknown
+  any: boolean
+}
+
+export function formErrors(
+  error: unknown,
+  fields: string[],
+  reasons: Record<string, string> = {},
+): FormErrors {
+  const found: { path: string; message: string }[] = []
+  let rest: unknown = error
+  if (error instanceof AuthServiceError) {
+    const field = error.reason ? reasons[error.reason] : undefined
+    const issues = (error.details?.issues ?? []) as { path: string; message: string }[]
+    if (field) {
+      found.push({ path: field, message: error.message })
+      rest = null
+    } else if (issues.length) {
+      for (const issue of issues) found.push({ ...issue, path: issue.path.replace(/^body\./, '') })
+      const unplaced = found.filter((f) => !fields.some((name) => under(f.path, name)))
+      // The field messages say what is wrong; the line above the form says where to look.
+      rest = unplaced.length
+        ? unplaced.map((f) => `${f.path}: ${f.message}`).join('; ')
+        : 'Some fields need a change: see the messages beside them.'
+    }
+  }
+  return {
+    of: (field, exactly) =>
+      found
+        .filter((f) => (exactly ? f.path === field : under(f.path, field)))
+        .map((f) => message(f, field)),
+    rest,
+    any: Boolean(error),
+  }
+}
+
+const under = (path: string, field: string) => path === field || path.startsWith(`${field}.`)
+
+/** An issue of a list's item (`redirectUris.1`) names its line, counted from 1. */
+function message(issue: { path: string; message: string }, field: string): string {
+  const item = /^\.(\d+)$/.exec(issue.path.slice(field.length))
+  return item ? `Line ${Number(item[1]) + 1}: ${issue.message}` : issue.message
+}
+
+/** The messages of one field, which it names in aria-describedby (see `described`). */
+export function FieldError({ id, messages }: { id: string; messages: string[] }) {
+  if (messages.length === 0) return null
+  return (
+    <p className="field-error" id={id}>
+      {messages.join(' ')}
+    </p>
+  )
+}
+
+/** A field's attributes: invalid while it has messages, described by them and its hint. */
+export function described(id: string, messages: string[], hint?: string) {
+  const ids = [hint, messages.length ? id : undefined].filter(Boolean).join(' ')
+  return {
+    'aria-invalid': messages.length > 0 || undefined,
+    'aria-describedby': ids || undefined,
+  }
 }
 
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {

@@ -1,0 +1,308 @@
+// API resources (CONTRACT §11): the tenant's APIs that access tokens are issued for, each
+// named by an absolute URI (the tokens' `aud`, RFC 8707), with its scopes and the roles
+// that may be granted each, and its tokens' lifetime. Listed page by page with a form to
+// create one; #resources?id=<id> edits one. The API checks every field (409
+// identifier_taken for an identifier already used) and its messages are shown by field.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useState } from 'react'
+import { type Schemas, useConsole } from './api.ts'
+import {
+  ConfirmButton,
+  described,
+  ErrorText,
+  FieldError,
+  formErrors,
+  MoreButton,
+  usePages,
+} from './ui.tsx'
+
+type ApiResource = Schemas['ApiResource']
+type Role = 'Member' | 'Admin'
+const ROLES: Role[] = ['Member', 'Admin']
+
+interface ScopeDraft {
+  name: string
+  description: string
+  roles: Role[]
+}
+
+interface Draft {
+  name: string
+  identifier: string
+  accessTokenTtlSeconds: string
+  scopes: ScopeDraft[]
+}
+
+const FIELDS = ['name', 'identifier', 'accessTokenTtlSeconds', 'scopes']
+
+function draftOf(r?: ApiResource): Draft {
+  return {
+    name: r?.name ?? '',
+    identifier: r?.identifier ?? '',
+    accessTokenTtlSeconds: String(r?.accessTokenTtlSeconds ?? 900),
+    scopes: r?.scopes.map((s) => ({
+      name: s.name,
+      description: s.description ?? '',
+      roles: [...s.roles],
+    })) ?? [{ name: '', description: '', roles: [...ROLES] }],
+  }
+}
+
+/** The body for the API; on edit only the fields that changed from `stored`. */
+function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
+  const ttl = draft.accessTokenTtlSeconds.trim()
+  const body: Record<string, unknown> = {
+    name: draft.name,
+    identifier: draft.identifier.trim(),
+    // Not a number is sent as it is, so the API's message says what it must be.
+    accessTokenTtlSeconds: ttl === '' ? undefined : Number.isNaN(Number(ttl)) ? ttl : Number(ttl),
+    scopes: draft.scopes.map((s) => ({
+      name: s.name.trim(),
+      ...(s.description.trim() ? { description: s.description.trim() } : {}),
+      roles: s.roles,
+    })),
+  }
+  if (!stored) return body
+  const before = bodyOf(stored)
+  return Object.fromEntries(
+    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
+  )
+}
+
+export function ApiResources() {
+  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  return id ? <EditResource id={id} /> : <ResourceList />
+}
+
+function ResourceList() {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  // A new key empties the form once its resource is created.
+  const [formKey, setFormKey] = useState(0)
+  const list = usePages<ApiResource>(['resources'], (cursor) =>
+    session.api.listApiResources({ query: { limit: 50, cursor } }),
+  )
+  const create = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.createApiResource({ body: body as never }),
+    onSuccess: () => {
+      setFormKey((k) => k + 1)
+      void queries.invalidateQueries({ queryKey: ['resources'] })
+    },
+  })
+  const remove = useMutation({
+    mutationFn: (id: string) => session.api.deleteApiResource({ path: { id } }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['resources'] }),
+  })
+  return (
+    <>
+      <ErrorText error={list.error ?? remove.error} />
+      {!list.loading && !list.error && list.items.length === 0 && (
+        <p>No API resources yet: create the first one below.</p>
+      )}
+      {list.items.length > 0 && (
+        <table>
+          <caption className="visually-hidden">API resources</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Identifier</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Token lifetime</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((r) => (
+              <tr key={r.id}>
+                <td>{r.name}</td>
+                <td>
+                  <code>{r.identifier}</code>
+                </td>
+                <td>{r.scopes.map((s) => s.name).join(' ')}</td>
+                <td>{r.accessTokenTtlSeconds} s</td>
+                <td className="actions">
+                  <a href={`#resources?id=${encodeURIComponent(r.id)}`}>
+                    Edit<span className="visually-hidden"> {r.name}</span>
+                  </a>
+                  <ConfirmButton
+                    label="Delete"
+                    danger
+                    confirm={`Delete ${r.name}?`}
+                    onConfirm={() => remove.mutate(r.id)}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
+      <section aria-labelledby="new-resource-h">
+        <h2 id="new-resource-h">New API resource</h2>
+        <ResourceForm
+          key={formKey}
+          submitLabel="Create API resource"
+          pending={create.isPending}
+          error={create.error}
+          onSubmit={(body) => create.mutate(body)}
+        />
+        {create.isSuccess && <p role="status">Created {create.data.apiResource.name}.</p>}
+      </section>
+    </>
+  )
+}
+
+function EditResource({ id }: { id: string }) {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const key = ['resources', id]
+  const resource = useQuery({
+    queryKey: key,
+    queryFn: async () => (await session.api.getApiResource({ path: { id } })).apiResource,
+  })
+  const update = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.updateApiResource({ path: { id }, body: body as never }),
+    onSuccess: (updated) => {
+      queries.setQueryData(key, updated.apiResource)
+      void queries.invalidateQueries({ queryKey: ['resources'], exact: true })
+    },
+  })
+  const r = resource.data
+  return (
+    <>
+      <p>
+        <a href="#resources">All API resources</a>
+      </p>
+      <ErrorText error={resource.error} />
+      {r && (
+        <>
+          <h2>{r.name}</h2>
+          <ResourceForm
+            key={r.updatedAt}
+            initial={r}
+            submitLabel="Save API resource"
+            pending={update.isPending}
+            error={update.error}
+            onSubmit={(body) => update.mutate(body)}
+          />
+          {update.isSuccess && <p role="status">Saved.</p>}
+        </>
+      )}
+    </>
+  )
+}
+
+function ResourceForm(props: {
+  initial?: ApiResource
+  submitLabel: string
+  pending: boolean
+  error: unknown
+  onSubmit(body: Record<string, unknown>): void
+}) {
+  const { initial } = props
+  const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
+  const errors = formErrors(props.error, FIELDS, { identifier_taken: 'identifier' })
+  const id = initial ? `res-${initial.id}` : 'new-res'
+  const set = <K extends keyof Draft>(field: K, value: Draft[K]) =>
+    setDraft({ ...draft, [field]: value })
+  const setScope = (i: number, scope: Partial<ScopeDraft>) =>
+    set(
+      'scopes',
+      draft.scopes.map((s, j) => (j === i ? { ...s, ...scope } : s)),
+    )
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
+  }
+  const field = (name: 'name' | 'identifier' | 'accessTokenTtlSeconds', label: string) => (
+    <>
+      <label htmlFor={`${id}-${name}`}>{label}</label>
+      <input
+        id={`${id}-${name}`}
+        value={draft[name]}
+        inputMode={name === 'accessTokenTtlSeconds' ? 'numeric' : undefined}
+        onChange={(e) => set(name, e.target.value)}
+        {...described(`${id}-${name}-error`, errors.of(name))}
+      />
+      <FieldError id={`${id}-${name}-error`} messages={errors.of(name)} />
+    </>
+  )
+  return (
+    <form className="settings" onSubmit={submit} noValidate>
+      <ErrorText error={errors.rest} />
+      {field('name', 'Name')}
+      {field('identifier', 'Identifier (an absolute URI, the tokens’ audience)')}
+      {field('accessTokenTtlSeconds', 'Access token lifetime in seconds (60 to 86400)')}
+      {draft.scopes.map((scope, i) => {
+        const at = `scopes.${i}`
+        const sid = `${id}-scope-${i}`
+        return (
+          // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place, by position
+          <fieldset key={i} className="scope">
+            <legend>Scope {i + 1}</legend>
+            <label htmlFor={`${sid}-name`}>Name</label>
+            <input
+              id={`${sid}-name`}
+              value={scope.name}
+              onChange={(e) => setScope(i, { name: e.target.value })}
+              {...described(`${sid}-name-error`, errors.of(`${at}.name`))}
+            />
+            <FieldError id={`${sid}-name-error`} messages={errors.of(`${at}.name`)} />
+            <label htmlFor={`${sid}-description`}>Description (optional)</label>
+            <input
+              id={`${sid}-description`}
+              value={scope.description}
+              onChange={(e) => setScope(i, { description: e.target.value })}
+              {...described(`${sid}-description-error`, errors.of(`${at}.description`))}
+            />
+            <FieldError id={`${sid}-description-error`} messages={errors.of(`${at}.description`)} />
+            <p className="hint">Roles that may be granted it:</p>
+            {ROLES.map((role) => (
+              <div className="check" key={role}>
+                <input
+                  type="checkbox"
+                  id={`${sid}-${role}`}
+                  checked={scope.roles.includes(role)}
+                  onChange={(e) =>
+                    setScope(i, {
+                      roles: ROLES.filter((r) =>
+                        r === role ? e.target.checked : scope.roles.includes(r),
+                      ),
+                    })
+                  }
+                />
+                <label htmlFor={`${sid}-${role}`}>{role}</label>
+              </div>
+            ))}
+            <FieldError id={`${sid}-roles-error`} messages={errors.of(`${at}.roles`)} />
+            <button
+              type="button"
+              onClick={() =>
+                set(
+                  'scopes',
+                  draft.scopes.filter((_, j) => j !== i),
+                )
+              }
+            >
+              Remove scope {i + 1}
+            </button>
+          </fieldset>
+        )
+      })}
+      <FieldError id={`${id}-scopes-error`} messages={errors.of('scopes', true)} />
+      <button
+        type="button"
+        onClick={() =>
+          set('scopes', [...draft.scopes, { name: '', description: '', roles: [...ROLES] }])
+        }
+      >
+        Add a scope
+      </button>
+      <button type="submit" className="primary" disabled={props.pending}>
+        {props.submitLabel}
+      </button>
+    </form>
+  )
+}

@@ -1,0 +1,182 @@
+// One application (CONTRACT §11): what a developer needs to connect it (issuer, discovery
+// URL, client id, quick starts), its secret once (after creation or rotation: the service
+// keeps it sealed and never answers it again), its settings, and deletion.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { Fragment, useEffect, useState } from 'react'
+import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
+import { type Schemas, useConsole } from './api.ts'
+import { quickStarts } from './snippets.ts'
+import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
+
+type Application = Schemas['Application']
+
+/**
+ * Secrets just answered by the API, by application id, until that application's page takes
+ * them: in memory only, so a reload (or another visit) never shows one again.
+ */
+const handedOver = new Map<string, string>()
+
+export function handOverSecret(id: string, secret: string): void {
+  handedOver.set(id, secret)
+}
+
+/** The issuer as the service names it (its PUBLIC_URL), read from the discovery document. */
+function useIssuer(tenant: string): string {
+  const discovery = useQuery({
+    queryKey: ['discovery', tenant],
+    queryFn: async () => {
+      const res = await fetch(
+        `/oidc/${encodeURIComponent(tenant)}/.well-known/openid-configuration`,
+      )
+      if (!res.ok) throw new Error(`discovery answered ${res.status}`)
+      return (await res.json()) as { issuer: string }
+    },
+    staleTime: Number.POSITIVE_INFINITY,
+  })
+  return discovery.data?.issuer ?? `${window.location.origin}/oidc/${tenant}`
+}
+
+export function ApplicationPage({ id }: { id: string }) {
+  const { session, tenant } = useConsole()
+  const queries = useQueryClient()
+  const [secret, setSecret] = useState(() => handedOver.get(id) ?? '')
+  useEffect(() => {
+    handedOver.delete(id)
+  }, [id])
+  const key = ['applications', id]
+  const app = useQuery({
+    queryKey: key,
+    queryFn: async () => (await session.api.getApplication({ path: { id } })).application,
+  })
+  const issuer = useIssuer(tenant)
+  const update = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.updateApplication({ path: { id }, body: body as never }),
+    onSuccess: (updated) => {
+      queries.setQueryData(key, updated.application)
+      void queries.invalidateQueries({ queryKey: ['applications'], exact: true })
+    },
+  })
+  const rotate = useMutation({
+    mutationFn: () => session.api.rotateApplicationSecret({ path: { id } }),
+    onSuccess: (rotated) => setSecret(rotated.clientSecret),
+  })
+  const remove = useMutation({
+    mutationFn: () => session.api.deleteApplication({ path: { id } }),
+    onSuccess: () => {
+      queries.removeQueries({ queryKey: key })
+      void queries.invalidateQueries({ queryKey: ['applications'] })
+      window.location.hash = '#applications'
+    },
+  })
+  const a = app.data
+  return (
+    <>
+      <p>
+        <a href="#applications">All applications</a>
+      </p>
+      <ErrorText error={app.error ?? rotate.error ?? remove.error} />
+      {a && (
+        <>
+          <h2>{a.name}</h2>
+          {secret && (
+            <div className="created" role="status">
+              <p>
+                <strong>Copy the client secret now:</strong> it is shown this once and cannot be
+                read again. Rotate it if it is lost.
+              </p>
+              <code className="secret" data-testid="client-secret">
+                {secret}
+              </code>
+              <div className="row">
+                <CopyButton text={secret} label="Copy secret" />
+                <button type="button" onClick={() => setSecret('')}>
+                  Done
+                </button>
+              </div>
+            </div>
+          )}
+          <Facts app={a} issuer={issuer} />
+          <div className="row">
+            {(a.type === 'web' || a.type === 'machine') && (
+              <ConfirmButton
+                label="Rotate secret"
+                confirm="The current secret stops working at once. Rotate?"
+                onConfirm={() => rotate.mutate()}
+              />
+            )}
+            <ConfirmButton
+              label="Delete application"
+              danger
+              confirm={`Delete ${a.name} and sign out everyone using it?`}
+              onConfirm={() => remove.mutate()}
+            />
+          </div>
+          <QuickStarts app={a} issuer={issuer} />
+          <section aria-labelledby="app-settings-h">
+            <h2 id="app-settings-h">Settings</h2>
+            <ApplicationForm
+              key={a.updatedAt}
+              initial={a}
+              submitLabel="Save application"
+              pending={update.isPending}
+              error={update.error}
+              onSubmit={(body) => update.mutate(body)}
+            />
+            {update.isSuccess && <p role="status">Saved.</p>}
+          </section>
+        </>
+      )}
+    </>
+  )
+}
+
+function Facts({ app, issuer }: { app: Application; issuer: string }) {
+  const discovery = `${issuer}/.well-known/openid-configuration`
+  const copyable: [string, string][] = [
+    ['Client ID', app.clientId],
+    ['Issuer', issuer],
+    ['Discovery URL', discovery],
+  ]
+  return (
+    <dl className="facts">
+      <dt>Type</dt>
+      <dd>{TYPES.find(([value]) => value === app.type)?.[1] ?? app.type}</dd>
+      {copyable.map(([label, value]) => (
+        <Fragment key={label}>
+          <dt>{label}</dt>
+          <dd className="copyable">
+            <code>{value}</code>
+            <CopyButton text={value} label={`Copy ${label.toLowerCase()}`} />
+          </dd>
+        </Fragment>
+      ))}
+      <dt>Created</dt>
+      <dd>{formatDate(app.createdAt)}</dd>
+    </dl>
+  )
+}
+
+function QuickStarts({ app, issuer }: { app: Application; issuer: string }) {
+  const { session, tenant } = useConsole()
+  const resources = useQuery({
+    queryKey: ['resources', 'first-page'],
+    queryFn: () => session.api.listApiResources({ query: { limit: 200 } }),
+    enabled: app.type === 'machine',
+  })
+  const starts = quickStarts({ app, issuer, tenant, resources: resources.data?.items ?? [] })
+  return (
+    <section aria-labelledby="quick-start-h">
+      <h2 id="quick-start-h">Quick start</h2>
+      {starts.map((start) => (
+        <div className="snippet" key={start.title}>
+          <h3>{start.title}</h3>
+          <pre>
+            <code>{start.code}</code>
+          </pre>
+          <CopyButton text={start.code} label={`Copy ${start.title}`} />
+        </div>
+      ))}
+    </section>
+  )
+}

@@ -1,0 +1,80 @@
+// Applications (CONTRACT §11): the tenant's OpenID Connect clients, listed page by page,
+// and a form to create one. #applications?id=<id> opens one application (Application.tsx);
+// a new one opens there with its secret, handed over in memory so that it is shown once.
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { ApplicationPage, handOverSecret } from './Application.tsx'
+import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
+import { type Schemas, useConsole } from './api.ts'
+import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+
+type Application = Schemas['Application']
+
+export function Applications() {
+  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  return id ? <ApplicationPage id={id} /> : <ApplicationList />
+}
+
+const typeName = (type: Application['type']) =>
+  TYPES.find(([value]) => value === type)?.[1].split(':')[0] ?? type
+
+function ApplicationList() {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const list = usePages<Application>(['applications'], (cursor) =>
+    session.api.listApplications({ query: { limit: 50, cursor } }),
+  )
+  const create = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.createApplication({ body: body as never }),
+    onSuccess: (created) => {
+      void queries.invalidateQueries({ queryKey: ['applications'] })
+      if (created.clientSecret) handOverSecret(created.application.id, created.clientSecret)
+      window.location.hash = `#applications?id=${encodeURIComponent(created.application.id)}`
+    },
+  })
+  return (
+    <>
+      <ErrorText error={list.error} />
+      {!list.loading && !list.error && list.items.length === 0 && (
+        <p>No applications yet: create the first one below.</p>
+      )}
+      {list.items.length > 0 && (
+        <table>
+          <caption className="visually-hidden">Applications</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+              <th scope="col">Client ID</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((app) => (
+              <tr key={app.id}>
+                <td>
+                  <a href={`#applications?id=${encodeURIComponent(app.id)}`}>{app.name}</a>
+                </td>
+                <td>{typeName(app.type)}</td>
+                <td>
+                  <code>{app.clientId}</code>
+                </td>
+                <td>{formatDate(app.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
+      <section aria-labelledby="new-app-h">
+        <h2 id="new-app-h">New application</h2>
+        <ApplicationForm
+          submitLabel="Create application"
+          pending={create.isPending}
+          error={create.error}
+          onSubmit={(body) => create.mutate(body)}
+        />
+      </section>
+    </>
+  )
+}

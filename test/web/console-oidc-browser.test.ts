@@ -1,0 +1,333 @@
+// The console's Applications and API resources pages (CONTRACT §11) in a real browser
+// (Debian's Chromium through playwright-core) against the real app, as an admin uses them:
+// an application's secret is shown once and works, its quick starts name its client id
+// and issuer, a rotated secret replaces the old one at once, a bad redirect URI is shown by
+// its field and changes nothing, deletion; API resources with scopes, a duplicate
+// identifier refused at its field, and a machine app's client-credentials quick start.
+// Every view is checked with axe-core, must not scroll sideways at phone width, and is
+// photographed at desktop and phone widths into test-results/screenshots/.
+// Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import * as client from 'openid-client'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import { issuerOf, oauthError, oidcClient } from '../fixtures/oidc.ts'
+import {
+  createTenant,
+  STRONG_PASSWORD,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+} from '../helpers.ts'
+
+const CHROMIUM = '/usr/bin/chromium'
+const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots')
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
+
+const VIEWPORTS = {
+  desktop: { width: 1280, height: 860 },
+  phone: { width: 390, height: 844 },
+} as const
+
+let server: TestServer
+let browser: Browser
+
+before(async (ctx) => {
+  if (skip) return
+  server = await startTestServer(ctx)
+  const { chromium } = await import('playwright-core')
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  })
+  mkdirSync(SHOTS, { recursive: true })
+})
+
+after(async () => {
+  await browser?.close()
+})
+
+/** axe-core on the page as it is now: no violations (WCAG 2.2 A and AA, best practices). */
+async function checkAccessibility(page: Page, name: string): Promise<void> {
+  await page.evaluate(AXE)
+  const result = await page.evaluate(() =>
+    // @ts-expect-error axe is the global the script just defined
+    window.axe.run(document, { resultTypes: ['violations'] }),
+  )
+  const violations = (
+    result as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
+  ).violations
+  assert.deepEqual(
+    violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
+    [],
+    `${name}: axe-core violations`,
+  )
+}
+
+/** axe clean, photographed at both widths, and never wider than a phone's screen. */
+async function visit(page: Page, name: string): Promise<void> {
+  await checkAccessibility(page, name)
+  for (const [width, size] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(size)
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth)
+    assert.ok(wide <= size.width, `${name} is ${wide}px wide at ${size.width}px`)
+  }
+  await page.setViewportSize(VIEWPORTS.desktop)
+}
+
+/** What a screen reader says after the field's name: the texts its aria-describedby names. */
+function descriptionOf(field: Locator): Promise<string> {
+  return field.evaluate((el) =>
+    (el.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  )
+}
+
+/** A browser whose pages may read what the console copies. */
+async function consoleOf(tenant: TenantFixture): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
+  const page = await context.newPage()
+  await page.goto(`${server.url}/console/?tenant=${tenant.slug}`)
+  await page.getByLabel('Email address').fill(tenant.adminEmail)
+  await page.getByLabel('Password').fill(STRONG_PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
+  return { context, page }
+}
+
+/** Clicks a copy button and answers what it put on the clipboard. */
+async function copied(page: Page, button: string): Promise<string> {
+  await page.getByRole('button', { name: button, exact: true }).click()
+  await page.getByRole('button', { name: 'Copied' }).first().waitFor()
+  return page.evaluate(() => navigator.clipboard.readText())
+}
+
+async function getJson(tenant: TenantFixture, path: string) {
+  return server.request('GET', `/v1/${tenant.slug}${path}`, undefined, {
+    token: tenant.admin.accessToken,
+  })
+}
+
+/** Whether `secret` authenticates the app at the token introspection endpoint. */
+async function secretWorks(tenant: TenantFixture, clientId: string, secret: string) {
+  const config = await oidcClient(server, tenant.slug, clientId, secret)
+  try {
+    await client.tokenIntrospection(config, 'not-a-token')
+    return true
+  } catch (error) {
+    const refused = await oauthError(Promise.reject(error))
+    assert.equal(refused.error, 'invalid_client')
+    return false
+  }
+}
+
+test('console applications: a web app’s secret is shown once and works, its quick starts name its client id and issuer, rotation replaces it, a bad redirect URI is shown by its field and changes nothing, deletion; axe clean', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Initrode' })
+  const issuer = issuerOf(server, tenant.slug)
+  const { context, page } = await consoleOf(tenant)
+  await page.getByRole('link', { name: 'Applications', exact: true }).click()
+  await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor()
+  await page.getByText('No applications yet').waitFor()
+
+  await page.getByLabel('Name', { exact: true }).fill('Team Notes')
+  await page.getByLabel('Type').selectOption('web')
+  await page.getByLabel('Redirect URIs', { exact: true }).fill('https://notes.example.com/callback')
+  await page.getByRole('button', { name: 'Create application' }).click()
+  await page.getByRole('heading', { name: 'Team Notes', level: 2 }).waitFor()
+  const listed = await getJson(tenant, '/applications')
+  assert.equal(listed.body.items.length, 1)
+  const app = listed.body.items[0]
+
+  // The secret, once, with the message to copy it now; it authenticates the app.
+  const status = page.getByRole('status').filter({ hasText: 'Copy the client secret now' })
+  const secret = (await status.getByTestId('client-secret').textContent()) ?? ''
+  assert.ok(secret.length >= 32, secret)
+  assert.equal(await copied(page, 'Copy secret'), secret)
+  assert.ok(await secretWorks(tenant, app.clientId, secret))
+
+  // Issuer, discovery URL and client id, each to copy; the quick starts name them.
+  assert.equal(await copied(page, 'Copy client id'), app.clientId)
+  assert.equal(await copied(page, 'Copy issuer'), issuer)
+  assert.equal(
+    await copied(page, 'Copy discovery url'),
+    `${issuer}/.well-known/openid-configuration`,
+  )
+  const openidClient = await copied(page, 'Copy openid-client (v6): server-side sign-in')
+  assert.ok(openidClient.includes(`new URL('${issuer}')`), openidClient)
+  assert.ok(openidClient.includes(`'${app.clientId}'`), openidClient)
+  assert.ok(openidClient.includes('client.ClientSecretBasic('), openidClient)
+  const authJs = await copied(page, 'Copy Auth.js (next-auth v5)')
+  assert.ok(authJs.includes(`issuer: '${issuer}'`), authJs)
+  assert.ok(authJs.includes(`clientId: '${app.clientId}'`), authJs)
+  const apache = await copied(page, 'Copy Apache mod_auth_openidc')
+  for (const line of [
+    `OIDCProviderMetadataURL ${issuer}/.well-known/openid-configuration`,
+    `OIDCClientID ${app.clientId}`,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Apache's own variable syntax
+    'OIDCClientSecret ${OIDC_CLIENT_SECRET}',
+    'OIDCRedirectURI https://notes.example.com/callback',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Apache's own variable syntax
+    'OIDCCryptoPassphrase ${OIDC_CRYPTO_PASSPHRASE}',
+  ]) {
+    assert.ok(apache.split('\n').includes(line), `${line} in\n${apache}`)
+  }
+  assert.ok(!(openidClient + authJs + apache).includes(secret), 'no quick start holds the secret')
+  await visit(page, 'console-application-created')
+
+  // A reload shows the application without its secret.
+  await page.reload()
+  await page.getByRole('heading', { name: 'Team Notes', level: 2 }).waitFor()
+  await page.getByText(app.clientId).first().waitFor()
+  assert.equal(await page.getByTestId('client-secret').count(), 0)
+  assert.ok(!(await page.content()).includes(secret))
+
+  // Rotation: a new secret, shown once; the old one is refused at once.
+  await page.getByRole('button', { name: 'Rotate secret' }).click()
+  await page.getByRole('button', { name: 'Yes' }).click()
+  const rotated = (await page.getByTestId('client-secret').textContent()) ?? ''
+  assert.ok(rotated.length >= 32 && rotated !== secret)
+  assert.equal(await secretWorks(tenant, app.clientId, secret), false)
+  assert.ok(await secretWorks(tenant, app.clientId, rotated))
+  await page.getByRole('button', { name: 'Done' }).click()
+  assert.equal(await page.getByTestId('client-secret').count(), 0)
+
+  // A bad redirect URI: the API's message at the field, by its line; nothing changed.
+  const redirects = page.getByLabel('Redirect URIs', { exact: true })
+  await redirects.fill('https://notes.example.com/callback\nhttp://notes.example.com/callback')
+  await page.getByRole('button', { name: 'Save application' }).click()
+  const wrong = 'Line 2: http is allowed only for localhost, 127.0.0.1 and [::1]'
+  await page.getByText(wrong).waitFor()
+  assert.equal(await redirects.getAttribute('aria-invalid'), 'true')
+  assert.ok((await descriptionOf(redirects)).includes(wrong))
+  const unchanged = await getJson(tenant, `/applications/${app.id}`)
+  assert.deepEqual(unchanged.body.application, app)
+  await visit(page, 'console-application-invalid')
+
+  // A good one is saved.
+  await redirects.fill('https://notes.example.com/callback\nhttps://notes.example.com/cb2')
+  await page.getByRole('button', { name: 'Save application' }).click()
+  await page.getByText('Saved.').waitFor()
+  const saved = await getJson(tenant, `/applications/${app.id}`)
+  assert.deepEqual(saved.body.application.redirectUris, [
+    'https://notes.example.com/callback',
+    'https://notes.example.com/cb2',
+  ])
+
+  // The list, then deletion.
+  await page.getByRole('link', { name: 'All applications' }).click()
+  await page.getByRole('link', { name: 'Team Notes' }).waitFor()
+  await page.getByRole('cell', { name: app.clientId }).waitFor()
+  await visit(page, 'console-applications')
+  await page.getByRole('link', { name: 'Team Notes' }).click()
+  await page.getByRole('button', { name: 'Delete application' }).click()
+  await page.getByRole('button', { name: 'Yes' }).click()
+  await page.getByText('No applications yet').waitFor()
+  assert.equal((await getJson(tenant, `/applications/${app.id}`)).status, 404)
+  await context.close()
+})
+
+test('console API resources: created with scopes, a duplicate identifier refused at its field (identifier_taken), a bad lifetime changes nothing; a machine app’s quick starts get a token; axe clean', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Vandelay' })
+  const issuer = issuerOf(server, tenant.slug)
+  const { context, page } = await consoleOf(tenant)
+  await page.getByRole('link', { name: 'API resources', exact: true }).click()
+  await page.getByRole('heading', { name: 'API resources', level: 1 }).waitFor()
+
+  const create = async (name: string) => {
+    await page.getByLabel('Name', { exact: true }).first().fill(name)
+    await page.getByLabel(/^Identifier/).fill('https://reports.example.com')
+    const first = page.getByRole('group', { name: 'Scope 1' })
+    await first.getByLabel('Name').fill('reports:read')
+    await first.getByLabel('Description (optional)').fill('Read reports')
+    await page.getByRole('button', { name: 'Add a scope' }).click()
+    const second = page.getByRole('group', { name: 'Scope 2' })
+    await second.getByLabel('Name').fill('reports:write')
+    await second.getByLabel('Member').uncheck()
+    await page.getByRole('button', { name: 'Create API resource' }).click()
+  }
+  await create('Reports')
+  await page.getByRole('cell', { name: 'reports:read reports:write' }).waitFor()
+  const listed = await getJson(tenant, '/api-resources')
+  assert.equal(listed.body.items.length, 1)
+  const resource = listed.body.items[0]
+  assert.deepEqual(resource.scopes, [
+    { name: 'reports:read', description: 'Read reports', roles: ['Member', 'Admin'] },
+    { name: 'reports:write', description: null, roles: ['Admin'] },
+  ])
+  assert.equal(resource.accessTokenTtlSeconds, 900)
+
+  // The same identifier again: 409 identifier_taken, said at the field; still one resource.
+  await create('Reports again')
+  const identifier = page.getByLabel(/^Identifier/)
+  const taken = 'An API resource of this workspace already has this identifier.'
+  await page.getByText(taken).waitFor()
+  assert.equal(await identifier.getAttribute('aria-invalid'), 'true')
+  assert.ok((await descriptionOf(identifier)).includes(taken))
+  assert.equal((await getJson(tenant, '/api-resources')).body.items.length, 1)
+  await visit(page, 'console-api-resources')
+
+  // Edit: a lifetime under 60 s is refused by its field and changes nothing; 3600 is saved.
+  await page.getByRole('link', { name: 'Edit Reports' }).click()
+  await page.getByRole('heading', { name: 'Reports', level: 2 }).waitFor()
+  const ttl = page.getByLabel(/^Access token lifetime/)
+  await ttl.fill('30')
+  await page.getByRole('button', { name: 'Save API resource' }).click()
+  await page.getByText('must be >= 60').waitFor()
+  assert.ok((await descriptionOf(ttl)).includes('must be >= 60'))
+  const same = await getJson(tenant, `/api-resources/${resource.id}`)
+  assert.deepEqual(same.body.apiResource, resource)
+  await visit(page, 'console-api-resource-edit')
+  await ttl.fill('3600')
+  await page.getByRole('button', { name: 'Save API resource' }).click()
+  await page.getByText('Saved.').waitFor()
+  const saved = await getJson(tenant, `/api-resources/${resource.id}`)
+  assert.equal(saved.body.apiResource.accessTokenTtlSeconds, 3600)
+
+  // A machine app allowed reports:read: its quick starts ask the token endpoint for it.
+  await page.getByRole('link', { name: 'Applications', exact: true }).click()
+  await page.getByRole('heading', { name: 'New application' }).waitFor()
+  await page.getByLabel('Name', { exact: true }).fill('Nightly export')
+  await page.getByLabel('Type').selectOption('machine')
+  await page.getByLabel('Allowed scopes').fill('reports:read')
+  await page.getByRole('button', { name: 'Create application' }).click()
+  await page.getByRole('heading', { name: 'Nightly export', level: 2 }).waitFor()
+  const secret = (await page.getByTestId('client-secret').textContent()) ?? ''
+  const app = (await getJson(tenant, '/applications')).body.items[0]
+  assert.deepEqual(app.allowedScopes, ['reports:read'])
+  const curl = await copied(page, 'Copy curl: a token by client credentials')
+  assert.ok(curl.includes(`'${issuer}/token'`), curl)
+  assert.ok(curl.includes(`-u '${app.clientId}':"$CLIENT_SECRET"`), curl)
+  assert.ok(curl.includes("'scope=reports:read'"), curl)
+  assert.ok(curl.includes("'resource=https://reports.example.com'"), curl)
+  const code = await copied(page, 'Copy openid-client (v6): a token by client credentials')
+  assert.ok(code.includes(`'${app.clientId}'`) && code.includes(`new URL('${issuer}')`), code)
+  // What the snippets ask for, with the secret shown: a token for the API.
+  const config = await oidcClient(server, tenant.slug, app.clientId, secret)
+  const token = await client.clientCredentialsGrant(config, {
+    scope: 'reports:read',
+    resource: 'https://reports.example.com',
+  })
+  assert.equal(token.scope, 'reports:read')
+  await visit(page, 'console-application-machine')
+
+  // Deleting the resource from its row.
+  await page.getByRole('link', { name: 'API resources', exact: true }).click()
+  const row = page.getByRole('row', { name: /Reports/ })
+  await row.getByRole('button', { name: 'Delete' }).click()
+  await row.getByRole('button', { name: 'Yes' }).click()
+  await page.getByText('No API resources yet').waitFor()
+  assert.equal((await getJson(tenant, `/api-resources/${resource.id}`)).status, 404)
+  await context.close()
+})
