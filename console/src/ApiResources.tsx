@@ -258,24 +258,26 @@ function ResourceForm(props: {
               {...described(`${sid}-description-error`, errors.of(`${at}.description`))}
             />
             <FieldError id={`${sid}-description-error`} messages={errors.of(`${at}.description`)} />
-            <p className="hint">Roles that may be granted it:</p>
-            {ROLES.map((role) => (
-              <div className="check" key={role}>
-                <input
-                  type="checkbox"
-                  id={`${sid}-${role}`}
-                  checked={scope.roles.includes(role)}
-                  onChange={(e) =>
-                    setScope(i, {
-                      roles: ROLES.filter((r) =>
-                        r === role ? e.target.checked : scope.roles.includes(r),
-                      ),
-                    })
-                  }
-                />
-                <label htmlFor={`${sid}-${role}`}>{role}</label>
-              </div>
-            ))}
+            <fieldset className="roles">
+              <legend>Roles that may be granted it</legend>
+              {ROLES.map((role) => (
+                <div className="check" key={role}>
+                  <input
+                    type="checkbox"
+                    id={`${sid}-${role}`}
+                    checked={scope.roles.includes(role)}
+                    onChange={(e) =>
+                      setScope(i, {
+                        roles: ROLES.filter((r) =>
+                          r === role ? e.target.checked : scope.roles.includes(r),
+                        ),
+                      })
+                    }
+                  />
+                  <label htmlFor={`${sid}-${role}`}>{role}</label>
+                </div>
+              ))}
+            </fieldset>
             <FieldError id={`${sid}-roles-error`} messages={errors.of(`${at}.roles`)} />
             <button
               type="button"

@@ -112,7 +112,6 @@ export function ApplicationPage({ id }: { id: string }) {
               onConfirm={() => remove.mutate()}
             />
           </div>
-          <QuickStarts app={a} issuer={issuer} />
           <section aria-labelledby="app-settings-h">
             <h2 id="app-settings-h">Settings</h2>
             <ApplicationForm
@@ -125,6 +124,7 @@ export function ApplicationPage({ id }: { id: string }) {
             />
             {update.isSuccess && <p role="status">Saved.</p>}
           </section>
+          <QuickStarts app={a} issuer={issuer} />
         </>
       )}
     </>
@@ -139,7 +139,7 @@ function Facts({ app, issuer }: { app: Application; issuer: string }) {
     ['Discovery URL', discovery],
   ]
   return (
-    <dl className="facts">
+    <dl className="facts app-facts">
       <dt>Type</dt>
       <dd>{TYPES.find(([value]) => value === app.type)?.[1] ?? app.type}</dd>
       {copyable.map(([label, value]) => (
@@ -147,7 +147,7 @@ function Facts({ app, issuer }: { app: Application; issuer: string }) {
           <dt>{label}</dt>
           <dd className="copyable">
             <code>{value}</code>
-            <CopyButton text={value} label={`Copy ${label.toLowerCase()}`} />
+            <CopyButton text={value} what={label.toLowerCase()} />
           </dd>
         </Fragment>
       ))}
@@ -168,14 +168,17 @@ function QuickStarts({ app, issuer }: { app: Application; issuer: string }) {
   return (
     <section aria-labelledby="quick-start-h">
       <h2 id="quick-start-h">Quick start</h2>
-      {starts.map((start) => (
-        <div className="snippet" key={start.title}>
-          <h3>{start.title}</h3>
-          <pre>
+      {starts.map((start, i) => (
+        <section className="snippet" key={start.title} aria-labelledby={`snippet-${i}`}>
+          <h3 id={`snippet-${i}`}>{start.title}</h3>
+          {/* Scrolls sideways on a phone rather than wrap: a wrapped line of code or of
+              Apache's configuration reads as two. Focusable, so the keyboard scrolls it. */}
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region */}
+          <pre tabIndex={0}>
             <code>{start.code}</code>
           </pre>
-          <CopyButton text={start.code} label={`Copy ${start.title}`} />
-        </div>
+          <CopyButton text={start.code} what={start.title} />
+        </section>
       ))}
     </section>
   )

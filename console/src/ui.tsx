@@ -134,7 +134,9 @@ export function described(id: string, messages: string[], hint?: string) {
   }
 }
 
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+/** `what` names what is copied to a screen reader, where the button shows only its label. */
+export function CopyButton(props: { text: string; label?: string; what?: string }) {
+  const { text, label = 'Copy', what } = props
   const [done, setDone] = useState(false)
   return (
     <button
@@ -144,6 +146,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
       }}
     >
       {done ? 'Copied' : label}
+      {what && <span className="visually-hidden"> {what}</span>}
     </button>
   )
 }
