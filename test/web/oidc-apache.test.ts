@@ -241,6 +241,9 @@ async function signInAndOut(page: Page): Promise<void> {
   const loggedOut = `${site}/logged-out`
   await page.goto(`${site}/protected/redirect_uri?logout=${encodeURIComponent(loggedOut)}`)
   await page.waitForURL((url) => url.href.startsWith(`${issuerOf(server, t.slug)}/session/end`))
+  const endSession = new URL(page.url())
+  assert.equal(endSession.searchParams.get('post_logout_redirect_uri'), loggedOut)
+  assert.ok(endSession.searchParams.get('id_token_hint'), 'the ID token as hint')
   // oidc-provider's own page asks the person to confirm.
   await page.getByRole('button', { name: 'Yes, sign me out' }).click()
   await page.waitForURL(loggedOut).catch((error) => {
