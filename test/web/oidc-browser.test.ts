@@ -19,7 +19,7 @@ import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents } from '../../src/db/schema.ts'
-import { createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
+import { createApplication, issuerOf, oidcClient, signInOnSignInPage } from '../fixtures/oidc.ts'
 import {
   createTenant,
   signup,
@@ -147,10 +147,7 @@ async function signInWithPassword(
   page: Page,
   who: { email: string; password: string } = user,
 ): Promise<void> {
-  await page.waitForURL((url) => url.pathname === `/t/${t.slug}/sign-in`)
-  await page.getByLabel('Email').fill(who.email)
-  await page.getByLabel('Password').fill(who.password)
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await signInOnSignInPage(page, t.slug, who)
 }
 
 /** Runs `steps` in a browser context of its own (no cookies), closed whatever happens. */
