@@ -114,23 +114,26 @@ describe('GET me/applications', () => {
 })
 
 describe('DELETE me/applications/{clientId}', () => {
-  test('revokes the grant and its tokens at once: the refresh token is refused, the access token inactive; audited', async () => {
+  test('revokes the grant and its tokens at once: the refresh token is refused, the access token inactive and refused at userinfo; audited', async () => {
     const t = await createTenant(server)
     const planner = await application(t, 'Gadget Planner', false)
     const ada = await person(t)
     const tokens = await grant(t, ada, planner)
     assert.ok(tokens.refresh_token, 'offline_access was granted')
     assert.equal((await introspect(t, planner, tokens.access_token)).active, true)
+    const config = await oidcClient(server, t.slug, planner.clientId, planner.clientSecret)
+    const info = await client.fetchUserInfo(config, tokens.access_token, ada.userId)
+    assert.equal(info.sub, ada.userId)
 
     const mark = await auditMark(server, t.tenantId)
     const res = await revoke(t.slug, ada.accessToken, planner.clientId)
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assert.deepEqual(res.body, { ok: true })
 
-    const config = await oidcClient(server, t.slug, planner.clientId, planner.clientSecret)
     const refused = await oauthError(client.refreshTokenGrant(config, tokens.refresh_token))
     assert.deepEqual(refused, { error: 'invalid_grant', status: 400 })
     assert.equal((await introspect(t, planner, tokens.access_token)).active, false)
+    await assert.rejects(client.fetchUserInfo(config, tokens.access_token, ada.userId))
     assert.deepEqual((await list(t.slug, ada.accessToken)).body, { items: [] })
     const left = await server.deps.db
       .select({ model: oidcModels.model })
