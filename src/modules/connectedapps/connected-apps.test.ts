@@ -20,6 +20,7 @@ import {
   createTenant,
   randomIp,
   signup,
+  startSecondInstance,
   startTestServer,
   type TenantFixture,
   type TestServer,
@@ -162,6 +163,27 @@ describe('DELETE me/applications/{clientId}', () => {
     // The application can ask again, and the user allow it again.
     const again = await grant(t, ada, planner)
     assert.equal((await introspect(t, planner, again.access_token)).active, true)
+  })
+
+  test('revoked on one instance, refused at once on another (the tokens are rows, no cache)', async () => {
+    const t = await createTenant(server)
+    const planner = await application(t, 'Gadget Planner', false)
+    const ada = await person(t)
+    const tokens = await grant(t, ada, planner)
+    const second = await startSecondInstance(server)
+    try {
+      const there = await oidcClient(second, t.slug, planner.clientId, planner.clientSecret)
+      assert.equal((await client.tokenIntrospection(there, tokens.access_token)).active, true)
+      const res = await revoke(t.slug, ada.accessToken, planner.clientId)
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      assert.equal((await client.tokenIntrospection(there, tokens.access_token)).active, false)
+      const refused = await oauthError(
+        client.refreshTokenGrant(there, String(tokens.refresh_token)),
+      )
+      assert.equal(refused.error, 'invalid_grant')
+    } finally {
+      await second.close()
+    }
   })
 
   test("another user's grant is neither listed nor revocable; theirs keeps working", async () => {
