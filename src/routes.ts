@@ -11,6 +11,7 @@ import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
+import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
@@ -68,6 +69,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
+  await app.register(connectedApplicationRoutes, { deps, prefix: TENANT })
   // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
   await app.register(oidcRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).

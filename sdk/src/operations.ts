@@ -26,6 +26,8 @@ export const OPERATIONS = {
   reauthenticationOptions: ['post', '/v1/{tenantSlug}/me/reauthenticate/options'],
   listMySessions: ['get', '/v1/{tenantSlug}/me/sessions'],
   endMySession: ['delete', '/v1/{tenantSlug}/me/sessions/{id}'],
+  listMyApplications: ['get', '/v1/{tenantSlug}/me/applications'],
+  revokeMyApplication: ['delete', '/v1/{tenantSlug}/me/applications/{clientId}'],
   getAuthConfig: ['get', '/v1/{tenantSlug}/auth/config'],
   requestLoginCode: ['post', '/v1/{tenantSlug}/auth/request-login-code'],
   verifyLoginCode: ['post', '/v1/{tenantSlug}/auth/verify-login-code'],

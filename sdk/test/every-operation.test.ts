@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test'
 import { png } from '../../test/fixtures/logos.ts'
 import { totpAt } from '../../test/fixtures/mfa.ts'
 import { discoveryConfig, newAccount, redirectUriOf } from '../../test/fixtures/oauth.ts'
+import { grantThroughPages } from '../../test/fixtures/oidc.ts'
 import { SoftAuthenticator } from '../../test/fixtures/passkeys.ts'
 import {
   STRONG_PASSWORD,
@@ -18,6 +19,7 @@ import {
 } from '../../test/helpers.ts'
 import { type OidcProviderFixture, startOidcProvider } from '../../test/oidc-provider.ts'
 import { SmtpSink } from '../../test/smtp-sink.ts'
+import { PageClient } from '../../test/web/page-client.ts'
 import {
   type AdminClient,
   AuthServiceError,
@@ -319,6 +321,28 @@ test('every operationId is called through the SDK against the real service', asy
   assert.notEqual(rotated.clientSecret, made.clientSecret)
   assert.deepEqual(await backend.deleteApplication({ path: { id: appId } }), { ok: true })
   assert.deepEqual(await backend.deleteApiResource({ path: { id: apiResource.id } }), { ok: true })
+
+  // The admin's connected applications: a web app granted through the hosted pages.
+  const redirectUri = 'https://app.example.com/callback'
+  const webApp = await backend.createApplication({
+    body: { name: 'Team Notes', type: 'web', redirectUris: [redirectUri] },
+  })
+  const pages = new PageClient(server)
+  await pages.get(`/t/${slug}/sign-in`)
+  await pages.post(`/t/${slug}/sign-in`, { email: adminEmail, password: STRONG_PASSWORD })
+  const clientId = webApp.application.clientId
+  await grantThroughPages(server, slug, pages, {
+    clientId,
+    clientSecret: String(webApp.clientSecret),
+    redirectUri,
+  })
+  const connected = await admin.listMyApplications()
+  assert.deepEqual(
+    connected.items.map((a) => [a.clientId, a.name]),
+    [[clientId, 'Team Notes']],
+  )
+  assert.deepEqual(await admin.revokeMyApplication({ path: { clientId } }), { ok: true })
+  assert.deepEqual((await admin.listMyApplications()).items, [])
   await assert.rejects(pub.getTenantLogo(), (e: unknown) => {
     assert.ok(e instanceof AuthServiceError)
     assert.equal(e.status, 404)

@@ -26,6 +26,7 @@ import { apiKeyComponents } from '../modules/apikeys/schemas.ts'
 import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
+import { connectedApplicationComponents } from '../modules/connectedapps/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
 import { mfaComponents } from '../modules/mfa/schemas.ts'
@@ -58,6 +59,7 @@ const COMPONENTS = [
   ...privacyComponents,
   ...applicationComponents,
   ...apiResourceComponents,
+  ...connectedApplicationComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }

@@ -12,6 +12,7 @@ import { installFormParser, setPageHeaders } from './http.ts'
 import { page } from './layout.ts'
 import { accountRoutes } from './pages/account.ts'
 import { authorizeRoutes } from './pages/authorize.ts'
+import { connectedAppRoutes } from './pages/connected-apps.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
 import { signInRoutes } from './pages/signin.ts'
@@ -137,6 +138,7 @@ export async function pageRoutes(
   })
   signInRoutes(app, pages)
   accountRoutes(app, pages)
+  connectedAppRoutes(app, pages)
   passkeyRoutes(app, pages)
   recoveryRoutes(app, pages)
   authorizeRoutes(app, pages)

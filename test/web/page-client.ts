@@ -53,6 +53,23 @@ export class PageClient {
     return (this.last && hiddenValue(this.last.html, '_csrf')) ?? ''
   }
 
+  /** One request to `url`, redirects not followed, its cookies kept (a step of a flow). */
+  async once(method: string, url: string, fields?: Record<string, string>): Promise<Response> {
+    const body = fields ? new URLSearchParams(fields).toString() : undefined
+    const res = await fetch(new URL(url, this.server.url), {
+      method,
+      body,
+      redirect: 'manual',
+      headers: {
+        cookie: this.cookieHeader(),
+        'x-forwarded-for': this.ip,
+        ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+    })
+    this.keep(res)
+    return res
+  }
+
   async send(
     method: string,
     path: string,

@@ -1199,6 +1199,46 @@ export interface paths {
     patch: operations['updateApiResource']
     trace?: never
   }
+  '/v1/{tenantSlug}/me/applications': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The applications the signed-in user has granted access to
+     * @description One item per application of the tenant’s OpenID provider the user has signed in to or allowed (its consent page), with the scopes granted. Newest first.
+     */
+    get: operations['listMyApplications']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/applications/{clientId}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Revoke an application’s access (its grant, codes and tokens)
+     * @description Deletes the grant with every authorization code, access token and refresh token issued under it, at once on every instance; the application must ask again. JWT access tokens for an API resource run out on their own. Audit `ApplicationConsentRevoked`. An application the user has no grant for (unknown, another user’s, another tenant’s): 404 `not_found`.
+     */
+    delete: operations['revokeMyApplication']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -1726,6 +1766,24 @@ export interface components {
       items: components['schemas']['ApiResource'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    /** @description An application the signed-in user has granted access to. */
+    ConnectedApplication: {
+      /** @description The application’s OAuth client_id. */
+      clientId: string
+      /** @description The application’s name. */
+      name: string
+      /** @description What the user granted: OpenID scopes (`openid`, `email`, `profile`, `offline_access`) and the API resources’ scope names. */
+      scopes: string[]
+      /**
+       * Format: date-time
+       * @description When the user first granted it (its oldest live grant).
+       */
+      grantedAt: string
+    }
+    /** @description The applications the signed-in user has granted access to, newest first. */
+    ConnectedApplicationList: {
+      items: components['schemas']['ConnectedApplication'][]
     }
   }
   responses: never
@@ -5752,6 +5810,7 @@ export interface operations {
           | 'ApplicationDeleted'
           | 'ApplicationSecretRotated'
           | 'ApplicationConsentGranted'
+          | 'ApplicationConsentRevoked'
           | 'ApiResourceCreated'
           | 'ApiResourceUpdated'
           | 'ApiResourceDeleted'
@@ -6887,6 +6946,96 @@ export interface operations {
         headers: {
           /** @description Seconds until the budget has a point again. */
           'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listMyApplications: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The applications the signed-in user has granted access to, newest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ConnectedApplicationList']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  revokeMyApplication: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        clientId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
           [name: string]: unknown
         }
         content: {

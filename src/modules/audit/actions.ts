@@ -58,6 +58,7 @@ export const OIDC_ACTIONS = [
   'ApplicationDeleted',
   'ApplicationSecretRotated',
   'ApplicationConsentGranted',
+  'ApplicationConsentRevoked',
   'ApiResourceCreated',
   'ApiResourceUpdated',
   'ApiResourceDeleted',

@@ -1,13 +1,14 @@
 // The account page itself: profile, password, authenticator app and recovery codes, live
-// sessions, passkeys, personal data, closing the account, each section a form that posts to
-// its own path (account.ts). Drawn again with the errors of a refused form, or with a
-// notice after a done one.
+// sessions, connected apps (connected-apps.ts), passkeys, personal data, closing the
+// account, each section a form that posts to its own path (account.ts). Drawn again with
+// the errors of a refused form, or with a notice after a done one.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Pages } from '../context.ts'
 import { html, raw } from '../html.ts'
 import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
 import type { PageSession } from '../session.ts'
+import { type ConnectedApp, connectedAppsSection } from './connected-apps.ts'
 
 export interface Me {
   email: string
@@ -36,6 +37,7 @@ export const NOTES: Record<string, string> = {
   'session-ended': 'That session is signed out.',
   'passkey-removed': 'The passkey is removed.',
   confirmed: "Thank you, that's confirmed.",
+  'app-revoked': 'The app can no longer use your account. It has to ask you again.',
 }
 
 /**
@@ -50,14 +52,16 @@ export async function accountPage(
   state: { note?: string; errors?: FormErrors; status?: number; addPasskey?: string } = {},
 ): Promise<FastifyReply> {
   const api = pages.api(request, session.accessToken)
-  const [me, keys, live] = await Promise.all([
+  const [me, keys, live, connected] = await Promise.all([
     api.getMe(),
     api.listPasskeys(),
     api.listMySessions({ query: { limit: 50 } }),
+    api.listMyApplications(),
   ])
   const passkeys = (keys as { items: Passkey[] }).items
   const sessions = live.items
   const csrf = pages.csrf(request, reply)
+  const apps = await connectedAppsSection(pages, request, connected.items as ConnectedApp[], csrf)
   const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
   const body = html`<h1>Your account</h1>
 ${notice(state.note)}
@@ -122,6 +126,7 @@ ${form(
 <form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="Sign out ${s.current ? 'this device' : `${describeUserAgent(s.userAgent)} at ${s.ip ?? 'an unknown address'}`}">Sign out</button></form></li>`,
   )}</ul>
 </section>
+${apps}
 <section aria-labelledby="data-h">
 <h2 id="data-h">Your data</h2>
 <p>Download everything this workspace holds about you, as a JSON file.</p>

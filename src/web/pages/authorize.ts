@@ -29,7 +29,7 @@ import { expiredForm } from './signin.ts'
 type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
 
 /** What each OIDC scope lets the application see, in the consent page's words. */
-const SCOPE_WORDS: Record<string, string> = {
+export const SCOPE_WORDS: Record<string, string> = {
   openid: 'Know who you are in this workspace',
   email: 'See your email address',
   profile: 'See your name',
