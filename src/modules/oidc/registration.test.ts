@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import * as client from 'openid-client'
 import { unchanged } from '../../../test/db.ts'
-import { expectError } from '../../../test/envelope.ts'
+import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { issuerOf, serverFetch } from '../../../test/fixtures/oidc.ts'
 import {
   createTenant,
@@ -156,7 +156,8 @@ test('open: openid-client registers a web client, listed as dynamic and third-pa
     { firstParty: true },
     { token: t.admin.accessToken },
   )
-  assert.equal(patched.status, 400)
+  expectValidation(patched, 'body.firstParty')
+  assert.equal((await listApplications(t))[0].firstParty, false)
   // An admin deletes it like any application; it is unknown from then on.
   const deleted = await server.request(
     'DELETE',
