@@ -13,6 +13,8 @@ import { issuerOf, serverFetch } from '../../../test/fixtures/oidc.ts'
 import {
   createTenant,
   GENEROUS_LIMITS,
+  randomIp,
+  startSecondInstance,
   startTestServer,
   type TenantFixture,
   type TestServer,
@@ -313,7 +315,8 @@ test('RATE_LIMIT_CLIENT_REGISTRATION: past the budget, 429 with Retry-After and 
   assert.equal(patched.status, 200)
   const send = (body: unknown, ip: string) =>
     limited.request('POST', `/oidc/${t.slug}/reg`, body, { ip })
-  const ip = '198.51.100.7'
+  // Fresh addresses: with Redis the buckets outlive the test run.
+  const ip = randomIp()
   assert.equal((await send({ redirect_uris: [REDIRECT] }, ip)).status, 201)
   // A refused registration counts too: the budget is for attempts.
   assert.equal((await send({ redirect_uris: ['http://app.example.com/'] }, ip)).status, 400)
@@ -322,7 +325,7 @@ test('RATE_LIMIT_CLIENT_REGISTRATION: past the budget, 429 with Retry-After and 
   )
   expectError(refused, 429, 'rate_limited')
   assert.ok(Number(refused.headers.get('retry-after')) > 0)
-  assert.equal((await send({ redirect_uris: [REDIRECT] }, '198.51.100.8')).status, 201)
+  assert.equal((await send({ redirect_uris: [REDIRECT] }, randomIp())).status, 201)
 })
 
 test('isolation: another tenant’s setting does not open this one, and a client registered there is unknown here', async () => {
@@ -363,4 +366,33 @@ test('a provider already built follows the setting: turned off, registration clo
   assert.equal(kept.dynamic, true)
   await setRegistration(t, true)
   assert.equal((await register(t.slug, { redirect_uris: [REDIRECT] })).status, 201)
+})
+
+test('two instances: a setting changed on one opens and closes registration on the other, whose provider is already built, within the 2 s tenant cache', {
+  skip: process.env.DATABASE_URL ? false : 'needs DATABASE_URL: two instances share one PostgreSQL',
+}, async (ctx) => {
+  const second = await startSecondInstance(server)
+  ctx.after(() => second.close())
+  const t = await createTenant(server)
+  const listed = async () => {
+    const res = await second.request('GET', `/oidc/${t.slug}/.well-known/openid-configuration`)
+    return res.body.registration_endpoint !== undefined
+  }
+  // The second instance builds its provider for the tenant while registration is closed.
+  assert.equal(await listed(), false)
+  const until = async (want: boolean) => {
+    const deadline = Date.now() + 5000
+    while ((await listed()) !== want) {
+      assert.ok(Date.now() < deadline, `registration still ${want ? 'closed' : 'open'} after 5 s`)
+      await new Promise((done) => setTimeout(done, 100))
+    }
+  }
+  await setRegistration(t, true)
+  await until(true)
+  const made = await second.request('POST', `/oidc/${t.slug}/reg`, { redirect_uris: [REDIRECT] })
+  assert.equal(made.status, 201)
+  await setRegistration(t, false)
+  await until(false)
+  const refused = await second.request('POST', `/oidc/${t.slug}/reg`, { redirect_uris: [REDIRECT] })
+  assert.equal(refused.status, 404)
 })
