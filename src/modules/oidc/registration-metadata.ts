@@ -95,18 +95,16 @@ function check(input: Record<string, unknown>): Record<string, unknown> {
     'grant_types',
     'invalid_client_metadata',
   )
-  const refused = asked.find((grant) => !grants.includes(grant))
-  if (refused !== undefined) {
-    throw metadataError(
-      `grant_types: ${refused} is not offered; a ${type} client may have ${grants.join(', ')}`,
-    )
+  // The description never repeats what was sent: RFC 6749 §5.2 keeps it to plain ASCII.
+  if (asked.some((grant) => !grants.includes(grant))) {
+    throw metadataError(`grant_types: a ${type} client may have only ${grants.join(', ')}`)
   }
   if (!asked.includes('authorization_code')) {
     throw metadataError('grant_types must include authorization_code')
   }
   const responseTypes = input.response_types ?? ['code']
   if (!Array.isArray(responseTypes) || responseTypes.length !== 1 || responseTypes[0] !== 'code') {
-    throw metadataError('response_types must be ["code"]')
+    throw metadataError('response_types must be code alone')
   }
   if (input.redirect_uris === undefined) {
     throw new Refused('invalid_redirect_uri', 'redirect_uris is required')

@@ -237,6 +237,10 @@ test('open: metadata outside the rules is refused with RFC 7591 errors, nothing 
     ],
     [{ redirect_uris: [REDIRECT], grant_types: ['client_credentials'] }, 'invalid_client_metadata'],
     [
+      { redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'ünïcode "grant"'] },
+      'invalid_client_metadata',
+    ],
+    [
       { redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'implicit'] },
       'invalid_client_metadata',
     ],
@@ -280,7 +284,8 @@ test('open: metadata outside the rules is refused with RFC 7591 errors, nothing 
       const res = await register(t.slug, body)
       assert.equal(res.status, 400, JSON.stringify(body))
       assert.equal(res.body.error, error, JSON.stringify(body))
-      assert.equal(typeof res.body.error_description, 'string')
+      // RFC 6749 §5.2: the description's characters.
+      assert.match(res.body.error_description, /^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/)
       assert.equal(res.headers.get('cache-control'), 'no-store')
     }
     // Not a JSON object: oidc-provider's invalid_request.
