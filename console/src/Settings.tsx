@@ -16,6 +16,7 @@ type Editable = Pick<
   | 'requireVerifiedEmail'
   | 'securityNotifications'
   | 'passkeysEnabled'
+  | 'dynamicClientRegistration'
 >
 
 const FLAGS: [keyof Editable, string][] = [
@@ -24,6 +25,10 @@ const FLAGS: [keyof Editable, string][] = [
   ['requireVerifiedEmail', 'Password sign-in needs a verified email address'],
   ['securityNotifications', 'Security alert emails to users'],
   ['passkeysEnabled', 'Passkeys'],
+  [
+    'dynamicClientRegistration',
+    'Applications may register themselves (OpenID dynamic registration)',
+  ],
 ]
 
 export function Settings() {
@@ -107,6 +112,7 @@ export function Settings() {
 function pick(t: Tenant): Editable {
   const { name, mfaPolicy, authPolicy, passwordlessJitSignup, idpOauthEnabled } = t
   const { requireVerifiedEmail, securityNotifications, passkeysEnabled } = t
+  const { dynamicClientRegistration } = t
   return {
     name,
     mfaPolicy,
@@ -116,6 +122,7 @@ function pick(t: Tenant): Editable {
     requireVerifiedEmail,
     securityNotifications,
     passkeysEnabled,
+    dynamicClientRegistration,
   }
 }
 

@@ -43,6 +43,8 @@ export const tenants = pgTable('tenants', {
   securityNotifications: boolean('security_notifications').notNull().default(true),
   /** CONTRACT §9: passkey registration and sign-in. */
   passkeysEnabled: boolean('passkeys_enabled').notNull().default(true),
+  /** CONTRACT §11: RFC 7591 registration open at the tenant's issuer. */
+  dynamicClientRegistration: boolean('dynamic_client_registration').notNull().default(false),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
   deletedAt: ts('deleted_at'),

@@ -35,6 +35,8 @@ export interface Limits {
   metricsFailures: Budget
   /** OpenID provider token-endpoint requests per (tenant, client) (CONTRACT §11). */
   oidcToken: Budget
+  /** Dynamic client registrations (RFC 7591) per IP, across tenants (CONTRACT §11). */
+  clientRegistration: Budget
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -50,6 +52,7 @@ export const DEFAULT_LIMITS: Limits = {
   dataExports: { points: 5, seconds: 60 * 60 },
   metricsFailures: { points: 20, seconds: 5 * 60 },
   oidcToken: { points: 600, seconds: 60 },
+  clientRegistration: { points: 10, seconds: 60 * 60 },
 }
 
 export function parseLimit(raw: string): Budget | undefined {

@@ -19,7 +19,13 @@ import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents } from '../../src/db/schema.ts'
-import { createApplication, issuerOf, oidcClient, signInOnSignInPage } from '../fixtures/oidc.ts'
+import {
+  createApplication,
+  issuerOf,
+  oidcClient,
+  serverFetch,
+  signInOnSignInPage,
+} from '../fixtures/oidc.ts'
 import {
   createTenant,
   signup,
@@ -99,7 +105,7 @@ interface Started {
 
 /** The application starts a sign-in: an authorization URL built by openid-client. */
 async function start(
-  app: { clientId: string; clientSecret: string },
+  app: { clientId: string; clientSecret?: string },
   extra: Record<string, string> = {},
 ): Promise<Started> {
   const config = await oidcClient(server, t.slug, app.clientId, app.clientSecret)
@@ -306,6 +312,39 @@ test('a third-party application shows a consent page; Deny answers access_denied
     assert.equal(rows.length, 1)
     assert.equal((rows[0].metadata as { clientId: string }).clientId, thirdParty.clientId)
     assert.equal(rows[0].actorId, user.userId)
+  })
+})
+
+test('a dynamically registered public client (RFC 7591, openid-client) is third-party: consent, then code + PKCE', {
+  skip,
+}, async () => {
+  const opened = await server.request(
+    'PATCH',
+    `/v1/${t.slug}/tenant`,
+    { dynamicClientRegistration: true },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(opened.status, 200)
+  const registered = await client.dynamicClientRegistration(
+    new URL(issuerOf(server, t.slug)),
+    {
+      client_name: 'Pocket Planner',
+      redirect_uris: [callbackUrl],
+      token_endpoint_auth_method: 'none',
+    },
+    client.None(),
+    { execute: [client.allowInsecureRequests], [client.customFetch]: serverFetch(server) },
+  )
+  const clientId = registered.clientMetadata().client_id
+  await inFreshBrowser(async (page) => {
+    const started = await start({ clientId })
+    await page.goto(started.url)
+    await signInWithPassword(page)
+    await page.getByRole('heading', { name: /Pocket Planner wants to use/ }).waitFor()
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const tokens = await exchange(started, await backAtApplication(page))
+    assert.equal(tokens.claims()?.sub, user.userId)
+    assert.equal(tokens.claims()?.aud, clientId)
   })
 })
 

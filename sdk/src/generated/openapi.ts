@@ -1353,6 +1353,8 @@ export interface components {
       securityNotifications: boolean
       /** @description Passkey registration and sign-in. */
       passkeysEnabled: boolean
+      /** @description OpenID Connect dynamic client registration (RFC 7591) open at the tenant's issuer; such clients are third-party. */
+      dynamicClientRegistration: boolean
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** Format: date-time */
@@ -1719,6 +1721,8 @@ export interface components {
       backchannelLogoutUri: string | null
       firstParty: boolean
       allowedScopes: string[]
+      /** @description Registered by the client itself through dynamic registration (RFC 7591); always third-party. */
+      dynamic: boolean
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -4767,6 +4771,7 @@ export interface operations {
           requireVerifiedEmail?: boolean
           securityNotifications?: boolean
           passkeysEnabled?: boolean
+          dynamicClientRegistration?: boolean
         }
       }
     }

@@ -39,6 +39,10 @@ const ApplicationComponent = Type.Object(
     backchannelLogoutUri: Type.Union([Type.String(), Type.Null()]),
     firstParty: Type.Boolean(),
     allowedScopes: Type.Array(Type.String()),
+    dynamic: Type.Boolean({
+      description:
+        'Registered by the client itself through dynamic registration (RFC 7591); always third-party.',
+    }),
     createdAt: DateTime,
     updatedAt: DateTime,
   },

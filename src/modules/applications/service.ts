@@ -34,6 +34,7 @@ export function presentApplication(row: store.Application): ApplicationRecord {
     backchannelLogoutUri: row.backchannelLogoutUri,
     firstParty: row.firstParty,
     allowedScopes: row.allowedScopes,
+    dynamic: row.dynamic,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }
@@ -116,6 +117,19 @@ export async function updateApplication(
     const current = await store.findApplication(tx, tenantId, id)
     if (!current) fail('not_found')
     checkUris(current.type as ApplicationType, input)
+    // CONTRACT §11, Consent: a client that registered itself is third-party for good.
+    if (current.dynamic && input.firstParty === true) {
+      fail('validation', {
+        details: {
+          issues: [
+            {
+              path: 'body.firstParty',
+              message: 'a dynamically registered application is third-party',
+            },
+          ],
+        },
+      })
+    }
     const changes = Object.fromEntries(
       Object.entries(input).filter(([, value]) => value !== undefined),
     ) as PatchApplicationBody

@@ -1,16 +1,12 @@
 // oidc-provider's storage adapter for one tenant (STYLE, "panva's provider on one adapter
 // table"): every model goes to oidc_models under this tenant's id, so any instance serves
 // any step of a flow; `Client` is read from the applications table (clients.ts) and
-// cannot be written here (dynamic registration is off).
-import type { Db } from '../../db/client.ts'
-import type { FieldCipher } from '../../lib/crypto.ts'
+// written there only by a dynamic registration (registration.ts).
 import { findClient } from './clients.ts'
 import * as store from './queries.ts'
+import { type RegistrationDeps, storeRegisteredClient } from './registration.ts'
 
-export interface AdapterDeps {
-  db: Db
-  cipher: FieldCipher
-}
+export type AdapterDeps = RegistrationDeps
 
 /** The oidc-provider Adapter interface, for one (tenant, model). */
 export class TenantAdapter {
@@ -25,7 +21,7 @@ export class TenantAdapter {
   }
 
   async upsert(id: string, payload: store.ModelPayload, expiresIn?: number): Promise<void> {
-    if (this.model === 'Client') throw new Error('clients are the applications table')
+    if (this.model === 'Client') return storeRegisteredClient(this.deps, this.tenantId, payload)
     await store.upsertModel(this.deps.db, this.tenantId, this.model, id, payload, expiresIn)
   }
 

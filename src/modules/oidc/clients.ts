@@ -11,7 +11,7 @@ import { openSecret } from '../applications/secret.ts'
 const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
 
 /** What each type may do (RFC 9700 §2.1.1: PKCE for every code flow; public clients have no secret). */
-const GRANTS: Record<string, string[]> = {
+export const GRANTS: Record<string, string[]> = {
   web: ['authorization_code', 'refresh_token'],
   spa: ['authorization_code', 'refresh_token'],
   native: ['authorization_code', 'refresh_token', DEVICE_CODE],
@@ -47,7 +47,8 @@ export function clientMetadata(
       : { token_endpoint_auth_method: 'none' }),
     // Extra metadata (provider.ts declares it) read by the provider's policies.
     app_type: app.type,
-    first_party: app.firstParty,
+    // CONTRACT §11, Consent: every dynamically registered client is third-party.
+    first_party: app.firstParty && !app.dynamic,
     allowed_scopes: app.allowedScopes,
   }
 }

@@ -76,6 +76,7 @@ export function poolOf(
       db: deps.db,
       cipher: deps.cipher,
       clock: deps.clock,
+      audit: deps.audit,
       jwks: signingJwks(deps.config.oidcSigningKeys),
     })
     pools.set(deps, pool)

@@ -10,11 +10,13 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
+import type { AuditRecorder } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { TenantAdapter } from './adapter.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
+import { registrationFeature, registrationGate } from './registration.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
@@ -49,6 +51,8 @@ export interface OidcProvider {
   issuer: string
   proxy: boolean
   callback(): (req: unknown, res: unknown) => void
+  /** A Koa middleware run before every route. */
+  use(middleware: typeof registrationGate): void
   interactionDetails(req: unknown, res: unknown): Promise<OidcInteraction>
   interactionResult(req: unknown, res: unknown, result: Record<string, unknown>): Promise<string>
   Grant: {
@@ -63,6 +67,7 @@ export interface ProviderDeps {
   db: Db
   cipher: FieldCipher
   clock: Clock
+  audit: AuditRecorder
   jwks: { keys: SigningJwk[] }
 }
 
@@ -253,8 +258,9 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       deviceFlow: { enabled: true },
       rpInitiatedLogout: { enabled: true },
       backchannelLogout: { enabled: true },
-      // RFC 7591 is opt-in per tenant (`dynamicClientRegistration`), not built yet: off.
-      registration: { enabled: false },
+      // RFC 7591, open per request while the tenant's `dynamicClientRegistration` is on
+      // (registration.ts, whose gate is installed below).
+      registration: registrationFeature(),
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,
@@ -283,6 +289,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const session = (provider as unknown as { Session: { IN_PAYLOAD: string[] } }).Session
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
+  provider.use(registrationGate)
   // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
   provider.proxy = config.trustProxy !== false
   return provider

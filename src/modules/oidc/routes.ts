@@ -3,7 +3,9 @@
 // raw, to the tenant's oidc-provider instance (pool.ts), which writes the response itself.
 // Before that, the service's own onRequest hooks have run: an unknown or deleted tenant is
 // 404 tenant_not_found, a NUL or lone surrogate in the query 400 (CONTRACT §8); the token
-// endpoint takes a point of RATE_LIMIT_OIDC_TOKEN per (tenant, client).
+// endpoint takes a point of RATE_LIMIT_OIDC_TOKEN per (tenant, client); a tenant's
+// `dynamicClientRegistration` admits the request to registration (registration.ts), each
+// registration taking a point of RATE_LIMIT_CLIENT_REGISTRATION per IP.
 //
 // Bodies: this plugin is encapsulated with its own content-type parser, which reads any
 // body as bytes (at most oidc-provider's own 56 KiB) and hands them over as `req.body`
@@ -14,6 +16,7 @@ import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { poolOf } from './pool.ts'
+import { admitRegistration, REGISTRATION_PATH } from './registration.ts'
 
 const BODY_LIMIT = 56 * 1024
 const DISCOVERY = '/.well-known/openid-configuration'
@@ -55,8 +58,16 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
   const hand = async (request: FastifyRequest, reply: FastifyReply, path: string) => {
     const tenant = request.tenant
     const raw = request.raw as RawRequest
-    if (request.method === 'POST' && path.split('?')[0] === '/token') {
+    const route = path.split('?')[0]
+    if (request.method === 'POST' && route === '/token') {
       await deps.limits.hit('oidcToken', `${tenant.id}:${clientIdOf(raw)}`)
+    }
+    // CONTRACT §11, Dynamic registration: the tenant's setting, read per request, opens it.
+    if (tenant.dynamicClientRegistration) {
+      if (request.method === 'POST' && route === REGISTRATION_PATH) {
+        await deps.limits.hit('clientRegistration', request.clientIp)
+      }
+      admitRegistration(raw, request.actor)
     }
     // oidc-provider builds its URLs from the mount path it finds in `baseUrl`.
     raw.baseUrl = `/oidc/${tenant.slug}`

@@ -60,6 +60,10 @@ const TenantComponent = Type.Object(
       description: 'Users get a "Security alert:" mail on changes to how they sign in.',
     }),
     passkeysEnabled: Type.Boolean({ description: 'Passkey registration and sign-in.' }),
+    dynamicClientRegistration: Type.Boolean({
+      description:
+        "OpenID Connect dynamic client registration (RFC 7591) open at the tenant's issuer; such clients are third-party.",
+    }),
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     createdAt: DateTime,
   },
@@ -79,6 +83,7 @@ export const TenantPatchBody = Type.Object(
     requireVerifiedEmail: Type.Optional(Type.Boolean()),
     securityNotifications: Type.Optional(Type.Boolean()),
     passkeysEnabled: Type.Optional(Type.Boolean()),
+    dynamicClientRegistration: Type.Optional(Type.Boolean()),
   },
   {
     additionalProperties: false,

@@ -23,6 +23,7 @@ export interface TenantRecord {
   requireVerifiedEmail: boolean
   securityNotifications: boolean
   passkeysEnabled: boolean
+  dynamicClientRegistration: boolean
   logoUrl: string
   createdAt: string
 }
@@ -36,6 +37,7 @@ const PATCHABLE = [
   'requireVerifiedEmail',
   'securityNotifications',
   'passkeysEnabled',
+  'dynamicClientRegistration',
 ] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
 
 /**
@@ -57,6 +59,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     requireVerifiedEmail: tenant.requireVerifiedEmail,
     securityNotifications: tenant.securityNotifications,
     passkeysEnabled: tenant.passkeysEnabled,
+    dynamicClientRegistration: tenant.dynamicClientRegistration,
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     createdAt: tenant.createdAt.toISOString(),
   }

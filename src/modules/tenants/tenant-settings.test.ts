@@ -23,6 +23,7 @@ before(async (t) => {
 const RECORD_FIELDS = [
   'authPolicy',
   'createdAt',
+  'dynamicClientRegistration',
   'hasIdpClientSecret',
   'id',
   'idpClientId',
@@ -76,6 +77,7 @@ test('GET tenant answers the whole record to an admin', async () => {
     requireVerifiedEmail: false,
     securityNotifications: true,
     passkeysEnabled: true,
+    dynamicClientRegistration: false,
     logoUrl: '',
     createdAt: row.createdAt.toISOString(),
   })
@@ -294,6 +296,7 @@ test('PATCH tenant refuses bad values with 400 validation and changes nothing', 
     [{ requireVerifiedEmail: 'true' }, 'body.requireVerifiedEmail'],
     [{ securityNotifications: 0 }, 'body.securityNotifications'],
     [{ passkeysEnabled: null }, 'body.passkeysEnabled'],
+    [{ dynamicClientRegistration: 'true' }, 'body.dynamicClientRegistration'],
     [{ name: 'Fine', mfaPolicy: 'Nope' }, 'body.mfaPolicy'],
   ]
   await unchanged(server, t.tenantId, async () => {
