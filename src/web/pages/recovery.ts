@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isEmail } from '../../lib/email.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
+import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import {
@@ -19,7 +20,7 @@ import {
 } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
-import { expiredForm, statusOf } from './signin.ts'
+import { statusOf } from './signin.ts'
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
@@ -45,7 +46,12 @@ const secondFactorOf = (body: Form | undefined) => {
   return totpCode ? { totpCode } : {}
 }
 
+/** Password reset and email verification, each POST behind the one CSRF check (csrf.ts). */
 export function recoveryRoutes(app: FastifyInstance, pages: Pages): void {
+  csrfChecked(app, pages, (app) => recoveryFlows(app, pages))
+}
+
+function recoveryFlows(app: FastifyInstance, pages: Pages): void {
   // --- Password reset --------------------------------------------------------------------
 
   const requestPage = async (
@@ -99,7 +105,6 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
   })
 
   app.post('/reset-password', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const email = formText(request.body, 'email')
     try {
       await pages.api(request).requestPasswordReset({ body: { email } })
@@ -114,7 +119,6 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
   })
 
   app.post('/reset-password/confirm', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<ResetPending>(pages.ctx(request), request, request.body?.pending)
     if (!pending) return requestPage(request, reply)
     // The first step brings the code and the password; a second one the second factor.
@@ -197,7 +201,6 @@ ${
   })
 
   app.post('/verify-email/resend', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<{ email: string }>(
       pages.ctx(request),
       request,
@@ -223,7 +226,6 @@ ${
   })
 
   app.post('/verify-email', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<{ email: string; code?: string }>(
       pages.ctx(request),
       request,

@@ -7,6 +7,7 @@ import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
 import type { Tenant } from '../../modules/tenants/queries.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
+import { csrfChecked } from '../csrf.ts'
 import { type Html, html, raw } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { rememberIdpState } from '../idp.ts'
@@ -23,23 +24,13 @@ import {
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
 
+// Other pages import the refusal from here.
+export { expiredForm } from '../csrf.ts'
+
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
 const passwordsAllowed = (t: Tenant) => t.authPolicy !== 'PasswordlessOnly'
 const codesAllowed = (t: Tenant) => t.authPolicy !== 'PasswordOnly'
-
-/** The message shown when a form's CSRF field is missing or stale. */
-export async function expiredForm(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
-  return pages.send(
-    request,
-    reply,
-    'Form expired',
-    html`<h1>This form has expired</h1>
-<p>For your safety, forms work only in the browser tab that showed them. Go back, reload the page and try again.</p>
-<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`,
-    { status: 403 },
-  )
-}
 
 interface Pending {
   email: string
@@ -50,7 +41,12 @@ interface Pending {
   until?: number
 }
 
+/** The sign-in flows, each POST behind the one CSRF check (csrf.ts). */
 export function signInRoutes(app: FastifyInstance, pages: Pages): void {
+  csrfChecked(app, pages, (app) => signInFlows(app, pages))
+}
+
+function signInFlows(app: FastifyInstance, pages: Pages): void {
   const signInPage = async (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -185,7 +181,6 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
   })
 
   app.post('/sign-in', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const email = formText(request.body, 'email')
     const password = formText(request.body, 'password')
     try {
@@ -213,7 +208,6 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
   })
 
   app.post('/sign-in/second-factor', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
     if (!pending?.password) {
       return signInPage(request, reply, { note: 'That took too long. Please sign in again.' })
@@ -318,7 +312,6 @@ ${form(
   })
 
   app.post('/sign-in/code', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const email = formText(request.body, 'email')
     try {
       await pages.api(request).requestLoginCode({ body: { email } })
@@ -333,7 +326,6 @@ ${form(
   })
 
   app.post('/sign-in/code/verify', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
     if (!pending) return codeRequestPage(request, reply)
     const code = formText(request.body, 'code')
@@ -367,7 +359,6 @@ ${form(
   })
 
   app.post('/sign-in/code/second-factor', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
     if (!pending?.loginCode) return codeRequestPage(request, reply)
     const method = formText(request.body, 'method')
@@ -389,7 +380,6 @@ ${form(
   })
 
   app.post('/sign-in/code/enrol', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     type Enrolling = Pending & { secret: string }
     const pending = openPending<Enrolling>(pages.ctx(request), request, request.body?.pending)
     if (!pending?.loginCode || !pending.secret) return codeRequestPage(request, reply)
@@ -434,7 +424,6 @@ ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: '
   })
 
   app.post('/sign-up', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const email = formText(request.body, 'email')
     try {
       const answer = (await pages.api(request).signup({
@@ -489,7 +478,6 @@ ${field({ name: 'password', label: 'Choose a password', type: 'password', autoco
   })
 
   app.post('/invite', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const token = formText(request.body, 'token')
     try {
       const envelope = await pages.api(request).acceptInvite({
@@ -507,7 +495,6 @@ ${field({ name: 'password', label: 'Choose a password', type: 'password', autoco
   // --- Signing out -----------------------------------------------------------------------
 
   app.post('/sign-out', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await pages.session(request, reply)
     if (session) {
       await pages
