@@ -14,7 +14,7 @@ import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
-import { statusOf } from './signin.ts'
+import { statusOf } from './flow.ts'
 
 /** What the person was doing when the API asked for a proof. */
 export interface Intent {

@@ -48,8 +48,9 @@ function passkeyFlows(app: FastifyInstance, pages: Pages): void {
       const envelope = await pages.api(request).passkeySignIn({
         body: { response: request.body?.response as never },
       })
-      pages.startSession(request, reply, envelope as TokenEnvelope, ['hwk'])
-      return reply.send({ redirect: pages.afterSignIn(request, 'account') })
+      // The script goes on: to the OpenID interaction the sign-in serves, else the account.
+      const interaction = pages.startSession(request, reply, envelope as TokenEnvelope, ['hwk'])
+      return reply.send({ redirect: interaction ?? pages.url(request, 'account') })
     } catch (error) {
       return refuse(reply, error)
     }

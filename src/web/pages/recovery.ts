@@ -20,7 +20,7 @@ import {
 } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
-import { statusOf } from './signin.ts'
+import { signedIn, statusOf } from './flow.ts'
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
@@ -140,13 +140,8 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
         },
       })
       // The mailed code and the new password (and a second factor when one was asked).
-      pages.startSession(
-        request,
-        reply,
-        envelope,
-        pending.code ? ['otp', 'pwd', 'mfa'] : ['otp', 'pwd'],
-      )
-      return pages.signedIn(request, reply, 'account?done=reset')
+      const amr = pending.code ? ['otp', 'pwd', 'mfa'] : ['otp', 'pwd']
+      return signedIn(pages, request, reply, envelope, amr, 'account?done=reset')
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         return choosePage(request, reply, step, {
@@ -240,8 +235,8 @@ ${
       const envelope = await pages.api(request).verifyEmail({
         body: { email: step.email, code: step.code ?? '', ...second },
       })
-      pages.startSession(request, reply, envelope as never, pending.code ? ['otp', 'mfa'] : ['otp'])
-      return pages.signedIn(request, reply, 'account?done=verified')
+      const amr = pending.code ? ['otp', 'mfa'] : ['otp']
+      return signedIn(pages, request, reply, envelope, amr, 'account?done=verified')
     } catch (error) {
       if (
         error instanceof AuthServiceError &&

@@ -3,13 +3,11 @@
 // waiting for its second factor carries its first factor sealed in the form (session.ts,
 // `sealPending`), never in a cookie or on the server.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
-import type { Tenant } from '../../modules/tenants/queries.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
-import { type Html, html, raw } from '../html.ts'
-import { type Form, formText } from '../http.ts'
+import { html, raw } from '../html.ts'
+import { formText } from '../http.ts'
 import { rememberIdpState } from '../idp.ts'
 import {
   codeField,
@@ -23,23 +21,19 @@ import {
 } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
+import {
+  codesAllowed,
+  type Pending,
+  passwordsAllowed,
+  type Req,
+  signedIn,
+  statusOf,
+  totpFigure,
+} from './flow.ts'
 
 // Other pages import the refusal from here.
 export { expiredForm } from '../csrf.ts'
-
-type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
-
-const passwordsAllowed = (t: Tenant) => t.authPolicy !== 'PasswordlessOnly'
-const codesAllowed = (t: Tenant) => t.authPolicy !== 'PasswordOnly'
-
-interface Pending {
-  email: string
-  password?: string
-  loginCode?: string
-  /** The second factors the service offered (`details.methods` of mfa_required). */
-  methods?: string[]
-  until?: number
-}
+export { recoveryCodesPage, statusOf, totpFigure } from './flow.ts'
 
 /** The sign-in flows, each POST behind the one CSRF check (csrf.ts). */
 export function signInRoutes(app: FastifyInstance, pages: Pages): void {
@@ -143,19 +137,6 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
     return pages.send(request, reply, 'Second step', body)
   }
 
-  /** A sign-in done, proved by `amr` (RFC 8176): on to the application or the account. */
-  const finish = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    envelope: unknown,
-    amr: string[],
-  ) => {
-    const env = envelope as TokenEnvelope & { recoveryCodes?: string[] }
-    pages.startSession(request, reply, env, amr)
-    if (env.recoveryCodes) return recoveryCodesPage(pages, request, reply, env.recoveryCodes)
-    return pages.signedIn(request, reply, 'account')
-  }
-
   app.get('/', async (request, reply) => {
     const session = await pages.session(request, reply)
     return pages.redirect(request, reply, session ? 'account' : 'sign-in')
@@ -185,7 +166,7 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
     const password = formText(request.body, 'password')
     try {
       const envelope = await pages.api(request).login({ body: { email, password } })
-      return finish(request, reply, envelope, ['pwd'])
+      return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         const methods = (error.details?.methods as string[] | undefined) ?? ['totp']
@@ -231,7 +212,7 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
             ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
             : { totpCode: formText(request.body, 'totpCode') }
       const envelope = await api.login({ body: { ...base, ...second } as never })
-      return finish(request, reply, envelope, ['pwd', 'otp', 'mfa'])
+      return signedIn(pages, request, reply, envelope, ['pwd', 'otp', 'mfa'])
     } catch (error) {
       const target =
         method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'
@@ -332,7 +313,7 @@ ${form(
     const api = pages.api(request)
     try {
       const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
-      return finish(request, reply, envelope, ['otp'])
+      return signedIn(pages, request, reply, envelope, ['otp'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         return secondFactorPage(request, reply, { email: pending.email, loginCode: code }, ['totp'])
@@ -370,7 +351,7 @@ ${form(
       const envelope = await pages.api(request).verifyLoginCode({
         body: { email: pending.email, code: pending.loginCode, ...second } as never,
       })
-      return finish(request, reply, envelope, ['otp', 'mfa'])
+      return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
       return secondFactorPage(request, reply, pending, ['totp'], {
@@ -391,7 +372,7 @@ ${form(
           totpCode: formText(request.body, 'totpCode'),
         },
       })
-      return finish(request, reply, envelope, ['otp', 'mfa'])
+      return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const { secret, ...rest } = pending
       return enrolPage(request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
@@ -432,7 +413,7 @@ ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: '
       if ('verificationRequired' in answer) {
         return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
       }
-      return finish(request, reply, answer, ['pwd'])
+      return signedIn(pages, request, reply, answer, ['pwd'])
     } catch (error) {
       return signUpPage(request, reply, {
         email,
@@ -483,7 +464,7 @@ ${field({ name: 'password', label: 'Choose a password', type: 'password', autoco
       const envelope = await pages.api(request).acceptInvite({
         body: { token, password: formText(request.body, 'password') },
       })
-      return finish(request, reply, envelope, ['pwd'])
+      return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       return invitePage(request, reply, token, {
         errors: formErrors(error),
@@ -507,30 +488,6 @@ ${field({ name: 'password', label: 'Choose a password', type: 'password', autoco
   })
 }
 
-export function recoveryCodesPage(
-  pages: Pages,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  codes: string[],
-): Promise<FastifyReply> {
-  const body: Html = html`<h1>Save your recovery codes</h1>
-<p>If you lose your authenticator app, each of these codes signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now.</p>
-<ul class="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
-<p><a class="button primary" href="${pages.afterSignIn(request, 'account')}">I have saved them</a></p>`
-  return pages.send(request, reply, 'Recovery codes', body)
-}
-
-/**
- * The QR code and key of an authenticator being set up, drawn here from the secret (the
- * user's own, shown to them only), so no markup ever travels through a form.
- */
-export async function totpFigure(tenantName: string, email: string, secret: string): Promise<Html> {
-  const svg = /^[A-Z2-7]{16,128}$/.test(secret)
-    ? await qrCodeSvg(otpauthUri(tenantName, email, secret))
-    : ''
-  return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
-}
-
 /** Why a sign-in through the identity provider came back refused. */
 const IDP_WORDS: Record<string, string> = {
   idp_error: 'Your organisation’s sign-in was cancelled or refused.',
@@ -542,8 +499,4 @@ const IDP_WORDS: Record<string, string> = {
   mfa_required:
     'This workspace needs a second factor that your organisation’s sign-in did not give.',
   rate_limited: 'Too many attempts. Please try again in a minute.',
-}
-
-export function statusOf(error: unknown): number {
-  return error instanceof AuthServiceError ? error.status : 500
 }
