@@ -10,6 +10,7 @@ import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
 import type { Form } from '../http.ts'
+import { codeField, type FormErrors } from '../layout.ts'
 
 export type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
@@ -72,6 +73,10 @@ export async function totpFigure(tenantName: string, email: string, secret: stri
     : ''
   return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
 }
+
+/** The field for a code mailed to the address (a reset, a verification). */
+export const mailedCodeField = (errors?: FormErrors) =>
+  codeField('code', '6-digit code from the email', errors)
 
 export function statusOf(error: unknown): number {
   return error instanceof AuthServiceError ? error.status : 500

@@ -1,12 +1,13 @@
 // The second step of a sign-in (CONTRACT §5): the page both first factors answer with when
-// the account has a second one, and the step after a password. The first factor travels
-// sealed in the form (session.ts, `sealPending`), never in a cookie or on the server; the
-// step after an emailed code is that flow's own (login-code.ts).
+// the account has a second one, the step after a password, and the second-factor fields a
+// reset or a verification asks for. The first factor travels sealed in the form
+// (session.ts, `sealPending`), never in a cookie or on the server; the step after an
+// emailed code is that flow's own (login-code.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
-import { html, raw } from '../html.ts'
-import { formText } from '../http.ts'
+import { type Html, html, raw } from '../html.ts'
+import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
@@ -67,6 +68,20 @@ ${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
 }
 <p><a href="${pages.url(request, 'sign-in')}">Start again</a></p>`
   return pages.send(request, reply, 'Second step', body)
+}
+
+/** The second-factor fields of a reset or a verification: the app's code, or a recovery code. */
+export const secondFactorFields = (errors?: FormErrors): Html => html`
+<p>Your account has an authenticator app: give a code from it, or one of your recovery codes.</p>
+${field({ name: 'totpCode', label: 'Code from your authenticator app', inputmode: 'numeric', autocomplete: 'one-time-code', required: false, errors })}
+${field({ name: 'recoveryCode', label: 'Or a recovery code', autocomplete: 'off', required: false, errors })}`
+
+/** The second factor a reset or a verification form gave: the app's code, else a recovery code. */
+export const secondFactorOf = (body: Form | undefined) => {
+  const recoveryCode = formText(body, 'recoveryCode').trim()
+  const totpCode = formText(body, 'totpCode').trim()
+  if (recoveryCode && !totpCode) return { recoveryCode }
+  return totpCode ? { totpCode } : {}
 }
 
 export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
