@@ -304,3 +304,22 @@ export function rawRequest(
     socket.on('error', reject)
   })
 }
+
+/** Every (method, path) the server routes, read from Fastify's own route tree. */
+export function registeredRoutes(app: FastifyInstance): { method: string; path: string }[] {
+  const tree = app.printRoutes({ commonPrefix: false })
+  const stack: string[] = []
+  const routes: { method: string; path: string }[] = []
+  for (const line of tree.split('\n')) {
+    const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line)
+    if (!match) continue
+    const depth = match[1].length / 4
+    stack.length = depth
+    stack.push(match[2])
+    const path = stack.join('')
+    for (const method of (match[3] ?? '').split(', ').filter(Boolean)) {
+      routes.push({ method, path })
+    }
+  }
+  return routes
+}

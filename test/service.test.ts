@@ -2,7 +2,7 @@
 // OpenAPI 3.1 description generated from the route schemas, and the interactive docs.
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { startServer, startTestServer, type TestServer } from './helpers.ts'
+import { registeredRoutes, startServer, startTestServer, type TestServer } from './helpers.ts'
 
 let server: TestServer
 let doc: any
@@ -34,25 +34,6 @@ function resolved(schema: any): any {
 }
 
 const jsonSchema = (part: any) => resolved(part?.content?.['application/json']?.schema)
-
-/** Every (method, path) the server routes, read from Fastify's own route tree. */
-function registeredRoutes(): { method: string; path: string }[] {
-  const tree = server.app.printRoutes({ commonPrefix: false })
-  const stack: string[] = []
-  const routes: { method: string; path: string }[] = []
-  for (const line of tree.split('\n')) {
-    const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line)
-    if (!match) continue
-    const depth = match[1].length / 4
-    stack.length = depth
-    stack.push(match[2])
-    const path = stack.join('')
-    for (const method of (match[3] ?? '').split(', ').filter(Boolean)) {
-      routes.push({ method, path })
-    }
-  }
-  return routes
-}
 
 describe('GET /health', () => {
   test('answers 200 {status: "ok"}', async () => {
@@ -104,7 +85,7 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('lists every route the server answers', () => {
-    const known = registeredRoutes().map((r) => `${r.method} ${r.path}`)
+    const known = registeredRoutes(server.app).map((r) => `${r.method} ${r.path}`)
     for (const nested of [
       'POST /v1/:tenantSlug/auth/logout-all',
       'PATCH /v1/:tenantSlug/me/password',
@@ -114,7 +95,7 @@ describe('GET /v1/openapi.json', () => {
       assert.ok(known.includes(nested), `the route tree was read: ${nested}`)
     }
     const documented = new Set(operations().map((o) => `${o.method} ${o.path}`))
-    const missing = registeredRoutes()
+    const missing = registeredRoutes(server.app)
       .filter((r) => r.method !== 'HEAD')
       .filter((r) => !r.path.startsWith('/docs') && r.path !== '/v1/openapi.json')
       // Documents for people, not API operations (README, Hosted pages and admin console):

@@ -10,16 +10,15 @@ import { type Html, html } from './html.ts'
 import { setPageHeaders } from './http.ts'
 import { type Brand, type PageOptions, page } from './layout.ts'
 import {
-  beginSession,
   browserCookie,
   clearSession,
+  completeSignIn,
   csrfToken,
   csrfValid,
   type PageContext,
   type PageSession,
   pagePath,
   pendingInteraction,
-  pendingInteractionUid,
   readSession,
   writeSession,
 } from './session.ts'
@@ -102,17 +101,16 @@ export class Pages {
 
   /**
    * A sign-in: the page session, and new CSRF fields bound to it (session.ts). `amr` says how
-   * it was proved (RFC 8176), for the OpenID provider's ID tokens.
+   * it was proved (RFC 8176), for the OpenID provider's ID tokens. Answers the page of the
+   * OpenID interaction the sign-in serves, if any (`completeSignIn`).
    */
   startSession(
     request: FastifyRequest,
     reply: FastifyReply,
     envelope: TokenEnvelope,
     amr: string[],
-  ): void {
-    const ctx = this.ctx(request)
-    const interaction = pendingInteractionUid(ctx, request)
-    beginSession(ctx, request, reply, { ...readSessionFrom(envelope), amr, interaction })
+  ): string | undefined {
+    return completeSignIn(this.ctx(request), request, reply, { ...readSessionFrom(envelope), amr })
   }
 
   /**
@@ -125,12 +123,6 @@ export class Pages {
     const body = html`<h1>Continuing</h1>
 <p><a class="button primary" href="${target}">Continue</a></p>`
     return this.send(request, reply, 'Continue', body, { refreshTo: target })
-  }
-
-  /** After a sign-in's form: back to the authorization request it serves, else `rest`. */
-  signedIn(request: FastifyRequest, reply: FastifyReply, rest: string) {
-    const target = pendingInteraction(this.ctx(request), request)
-    return target ? this.continueTo(request, reply, target) : this.redirect(request, reply, rest)
   }
 
   /**

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
-import { beginSession, pendingInteraction, pendingInteractionUid } from './session.ts'
+import { completeSignIn } from './session.ts'
 
 export const IDP_COOKIE = 'ta_idp'
 const CALLBACK_ROUTE = '/v1/:tenantSlug/oauth/idp/callback'
@@ -76,17 +76,17 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     }
     clearCookie(reply, IDP_COOKIE, { path: callbackPath(tenant.slug), secure: secure(deps) })
     setPageHeaders(reply)
-    let location = pendingInteraction(ctx, request) ?? `/t/${tenant.slug}/account`
+    let location: string
     if (!ours) {
       location = `/t/${tenant.slug}/sign-in?idp=invalid_state`
     } else if (reply.statusCode === 200 && typeof body.accessToken === 'string') {
-      beginSession(ctx, request, reply, {
+      const interaction = completeSignIn(ctx, request, reply, {
         accessToken: body.accessToken,
         refreshToken: String(body.refreshToken),
         expiresAt: Date.now() + Number(body.accessTokenExpiresIn) * 1000,
         amr: ['fed'],
-        interaction: pendingInteractionUid(ctx, request),
       })
+      location = interaction ?? `/t/${tenant.slug}/account`
     } else {
       const reason = (body.details as { reason?: unknown } | undefined)?.reason
       location = `/t/${tenant.slug}/sign-in?idp=${encodeURIComponent(String(reason ?? 'idp_error'))}`

@@ -171,6 +171,24 @@ export function pendingInteraction(ctx: PageContext, request: FastifyRequest): s
 }
 
 /**
+ * Every sign-in ends here, whatever proved it (a page's form, a passkey, the identity
+ * provider's callback): the page session begins, bound to the interaction it was made for,
+ * and the answer is that interaction's page, where the browser goes back to (CONTRACT §11,
+ * Sign-in), or undefined: the flow goes on to its own next page. The interaction cookie
+ * stays until the interaction page uses the sign-in (authorize.ts forgets it there).
+ */
+export function completeSignIn(
+  ctx: PageContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: Omit<PageSession, 'interaction'>,
+): string | undefined {
+  const interaction = pendingInteractionUid(ctx, request)
+  beginSession(ctx, request, reply, { ...session, interaction })
+  return interaction ? interactionPath(ctx.slug, interaction) : undefined
+}
+
+/**
  * The service's session id (`sid`) of a page session, read from its access token. The token
  * came out of our own sealed cookie, so it needs no verification here; the service verifies
  * it on every call. A refresh keeps the `sid`, so the forms of open tabs keep working.

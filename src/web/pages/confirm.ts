@@ -8,12 +8,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
+import { csrfChecked, PAGE_SCRIPT } from '../csrf.ts'
 import { type Html, html, raw } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
-import { expiredForm, statusOf } from './signin.ts'
+import { statusOf } from './flow.ts'
 
 /** What the person was doing when the API asked for a proof. */
 export interface Intent {
@@ -170,7 +171,12 @@ const PROOF_REFUSALS = new Set([
   'password_login_disabled',
 ])
 
+/** "Confirm it's you", each POST behind the one CSRF check (csrf.ts). */
 export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proceed): void {
+  csrfChecked(app, pages, (app) => confirmFlows(app, pages, proceed))
+}
+
+function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Proceed): void {
   const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
     const session = await pages.session(request, reply)
     if (!session) pages.redirect(request, reply, 'sign-in')
@@ -185,7 +191,6 @@ export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proce
   })
 
   app.post('/account/confirm', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     const intent = intentOf(request.body)
@@ -236,7 +241,6 @@ export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proce
 
   /** After a passkey proved it (the script submits the prompt's hidden form). */
   app.post('/account/confirm/continue', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     return proceed(request, reply, session, intentOf(request.body))
@@ -244,10 +248,6 @@ export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proce
 
   // The passkey ceremony answers JSON to pages.js, as the other passkey routes do.
   const sessionForScript = async (request: JsonReq, reply: FastifyReply) => {
-    if (!pages.csrfValid(request)) {
-      reply.code(403).send({ error: 'This page has expired. Reload it and try again.' })
-      return undefined
-    }
     const session = await pages.session(request, reply)
     if (!session) reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
     return session
@@ -258,7 +258,7 @@ export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proce
     return reply.code(statusOf(error)).send({ error: message })
   }
 
-  app.post('/account/confirm/passkey/options', async (request: JsonReq, reply) => {
+  app.post('/account/confirm/passkey/options', PAGE_SCRIPT, async (request: JsonReq, reply) => {
     const session = await sessionForScript(request, reply)
     if (!session) return reply
     try {
@@ -268,7 +268,7 @@ export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proce
     }
   })
 
-  app.post('/account/confirm/passkey', async (request: JsonReq, reply) => {
+  app.post('/account/confirm/passkey', PAGE_SCRIPT, async (request: JsonReq, reply) => {
     const session = await sessionForScript(request, reply)
     if (!session) return reply
     try {

@@ -4,10 +4,10 @@
 // and every other way to sign in still works.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pages, TokenEnvelope } from '../context.ts'
+import { csrfChecked, PAGE_SCRIPT } from '../csrf.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
 import { askForProof, needsProof } from './confirm.ts'
-import { expiredForm } from './signin.ts'
 
 type JsonReq = FastifyRequest<{ Body: Record<string, unknown> }>
 
@@ -25,15 +25,13 @@ function refuse(reply: FastifyReply, error: unknown, confirm?: string) {
   return reply.code(status).send({ error: message })
 }
 
+/** The passkey routes, each behind the one CSRF check (csrf.ts). */
 export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
-  const checked = (request: JsonReq, reply: FastifyReply) => {
-    if (pages.csrfValid(request)) return true
-    reply.code(403).send({ error: 'This page has expired. Reload it and try again.' })
-    return false
-  }
+  csrfChecked(app, pages, (app) => passkeyFlows(app, pages))
+}
 
-  app.post('/sign-in/passkey/options', async (request: JsonReq, reply) => {
-    if (!checked(request, reply)) return reply
+function passkeyFlows(app: FastifyInstance, pages: Pages): void {
+  app.post('/sign-in/passkey/options', PAGE_SCRIPT, async (request: JsonReq, reply) => {
     const email = typeof request.body?.email === 'string' ? request.body.email.trim() : ''
     try {
       const options = await pages
@@ -45,21 +43,20 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
     }
   })
 
-  app.post('/sign-in/passkey', async (request: JsonReq, reply) => {
-    if (!checked(request, reply)) return reply
+  app.post('/sign-in/passkey', PAGE_SCRIPT, async (request: JsonReq, reply) => {
     try {
       const envelope = await pages.api(request).passkeySignIn({
         body: { response: request.body?.response as never },
       })
-      pages.startSession(request, reply, envelope as TokenEnvelope, ['hwk'])
-      return reply.send({ redirect: pages.afterSignIn(request, 'account') })
+      // The script goes on: to the OpenID interaction the sign-in serves, else the account.
+      const interaction = pages.startSession(request, reply, envelope as TokenEnvelope, ['hwk'])
+      return reply.send({ redirect: interaction ?? pages.url(request, 'account') })
     } catch (error) {
       return refuse(reply, error)
     }
   })
 
-  app.post('/account/passkeys/options', async (request: JsonReq, reply) => {
-    if (!checked(request, reply)) return reply
+  app.post('/account/passkeys/options', PAGE_SCRIPT, async (request: JsonReq, reply) => {
     const session = await pages.session(request, reply)
     if (!session) return reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
     try {
@@ -69,8 +66,7 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
     }
   })
 
-  app.post('/account/passkeys', async (request: JsonReq, reply) => {
-    if (!checked(request, reply)) return reply
+  app.post('/account/passkeys', PAGE_SCRIPT, async (request: JsonReq, reply) => {
     const session = await pages.session(request, reply)
     if (!session) return reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
     const name = typeof request.body?.name === 'string' ? request.body.name.trim() : ''
@@ -85,7 +81,6 @@ export function passkeyRoutes(app: FastifyInstance, pages: Pages): void {
   })
 
   app.post<{ Params: { id: string } }>('/account/passkeys/:id/delete', async (request, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await pages.session(request, reply)
     if (!session) return pages.redirect(request, reply, 'sign-in')
     return removePasskey(pages, request, reply, session, request.params.id)

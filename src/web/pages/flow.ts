@@ -1,0 +1,83 @@
+// What the sign-in flows share (password, emailed code, second factor, sign-up, invitation,
+// reset, verification; passkeys.ts and the identity provider's hand-off too, through
+// Pages.startSession): the one way a sign-in ends, and the pages and words they have in
+// common. A flow carries nothing of the OpenID interaction it may serve: the interaction is
+// remembered in its sealed cookie (session.ts) and read once, where the sign-in ends.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
+import type { Tenant } from '../../modules/tenants/queries.ts'
+import { AuthServiceError } from '../api.ts'
+import type { Pages, TokenEnvelope } from '../context.ts'
+import { type Html, html, raw } from '../html.ts'
+import type { Form } from '../http.ts'
+import { codeField, type FormErrors } from '../layout.ts'
+
+export type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
+
+export const passwordsAllowed = (t: Tenant) => t.authPolicy !== 'PasswordlessOnly'
+export const codesAllowed = (t: Tenant) => t.authPolicy !== 'PasswordOnly'
+
+/** A sign-in waiting for its second factor, sealed into its form (session.ts, `sealPending`). */
+export interface Pending {
+  email: string
+  password?: string
+  loginCode?: string
+  /** The second factors the service offered (`details.methods` of mfa_required). */
+  methods?: string[]
+  until?: number
+}
+
+/**
+ * Where every sign-in made with a form ends, proved by `amr` (RFC 8176): the page session
+ * begins, and the browser goes back to the OpenID interaction it serves (through a page that
+ * goes on by itself, Pages.continueTo), else by a 303 to `/t/{slug}/{rest}`. Recovery codes
+ * the sign-in made (an authenticator set up on the way) are shown first; their button goes
+ * on to the same place.
+ */
+export function signedIn(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  envelope: unknown,
+  amr: string[],
+  rest = 'account',
+): Promise<FastifyReply> | FastifyReply {
+  const env = envelope as TokenEnvelope & { recoveryCodes?: string[] }
+  const interaction = pages.startSession(request, reply, env, amr)
+  if (env.recoveryCodes) return recoveryCodesPage(pages, request, reply, env.recoveryCodes)
+  return interaction
+    ? pages.continueTo(request, reply, interaction)
+    : pages.redirect(request, reply, rest)
+}
+
+export function recoveryCodesPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  codes: string[],
+): Promise<FastifyReply> {
+  const body: Html = html`<h1>Save your recovery codes</h1>
+<p>If you lose your authenticator app, each of these codes signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now.</p>
+<ul class="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
+<p><a class="button primary" href="${pages.afterSignIn(request, 'account')}">I have saved them</a></p>`
+  return pages.send(request, reply, 'Recovery codes', body)
+}
+
+/**
+ * The QR code and key of an authenticator being set up, drawn here from the secret (the
+ * user's own, shown to them only), so no markup ever travels through a form.
+ */
+export async function totpFigure(tenantName: string, email: string, secret: string): Promise<Html> {
+  const svg = /^[A-Z2-7]{16,128}$/.test(secret)
+    ? await qrCodeSvg(otpauthUri(tenantName, email, secret))
+    : ''
+  return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
+}
+
+/** The field for a code mailed to the address (a reset, a verification). */
+export const mailedCodeField = (errors?: FormErrors) =>
+  codeField('code', '6-digit code from the email', errors)
+
+export function statusOf(error: unknown): number {
+  return error instanceof AuthServiceError ? error.status : 500
+}

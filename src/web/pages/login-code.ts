@@ -1,0 +1,177 @@
+// Signing in with a code mailed to the address (CONTRACT §5), its second step when the
+// account has a second factor, and setting one up when the workspace asks for it.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AuthServiceError } from '../api.ts'
+import type { Pages } from '../context.ts'
+import { html } from '../html.ts'
+import { formText } from '../http.ts'
+import {
+  codeField,
+  emailField,
+  errorSummary,
+  type FormErrors,
+  form,
+  hidden,
+  notice,
+} from '../layout.ts'
+import { formErrors } from '../messages.ts'
+import { openPending, sealPending } from '../session.ts'
+import { codesAllowed, type Pending, type Req, signedIn, statusOf, totpFigure } from './flow.ts'
+import { secondFactorPage } from './second-factor.ts'
+
+async function codeRequestPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  state: { email?: string; errors?: FormErrors; status?: number } = {},
+) {
+  const body = html`<h1>Sign in with an emailed code</h1>
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'sign-in/code'),
+  pages.csrf(request, reply),
+  emailField(state.email, state.errors),
+  'Email me a code',
+)}
+<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
+  return pages.send(request, reply, 'Emailed code', body, { status: state.status })
+}
+
+async function codeEntryPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  email: string,
+  state: { errors?: FormErrors; status?: number } = {},
+) {
+  const sealed = sealPending(pages.ctx(request), request, reply, { email })
+  const body = html`<h1>Check your email</h1>
+${notice(`If ${email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'sign-in/code/verify'),
+  pages.csrf(request, reply),
+  html`${hidden('pending', sealed)}${codeField('code', '6-digit code', state.errors)}`,
+  'Sign in',
+)}
+<p><a href="${pages.url(request, 'sign-in/code')}">Send a new code</a></p>`
+  return pages.send(request, reply, 'Enter your code', body, { status: state.status })
+}
+
+async function enrolPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pending: Pending,
+  secret: string,
+  errors?: FormErrors,
+) {
+  const sealed = sealPending(pages.ctx(request), request, reply, { ...pending, secret })
+  const body = html`<h1>Set up an authenticator app</h1>
+<p>This workspace asks for a second factor. Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
+${await totpFigure(request.tenant.name, pending.email, secret)}
+${errorSummary(errors)}
+${form(
+  pages.url(request, 'sign-in/code/enrol'),
+  pages.csrf(request, reply),
+  html`${hidden('pending', sealed)}${codeField('totpCode', 'Code from the app', errors)}`,
+  'Confirm',
+)}`
+  return pages.send(request, reply, 'Set up an authenticator', body)
+}
+
+export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
+  app.get('/sign-in/code', async (request, reply) => {
+    if (!codesAllowed(request.tenant)) return pages.redirect(request, reply, 'sign-in')
+    return codeRequestPage(pages, request, reply)
+  })
+
+  app.post('/sign-in/code', async (request: Req, reply) => {
+    const email = formText(request.body, 'email')
+    try {
+      await pages.api(request).requestLoginCode({ body: { email } })
+      return codeEntryPage(pages, request, reply, email)
+    } catch (error) {
+      return codeRequestPage(pages, request, reply, {
+        email,
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/sign-in/code/verify', async (request: Req, reply) => {
+    const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending) return codeRequestPage(pages, request, reply)
+    const code = formText(request.body, 'code')
+    const api = pages.api(request)
+    try {
+      const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
+      return signedIn(pages, request, reply, envelope, ['otp'])
+    } catch (error) {
+      if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
+        return secondFactorPage(pages, request, reply, { email: pending.email, loginCode: code }, [
+          'totp',
+        ])
+      }
+      if (error instanceof AuthServiceError && error.reason === 'mfa_not_enrolled') {
+        try {
+          const enrolment = await api.initialEnrollTotp({
+            body: { email: pending.email, loginCode: code },
+          })
+          const pendingCode = { email: pending.email, loginCode: code }
+          return enrolPage(pages, request, reply, pendingCode, enrolment.secret)
+        } catch (inner) {
+          return codeEntryPage(pages, request, reply, pending.email, {
+            errors: formErrors(inner),
+            status: statusOf(inner),
+          })
+        }
+      }
+      return codeEntryPage(pages, request, reply, pending.email, {
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/sign-in/code/second-factor', async (request: Req, reply) => {
+    const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending?.loginCode) return codeRequestPage(pages, request, reply)
+    const method = formText(request.body, 'method')
+    const second =
+      method === 'recovery'
+        ? { recoveryCode: formText(request.body, 'recoveryCode') }
+        : { totpCode: formText(request.body, 'totpCode') }
+    try {
+      const envelope = await pages.api(request).verifyLoginCode({
+        body: { email: pending.email, code: pending.loginCode, ...second } as never,
+      })
+      return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
+    } catch (error) {
+      const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
+      return secondFactorPage(pages, request, reply, pending, ['totp'], {
+        errors: formErrors(error, { totpCode: target }),
+      })
+    }
+  })
+
+  app.post('/sign-in/code/enrol', async (request: Req, reply) => {
+    type Enrolling = Pending & { secret: string }
+    const pending = openPending<Enrolling>(pages.ctx(request), request, request.body?.pending)
+    if (!pending?.loginCode || !pending.secret) return codeRequestPage(pages, request, reply)
+    try {
+      const envelope = await pages.api(request).initialVerifyTotp({
+        body: {
+          email: pending.email,
+          loginCode: pending.loginCode,
+          totpCode: formText(request.body, 'totpCode'),
+        },
+      })
+      return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
+    } catch (error) {
+      const { secret, ...rest } = pending
+      return enrolPage(pages, request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
+    }
+  })
+}

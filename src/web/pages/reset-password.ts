@@ -1,0 +1,140 @@
+// Resetting a forgotten password with a mailed code (CONTRACT §9): the code and the new
+// password, then the second factor when the account has one, the first step carried
+// sealed in the form (session.ts); a reset signs the browser in.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AuthServiceError } from '../api.ts'
+import type { Pages } from '../context.ts'
+import { html } from '../html.ts'
+import { formText } from '../http.ts'
+import {
+  emailField,
+  errorSummary,
+  type FormErrors,
+  field,
+  form,
+  hidden,
+  notice,
+} from '../layout.ts'
+import { formErrors } from '../messages.ts'
+import { openPending, sealPending } from '../session.ts'
+import { mailedCodeField, type Req, signedIn, statusOf } from './flow.ts'
+import { secondFactorFields, secondFactorOf } from './second-factor.ts'
+
+interface ResetPending {
+  email: string
+  code?: string
+  newPassword?: string
+}
+
+async function requestPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  state: { email?: string; errors?: FormErrors; status?: number } = {},
+) {
+  const body = html`<h1>Reset your password</h1>
+<p>We will email you a code to choose a new password.</p>
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'reset-password'),
+  pages.csrf(request, reply),
+  emailField(state.email, state.errors),
+  'Email me a code',
+)}
+<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
+  return pages.send(request, reply, 'Reset your password', body, { status: state.status })
+}
+
+async function choosePage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pending: ResetPending,
+  state: { errors?: FormErrors; status?: number; askSecond?: boolean } = {},
+) {
+  const sealed = sealPending(pages.ctx(request), request, reply, pending)
+  const body = html`<h1>Choose a new password</h1>
+${!state.askSecond && notice(`If ${pending.email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
+${errorSummary(state.errors)}
+${form(
+  pages.url(request, 'reset-password/confirm'),
+  pages.csrf(request, reply),
+  html`${hidden('pending', sealed)}
+${
+  state.askSecond
+    ? secondFactorFields(state.errors)
+    : html`${mailedCodeField(state.errors)}
+${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. You will be signed out everywhere else.', errors: state.errors })}`
+}`,
+  state.askSecond ? 'Continue' : 'Set the new password',
+)}
+<p><a href="${pages.url(request, 'reset-password')}">Send a new code</a></p>`
+  return pages.send(request, reply, 'Choose a new password', body, { status: state.status })
+}
+
+export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
+  app.get('/reset-password', async (request, reply) => {
+    if (request.tenant.authPolicy === 'PasswordlessOnly')
+      return pages.redirect(request, reply, 'sign-in')
+    return requestPage(pages, request, reply)
+  })
+
+  app.post('/reset-password', async (request: Req, reply) => {
+    const email = formText(request.body, 'email')
+    try {
+      await pages.api(request).requestPasswordReset({ body: { email } })
+      return choosePage(pages, request, reply, { email })
+    } catch (error) {
+      return requestPage(pages, request, reply, {
+        email,
+        errors: formErrors(error),
+        status: statusOf(error),
+      })
+    }
+  })
+
+  app.post('/reset-password/confirm', async (request: Req, reply) => {
+    const pending = openPending<ResetPending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending) return requestPage(pages, request, reply)
+    // The first step brings the code and the password; a second one the second factor.
+    const step: ResetPending = pending.code
+      ? pending
+      : {
+          email: pending.email,
+          code: formText(request.body, 'code'),
+          newPassword: formText(request.body, 'newPassword'),
+        }
+    const second = pending.code ? secondFactorOf(request.body) : {}
+    try {
+      const envelope = await pages.api(request).resetPassword({
+        body: {
+          email: step.email,
+          code: step.code ?? '',
+          newPassword: step.newPassword ?? '',
+          ...second,
+        },
+      })
+      // The mailed code and the new password (and a second factor when one was asked).
+      const amr = pending.code ? ['otp', 'pwd', 'mfa'] : ['otp', 'pwd']
+      return signedIn(pages, request, reply, envelope, amr, 'account?done=reset')
+    } catch (error) {
+      if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
+        return choosePage(pages, request, reply, step, {
+          askSecond: true,
+          errors: pending.code ? formErrors(error) : undefined,
+        })
+      }
+      const errors = formErrors(error, { password: 'newPassword' })
+      if (error instanceof AuthServiceError && error.reason === 'invalid_mfa_code') {
+        return choosePage(pages, request, reply, step, { askSecond: true, errors, status: 401 })
+      }
+      return choosePage(
+        pages,
+        request,
+        reply,
+        { email: step.email },
+        { errors, status: statusOf(error) },
+      )
+    }
+  })
+}

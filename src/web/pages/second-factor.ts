@@ -1,0 +1,128 @@
+// The second step of a sign-in (CONTRACT §5): the page both first factors answer with when
+// the account has a second one, the step after a password, and the second-factor fields a
+// reset or a verification asks for. The first factor travels sealed in the form
+// (session.ts, `sealPending`), never in a cookie or on the server; the step after an
+// emailed code is that flow's own (login-code.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AuthServiceError } from '../api.ts'
+import type { Pages } from '../context.ts'
+import { type Html, html, raw } from '../html.ts'
+import { type Form, formText } from '../http.ts'
+import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
+import { formErrors } from '../messages.ts'
+import { openPending, sealPending } from '../session.ts'
+import { type Pending, type Req, signedIn } from './flow.ts'
+import { signInPage } from './sign-in-page.ts'
+
+export async function secondFactorPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pending: Pending,
+  methods: string[],
+  state: { errors?: FormErrors; note?: string; emailSent?: boolean } = {},
+) {
+  const csrf = pages.csrf(request, reply)
+  const sealed = sealPending(pages.ctx(request), request, reply, { ...pending, methods })
+  const totp = methods.includes('totp')
+  const email = methods.includes('email')
+  const action = pages.url(
+    request,
+    pending.loginCode ? 'sign-in/code/second-factor' : 'sign-in/second-factor',
+  )
+  const body = html`<h1>Confirm it is you</h1>
+${notice(state.note)}
+${errorSummary(state.errors)}
+${
+  totp &&
+  form(
+    action,
+    csrf,
+    html`${hidden('pending', sealed)}${hidden('method', 'totp')}
+${codeField('totpCode', 'Code from your authenticator app', state.errors)}`,
+    'Continue',
+  )
+}
+${
+  totp &&
+  html`<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>Use a recovery code instead</summary>
+${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: 'Recovery code', autocomplete: 'off', errors: state.errors })}`, 'Continue with recovery code')}
+</details>`
+}
+${
+  email &&
+  (state.emailSent
+    ? form(
+        action,
+        csrf,
+        html`${hidden('pending', sealed)}${hidden('method', 'email')}
+${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
+        'Continue',
+      )
+    : form(
+        action,
+        csrf,
+        html`${hidden('pending', sealed)}${hidden('method', 'send-email')}`,
+        'Email me a code',
+      ))
+}
+<p><a href="${pages.url(request, 'sign-in')}">Start again</a></p>`
+  return pages.send(request, reply, 'Second step', body)
+}
+
+/** The second-factor fields of a reset or a verification: the app's code, or a recovery code. */
+export const secondFactorFields = (errors?: FormErrors): Html => html`
+<p>Your account has an authenticator app: give a code from it, or one of your recovery codes.</p>
+${field({ name: 'totpCode', label: 'Code from your authenticator app', inputmode: 'numeric', autocomplete: 'one-time-code', required: false, errors })}
+${field({ name: 'recoveryCode', label: 'Or a recovery code', autocomplete: 'off', required: false, errors })}`
+
+/** The second factor a reset or a verification form gave: the app's code, else a recovery code. */
+export const secondFactorOf = (body: Form | undefined) => {
+  const recoveryCode = formText(body, 'recoveryCode').trim()
+  const totpCode = formText(body, 'totpCode').trim()
+  if (recoveryCode && !totpCode) return { recoveryCode }
+  return totpCode ? { totpCode } : {}
+}
+
+export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
+  app.post('/sign-in/second-factor', async (request: Req, reply) => {
+    const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
+    if (!pending?.password) {
+      return signInPage(pages, request, reply, {
+        note: 'That took too long. Please sign in again.',
+      })
+    }
+    const method = formText(request.body, 'method')
+    const api = pages.api(request)
+    const base = { email: pending.email, password: pending.password }
+    const methods = pending.methods ?? ['totp', 'email']
+    try {
+      if (method === 'send-email') {
+        await api.requestEmailOtp({ body: base })
+        return secondFactorPage(pages, request, reply, pending, methods, {
+          emailSent: true,
+          note: 'We emailed you a 6-digit code. It works for 10 minutes.',
+        })
+      }
+      const second =
+        method === 'recovery'
+          ? { recoveryCode: formText(request.body, 'recoveryCode') }
+          : method === 'email'
+            ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
+            : { totpCode: formText(request.body, 'totpCode') }
+      const envelope = await api.login({ body: { ...base, ...second } as never })
+      return signedIn(pages, request, reply, envelope, ['pwd', 'otp', 'mfa'])
+    } catch (error) {
+      const target =
+        method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'
+      const errors = formErrors(error, { totpCode: target, code: target })
+      if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
+        return signInPage(pages, request, reply, { email: pending.email, errors, status: 401 })
+      }
+      return secondFactorPage(pages, request, reply, pending, methods, {
+        errors,
+        emailSent: method === 'email',
+      })
+    }
+  })
+}
