@@ -25,6 +25,7 @@ before(async (ctx) => {
  * or JSON for a route the pages' script calls (`script`).
  */
 const ROUTES: Record<string, 'form' | 'script'> = {
+  '/account/applications/:clientId/revoke': 'form',
   '/sign-in': 'form',
   '/sign-in/second-factor': 'form',
   '/sign-in/code': 'form',

@@ -5,9 +5,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { listApiResources } from '../../modules/apiresources/queries.ts'
 import type { Pages } from '../context.ts'
+import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
 import { SCOPE_WORDS } from './authorize.ts'
-import { expiredForm } from './signin.ts'
 
 export interface ConnectedApp {
   clientId: string
@@ -63,10 +63,13 @@ ${
 }
 
 export function connectedAppRoutes(app: FastifyInstance, pages: Pages): void {
+  csrfChecked(app, pages, (scope) => revokeRoute(scope, pages))
+}
+
+function revokeRoute(app: FastifyInstance, pages: Pages): void {
   app.post<{ Params: { clientId: string } }>(
     '/account/applications/:clientId/revoke',
     async (request, reply) => {
-      if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
       const session = await pages.session(request, reply)
       if (!session) return pages.redirect(request, reply, 'sign-in')
       try {
