@@ -10,9 +10,11 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
+import { devicePages } from '../../web/pages/device.ts'
+import { logoutPages } from '../../web/pages/oidc-logout.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
-import { TenantAdapter } from './adapter.ts'
+import { adapterFor } from './device.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
@@ -185,7 +187,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const resourceTtl = (_ctx: unknown, token: TokenLike) =>
     token.resourceServer?.accessTokenTTL ?? 900
   const provider: OidcProvider = new Provider(issuer, {
-    adapter: (model: string) => new TenantAdapter(deps, tenant.id, model),
+    adapter: adapterFor(deps, tenant.id),
     jwks: deps.jwks,
     findAccount: accountFinder(deps.db, tenant.id),
     cookies: { keys: cookieKeys(config) },
@@ -250,8 +252,10 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
         allowedPolicy: (_ctx: unknown, caller: Caller, token: { clientId: string }) =>
           caller.clientId === token.clientId,
       },
-      deviceFlow: { enabled: true },
-      rpInitiatedLogout: { enabled: true },
+      // RFC 8628 for native apps (clients.ts), its pages among the hosted pages.
+      deviceFlow: { enabled: true, ...devicePages(deps.db, tenant.id) },
+      // The confirmation and signed-out pages; ending the hosted session: oidc-logout.ts.
+      rpInitiatedLogout: { enabled: true, ...logoutPages(deps.db, tenant) },
       backchannelLogout: { enabled: true },
       // RFC 7591 is opt-in per tenant (`dynamicClientRegistration`), not built yet: off.
       registration: { enabled: false },

@@ -13,6 +13,8 @@ import type { IncomingMessage } from 'node:http'
 import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { backchannelOnSessionsEnded, logBackchannelErrors } from './backchannel.ts'
+import { endHostedSessionOnLogout } from './logout.ts'
 import { poolOf } from './pool.ts'
 
 const BODY_LIMIT = 56 * 1024
@@ -41,6 +43,18 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
   // shared with the hosted pages, which lead the interactions (web/pages/authorize.ts).
   const pool = poolOf(deps)
   if (!pool) return
+
+  // CONTRACT §11, Logout: RP-initiated logout ends the hosted session, and every end of a
+  // service session reaches the applications through back-channel logout.
+  pool.onBuild((provider, tenant) => {
+    const koa = provider as unknown as {
+      use(middleware: unknown): void
+      on(event: string, listener: (...args: unknown[]) => void): void
+    }
+    koa.use(endHostedSessionOnLogout(deps, tenant, fastify.log))
+    logBackchannelErrors(koa, fastify.log, tenant.id)
+  })
+  deps.sessions.onSessionsEnded(backchannelOnSessionsEnded({ db: deps.db, pool, log: fastify.log }))
 
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser(
