@@ -21,7 +21,11 @@ import type {
 } from './schemas.ts'
 import { hasSecret, newSecret, sealSecret } from './secret.ts'
 
-type AppDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db'>
+type AppDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config'>
+
+const uriOptions = (deps: AppDeps) => ({
+  allowLoopback: deps.config.oidcBackchannelAllowLoopback,
+})
 
 export function presentApplication(row: store.Application): ApplicationRecord {
   return {
@@ -45,7 +49,7 @@ export async function createApplication(
   input: CreateApplicationBody,
   actor: Actor,
 ) {
-  checkUris(input.type, input)
+  checkUris(input.type, input, uriOptions(deps))
   const now = deps.clock.now()
   const id = uuidv7(now.getTime())
   const secret = hasSecret(input.type) ? newSecret() : undefined
@@ -115,7 +119,7 @@ export async function updateApplication(
   return deps.db.transaction(async (tx) => {
     const current = await store.findApplication(tx, tenantId, id)
     if (!current) fail('not_found')
-    checkUris(current.type as ApplicationType, input)
+    checkUris(current.type as ApplicationType, input, uriOptions(deps))
     const changes = Object.fromEntries(
       Object.entries(input).filter(([, value]) => value !== undefined),
     ) as PatchApplicationBody

@@ -15,6 +15,7 @@ import { logoutPages } from '../../web/pages/oidc-logout.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { adapterFor } from './device.ts'
+import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
@@ -61,7 +62,10 @@ export interface OidcProvider {
 }
 
 export interface ProviderDeps {
-  config: Pick<Config, 'publicUrl' | 'trustProxy' | 'encryptionKeys'>
+  config: Pick<
+    Config,
+    'publicUrl' | 'trustProxy' | 'encryptionKeys' | 'oidcBackchannelAllowLoopback'
+  >
   db: Db
   cipher: FieldCipher
   clock: Clock
@@ -190,6 +194,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     adapter: adapterFor(deps, tenant.id),
     jwks: deps.jwks,
     findAccount: accountFinder(deps.db, tenant.id),
+    // Back-channel logout tokens go out through it (backchannel.ts).
+    fetch: providerFetch(config),
     cookies: { keys: cookieKeys(config) },
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     claims: {
