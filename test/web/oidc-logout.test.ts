@@ -236,7 +236,7 @@ function assertLogoutToken(token: JWTPayload, who: { user: { id: string } }, sid
   assert.equal(token.aud, app.clientId)
   assert.deepEqual(token.events, { [EVENT]: {} })
   assert.equal(token.nonce, undefined)
-  assert.ok(token.jti && token.iat)
+  assert.ok(token.jti && token.iat && token.exp)
 }
 
 test('RP-initiated logout: the hosted confirmation page, Sign out ends the hosted session, sends the logout token and returns to the registered URI with state', {

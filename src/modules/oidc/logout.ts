@@ -39,10 +39,10 @@ export function endHostedSessionOnLogout(
     if (oidc?.route !== 'end_session_confirm' || ctx.status !== 303 || !oidc.params?.logout) {
       return
     }
-    ctx.append('Set-Cookie', clearedSessionCookie({ config: deps.config, slug: tenant.slug }))
     const userId = oidc.session?.accountId
     const sessionId = oidc.session?.[SERVICE_SESSION]
     if (!userId || !sessionId) return
+    ctx.append('Set-Cookie', clearedSessionCookie({ config: deps.config, slug: tenant.slug }))
     try {
       const found = await findTenantById(deps.db, tenant.id)
       if (!found) return
