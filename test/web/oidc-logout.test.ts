@@ -26,7 +26,7 @@ import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } 
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
-import { auditEvents, sessions } from '../../src/db/schema.ts'
+import { auditEvents, oidcModels, sessions } from '../../src/db/schema.ts'
 import { createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
 import {
   createTenant,
@@ -277,6 +277,12 @@ test('RP-initiated logout: the hosted confirmation page, Sign out ends the hoste
       )
     assert.equal(logouts.length, 1)
     assert.equal((logouts[0].metadata as { via?: string }).via, 'oidc')
+    // The page cookie went with it, as on the pages' sign-out.
+    const cookies = await page.context().cookies()
+    assert.equal(
+      cookies.find((c) => c.name === 'ta_session'),
+      undefined,
+    )
     await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/account`)
     await page.waitForURL((u) => u.pathname === `/t/${t.slug}/sign-in`)
   })
@@ -385,6 +391,13 @@ for (const [name, end] of [
       ),
   ],
   [
+    'erasure',
+    (who: Awaited<ReturnType<typeof signup>>) =>
+      server.request('POST', `/v1/${t.slug}/users/${who.user.id}/erase`, undefined, {
+        token: t.admin.accessToken,
+      }),
+  ],
+  [
     'deletion',
     (who: Awaited<ReturnType<typeof signup>>) =>
       server.request('DELETE', `/v1/${t.slug}/users/${who.user.id}`, undefined, {
@@ -421,8 +434,18 @@ test('back-channel logout: an application that answers 500 does not fail the use
     } finally {
       backchannelStatus = 200
     }
-    // Its provider session ended with it: a later revocation sends nothing more.
-    const count = logouts.filter((p) => p.sid === signedIn.sid).length
-    assert.equal(count, 1)
+    // Its provider session ended with it (deleted), so nothing can send it again.
+    assert.equal(logouts.filter((p) => p.sid === signedIn.sid).length, 1)
+    const left = await server.deps.db
+      .select({ id: oidcModels.id })
+      .from(oidcModels)
+      .where(
+        and(
+          eq(oidcModels.tenantId, t.tenantId),
+          eq(oidcModels.model, 'Session'),
+          eq(oidcModels.accountId, who.user.id),
+        ),
+      )
+    assert.deepEqual(left, [])
   })
 })
