@@ -269,6 +269,22 @@ test('device flow: a code past its lifetime answers the device expired_token, an
   assert.equal(row.accountId, undefined)
 })
 
+test('device flow: verification_uri_complete (the code in the link, e.g. a QR code) opens the confirmation page directly', {
+  skip,
+}, async () => {
+  const { config, response } = await startOnDevice()
+  assert.ok(response.verification_uri_complete)
+  await inFreshBrowser(async (page) => {
+    await page.goto(
+      response.verification_uri_complete?.replace(server.url, server.deps.config.publicUrl) ?? '',
+    )
+    await page.getByRole('heading', { name: 'Sign in to Living Room TV on your device?' }).waitFor()
+    assert.equal(await page.locator('.user-code code').textContent(), response.user_code)
+  })
+  const polled = await oauthError(pollOnce(config, response.device_code))
+  assert.equal(polled.error, 'authorization_pending')
+})
+
 test("device flow: only native applications may use it (a web application is refused with invalid_request, oidc-provider's answer)", {
   skip,
 }, async () => {
