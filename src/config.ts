@@ -39,6 +39,13 @@ export interface Config {
    * Empty in production when the variable is unset: the provider is then off (404).
    */
   oidcSigningKeys: string[]
+  /**
+   * OIDC_BACKCHANNEL_ALLOW_LOOPBACK=true, development and tests only (refused with
+   * NODE_ENV=production): an application's back-channel logout URI may be http(s) on
+   * localhost, 127.0.0.1 or [::1], and the provider delivers logout tokens there. Private and
+   * link-local addresses stay refused.
+   */
+  oidcBackchannelAllowLoopback: boolean
   smtpUrl: string | undefined
   mailFrom: string
   idp: IdpConfig | undefined
@@ -137,6 +144,20 @@ export function loadConfig(env: Env = process.env): Config {
     production && !env.ENCRYPTION_KEYS,
   )
   const oidcSigningKeys = parseOidcKeys(env.OIDC_SIGNING_KEYS, dataDir, production, problems)
+  const allowLoopback = env.OIDC_BACKCHANNEL_ALLOW_LOOPBACK
+  if (
+    allowLoopback !== undefined &&
+    allowLoopback !== '' &&
+    !/^(true|false)$/.test(allowLoopback)
+  ) {
+    problems.push('OIDC_BACKCHANNEL_ALLOW_LOOPBACK: must be true or false')
+  }
+  const oidcBackchannelAllowLoopback = allowLoopback === 'true'
+  if (oidcBackchannelAllowLoopback && production) {
+    problems.push(
+      'OIDC_BACKCHANNEL_ALLOW_LOOPBACK: development and tests only, not with NODE_ENV=production',
+    )
+  }
   const smtpUrl = emptyToUndefined(env.SMTP_URL)
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
     problems.push('SMTP_URL: must start with smtp:// or smtps://')
@@ -187,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtPrivateKeys,
     encryptionKeys,
     oidcSigningKeys,
+    oidcBackchannelAllowLoopback,
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'no-reply@localhost',
     idp,

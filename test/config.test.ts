@@ -301,3 +301,22 @@ test('production without OIDC_SIGNING_KEYS starts with the OpenID provider off',
   })
   assert.deepEqual(config.oidcSigningKeys, [])
 })
+
+test('OIDC_BACKCHANNEL_ALLOW_LOOPBACK is off by default, on only outside production, and only true or false', () => {
+  assert.equal(loadConfig({ DATA_DIR: tmp() }).oidcBackchannelAllowLoopback, false)
+  const on = loadConfig({ DATA_DIR: tmp(), OIDC_BACKCHANNEL_ALLOW_LOOPBACK: 'true' })
+  assert.equal(on.oidcBackchannelAllowLoopback, true)
+  assert.deepEqual(problems({ DATA_DIR: tmp(), OIDC_BACKCHANNEL_ALLOW_LOOPBACK: 'yes' }), [
+    'OIDC_BACKCHANNEL_ALLOW_LOOPBACK: must be true or false',
+  ])
+  const inProduction = problems({
+    NODE_ENV: 'production',
+    JWT_SECRET: 'p'.repeat(40),
+    ENCRYPTION_KEYS: key('v1'),
+    SMTP_URL: 'smtp://mail.example.com:587',
+    OIDC_BACKCHANNEL_ALLOW_LOOPBACK: 'true',
+  })
+  assert.deepEqual(inProduction, [
+    'OIDC_BACKCHANNEL_ALLOW_LOOPBACK: development and tests only, not with NODE_ENV=production',
+  ])
+})

@@ -48,6 +48,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     jwtPrivateKeys: [],
     encryptionKeys: [{ version: 'v1', key: Buffer.alloc(32, 7) }],
     oidcSigningKeys: TEST_OIDC_KEYS,
+    oidcBackchannelAllowLoopback: false,
     smtpUrl: undefined,
     mailFrom: 'auth@test.local',
     idp: undefined,

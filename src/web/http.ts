@@ -16,14 +16,19 @@ export const CSP = [
   "base-uri 'none'",
 ].join('; ')
 
-export function setPageHeaders(reply: FastifyReply): void {
-  reply.header('content-security-policy', CSP)
-  reply.header('x-frame-options', 'DENY')
-  reply.header('x-content-type-options', 'nosniff')
+/** The headers of every page (the pages oidc-provider draws too: web/provider-page.ts). */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': CSP,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
   // Invitation and reset links carry secrets in the query: never send them on.
-  reply.header('referrer-policy', 'no-referrer')
-  reply.header('cache-control', 'no-store')
-  reply.header('cross-origin-opener-policy', 'same-origin')
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'cross-origin-opener-policy': 'same-origin',
+}
+
+export function setPageHeaders(reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) reply.header(name, value)
 }
 
 export function readCookies(request: FastifyRequest): Record<string, string> {
@@ -52,8 +57,8 @@ export interface CookieOptions {
   maxAge?: number
 }
 
-/** HttpOnly and SameSite=Lax always; Secure when the service is reached over HTTPS. */
-export function setCookie(reply: FastifyReply, name: string, value: string, o: CookieOptions) {
+/** A Set-Cookie value: HttpOnly and SameSite=Lax always; Secure when the service is reached over HTTPS. */
+export function cookieHeader(name: string, value: string, o: CookieOptions): string {
   const parts = [
     `${name}=${encodeURIComponent(value)}`,
     `Path=${o.path}`,
@@ -62,9 +67,13 @@ export function setCookie(reply: FastifyReply, name: string, value: string, o: C
   ]
   if (o.secure) parts.push('Secure')
   if (o.maxAge !== undefined) parts.push(`Max-Age=${o.maxAge}`)
+  return parts.join('; ')
+}
+
+export function setCookie(reply: FastifyReply, name: string, value: string, o: CookieOptions) {
   const previous = reply.getHeader('set-cookie')
   const list = previous === undefined ? [] : Array.isArray(previous) ? previous : [String(previous)]
-  reply.header('set-cookie', [...list, parts.join('; ')])
+  reply.header('set-cookie', [...list, cookieHeader(name, value, o)])
 }
 
 export function clearCookie(reply: FastifyReply, name: string, o: Omit<CookieOptions, 'maxAge'>) {

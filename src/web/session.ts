@@ -25,7 +25,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual } from '../lib/crypto.ts'
-import { clearCookie, readCookies, setCookie } from './http.ts'
+import { clearCookie, cookieHeader, readCookies, setCookie } from './http.ts'
 
 export interface PageSession {
   accessToken: string
@@ -53,16 +53,19 @@ export interface PageContext {
 
 export const pagePath = (slug: string) => `/t/${slug}`
 
-const overHttps = (ctx: PageContext) => ctx.config.publicUrl.startsWith('https:')
+const overHttps = (ctx: Pick<PageContext, 'config'>) => ctx.config.publicUrl.startsWith('https:')
 
 /** The names of the page cookies of `ctx`'s tenant. */
-export function cookieNames(ctx: PageContext): { session: string; csrf: string } {
+export function cookieNames(ctx: Pick<PageContext, 'config' | 'slug'>): {
+  session: string
+  csrf: string
+} {
   return overHttps(ctx)
     ? { session: `__Host-ta_session_${ctx.slug}`, csrf: `__Host-ta_csrf_${ctx.slug}` }
     : { session: 'ta_session', csrf: 'ta_csrf' }
 }
 
-function cookieOptions(ctx: PageContext) {
+function cookieOptions(ctx: Pick<PageContext, 'config' | 'slug'>) {
   return overHttps(ctx) ? { path: '/', secure: true } : { path: pagePath(ctx.slug), secure: false }
 }
 
@@ -111,6 +114,14 @@ export function beginSession(
 export function clearSession(ctx: PageContext, request: FastifyRequest, reply: FastifyReply) {
   clearCookie(reply, cookieNames(ctx).session, cookieOptions(ctx))
   renewBrowserSecret(ctx, request, reply, '')
+}
+
+/**
+ * The Set-Cookie value that removes the page session, for a response written outside the
+ * pages' plugin (the OpenID provider's logout, web/pages/oidc-logout.ts).
+ */
+export function clearedSessionCookie(ctx: Pick<PageContext, 'config' | 'slug'>): string {
+  return cookieHeader(cookieNames(ctx).session, '', { ...cookieOptions(ctx), maxAge: 0 })
 }
 
 /**

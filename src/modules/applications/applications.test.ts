@@ -346,3 +346,29 @@ test('npm run rotate-keys re-seals client secrets under the first ENCRYPTION_KEY
   // Bound to its row: the sealed value does not open as another application's.
   assert.equal(openSecret(rotated, t.tenantId, crypto.randomUUID(), sealed), undefined)
 })
+
+test('applications: with OIDC_BACKCHANNEL_ALLOW_LOOPBACK (development and tests) a loopback back-channel URI is accepted, and only loopback', async (ctx) => {
+  const dev = await startTestServer(ctx, { oidcBackchannelAllowLoopback: true })
+  const tenant = await createTenant(dev)
+  const make = (uri: string) =>
+    dev.request(
+      'POST',
+      `/v1/${tenant.slug}/applications`,
+      { name: 'A', type: 'web', backchannelLogoutUri: uri },
+      { token: tenant.admin.accessToken },
+    )
+  for (const uri of ['http://127.0.0.1:8080/bc', 'http://localhost:3000/bc', 'https://[::1]/bc']) {
+    const res = await make(uri)
+    assert.equal(res.status, 200, `${uri}: ${JSON.stringify(res.body)}`)
+    assert.equal(res.body.application.backchannelLogoutUri, uri)
+  }
+  for (const uri of [
+    'http://10.1.2.3/bc',
+    'https://192.168.1.1/bc',
+    'https://169.254.169.254/latest/meta-data',
+    'http://evil.example/bc',
+  ]) {
+    const res = await unchanged(dev, tenant.tenantId, () => make(uri))
+    expectValidation(res, 'body.backchannelLogoutUri')
+  }
+})

@@ -75,10 +75,15 @@ for (const [net, bits] of [
  * otherwise aim the service's requests at its own network. Names are checked as written;
  * the resolved address is not (CONTRACT §13's connect-time guard comes with webhooks).
  */
-export function backchannelUriProblem(raw: string): string | undefined {
+export function backchannelUriProblem(
+  raw: string,
+  options: BackchannelOptions = {},
+): string | undefined {
   const problem = redirectUriProblem(raw, 'web')
   if (problem) return problem
   const url = new URL(raw)
+  // Development and tests only (config.ts, OIDC_BACKCHANNEL_ALLOW_LOOPBACK).
+  if (options.allowLoopback && isLoopback(url)) return undefined
   if (url.protocol !== 'https:') return 'must be https: the service calls it'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const family = isIP(host)
@@ -89,6 +94,11 @@ export function backchannelUriProblem(raw: string): string | undefined {
   return internal ? 'must not name a loopback, private or link-local host' : undefined
 }
 
+export interface BackchannelOptions {
+  /** OIDC_BACKCHANNEL_ALLOW_LOOPBACK: http(s) on localhost, 127.0.0.1 or [::1] is accepted. */
+  allowLoopback?: boolean
+}
+
 export interface UriFields {
   redirectUris?: string[]
   postLogoutRedirectUris?: string[]
@@ -96,7 +106,11 @@ export interface UriFields {
 }
 
 /** Throws 400 validation listing every wrong URI of `fields` for an app of `type`. */
-export function checkUris(type: ApplicationType, fields: UriFields): void {
+export function checkUris(
+  type: ApplicationType,
+  fields: UriFields,
+  options: BackchannelOptions = {},
+): void {
   const issues: { path: string; message: string }[] = []
   const list = (name: 'redirectUris' | 'postLogoutRedirectUris') => {
     const uris = fields[name] ?? []
@@ -116,7 +130,7 @@ export function checkUris(type: ApplicationType, fields: UriFields): void {
     if (type === 'machine') {
       issues.push({ path: 'body.backchannelLogoutUri', message: 'a machine app signs nobody in' })
     } else {
-      const problem = backchannelUriProblem(backchannel)
+      const problem = backchannelUriProblem(backchannel, options)
       if (problem) issues.push({ path: 'body.backchannelLogoutUri', message: problem })
     }
   }

@@ -21,7 +21,11 @@ import type {
 } from './schemas.ts'
 import { hasSecret, newSecret, sealSecret } from './secret.ts'
 
-type AppDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db'>
+type AppDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config'>
+
+const uriOptions = (deps: AppDeps) => ({
+  allowLoopback: deps.config.oidcBackchannelAllowLoopback,
+})
 
 export function presentApplication(row: store.Application): ApplicationRecord {
   return {
@@ -46,7 +50,7 @@ export async function createApplication(
   input: CreateApplicationBody,
   actor: Actor,
 ) {
-  checkUris(input.type, input)
+  checkUris(input.type, input, uriOptions(deps))
   const now = deps.clock.now()
   const id = uuidv7(now.getTime())
   const secret = hasSecret(input.type) ? newSecret() : undefined
@@ -116,7 +120,7 @@ export async function updateApplication(
   return deps.db.transaction(async (tx) => {
     const current = await store.findApplication(tx, tenantId, id)
     if (!current) fail('not_found')
-    checkUris(current.type as ApplicationType, input)
+    checkUris(current.type as ApplicationType, input, uriOptions(deps))
     // CONTRACT §11, Consent: a client that registered itself is third-party for good.
     if (current.dynamic && input.firstParty === true) {
       fail('validation', {

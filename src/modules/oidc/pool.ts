@@ -14,9 +14,13 @@ interface Entry {
   handler: (req: unknown, res: unknown) => void
 }
 
+/** Work done on each Provider as it is built (its middleware and event listeners). */
+export type ProviderSetup = (provider: OidcProvider, tenant: Pick<Tenant, 'id' | 'slug'>) => void
+
 export class ProviderPool {
   private readonly entries = new Map<string, Entry>()
   private readonly deps: ProviderDeps
+  private readonly setups: ProviderSetup[] = []
   readonly max: number
 
   constructor(deps: ProviderDeps, max = DEFAULT_POOL_SIZE) {
@@ -26,6 +30,11 @@ export class ProviderPool {
 
   get size(): number {
     return this.entries.size
+  }
+
+  /** Runs `setup` on every Provider built from now on (call before the first request). */
+  onBuild(setup: ProviderSetup): void {
+    this.setups.push(setup)
   }
 
   /** The tenant's request handler; the most recently used entries stay. */
@@ -47,6 +56,7 @@ export class ProviderPool {
       return found
     }
     const provider = buildProvider(this.deps, tenant)
+    for (const setup of this.setups) setup(provider, tenant)
     const entry = { slug: tenant.slug, provider, handler: provider.callback() }
     this.entries.set(tenant.id, entry)
     while (this.entries.size > this.max) {

@@ -10,10 +10,13 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
+import { devicePages } from '../../web/pages/device.ts'
+import { logoutPages } from '../../web/pages/oidc-logout.ts'
 import type { AuditRecorder } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
-import { TenantAdapter } from './adapter.ts'
+import { adapterFor } from './device.ts'
+import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
@@ -63,7 +66,10 @@ export interface OidcProvider {
 }
 
 export interface ProviderDeps {
-  config: Pick<Config, 'publicUrl' | 'trustProxy' | 'encryptionKeys'>
+  config: Pick<
+    Config,
+    'publicUrl' | 'trustProxy' | 'encryptionKeys' | 'oidcBackchannelAllowLoopback'
+  >
   db: Db
   cipher: FieldCipher
   clock: Clock
@@ -190,9 +196,11 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const resourceTtl = (_ctx: unknown, token: TokenLike) =>
     token.resourceServer?.accessTokenTTL ?? 900
   const provider: OidcProvider = new Provider(issuer, {
-    adapter: (model: string) => new TenantAdapter(deps, tenant.id, model),
+    adapter: adapterFor(deps, tenant.id),
     jwks: deps.jwks,
     findAccount: accountFinder(deps.db, tenant.id),
+    // Back-channel logout tokens go out through it (backchannel.ts).
+    fetch: providerFetch(config),
     cookies: { keys: cookieKeys(config) },
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     claims: {
@@ -255,8 +263,10 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
         allowedPolicy: (_ctx: unknown, caller: Caller, token: { clientId: string }) =>
           caller.clientId === token.clientId,
       },
-      deviceFlow: { enabled: true },
-      rpInitiatedLogout: { enabled: true },
+      // RFC 8628 for native apps (clients.ts), its pages among the hosted pages.
+      deviceFlow: { enabled: true, ...devicePages(deps.db, tenant.id) },
+      // The confirmation and signed-out pages; ending the hosted session: oidc-logout.ts.
+      rpInitiatedLogout: { enabled: true, ...logoutPages(deps.db, tenant) },
       backchannelLogout: { enabled: true },
       // RFC 7591, open per request while the tenant's `dynamicClientRegistration` is on
       // (registration.ts, whose gate is installed below).

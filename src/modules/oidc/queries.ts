@@ -4,7 +4,7 @@
 // never answered (the purge deletes it later), and expiry is the database's clock, the
 // same on every instance.
 import type { Handle } from '../../db/client.ts'
-import { and, eq, gt, isNull, or, type SQL, sql } from '../../db/orm.ts'
+import { and, eq, gt, inArray, isNull, or, type SQL, sql } from '../../db/orm.ts'
 import { oidcModels, sessions, users } from '../../db/schema.ts'
 import { isUuid } from '../../lib/ids.ts'
 
@@ -115,6 +115,33 @@ export async function deleteClientModels(db: Handle, tenantId: string, clientId:
 /** Every model of one user (grants, tokens, sessions): the erasure's (CONTRACT §9). */
 export async function deleteAccountModels(db: Handle, tenantId: string, accountId: string) {
   await deleteBy(db, tenantId, eq(oidcModels.accountId, accountId))
+}
+
+/**
+ * Deletes and answers the provider sessions of a user that were signed in from any of
+ * `serviceSessionIds` (the field provider.ts keeps in each, `serviceSessionId`): once those
+ * ended, so did these. One statement, so of two instances told of the same end only one
+ * gets each row (and sends its back-channel logouts).
+ */
+export async function takeProviderSessions(
+  db: Handle,
+  tenantId: string,
+  accountId: string,
+  serviceSessionIds: string[],
+): Promise<ModelPayload[]> {
+  if (serviceSessionIds.length === 0) return []
+  const rows = await db
+    .delete(oidcModels)
+    .where(
+      and(
+        eq(oidcModels.tenantId, tenantId),
+        eq(oidcModels.model, 'Session'),
+        eq(oidcModels.accountId, accountId),
+        inArray(sql`${oidcModels.payload}->>'serviceSessionId'`, serviceSessionIds),
+      ),
+    )
+    .returning({ payload: oidcModels.payload })
+  return rows.map((row) => row.payload)
 }
 
 /**

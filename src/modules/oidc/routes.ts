@@ -15,6 +15,8 @@ import type { IncomingMessage } from 'node:http'
 import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { backchannelOnSessionsEnded, logBackchannelErrors } from './backchannel.ts'
+import { endHostedSessionOnLogout } from './logout.ts'
 import { poolOf } from './pool.ts'
 import { admitRegistration, REGISTRATION_PATH } from './registration.ts'
 
@@ -44,6 +46,18 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
   // shared with the hosted pages, which lead the interactions (web/pages/authorize.ts).
   const pool = poolOf(deps)
   if (!pool) return
+
+  // CONTRACT §11, Logout: RP-initiated logout ends the hosted session, and every end of a
+  // service session reaches the applications through back-channel logout.
+  pool.onBuild((provider, tenant) => {
+    const koa = provider as unknown as {
+      use(middleware: unknown): void
+      on(event: string, listener: (...args: unknown[]) => void): void
+    }
+    koa.use(endHostedSessionOnLogout(deps, tenant, fastify.log))
+    logBackchannelErrors(koa, fastify.log, tenant.id)
+  })
+  deps.sessions.onSessionsEnded(backchannelOnSessionsEnded({ db: deps.db, pool, log: fastify.log }))
 
   fastify.removeAllContentTypeParsers()
   fastify.addContentTypeParser(

@@ -38,6 +38,20 @@ export interface SessionServiceDeps {
   config: Config
 }
 
+/** Sessions of one user of one tenant that ended in one committed transaction. */
+export interface EndedSessions {
+  tenantId: string
+  userId: string
+  sessionIds: string[]
+}
+
+/**
+ * Told of sessions once their end committed (the OpenID provider's back-channel logout,
+ * CONTRACT §11). Called synchronously and never awaited: a listener does its work in the
+ * background and catches its own failures, so it can neither slow nor fail the request.
+ */
+export type SessionsEndedListener = (ended: EndedSessions[]) => void
+
 /** A security alert waiting for its sign-in's transaction to commit. */
 interface QueuedAlert {
   tenant: Tenant
@@ -63,8 +77,25 @@ export class SessionService {
   private readonly deps: SessionServiceDeps
   /** The alerts of each transaction opened by `signingIn`, mailed once it commits. */
   private readonly queued = new WeakMap<Handle, QueuedAlert[]>()
+  private readonly endListeners: SessionsEndedListener[] = []
   constructor(deps: SessionServiceDeps) {
     this.deps = deps
+  }
+
+  /** Adds a listener told of every session that ends, whatever ended it. */
+  onSessionsEnded(listener: SessionsEndedListener): void {
+    this.endListeners.push(listener)
+  }
+
+  /**
+   * After the transaction that ended `ended` committed: the revocation cache refuses their
+   * access tokens (CONTRACT §4), then the listeners hear of them.
+   */
+  private announce(ended: EndedSessions[]): void {
+    const live = ended.filter((e) => e.sessionIds.length > 0)
+    this.deps.revocations.add(live.flatMap((e) => e.sessionIds))
+    if (live.length === 0) return
+    for (const listener of this.endListeners) listener(live)
   }
 
   /**
@@ -180,7 +211,7 @@ export class SessionService {
           ])
         }
       })
-      this.deps.revocations.add([state.sessionId])
+      this.announce([{ tenantId: tenant.id, userId: state.userId, sessionIds: [state.sessionId] }])
       fail('refresh_token_reused')
     }
     if (state.usedAt) fail('refresh_token_reused')
@@ -210,7 +241,9 @@ export class SessionService {
       }
       return ok
     })
-    if (ended) this.deps.revocations.add([state.sessionId])
+    if (ended) {
+      this.announce([{ tenantId: tenant.id, userId: state.userId, sessionIds: [state.sessionId] }])
+    }
   }
 
   /**
@@ -246,7 +279,7 @@ export class SessionService {
       return ok
     })
     if (!ended) fail('not_found')
-    this.deps.revocations.add([sessionId])
+    this.announce([{ tenantId: tenant.id, userId, sessionIds: [sessionId] }])
   }
 
   /** Ends every session of the signed-in user (logout-all); answers how many. */
@@ -268,7 +301,7 @@ export class SessionService {
    * of them here, so no caller can end a session and forget to tell it.
    */
   async revoking<T>(work: (tx: Handle, revoke: RevokeUserSessions) => Promise<T>): Promise<T> {
-    const ended: string[] = []
+    const ended: EndedSessions[] = []
     const result = await this.deps.db.transaction(async (tx) => {
       const revoke: RevokeUserSessions = async (tenantId, userId, actor, reason, keep) => {
         const ids = await store.revokeUserSessions(tx, tenantId, userId, reason, keep)
@@ -282,12 +315,12 @@ export class SessionService {
             metadata: { sessionId, reason },
           })),
         )
-        ended.push(...ids)
+        ended.push({ tenantId, userId, sessionIds: ids })
         return ids
       }
       return work(tx, revoke)
     })
-    this.deps.revocations.add(ended)
+    this.announce(ended)
     return result
   }
 

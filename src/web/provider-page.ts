@@ -1,0 +1,66 @@
+// The pages oidc-provider draws itself (the device flow's and the logout's, through the
+// `*Source` hooks of its features) in the hosted pages' look: the same shell (layout.ts),
+// the tenant's name and logo, and the same security headers. The hooks receive Koa's
+// context, not Fastify's, so this writes the response there.
+import type { Db } from '../db/client.ts'
+import { findTenantById } from '../modules/tenants/queries.ts'
+import type { Html } from './html.ts'
+import { CSP, PAGE_HEADERS } from './http.ts'
+import { page } from './layout.ts'
+
+/** What the hooks use of Koa's context. */
+export interface KoaContext {
+  status: number
+  type: string
+  body: unknown
+  set(name: string, value: string): void
+  append(name: string, value: string): void
+  get(name: string): string
+  ip: string
+}
+
+export interface ProviderPageOptions {
+  status?: number
+  /**
+   * Where the page's form may lead besides this service: a form's redirect to another
+   * origin (the application's post-logout URI) is held to the CSP's form-action.
+   */
+  formLeadsTo?: string
+}
+
+/** The CSP source of a URI a form's redirect may reach: its origin, or its private-use scheme. */
+function sourceOf(uri: string): string | undefined {
+  try {
+    const url = new URL(uri)
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol
+  } catch {
+    return undefined
+  }
+}
+
+export async function sendProviderPage(
+  db: Db,
+  tenantId: string,
+  ctx: KoaContext,
+  title: string,
+  body: Html,
+  options: ProviderPageOptions = {},
+): Promise<void> {
+  const found = await findTenantById(db, tenantId)
+  const tenant = found?.tenant ?? { name: 'Sign-in', slug: '' }
+  const brand = {
+    tenant,
+    logoUrl: found?.hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
+  }
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value)
+  const extra = options.formLeadsTo ? sourceOf(options.formLeadsTo) : undefined
+  if (extra) {
+    ctx.set(
+      'content-security-policy',
+      CSP.replace("form-action 'self'", `form-action 'self' ${extra}`),
+    )
+  }
+  ctx.status = options.status ?? 200
+  ctx.type = 'text/html; charset=utf-8'
+  ctx.body = page(brand, title, body).value
+}
