@@ -108,6 +108,8 @@ interface PathResult {
   bare: Run[]
   ceiling?: number
   ratios: number[]
+  /** Wall time of the path, its warm-up and any preparation of its rounds included. */
+  seconds: number
 }
 
 if (!existsSync('/proc/self/stat')) throw new Error('npm run bench reads /proc: run it on Linux')
@@ -126,6 +128,7 @@ const report: Record<string, unknown> = {
   connections: CONNECTIONS,
 }
 const paths: PathResult[] = []
+const benchStarted = performance.now()
 
 // 1. The login ceiling: argon2id verifies per second with 1…8 in flight, in its own process.
 const argon = JSON.parse(
@@ -414,7 +417,7 @@ if (paths.some((p) => p.name === 'POST auth/login')) {
   )
 }
 const peak = Math.max(...paths.flatMap((p) => p.service.map((r) => r.peakRssMb)))
-console.log(`\nmemory: peak under load ${peak.toFixed(0)} MB (target < 200)`)
+if (paths.length > 0) console.log(`\nmemory: peak under load ${peak.toFixed(0)} MB (target < 200)`)
 if (report.memoryAtRestMb) {
   console.log(
     `memory at rest: PostgreSQL ${rest.pg.toFixed(0)} MB (target < 120), embedded ${rest.embedded?.toFixed(0)} MB (target < 250)`,
@@ -468,6 +471,10 @@ report.paths = paths.map((p) => ({
   bareMedian: p.bare.length ? summarize(p.bare) : undefined,
 }))
 report.peakRssMb = peak
+report.seconds = (performance.now() - benchStarted) / 1000
+console.log(
+  `\nbench time ${(report.seconds as number).toFixed(0)} s; by path: ${paths.map((p) => `${p.name} ${p.seconds.toFixed(0)} s`).join(', ')}${report.oidcPool ? `; OIDC pool ${(report.oidcPool as { seconds: number }).seconds.toFixed(0)} s` : ''}`,
+)
 mkdirSync('bench/results', { recursive: true })
 const file = join('bench/results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
@@ -487,7 +494,16 @@ async function compare(
   baseline: string,
   round: () => Promise<{ service: Run; bare?: Run }>,
 ): Promise<PathResult> {
-  const result: PathResult = { name, target, baseline, service: [], bare: [], ratios: [] }
+  const started = performance.now()
+  const result: PathResult = {
+    name,
+    target,
+    baseline,
+    service: [],
+    bare: [],
+    ratios: [],
+    seconds: 0,
+  }
   // One round first, not counted: the first seconds of a path run code V8 has not optimised
   // yet (the login's first round was the slowest of three in most runs, its p99 the worst).
   if (WARMUP) await round()
@@ -499,6 +515,7 @@ async function compare(
       result.ratios.push(r.service.rps / r.bare.rps)
     }
   }
+  result.seconds = (performance.now() - started) / 1000
   paths.push(result)
   return result
 }
