@@ -2,8 +2,13 @@
 // each of our routes must do. Started as its own process by bench/run.ts.
 //   GET  /bare/me       one primary-key SELECT of a user
 //   POST /bare/refresh  BEGIN; UPDATE one refresh token; INSERT its successor; COMMIT
-import { createHash, randomBytes } from 'node:crypto'
+//   POST /bare/sign     a JWT signed as the OpenID provider signs an access token: the
+//                       claims and header posted (from a token of the same run) with a new
+//                       jti, iat and exp, with BARE_SIGNING_KEY (the provider's key) and
+//                       jose, which oidc-provider signs with
+import { createHash, createPrivateKey, randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
+import { CompactSign } from 'jose'
 import pg from 'pg'
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 })
@@ -45,6 +50,35 @@ app.post('/bare/refresh', async (request) => {
     return { refreshToken: next }
   } finally {
     client.release()
+  }
+})
+
+const signingKey = process.env.BARE_SIGNING_KEY
+  ? createPrivateKey(process.env.BARE_SIGNING_KEY)
+  : undefined
+const encoder = new TextEncoder()
+
+app.post('/bare/sign', async (request) => {
+  const { header, claims } = request.body as {
+    header: { alg: string }
+    claims: { iat: number; exp: number; scope: string }
+  }
+  if (!signingKey) throw new Error('BARE_SIGNING_KEY is not set')
+  const iat = Math.floor(Date.now() / 1000)
+  const payload = {
+    ...claims,
+    jti: randomBytes(32).toString('base64url').slice(0, 43),
+    iat,
+    exp: iat + (claims.exp - claims.iat),
+  }
+  const jwt = await new CompactSign(encoder.encode(JSON.stringify(payload)))
+    .setProtectedHeader(header)
+    .sign(signingKey)
+  return {
+    access_token: jwt,
+    expires_in: claims.exp - claims.iat,
+    token_type: 'Bearer',
+    scope: claims.scope,
   }
 })
 

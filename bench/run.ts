@@ -4,6 +4,11 @@
 //   GET /me           vs bare Fastify + one primary-key SELECT on the same pool   ≥ 0.8
 //   POST auth/refresh vs bare Fastify + the UPDATE+INSERT transaction            ≥ 0.75
 //   GET users (key)   vs the same bare primary-key SELECT route                  ≥ 0.6
+//   OpenID provider (bench/oidc.ts; CONTRACT §11):
+//   client credentials vs bare Fastify signing the same JWT (same key, same claims)  ≥ 0.5
+//   introspection      vs the bare primary-key SELECT route                       ≥ 0.5
+//   code exchange      vs the bare UPDATE+INSERT transaction                      ≥ 0.5
+//   the Provider pool: heap after GC flat (within 10 %) from 1,000 to 10,000 tenants
 //   memory at rest (PostgreSQL < 120 MB, embedded < 250 MB), under each load (< 200 MB),
 //   start to ready on PostgreSQL with migrations applied (< 1 s), and a login flood of 10×
 //   the hash bound (memory flat; the excess waits or is shed with 503 + Retry-After).
@@ -13,10 +18,11 @@
 // process and of PostgreSQL: a figure the other work on the machine disturbs far less.
 // Needs PostgreSQL: BENCH_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/tenant_auth_bench
 // (created when missing). Writes bench/results/bench-<time>.json.
-//   BENCH_ONLY=login,me,refresh,admin,flood,memory,startup   BENCH_SECONDS=5   BENCH_PROFILE=1
+//   BENCH_ONLY=login,me,refresh,admin,cc,introspect,code,flood,memory,startup,oidcpool
+//   BENCH_SECONDS=5   BENCH_PROFILE=1
 //   BENCH_WARMUP=0 (each path runs one uncounted round first unless so)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
   existsSync,
   mkdirSync,
@@ -31,6 +37,19 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { defaultHashConcurrency } from '../src/lib/passwords.ts'
 import { START_ARGS } from '../test/start-args.ts'
+import {
+  clientCredentialsBody,
+  exchangeBody,
+  HeapProbe,
+  type MintedCode,
+  mintCodes,
+  POOL_MARGIN,
+  POOL_SAMPLES,
+  POOL_TENANTS,
+  seedPoolTenants,
+  setUpOidc,
+  touchTenants,
+} from './oidc.ts'
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -42,12 +61,22 @@ const DB_URL =
 const SERVICE_PORT = 3901
 const BARE_PORT = 3902
 const PASSWORD = 'plum-orbit-canvas-77'
-const ALL = 'login,me,refresh,admin,flood,memory,startup'
+const ALL = 'login,me,refresh,admin,cc,introspect,code,flood,memory,startup,oidcpool'
 const only = new Set((process.env.BENCH_ONLY ?? ALL).split(','))
 const cores = availableParallelism()
 
+// The OpenID provider's key, RSA 2048 as the provider signs with by default (RS256); the
+// bare signing route gets the same one.
+const OIDC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString()
+
 const SERVICE_ENV = {
   DATABASE_URL: DB_URL,
+  // The provider's redirects name the hosted pages by PUBLIC_URL; the bench follows them.
+  PUBLIC_URL: `http://127.0.0.1:${SERVICE_PORT}`,
+  OIDC_SIGNING_KEYS: OIDC_KEY,
+  RATE_LIMIT_OIDC_TOKEN: '100000000/60',
   LOG_LEVEL: 'warn',
   DATA_DIR: '/tmp/tenant-auth-bench',
   RATE_LIMIT_TENANT_CREATION: '1000000/60',
@@ -79,6 +108,8 @@ interface PathResult {
   bare: Run[]
   ceiling?: number
   ratios: number[]
+  /** Wall time of the path, its warm-up and any preparation of its rounds included. */
+  seconds: number
 }
 
 if (!existsSync('/proc/self/stat')) throw new Error('npm run bench reads /proc: run it on Linux')
@@ -97,6 +128,7 @@ const report: Record<string, unknown> = {
   connections: CONNECTIONS,
 }
 const paths: PathResult[] = []
+const benchStarted = performance.now()
 
 // 1. The login ceiling: argon2id verifies per second with 1…8 in flight, in its own process.
 const argon = JSON.parse(
@@ -127,7 +159,11 @@ if (only.has('startup')) {
 }
 const service = await startService(SERVICE_ENV, profile)
 const rest = { pg: await restingRss(service.child) } as { pg: number; embedded?: number }
-const bare = spawnNode('bench/bare.ts', { DATABASE_URL: DB_URL, PORT: String(BARE_PORT) })
+const bare = spawnNode('bench/bare.ts', {
+  DATABASE_URL: DB_URL,
+  PORT: String(BARE_PORT),
+  BARE_SIGNING_KEY: OIDC_KEY,
+})
 await ready(BARE_PORT, '/bare/ready')
 
 const base = `http://127.0.0.1:${SERVICE_PORT}`
@@ -206,6 +242,84 @@ if (only.has('admin')) {
   }))
 }
 
+const oidc =
+  only.has('cc') || only.has('introspect') || only.has('code')
+    ? await setUpOidc(base, slug, created.accessToken, email, PASSWORD)
+    : undefined
+const form = 'application/x-www-form-urlencoded'
+
+if (oidc && only.has('cc')) {
+  // The service checks the machine app's secret, the scope against the resource and its
+  // allowedScopes, and signs; the bare route only signs the same claims with the same key.
+  await compare('POST oidc token (cc)', 0.5, 'bare JWT sign (RS256)', async () => ({
+    service: await load(service.child, {
+      url: oidc.tokenUrl,
+      method: 'POST',
+      headers: { 'content-type': form, authorization: oidc.machine.basic },
+      body: clientCredentialsBody(),
+    }),
+    bare: await load(bare, {
+      url: `http://127.0.0.1:${BARE_PORT}/bare/sign`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ header: oidc.accessTokenHeader, claims: oidc.accessTokenClaims }),
+    }),
+  }))
+}
+
+if (oidc && only.has('introspect')) {
+  // An opaque token of the machine app, introspected by that confidential client.
+  await compare('POST oidc introspect', 0.5, 'bare PK SELECT', async () => ({
+    service: await load(service.child, {
+      url: oidc.introspectionUrl,
+      method: 'POST',
+      headers: { 'content-type': form, authorization: oidc.machine.basic },
+      body: new URLSearchParams({ token: oidc.opaqueToken }).toString(),
+    }),
+    bare: await load(bare, { url: bareMeUrl }),
+  }))
+}
+
+if (oidc && only.has('code')) {
+  // Codes are single use and live 60 s: each round mints its own before it starts (not
+  // timed), half as many again as the fastest round so far exchanged, so none runs dry.
+  let bestRps = 150
+  const refresh = await seedRefreshTokens(
+    tenantId,
+    userId,
+    10_000 * DURATION * (ROUNDS + (WARMUP ? 1 : 0)),
+  )
+  await analyze()
+  const mint: number[] = []
+  await compare('POST oidc token (code)', 0.5, 'bare UPDATE+INSERT txn', async () => {
+    const want = Math.ceil(bestRps * DURATION * 1.5) + 100
+    const t0 = performance.now()
+    const codes: MintedCode[] = await mintCodes(base, oidc, want)
+    mint.push(want / ((performance.now() - t0) / 1000))
+    const ours = await load(service.child, {
+      url: oidc.tokenUrl,
+      method: 'POST',
+      headers: { 'content-type': form, authorization: oidc.web.basic },
+      next: () => {
+        const minted = codes.pop()
+        return minted ? exchangeBody(minted) : ''
+      },
+    })
+    if (codes.length === 0) console.error('code exchange: the minted codes ran out')
+    bestRps = Math.max(bestRps, ours.rps)
+    return {
+      service: ours,
+      bare: await load(bare, {
+        url: `http://127.0.0.1:${BARE_PORT}/bare/refresh`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        next: () => JSON.stringify({ tenant: tenantId, token: refresh.pop() }),
+      }),
+    }
+  })
+  report.codeMinting = { perSecond: mint }
+}
+
 if (only.has('flood')) {
   // Ten times the hash bound in flight at once: the service's memory must stay flat and
   // the logins it cannot start soon enough are shed with 503 + Retry-After.
@@ -229,6 +343,47 @@ if (only.has('memory')) {
 
 await stop(service.child)
 await stop(bare)
+
+if (only.has('oidcpool')) {
+  // The bounded Provider cache (src/modules/oidc/pool.ts, 200 per-tenant Providers): a
+  // fresh service, alone, serves discovery of 10,000 tenants in turn, twice; its heap after
+  // a full collection (through the inspector) is sampled before and at 1k, 5k and 10k of
+  // each pass. The first pass also fills the tenant-by-slug cache (tenants/cache.ts, up to
+  // 10,000 entries, outside the pool); in the second every Provider is built again (each
+  // was evicted) while that cache keeps its size, so the second pass shows the pool alone.
+  await seedPoolTenants(DB_URL)
+  const inspectPort = 9347
+  const port = SERVICE_PORT + 20
+  const pooled = await startService(SERVICE_ENV, [`--inspect=127.0.0.1:${inspectPort}`], port)
+  const probe = new HeapProbe()
+  await probe.connect(inspectPort)
+  const samples = [{ pass: 0, touched: 0, heapMb: await probe.usedAfterGc(), rssMb: 0 }]
+  samples[0].rssMb = rss(pooled.child.pid)
+  const t0 = performance.now()
+  for (const pass of [1, 2]) {
+    let done = 0
+    for (const at of POOL_SAMPLES) {
+      await touchTenants(`http://127.0.0.1:${port}`, done + 1, at)
+      done = at
+      samples.push({ pass, touched: at, heapMb: await probe.usedAfterGc(), rssMb: 0 })
+      samples[samples.length - 1].rssMb = rss(pooled.child.pid)
+    }
+  }
+  const seconds = (performance.now() - t0) / 1000
+  probe.close()
+  await stop(pooled.child)
+  const heapAt = (pass: number, touched: number) =>
+    samples.find((x) => x.pass === pass && x.touched === touched)?.heapMb ?? Number.NaN
+  const first = POOL_SAMPLES[0]
+  report.oidcPool = {
+    tenants: POOL_TENANTS,
+    samples,
+    growth: [1, 2].map((pass) => heapAt(pass, POOL_TENANTS) / heapAt(pass, first) - 1),
+    margin: POOL_MARGIN,
+    seconds,
+    discoveriesPerSecond: (2 * POOL_TENANTS) / seconds,
+  }
+}
 
 // The report.
 console.log(
@@ -262,7 +417,7 @@ if (paths.some((p) => p.name === 'POST auth/login')) {
   )
 }
 const peak = Math.max(...paths.flatMap((p) => p.service.map((r) => r.peakRssMb)))
-console.log(`\nmemory: peak under load ${peak.toFixed(0)} MB (target < 200)`)
+if (paths.length > 0) console.log(`\nmemory: peak under load ${peak.toFixed(0)} MB (target < 200)`)
 if (report.memoryAtRestMb) {
   console.log(
     `memory at rest: PostgreSQL ${rest.pg.toFixed(0)} MB (target < 120), embedded ${rest.embedded?.toFixed(0)} MB (target < 250)`,
@@ -272,6 +427,36 @@ if (report.startupMs) {
   console.log(
     `start to ready on PostgreSQL: ${startups.map((s) => s.toFixed(0)).join(', ')} ms (target < 1000)`,
   )
+}
+if (report.codeMinting) {
+  const rates = (report.codeMinting as { perSecond: number[] }).perSecond
+  console.log(
+    `authorization codes minted before each round (not timed): ${rates.map((r) => r.toFixed(0)).join(', ')} per second`,
+  )
+}
+if (report.oidcPool) {
+  const p = report.oidcPool as {
+    samples: { pass: number; touched: number; heapMb: number; rssMb: number }[]
+    growth: number[]
+    seconds: number
+    discoveriesPerSecond: number
+  }
+  console.log(
+    `OIDC Provider pool: discovery of ${POOL_TENANTS.toLocaleString('en')} tenants in turn, twice (${p.seconds.toFixed(0)} s, ${p.discoveriesPerSecond.toFixed(0)}/s); heap after GC (RSS), MB:`,
+  )
+  console.log(`  at rest ${p.samples[0].heapMb.toFixed(1)} (${p.samples[0].rssMb.toFixed(0)})`)
+  for (const pass of [1, 2]) {
+    const row = p.samples
+      .filter((x) => x.pass === pass)
+      .map(
+        (x) => `${x.touched.toLocaleString('en')}: ${x.heapMb.toFixed(1)} (${x.rssMb.toFixed(0)})`,
+      )
+    const growth = p.growth[pass - 1]
+    const met = Math.abs(growth) <= POOL_MARGIN ? 'met' : 'NOT met'
+    console.log(
+      `  pass ${pass}: ${row.join(', ')}; last vs first ${(growth * 100).toFixed(1)} % (target: within ${POOL_MARGIN * 100} %) ${met}`,
+    )
+  }
 }
 if (report.flood) {
   const f = report.flood as Run & { connections: number; restingRssMb: number }
@@ -286,6 +471,10 @@ report.paths = paths.map((p) => ({
   bareMedian: p.bare.length ? summarize(p.bare) : undefined,
 }))
 report.peakRssMb = peak
+report.seconds = (performance.now() - benchStarted) / 1000
+console.log(
+  `\nbench time ${(report.seconds as number).toFixed(0)} s; by path: ${paths.map((p) => `${p.name} ${p.seconds.toFixed(0)} s`).join(', ')}${report.oidcPool ? `; OIDC pool ${(report.oidcPool as { seconds: number }).seconds.toFixed(0)} s` : ''}`,
+)
 mkdirSync('bench/results', { recursive: true })
 const file = join('bench/results', `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
@@ -305,7 +494,16 @@ async function compare(
   baseline: string,
   round: () => Promise<{ service: Run; bare?: Run }>,
 ): Promise<PathResult> {
-  const result: PathResult = { name, target, baseline, service: [], bare: [], ratios: [] }
+  const started = performance.now()
+  const result: PathResult = {
+    name,
+    target,
+    baseline,
+    service: [],
+    bare: [],
+    ratios: [],
+    seconds: 0,
+  }
   // One round first, not counted: the first seconds of a path run code V8 has not optimised
   // yet (the login's first round was the slowest of three in most runs, its p99 the worst).
   if (WARMUP) await round()
@@ -317,6 +515,7 @@ async function compare(
       result.ratios.push(r.service.rps / r.bare.rps)
     }
   }
+  result.seconds = (performance.now() - started) / 1000
   paths.push(result)
   return result
 }
