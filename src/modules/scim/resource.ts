@@ -115,7 +115,8 @@ export function readUser(body: unknown): UserInput {
     throw invalidValue('userName is required and must be a string.')
   }
   // CONTRACT §14: userName is the email; when it is not an address, the primary email is.
-  const email = isEmail(userName) ? userName : primaryEmail(attribute(body, 'emails'))
+  const primary = primaryEmail(attribute(body, 'emails'))
+  const email = isEmail(userName) ? userName : primary
   if (email === undefined || !isEmail(email)) {
     throw invalidValue('userName, or else the primary emails value, must be an email address.')
   }
