@@ -5755,6 +5755,8 @@ export interface operations {
           | 'ApiResourceCreated'
           | 'ApiResourceUpdated'
           | 'ApiResourceDeleted'
+          | 'UserProvisioned'
+          | 'UserDeprovisioned'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
