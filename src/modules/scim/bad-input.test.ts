@@ -39,6 +39,8 @@ const REFUSED_FILTERS = [
   'userName eq "target@example.com"" or ""="',
   'userName eq "a" or "1" eq "1"',
   'userName eq "a" or userName pr',
+  'userName eq "a" or userName eq "target@example.com"',
+  'externalId eq "ext-1" OR active eq true',
   'userName eq "a"; DROP TABLE users; --',
   'userName eq "a" -- comment',
   'userName eq "a" OR 1=1',

@@ -188,3 +188,25 @@ test('the last active Admin can be neither deactivated nor deleted through SCIM 
   )
   assert.ok((await userRow(server, t.tenantId, user.id))?.deletedAt)
 })
+
+test('uniqueness race: a create and a rename to one address at once give one 2xx and one 409 uniqueness, never a 500', async () => {
+  const t = await scimTenant(server)
+  for (let round = 0; round < 10; round++) {
+    const user = await create(t, `racer-${round}@example.com`)
+    const address = `contested-${round}@example.com`
+    const [renamed, created] = await Promise.all([
+      t.scim('PATCH', `/Users/${user.id}`, {
+        schemas: [PATCH_SCHEMA],
+        Operations: [{ op: 'replace', path: 'userName', value: address }],
+      }),
+      t.scim('POST', '/Users', { schemas: [USER_SCHEMA], userName: address }),
+    ])
+    const statuses = [renamed.status, created.status].sort()
+    assert.ok(
+      JSON.stringify(statuses) === '[200,409]' || JSON.stringify(statuses) === '[201,409]',
+      `round ${round}: ${statuses} ${JSON.stringify([renamed.body, created.body])}`,
+    )
+    const loser = renamed.status === 409 ? renamed : created
+    expectScimError(loser, 409, 'uniqueness')
+  }
+})
