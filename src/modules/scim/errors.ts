@@ -20,7 +20,6 @@ export type ScimType =
   | 'mutability'
   | 'noTarget'
   | 'uniqueness'
-  | 'tooMany'
 
 export class ScimError extends Error {
   readonly status: number
