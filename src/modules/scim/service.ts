@@ -9,6 +9,7 @@ import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { changeUser, deleteUser, type UserChange } from '../users/admin-service.ts'
 import { findUserByEmail, findUserById, type User } from '../users/queries.ts'
@@ -26,7 +27,7 @@ import {
   versionOf,
 } from './resource.ts'
 
-type ScimDeps = Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'sessions'>
+type ScimDeps = Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer' | 'sessions'>
 
 const VIA = 'scim'
 /** ServiceProviderConfig's filter.maxResults: count is clamped to it. */
@@ -186,6 +187,7 @@ async function change(
   read: (user: User) => UserInput,
 ): Promise<User> {
   if (!isUuid(id)) throw notFound(`No user ${id}.`)
+  let passwordSet = false
   const plan = async (user: User, tx: Handle): Promise<UserChange> => {
     checkVersion(user, ifMatch)
     const input = read(user)
@@ -200,12 +202,22 @@ async function change(
     else if (input.active === true && user.status === 'Suspended') patch.status = 'Active'
     if (input.password !== undefined) {
       patch.passwordHash = await preparePassword(input.password, input.email, tenant.name)
+      passwordSet = true
     }
     return patch
   }
-  return unique(() =>
+  const user = await unique(() =>
     scimNotFound(() => changeUser(deps, tenant.id, id, actor, plan, { via: VIA })),
   )
+  // CONTRACT §9: a changed password is told to its user, once the change committed. The
+  // directory's address and client are not the user's to see.
+  if (passwordSet) {
+    sendSecurityAlert(deps, tenant, user, {
+      event: 'password_changed',
+      notes: ["Your organisation's directory set it through provisioning."],
+    })
+  }
+  return user
 }
 
 /**
