@@ -7,6 +7,7 @@ import type { Handle } from '../../db/client.ts'
 import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
+import { AppError } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
@@ -260,7 +261,7 @@ async function scimNotFound<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {
-    if ((error as { reason?: string }).reason === 'not_found') throw notFound()
+    if (error instanceof AppError && error.reason === 'not_found') throw notFound()
     throw error
   }
 }
