@@ -20,6 +20,8 @@ import { oidcRoutes } from './modules/oidc/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
+import { SCIM_PREFIX } from './modules/scim/errors.ts'
+import { scimRoutes } from './modules/scim/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
 import { sessionManagementRoutes } from './modules/sessions/manage-routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
@@ -70,6 +72,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
   await app.register(connectedApplicationRoutes, { deps, prefix: TENANT })
+  // SCIM 2.0 provisioning (/scim/v2/{slug}/…): API keys only, SCIM's own errors and body type.
+  await app.register(scimRoutes, { deps, prefix: SCIM_PREFIX })
   // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
   await app.register(oidcRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { databaseFailure, isDatabaseUnavailable } from '../db/errors.ts'
 import { AppError, CODE_BY_STATUS, type Reason } from '../lib/errors.ts'
+import { fromAppError, SCIM_PREFIX, sendScimError } from '../modules/scim/errors.ts'
 
 interface ValidationIssue {
   path: string
@@ -23,48 +24,55 @@ const FASTIFY_REASONS: Record<string, Reason> = {
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    if (error instanceof AppError) return sendAppError(reply, error)
-    if (error.validation) {
-      const issues: ValidationIssue[] = error.validation.map((v) =>
-        // The bodies' one `not` rule (src/schemas.ts, NotBothTotpAndRecoveryCode): said in
-        // words, at the field, rather than Ajv's "must NOT be valid" at the body.
-        v.keyword === 'not'
-          ? {
-              path: issuePath(error.validationContext, `${v.instancePath}/recoveryCode`, {}),
-              message: 'must not be given with totpCode',
-            }
-          : {
-              path: issuePath(error.validationContext, v.instancePath, v.params),
-              message: v.message ?? 'is not valid',
-            },
-      )
-      return sendAppError(reply, new AppError('validation', { details: { issues } }))
-    }
-    const reason = error.code ? FASTIFY_REASONS[error.code] : undefined
-    if (reason) return sendAppError(reply, new AppError(reason))
-    // JSON.parse failures surface as SyntaxError with a 400 status.
-    if (error instanceof SyntaxError || (error.statusCode === 400 && !error.code)) {
-      return sendAppError(reply, new AppError('malformed_json'))
-    }
-    if (error.statusCode === 429) return sendAppError(reply, new AppError('rate_limited'))
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendAppError(
-        reply,
-        new AppError('validation', { message: 'The request is not valid.' }),
-      )
-    }
-    // The database is down or restarting: the request may succeed later, so it is a 503,
-    // not a fault of ours (the pool's connect timeout bounds how long this takes).
-    if (isDatabaseUnavailable(error)) {
-      request.log.warn({ db: databaseFailure(error) }, 'database unavailable')
-      return sendAppError(reply, new AppError('unavailable'))
-    }
-    request.log.error({ err: error }, 'unhandled error')
-    return sendAppError(reply, new AppError('internal'))
-  })
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) =>
+    sendAppError(reply, toAppError(error, request)),
+  )
 
   app.setNotFoundHandler((_request, reply) => sendAppError(reply, new AppError('route_not_found')))
+}
+
+/**
+ * Any failure as an AppError of the catalogue: ours as they are, Fastify's own (validation,
+ * unreadable bodies) mapped onto their reasons, anything else logged and answered as a 500
+ * (or a 503 while the database is away). The SCIM routes send the same errors in their own
+ * schema (modules/scim/errors.ts).
+ */
+export function toAppError(error: FastifyError | AppError, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error
+  if (error.validation) {
+    const issues: ValidationIssue[] = error.validation.map((v) =>
+      // The bodies' one `not` rule (src/schemas.ts, NotBothTotpAndRecoveryCode): said in
+      // words, at the field, rather than Ajv's "must NOT be valid" at the body.
+      v.keyword === 'not'
+        ? {
+            path: issuePath(error.validationContext, `${v.instancePath}/recoveryCode`, {}),
+            message: 'must not be given with totpCode',
+          }
+        : {
+            path: issuePath(error.validationContext, v.instancePath, v.params),
+            message: v.message ?? 'is not valid',
+          },
+    )
+    return new AppError('validation', { details: { issues } })
+  }
+  const reason = error.code ? FASTIFY_REASONS[error.code] : undefined
+  if (reason) return new AppError(reason)
+  // JSON.parse failures surface as SyntaxError with a 400 status.
+  if (error instanceof SyntaxError || (error.statusCode === 400 && !error.code)) {
+    return new AppError('malformed_json')
+  }
+  if (error.statusCode === 429) return new AppError('rate_limited')
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new AppError('validation', { message: 'The request is not valid.' })
+  }
+  // The database is down or restarting: the request may succeed later, so it is a 503,
+  // not a fault of ours (the pool's connect timeout bounds how long this takes).
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ db: databaseFailure(error) }, 'database unavailable')
+    return new AppError('unavailable')
+  }
+  request.log.error({ err: error }, 'unhandled error')
+  return new AppError('internal')
 }
 
 /**
@@ -78,16 +86,21 @@ export function frameworkErrors(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
+  // Under /scim/v2/ every answer is in SCIM's error schema (CONTRACT §14).
+  const send = (appError: AppError) =>
+    (request.raw.url ?? '').startsWith(`${SCIM_PREFIX}/`)
+      ? sendScimError(reply, fromAppError(appError))
+      : sendAppError(reply, appError)
   if (error.code === 'FST_ERR_BAD_URL') {
-    return sendAppError(reply, new AppError('validation', { message: 'The URL is not valid.' }))
+    return send(new AppError('validation', { message: 'The URL is not valid.' }))
   }
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    const tenantSegment = /^\/v1\/([^/?]*)/.exec(request.raw.url ?? '')?.[1] ?? ''
+    const tenantSegment = /^\/(?:v1|scim\/v2)\/([^/?]*)/.exec(request.raw.url ?? '')?.[1] ?? ''
     const reason = tenantSegment.length > 63 ? 'tenant_not_found' : 'route_not_found'
-    return sendAppError(reply, new AppError(reason))
+    return send(new AppError(reason))
   }
   request.log.error({ err: error }, 'router error')
-  return sendAppError(reply, new AppError('internal'))
+  return send(new AppError('internal'))
 }
 
 /**

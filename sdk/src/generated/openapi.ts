@@ -5819,6 +5819,8 @@ export interface operations {
           | 'ApiResourceCreated'
           | 'ApiResourceUpdated'
           | 'ApiResourceDeleted'
+          | 'UserProvisioned'
+          | 'UserDeprovisioned'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string

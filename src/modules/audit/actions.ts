@@ -64,12 +64,16 @@ export const OIDC_ACTIONS = [
   'ApiResourceDeleted',
 ] as const
 
+/** CONTRACT §14, SCIM provisioning (each with metadata.via = "scim"; UserUpdated too). */
+export const PROVISIONING_ACTIONS = ['UserProvisioned', 'UserDeprovisioned'] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
   'UserUpdated',
   ...LIFECYCLE_ACTIONS,
   ...OIDC_ACTIONS,
+  ...PROVISIONING_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -3,6 +3,7 @@
 // the tenant without an active Admin is refused with 403 last_admin.
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
+import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
@@ -50,25 +51,35 @@ async function lockTarget(tx: Handle, tenantId: string, userId: string) {
   }
 }
 
+/** How a deletion is recorded: the admin route's UserSoftDeleted, or SCIM's UserDeprovisioned. */
+export interface DeleteOptions {
+  action?: 'UserSoftDeleted' | 'UserDeprovisioned'
+  metadata?: Record<string, unknown>
+  /** Runs on the locked user before anything changes (SCIM's If-Match, RFC 7644 §3.14). */
+  check?: (user: User) => void
+}
+
 /** Soft delete: the address is freed and every session ends; the purge removes the row. */
 export async function deleteUser(
   deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
   tenantId: string,
   userId: string,
   actor: Actor,
+  options: DeleteOptions = {},
 ) {
   await deps.sessions.revoking(async (tx, revoke) => {
     const { user, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
+    options.check?.(user)
     keepAnAdmin('deleted')
     const now = deps.clock.now()
     await updateUser(tx, tenantId, user.id, { deletedAt: now, updatedAt: now })
     const ids = await revoke(tenantId, user.id, actor, 'user-deleted')
     await deps.audit.record(tx, tenantId, actor, [
       {
-        action: 'UserSoftDeleted',
+        action: options.action ?? 'UserSoftDeleted',
         userId: user.id,
         email: user.emailNormalized,
-        metadata: { by: 'admin', sessionsEnded: ids.length },
+        metadata: { by: 'admin', ...options.metadata, sessionsEnded: ids.length },
       },
     ])
   })
@@ -76,6 +87,15 @@ export async function deleteUser(
 
 /** The profile fields PATCH users sets (CONTRACT §14); null clears one. */
 const PROFILE_FIELDS = ['displayName', 'givenName', 'familyName', 'externalId'] as const
+
+/**
+ * A change of a user: PATCH users' fields, and for SCIM (CONTRACT §14) the email and the
+ * password hash as well (the admin route's body offers neither).
+ */
+export interface UserChange extends UserPatchBody {
+  email?: string
+  passwordHash?: string
+}
 
 /**
  * PATCH users/{userId}: role, status (Active or Suspended) and the profile fields.
@@ -96,15 +116,40 @@ export async function updateUserAccess(
   if (patch.role === 'Admin' && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
   }
-  const user = await deps.sessions.revoking(async (tx, revoke) => {
+  return presentUser(await changeUser(deps, tenantId, userId, actor, () => patch))
+}
+
+/**
+ * The one way a user is changed (PATCH users and SCIM alike, so SCIM can do nothing the
+ * admin route's rules refuse): the user is locked with the tenant's active admins, `plan`
+ * says what to change given the locked user (it may refuse, throwing), and the last-Admin
+ * rule, the session ends of a suspension or a new password (CONTRACT §4) and the audit row
+ * follow. A new address is unverified until proven; `via` is recorded in the metadata.
+ */
+export async function changeUser(
+  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  tenantId: string,
+  userId: string,
+  actor: Actor,
+  plan: (user: User, tx: Handle) => UserChange | Promise<UserChange>,
+  options: { via?: string } = {},
+): Promise<User> {
+  return deps.sessions.revoking(async (tx, revoke) => {
     const { user: target, keepAnAdmin } = await lockTarget(tx, tenantId, userId)
+    const patch = await plan(target, tx)
     const role = patch.role ?? target.role
     const status = patch.status ?? target.status
     const profile = PROFILE_FIELDS.filter((f) => patch[f] !== undefined && patch[f] !== target[f])
     const changes: Record<string, { from: string; to: string }> = {}
     if (role !== target.role) changes.role = { from: target.role, to: role }
     if (status !== target.status) changes.status = { from: target.status, to: status }
-    const fields = [...Object.keys(changes), ...profile]
+    const email = patch.email === undefined ? target.email : displayEmail(patch.email)
+    const emailNormalized = normalizeEmail(email)
+    const account = [
+      ...(email !== target.email ? ['email'] : []),
+      ...(patch.passwordHash !== undefined ? ['password'] : []),
+    ]
+    const fields = [...Object.keys(changes), ...account, ...profile]
     if (fields.length === 0) return target
     keepAnAdmin({ role, status })
     const now = deps.clock.now()
@@ -112,22 +157,26 @@ export async function updateUserAccess(
       role,
       status,
       ...Object.fromEntries(profile.map((f) => [f, patch[f]])),
+      ...(email !== target.email ? { email, emailNormalized } : {}),
+      ...(emailNormalized !== target.emailNormalized ? { emailVerified: false } : {}),
+      ...(patch.passwordHash !== undefined ? { passwordHash: patch.passwordHash } : {}),
       updatedAt: now,
     })) as User
     if (changes.status && status === 'Suspended') {
       await revoke(tenantId, target.id, actor, 'user-suspended')
+    } else if (patch.passwordHash !== undefined) {
+      await revoke(tenantId, target.id, actor, 'password-changed')
     }
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'UserUpdated',
         userId: target.id,
         email: target.emailNormalized,
-        metadata: { fields, changes },
+        metadata: { fields, changes, ...(options.via ? { via: options.via } : {}) },
       },
     ])
     return updated
   })
-  return presentUser(user)
 }
 
 /**

@@ -12,8 +12,10 @@ export interface UserDraft {
   email: string
   passwordHash: string | null
   role: 'Member' | 'Admin'
-  status: 'Pending' | 'Active'
+  status: 'Pending' | 'Active' | 'Suspended'
   emailVerified: boolean
+  /** The profile fields (CONTRACT §14), set by SCIM provisioning; null when absent. */
+  profile?: Partial<Pick<User, 'displayName' | 'givenName' | 'familyName' | 'externalId'>>
 }
 
 /** Refuses a weak password (CONTRACT §4) and hashes an acceptable one. */
@@ -40,6 +42,7 @@ export async function createUser(
     status: draft.status,
     role: draft.role,
     emailVerified: draft.emailVerified,
+    ...draft.profile,
     createdAt: now,
     updatedAt: now,
   })
