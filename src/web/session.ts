@@ -25,6 +25,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual } from '../lib/crypto.ts'
+import { issuerPath, SIGN_IN_COOKIE, sealSignIn } from '../modules/oidc/browser-sign-in.ts'
 import { clearCookie, readCookies, setCookie } from './http.ts'
 
 export interface PageSession {
@@ -105,13 +106,24 @@ export function beginSession(
 ): void {
   writeSession(ctx, reply, session)
   renewBrowserSecret(ctx, request, reply, sessionIdOf(session))
+  // The OpenID provider reuses its session only for this sign-in (oidc/browser-sign-in.ts).
+  setCookie(reply, SIGN_IN_COOKIE, sealSignIn(ctx.cipher, ctx.tenantId, sessionIdOf(session)), {
+    ...issuerCookieOptions(ctx),
+    maxAge: 30 * 24 * 3600,
+  })
 }
 
 /** A sign-out (or a session the service ended): no page session, a new browser secret. */
 export function clearSession(ctx: PageContext, request: FastifyRequest, reply: FastifyReply) {
   clearCookie(reply, cookieNames(ctx).session, cookieOptions(ctx))
+  clearCookie(reply, SIGN_IN_COOKIE, issuerCookieOptions(ctx))
   renewBrowserSecret(ctx, request, reply, '')
 }
+
+const issuerCookieOptions = (ctx: PageContext) => ({
+  path: issuerPath(ctx.config.publicUrl, ctx.slug),
+  secure: overHttps(ctx),
+})
 
 /**
  * The authorization request a sign-in serves (CONTRACT §11, Sign-in): the page of an OpenID

@@ -424,3 +424,83 @@ test('single sign-on only while the hosted session is live: a suspended user get
     assertLoginRequired((await silently(page)).at)
   })
 })
+
+/** Signs `who` in on the hosted sign-in page of `page`'s browser, no application asking. */
+async function signInDirectly(page: Page, who: { email: string; password: string }) {
+  await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
+  await signInWithPassword(page, who)
+  await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
+}
+
+test("another user's sign-in on the hosted pages ends single sign-on as the earlier user: prompt=none answers login_required, and the next authorization is the page's user", {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    const first = await signup(server, t.slug)
+    const second = await signup(server, t.slug)
+    await signInThroughApplication(page, first)
+    const live = await silently(page)
+    assert.equal((await exchange(live.started, live.at)).claims()?.sub, first.user.id)
+
+    // The first user's service session is still live; only the browser's sign-in changed.
+    await signInDirectly(page, second)
+    assertLoginRequired((await silently(page)).at)
+
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, second.user.id)
+    const again = await silently(page)
+    assert.equal((await exchange(again.started, again.at)).claims()?.sub, second.user.id)
+  })
+})
+
+test('a consent page left open while another user signs in never grants as the earlier user: the sign-in goes on as the page’s user', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    const first = await signup(server, t.slug)
+    const second = await signup(server, t.slug)
+    const started = await start(thirdParty)
+    await page.goto(started.url)
+    await signInWithPassword(page, first)
+    const heading = page.getByRole('heading', { name: /Gadget Planner wants to use/ })
+    await heading.waitFor()
+
+    const tab = await page.context().newPage()
+    await signInDirectly(tab, second)
+    await tab.close()
+
+    await page.reload()
+    await heading.waitFor()
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, second.user.id)
+    const grants = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.tenantId, t.tenantId),
+          eq(auditEvents.action, 'ApplicationConsentGranted'),
+          eq(auditEvents.actorId, first.user.id),
+        ),
+      )
+    assert.equal(grants.length, 0, 'nothing granted as the first user')
+  })
+})
+
+test('max_age shorter than the sign-in takes: the sign-in made for this very request is accepted, no loop back to the sign-in page', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    // Every visit of the interaction page finds the service's clock 10 s on: the sign-in
+    // made for it is older than max_age when the browser comes back.
+    await page.route(`**/t/${t.slug}/authorize/**`, (route) => {
+      server.clock.advance(10)
+      return route.continue()
+    })
+    const tokens = await signInThroughApplication(page, user, { max_age: '5' })
+    assert.equal(tokens.claims()?.sub, user.userId)
+  })
+})

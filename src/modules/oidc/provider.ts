@@ -13,6 +13,7 @@ import type { FieldCipher } from '../../lib/crypto.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { TenantAdapter } from './adapter.ts'
+import { openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
@@ -126,6 +127,7 @@ const html = (text: unknown) =>
 export const SERVICE_SESSION = 'serviceSessionId'
 
 interface PolicyContext {
+  cookies: { get(name: string, options: { signed: boolean }): string | undefined }
   oidc: {
     session: { accountId?: string; [SERVICE_SESSION]?: string }
     result?: { login?: Record<string, unknown> }
@@ -140,7 +142,10 @@ interface PolicyContext {
  * expired, or its user is no longer Active: the browser then goes to the interaction page,
  * which finds no live page session and shows the sign-in page, and prompt=none answers
  * login_required. A login just finished (the resumed request) records its service session
- * in the provider session first, and a provider session without one is never reused.
+ * in the provider session first, and a provider session without one is never reused. Nor
+ * is one signed in from another service session than the browser's latest hosted-page
+ * sign-in (browser-sign-in.ts): after another sign-in in this browser (another user's, say)
+ * the hosted pages sign the provider in again, as the page's user.
  */
 function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
   return new interactionPolicy.Check(
@@ -158,6 +163,8 @@ function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
       }
       const sid = session[SERVICE_SESSION]
       if (!sid) return true
+      const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
+      if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
       const now = deps.clock.now()
       return !(await isHostedSessionLive(deps.db, tenantId, sid, session.accountId, now))
     },

@@ -119,12 +119,19 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     const signIn = await liveSignIn(request, reply)
     const maxAge = Number(interaction.params.max_age)
     const age = signIn ? (deps.clock.now().getTime() - signIn.signedInAt.getTime()) / 1000 : 0
+    // A sign-in made for this very request answers prompt=login, and any max_age however
+    // short (the sign-in itself may take longer than max_age).
+    const madeForThis = signIn?.interaction === interaction.uid
+    const loginAsked =
+      interaction.prompt.reasons.includes('login_prompt') ||
+      (interaction.params.prompt ?? '').split(' ').includes('login')
     const usable =
       signIn &&
-      // prompt=login: only a sign-in made for this very request.
-      (!interaction.prompt.reasons.includes('login_prompt') ||
-        signIn.interaction === interaction.uid) &&
-      (!Number.isFinite(maxAge) || interaction.params.max_age === undefined || age <= maxAge)
+      (!loginAsked || madeForThis) &&
+      (madeForThis ||
+        !Number.isFinite(maxAge) ||
+        interaction.params.max_age === undefined ||
+        age <= maxAge)
     const ctx = pages.ctx(request)
     if (!signIn || !usable) {
       rememberInteraction(ctx, reply, interaction.uid)
@@ -194,8 +201,14 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     interaction: OidcInteraction,
   ) => {
     const accountId = interaction.session?.accountId
+    // The consent is the page's signed-in user's: after another sign-in in this browser (or
+    // a sign-out) the login starts again, as whoever is signed in on the page now.
+    const signIn = await liveSignIn(request, reply)
+    if (!accountId || signIn?.userId !== accountId) {
+      return login(request, reply, provider, interaction)
+    }
     const client = await provider.Client.find(interaction.params.client_id)
-    if (!accountId || !client) return stale(request, reply)
+    if (!client) return stale(request, reply)
     const metadata = client.metadata()
     if (metadata.first_party === true) {
       const grant = await grantFor(request, provider, interaction, accountId)
@@ -233,9 +246,12 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
     if (found?.interaction.prompt.name !== 'consent') return stale(request, reply)
     const { provider, interaction } = found
     const accountId = interaction.session?.accountId
-    // The page session must still be the user the interaction signed in.
+    // The page session must still be the user the interaction signed in; else the login
+    // starts again, and the consent page comes back for whoever signs in.
     const signIn = await liveSignIn(request, reply)
-    if (!accountId || signIn?.userId !== accountId) return stale(request, reply)
+    if (!accountId || signIn?.userId !== accountId) {
+      return login(request, reply, provider, interaction)
+    }
     if (formText(request.body, 'decision') !== 'allow') {
       return finish(request, reply, provider, {
         error: 'access_denied',
