@@ -504,3 +504,69 @@ test('max_age shorter than the sign-in takes: the sign-in made for this very req
     assert.equal(tokens.claims()?.sub, user.userId)
   })
 })
+
+/** POSTs `fields` to the token endpoint as the first-party application (HTTP Basic). */
+function tokenRequest(fields: Record<string, string>) {
+  const basic = Buffer.from(`${firstParty.clientId}:${firstParty.clientSecret}`).toString('base64')
+  return fetch(`${server.url}/oidc/${t.slug}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${basic}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams(fields),
+  })
+}
+
+/**
+ * Sends `count` copies of one token request at once: the statuses and OAuth errors. (On
+ * PGlite, one connection, the requests rarely interleave; on PostgreSQL they do.)
+ */
+async function together(count: number, fields: Record<string, string>) {
+  const answers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const res = await tokenRequest(fields)
+      const body = (await res.json()) as { error?: string; refresh_token?: string }
+      return { status: res.status, ...body }
+    }),
+  )
+  return {
+    won: answers.filter((a) => a.status === 200),
+    lost: answers.filter((a) => a.status !== 200),
+  }
+}
+
+test('concurrent redemptions of one authorization code or one refresh token: exactly one wins, the others are invalid_grant', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    await signInWithPassword(page)
+    const at = await backAtApplication(page)
+    const code = await together(6, {
+      grant_type: 'authorization_code',
+      code: at.searchParams.get('code') ?? '',
+      redirect_uri: callbackUrl,
+      code_verifier: started.verifier,
+    })
+    assert.equal(code.won.length, 1, 'one of the redemptions of the code wins')
+    assert.deepEqual(
+      code.lost.map((a) => [a.status, a.error]),
+      Array(5).fill([400, 'invalid_grant']),
+    )
+
+    // A refresh token of a grant of its own.
+    const tokens = await signInThroughApplication(page, user, { prompt: 'login' })
+    assert.ok(tokens.refresh_token)
+    const refresh = await together(6, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    })
+    assert.equal(refresh.won.length, 1, 'one of the redemptions of the refresh token wins')
+    assert.deepEqual(
+      refresh.lost.map((a) => [a.status, a.error]),
+      Array(5).fill([400, 'invalid_grant']),
+    )
+  })
+})

@@ -75,9 +75,17 @@ export function findModelByUserCode(db: Handle, tenantId: string, model: string,
   return findBy(db, tenantId, model, eq(oidcModels.userCode, code))
 }
 
-/** Marks a single-use model spent, once (the first consume wins). */
-export async function consumeModel(db: Handle, tenantId: string, model: string, id: string) {
-  await db
+/**
+ * Marks a single-use model spent, once: one conditional UPDATE, so of two concurrent
+ * redemptions exactly one wins (true); the other, or a model already spent or gone, false.
+ */
+export async function consumeModel(
+  db: Handle,
+  tenantId: string,
+  model: string,
+  id: string,
+): Promise<boolean> {
+  const rows = await db
     .update(oidcModels)
     .set({ consumedAt: sql`now()` })
     .where(
@@ -86,8 +94,11 @@ export async function consumeModel(db: Handle, tenantId: string, model: string, 
         eq(oidcModels.model, model),
         eq(oidcModels.id, id),
         isNull(oidcModels.consumedAt),
+        live,
       ),
     )
+    .returning({ id: oidcModels.id })
+  return rows.length > 0
 }
 
 /** Deletes the tenant's models (live or not) that every condition selects; at least one. */
