@@ -15,11 +15,12 @@ import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
+import { decodeJwt } from 'jose'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents } from '../../src/db/schema.ts'
-import { createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
+import { createApiResource, createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
 import {
   createTenant,
   signup,
@@ -568,5 +569,48 @@ test('concurrent redemptions of one authorization code or one refresh token: exa
       refresh.lost.map((a) => [a.status, a.error]),
       Array(5).fill([400, 'invalid_grant']),
     )
+  })
+})
+
+test('resource scopes beyond the user’s role are left out of the grant and not asked again: the first-party application is back at once, the consent page lists only the others', {
+  skip,
+}, async () => {
+  const api = await createApiResource(server, t.slug, t.admin.accessToken, {
+    name: 'Notes API',
+    identifier: 'https://notes.example.com/api',
+    scopes: [
+      { name: 'notes:read', description: 'Read your notes' },
+      { name: 'notes:admin', description: 'Manage everyone’s notes', roles: ['Admin'] },
+    ],
+  })
+  const asked = { resource: api.identifier, scope: 'openid notes:read notes:admin' }
+  await inFreshBrowser(async (page) => {
+    const member = await signup(server, t.slug)
+    const tokens = await signInThroughApplication(page, member, asked)
+    const access = decodeJwt(tokens.access_token)
+    assert.equal(access.aud, api.identifier)
+    assert.equal(access.scope, 'notes:read')
+    assert.equal(access.sub, member.user.id)
+
+    const started = await start(thirdParty, asked)
+    await page.goto(started.url)
+    await page.getByRole('heading', { name: /Gadget Planner wants to use/ }).waitFor()
+    const listed = (await page.locator('.consent-scopes').textContent()) ?? ''
+    assert.match(listed, /Read your notes/)
+    assert.doesNotMatch(listed, /Manage everyone|notes:admin/)
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const granted = await exchange(started, await backAtApplication(page))
+    assert.equal(decodeJwt(granted.access_token).scope, 'notes:read')
+    const audited = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.tenantId, t.tenantId),
+          eq(auditEvents.action, 'ApplicationConsentGranted'),
+          eq(auditEvents.actorId, member.user.id),
+        ),
+      )
+    assert.deepEqual((audited[0].metadata as { scopes: string[] }).scopes, ['openid', 'notes:read'])
   })
 })

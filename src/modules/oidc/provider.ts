@@ -42,6 +42,7 @@ export interface OidcGrant {
   addOIDCScope(scope: string): void
   addOIDCClaims(claims: string[]): void
   addResourceScope(resource: string, scope: string): void
+  rejectResourceScope(resource: string, scope: string): void
   save(): Promise<string>
 }
 

@@ -150,7 +150,34 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     })
   }
 
-  /** The grant for what the interaction asks, resource scopes cut to the user's role. */
+  /**
+   * The resource scopes the interaction asks, each resource's split into those the user's
+   * role is in the `roles` of (allowed) and the others (CONTRACT §11, API resources).
+   */
+  const resourceScopes = async (
+    request: FastifyRequest,
+    interaction: OidcInteraction,
+    accountId: string,
+  ) => {
+    const user = await findUserById(deps.db, request.tenant.id, accountId)
+    const out = []
+    for (const [indicator, scopes] of Object.entries(
+      interaction.prompt.details.missingResourceScopes ?? {},
+    )) {
+      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
+      const rule = (name: string) => resource?.scopes.find((s) => s.name === name)
+      const allowed = scopes.filter((name) => user && rule(name)?.roles.includes(user.role))
+      const refused = scopes.filter((name) => !allowed.includes(name))
+      out.push({ indicator, resource, rule, allowed, refused })
+    }
+    return out
+  }
+
+  /**
+   * The grant for what the interaction asks, resource scopes cut to the user's role. The
+   * others are rejected in the grant: left out of it, and not asked again (oidc-provider's
+   * consent prompt asks only for scopes the grant has neither granted nor rejected).
+   */
   const grantFor = async (
     request: FastifyRequest,
     provider: OidcProvider,
@@ -164,28 +191,35 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     if (!grant) return undefined
     if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope.join(' '))
     if (details.missingOIDCClaims) grant.addOIDCClaims(details.missingOIDCClaims)
-    const user = await findUserById(deps.db, request.tenant.id, accountId)
-    for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
-      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
-      const allowed = scopes.filter((name) =>
-        resource?.scopes.some((s) => s.name === name && user && s.roles.includes(user.role)),
-      )
+    for (const { indicator, allowed, refused } of await resourceScopes(
+      request,
+      interaction,
+      accountId,
+    )) {
       if (allowed.length > 0) grant.addResourceScope(indicator, allowed.join(' '))
+      if (refused.length > 0) grant.rejectResourceScope(indicator, refused.join(' '))
     }
     return grant
   }
 
-  /** What the consent page lists: each scope asked, in words. */
-  const scopeLines = async (request: FastifyRequest, interaction: OidcInteraction) => {
+  /** What the consent page lists: each scope asked that the user may grant, in words. */
+  const scopeLines = async (
+    request: FastifyRequest,
+    interaction: OidcInteraction,
+    accountId: string,
+  ) => {
     const { details } = interaction.prompt
     const lines: Html[] = []
     for (const scope of details.missingOIDCScope ?? []) {
       lines.push(html`<li>${SCOPE_WORDS[scope] ?? scope}</li>`)
     }
-    for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
-      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
-      for (const name of scopes) {
-        const described = resource?.scopes.find((s) => s.name === name)?.description
+    for (const { indicator, resource, rule, allowed } of await resourceScopes(
+      request,
+      interaction,
+      accountId,
+    )) {
+      for (const name of allowed) {
+        const described = rule(name)?.description
         lines.push(
           html`<li>${described || name} <span class="hint">(${name}, ${resource?.name ?? indicator})</span></li>`,
         )
@@ -220,7 +254,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     const name = String(metadata.client_name ?? metadata.client_id)
     const body = html`<h1>${name} wants to use your ${request.tenant.name} account</h1>
 <p>Allowing it lets ${name}:</p>
-<ul class="consent-scopes">${await scopeLines(request, interaction)}</ul>
+<ul class="consent-scopes">${await scopeLines(request, interaction, accountId)}</ul>
 <p class="hint">${name} is not run by ${request.tenant.name}. Allow it only if you trust it.</p>
 <div class="consent-actions">
 ${form(action, csrf, hidden('decision', 'allow'), 'Allow')}
@@ -272,8 +306,9 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
         action: 'ApplicationConsentGranted',
         metadata: {
           clientId: interaction.params.client_id,
+          // What was granted: the resource scopes beyond the user's role are not.
           scopes: (interaction.prompt.details.missingOIDCScope ?? []).concat(
-            ...Object.values(interaction.prompt.details.missingResourceScopes ?? {}),
+            ...(await resourceScopes(request, interaction, accountId)).map((r) => r.allowed),
           ),
         },
       },
