@@ -202,6 +202,9 @@ test('authorization code + PKCE through the hosted sign-in page: openid-client g
     assert.equal(claims.nonce, started.nonce)
     assert.deepEqual(claims.amr, ['pwd'])
     assert.equal(typeof claims.auth_time, 'number')
+    // sid in every ID token, though this application has no back-channel logout URI.
+    assert.equal(typeof claims.sid, 'string')
+    assert.ok(claims.sid)
 
     const info = await client.fetchUserInfo(started.config, tokens.access_token, user.userId)
     assert.equal(info.email, user.email)
@@ -211,6 +214,7 @@ test('authorization code + PKCE through the hosted sign-in page: openid-client g
     const refreshed = await client.refreshTokenGrant(started.config, tokens.refresh_token)
     assert.ok(refreshed.refresh_token)
     assert.notEqual(refreshed.refresh_token, tokens.refresh_token)
+    assert.equal(refreshed.claims()?.sid, claims.sid)
     // Rotation: the spent token is refused.
     await assert.rejects(
       client.refreshTokenGrant(started.config, tokens.refresh_token),
@@ -612,5 +616,49 @@ test('resource scopes beyond the user’s role are left out of the grant and not
         ),
       )
     assert.deepEqual((audited[0].metadata as { scopes: string[] }).scopes, ['openid', 'notes:read'])
+  })
+})
+
+test('two tenants’ issuers on one host keep their own provider sessions in one browser: the session cookie is at the issuer’s path', {
+  skip,
+}, async () => {
+  const other = await createTenant(server)
+  const theirs = await createApplication(server, other.slug, other.admin.accessToken, {
+    name: 'Other Notes',
+    type: 'web',
+    redirectUris: [callbackUrl],
+  })
+  const theirUser = await signup(server, other.slug)
+  await inFreshBrowser(async (page) => {
+    const who = await signup(server, t.slug)
+    await signInThroughApplication(page, who)
+
+    const config = await oidcClient(
+      server,
+      other.slug,
+      theirs.application.clientId,
+      theirs.clientSecret,
+    )
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: callbackUrl,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    })
+    await page.goto(url.href.replace(server.url, server.deps.config.publicUrl))
+    await page.waitForURL((at) => at.pathname === `/t/${other.slug}/sign-in`)
+    await page.getByLabel('Email').fill(theirUser.email)
+    await page.getByLabel('Password').fill(theirUser.password)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await backAtApplication(page)
+
+    // The first tenant's single sign-on goes on.
+    const live = await silently(page)
+    assert.equal((await exchange(live.started, live.at)).claims()?.sub, who.user.id)
+    const sessions = (await page.context().cookies()).filter((c) => c.name === '_session')
+    assert.deepEqual(
+      sessions.map((c) => c.path).sort(),
+      [`/oidc/${other.slug}`, `/oidc/${t.slug}`].sort(),
+    )
   })
 })

@@ -13,7 +13,7 @@ import type { FieldCipher } from '../../lib/crypto.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { TenantAdapter } from './adapter.ts'
-import { openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
+import { issuerPath, openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
@@ -196,7 +196,13 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     adapter: (model: string) => new TenantAdapter(deps, tenant.id, model),
     jwks: deps.jwks,
     findAccount: accountFinder(deps.db, tenant.id),
-    cookies: { keys: cookieKeys(config) },
+    cookies: {
+      keys: cookieKeys(config),
+      // The provider session's cookie (`_session`) at the issuer's path, not `/`: every
+      // tenant's issuer is on the one host, and each keeps a session of its own. The
+      // interaction cookies (short) are set at their own pages' paths by oidc-provider.
+      long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
+    },
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
@@ -291,6 +297,10 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const session = (provider as unknown as { Session: { IN_PAYLOAD: string[] } }).Session
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
+  // CONTRACT §11, Tokens: every ID token carries `sid`; oidc-provider adds it only for a
+  // client with a back-channel logout URI (and on a `claims` request naming it).
+  const { Client } = provider as unknown as { Client: { prototype: object } }
+  Object.defineProperty(Client.prototype, 'includeSid', { value: () => true })
   // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
   provider.proxy = config.trustProxy !== false
   return provider
