@@ -58,6 +58,24 @@ export class ProviderPool {
   }
 }
 
+/**
+ * Readies a request for a Provider (its routes' and the hosted pages' calls alike): the
+ * issuer's endpoints, its cookies' Secure flag and the redirects it builds come from
+ * PUBLIC_URL, never from the request's Host or a client's X-Forwarded-* (CONTRACT §1); the
+ * client address is the one the service decided (TRUST_PROXY). The Provider runs with
+ * `proxy` on and reads exactly these headers, overwritten here.
+ */
+export function asPublicRequest(
+  raw: { headers: Record<string, string | string[] | undefined> },
+  publicUrl: string,
+  ip: string,
+): void {
+  const url = new URL(publicUrl)
+  raw.headers['x-forwarded-host'] = url.host
+  raw.headers['x-forwarded-proto'] = url.protocol.slice(0, -1)
+  raw.headers['x-forwarded-for'] = ip
+}
+
 const pools = new WeakMap<object, ProviderPool>()
 
 /**

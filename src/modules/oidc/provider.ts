@@ -301,7 +301,9 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   // client with a back-channel logout URI (and on a `claims` request naming it).
   const { Client } = provider as unknown as { Client: { prototype: object } }
   Object.defineProperty(Client.prototype, 'includeSid', { value: () => true })
-  // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
-  provider.proxy = config.trustProxy !== false
+  // Every request reaches the Provider with X-Forwarded-Host, -Proto and -For set by the
+  // service itself from PUBLIC_URL and the client address it decided (pool.ts,
+  // asPublicRequest), never as a client sent them.
+  provider.proxy = true
   return provider
 }

@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http'
 import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { poolOf } from './pool.ts'
+import { asPublicRequest, poolOf } from './pool.ts'
 
 const BODY_LIMIT = 56 * 1024
 const DISCOVERY = '/.well-known/openid-configuration'
@@ -61,6 +61,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     // oidc-provider builds its URLs from the mount path it finds in `baseUrl`.
     raw.baseUrl = `/oidc/${tenant.slug}`
     raw.url = path
+    asPublicRequest(raw, deps.config.publicUrl, request.ip)
     reply.hijack()
     pool.handler(tenant)(raw, reply.raw)
   }

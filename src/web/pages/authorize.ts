@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { findApiResourceByIdentifier } from '../../modules/apiresources/queries.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
-import { poolOf } from '../../modules/oidc/pool.ts'
+import { asPublicRequest, poolOf } from '../../modules/oidc/pool.ts'
 import {
   type OidcInteraction,
   type OidcProvider,
@@ -84,6 +84,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
   const load = async (request: Req, reply: FastifyReply) => {
     if (!pool || !isInteractionUid(request.params.uid)) return undefined
     const provider = pool.provider(request.tenant)
+    asPublicRequest(request.raw, deps.config.publicUrl, request.ip)
     try {
       const interaction = await provider.interactionDetails(request.raw, reply.raw)
       if (interaction.uid !== request.params.uid) return undefined
