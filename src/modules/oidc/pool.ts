@@ -8,6 +8,30 @@ import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.
 
 export const DEFAULT_POOL_SIZE = 200
 
+/** Where routes.ts leaves, on the raw request, how to settle the token endpoint's limits. */
+export const SETTLE_TOKEN_LIMITS = Symbol('settleTokenLimits')
+
+interface SettleContext {
+  req: { [SETTLE_TOKEN_LIMITS]?: (clientAuthenticated: boolean) => Promise<void> }
+  body?: unknown
+}
+
+/**
+ * Runs once the provider has answered, before the answer is sent: whether the request's
+ * client was authenticated (any answer but invalid_client) settles its limits (routes.ts).
+ */
+async function settleTokenLimits(ctx: SettleContext, next: () => Promise<void>) {
+  try {
+    await next()
+  } finally {
+    const settle = ctx.req[SETTLE_TOKEN_LIMITS]
+    if (settle) {
+      const error = (ctx.body as { error?: unknown } | undefined)?.error
+      await settle(error !== 'invalid_client')
+    }
+  }
+}
+
 interface Entry {
   slug: string
   provider: OidcProvider
@@ -47,6 +71,7 @@ export class ProviderPool {
       return found
     }
     const provider = buildProvider(this.deps, tenant)
+    ;(provider as unknown as { use(fn: typeof settleTokenLimits): void }).use(settleTokenLimits)
     const entry = { slug: tenant.slug, provider, handler: provider.callback() }
     this.entries.set(tenant.id, entry)
     while (this.entries.size > this.max) {
