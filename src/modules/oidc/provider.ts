@@ -10,12 +10,12 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
+import { findLiveSession } from '../introspection/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { TenantAdapter } from './adapter.ts'
 import { issuerPath, openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
 import type { SigningJwk } from './keys.ts'
-import { isHostedSessionLive } from './queries.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
@@ -167,7 +167,8 @@ function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
       const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
       if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
       const now = deps.clock.now()
-      return !(await isHostedSessionLive(deps.db, tenantId, sid, session.accountId, now))
+      const live = await findLiveSession(deps.db, tenantId, sid, session.accountId, now)
+      return live?.status !== 'Active'
     },
   )
 }

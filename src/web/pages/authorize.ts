@@ -11,13 +11,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { findApiResourceByIdentifier } from '../../modules/apiresources/queries.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
+import { findLiveSession } from '../../modules/introspection/queries.ts'
 import { asPublicRequest, poolOf } from '../../modules/oidc/pool.ts'
 import {
   type OidcInteraction,
   type OidcProvider,
   SERVICE_SESSION,
 } from '../../modules/oidc/provider.ts'
-import { findLiveSignIn } from '../../modules/oidc/queries.ts'
 import { findUserById } from '../../modules/users/queries.ts'
 import type { Pages } from '../context.ts'
 import { type Html, html } from '../html.ts'
@@ -60,10 +60,12 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
       return undefined
     }
     if (claims.tid !== request.tenant.id) return undefined
-    const found = await findLiveSignIn(deps.db, request.tenant.id, claims.sid, claims.sub, now)
-    if (!found) return undefined
+    // Only an Active user of the tenant signs in to an application (CONTRACT §11).
+    const found = await findLiveSession(deps.db, request.tenant.id, claims.sid, claims.sub, now)
+    if (found?.status !== 'Active') return undefined
     return {
-      ...found,
+      userId: claims.sub,
+      signedInAt: found.signedInAt,
       sessionId: claims.sid,
       amr: session.amr ?? [],
       interaction: session.interaction,
