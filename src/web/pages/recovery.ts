@@ -135,13 +135,10 @@ ${field({ name: 'newPassword', label: 'New password', type: 'password', autocomp
           ...second,
         },
       })
-      // The mailed code and the new password (and a second factor when one was asked).
-      pages.startSession(
-        request,
-        reply,
-        envelope,
-        pending.code ? ['otp', 'pwd', 'mfa'] : ['otp', 'pwd'],
-      )
+      // RFC 8176: the mailed code proved the mailbox (`otp`); the new password proves
+      // nothing, the user has just chosen it, so no `pwd`. A second factor when one was
+      // asked (an authenticator or a recovery code) makes it `mfa`.
+      pages.startSession(request, reply, envelope, pending.code ? ['otp', 'mfa'] : ['otp'])
       return pages.signedIn(request, reply, 'account?done=reset')
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
