@@ -106,8 +106,17 @@ export function beginSession(
 ): void {
   writeSession(ctx, reply, session)
   renewBrowserSecret(ctx, request, reply, sessionIdOf(session))
-  // The OpenID provider reuses its session only for this sign-in (oidc/browser-sign-in.ts).
-  setCookie(reply, SIGN_IN_COOKIE, sealSignIn(ctx.cipher, ctx.tenantId, sessionIdOf(session)), {
+  markProviderSignIn(ctx, reply, sessionIdOf(session))
+}
+
+/**
+ * Tells the tenant's OpenID provider which service session this browser is signed in with
+ * (oidc/browser-sign-in.ts): at each sign-in, and again whenever the hosted pages sign the
+ * provider in from the page session, so a page session older than the cookie (or one that
+ * outlived it by its refreshes) is followed too.
+ */
+export function markProviderSignIn(ctx: PageContext, reply: FastifyReply, sessionId: string) {
+  setCookie(reply, SIGN_IN_COOKIE, sealSignIn(ctx.cipher, ctx.tenantId, sessionId), {
     ...issuerCookieOptions(ctx),
     maxAge: 30 * 24 * 3600,
   })

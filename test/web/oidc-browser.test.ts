@@ -662,3 +662,17 @@ test('two tenants’ issuers on one host keep their own provider sessions in one
     )
   })
 })
+
+test('a hosted session signed in without the provider’s sign-in cookie (older than it, or outliving it) still signs in to an application once, then single sign-on', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    await signInOnHostedPage(page)
+    await page.context().clearCookies({ name: 'ta_oidc_sign_in' })
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, user.userId)
+    assert.ok((await silently(page)).at.searchParams.get('code'))
+  })
+})

@@ -23,7 +23,12 @@ import type { Pages } from '../context.ts'
 import { type Html, html } from '../html.ts'
 import { type Form, formText, setPageHeaders } from '../http.ts'
 import { form, hidden } from '../layout.ts'
-import { forgetInteraction, isInteractionUid, rememberInteraction } from '../session.ts'
+import {
+  forgetInteraction,
+  isInteractionUid,
+  markProviderSignIn,
+  rememberInteraction,
+} from '../session.ts'
 import { expiredForm } from './signin.ts'
 
 type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
@@ -141,6 +146,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
       return pages.redirect(request, reply, 'sign-in')
     }
     forgetInteraction(ctx, reply)
+    markProviderSignIn(ctx, reply, signIn.sessionId)
     return finish(request, reply, provider, {
       login: {
         accountId: signIn.userId,
