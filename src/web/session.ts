@@ -25,6 +25,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual } from '../lib/crypto.ts'
+import { issuerPath, SIGN_IN_COOKIE, sealSignIn } from '../modules/oidc/browser-sign-in.ts'
 import { clearCookie, cookieHeader, readCookies, setCookie } from './http.ts'
 
 export interface PageSession {
@@ -108,13 +109,33 @@ export function beginSession(
 ): void {
   writeSession(ctx, reply, session)
   renewBrowserSecret(ctx, request, reply, sessionIdOf(session))
+  markProviderSignIn(ctx, reply, sessionIdOf(session))
+}
+
+/**
+ * Tells the tenant's OpenID provider which service session this browser is signed in with
+ * (oidc/browser-sign-in.ts): at each sign-in, and again whenever the hosted pages sign the
+ * provider in from the page session, so a page session older than the cookie (or one that
+ * outlived it by its refreshes) is followed too.
+ */
+export function markProviderSignIn(ctx: PageContext, reply: FastifyReply, sessionId: string) {
+  setCookie(reply, SIGN_IN_COOKIE, sealSignIn(ctx.cipher, ctx.tenantId, sessionId), {
+    ...issuerCookieOptions(ctx),
+    maxAge: 30 * 24 * 3600,
+  })
 }
 
 /** A sign-out (or a session the service ended): no page session, a new browser secret. */
 export function clearSession(ctx: PageContext, request: FastifyRequest, reply: FastifyReply) {
   clearCookie(reply, cookieNames(ctx).session, cookieOptions(ctx))
+  clearCookie(reply, SIGN_IN_COOKIE, issuerCookieOptions(ctx))
   renewBrowserSecret(ctx, request, reply, '')
 }
+
+const issuerCookieOptions = (ctx: PageContext) => ({
+  path: issuerPath(ctx.config.publicUrl, ctx.slug),
+  secure: overHttps(ctx),
+})
 
 /**
  * The Set-Cookie value that removes the page session, for a response written outside the

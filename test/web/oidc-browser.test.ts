@@ -15,11 +15,13 @@ import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
+import { decodeJwt } from 'jose'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents } from '../../src/db/schema.ts'
 import {
+  createApiResource,
   createApplication,
   issuerOf,
   oidcClient,
@@ -204,6 +206,9 @@ test('authorization code + PKCE through the hosted sign-in page: openid-client g
     assert.equal(claims.nonce, started.nonce)
     assert.deepEqual(claims.amr, ['pwd'])
     assert.equal(typeof claims.auth_time, 'number')
+    // sid in every ID token, though this application has no back-channel logout URI.
+    assert.equal(typeof claims.sid, 'string')
+    assert.ok(claims.sid)
 
     const info = await client.fetchUserInfo(started.config, tokens.access_token, user.userId)
     assert.equal(info.email, user.email)
@@ -213,6 +218,7 @@ test('authorization code + PKCE through the hosted sign-in page: openid-client g
     const refreshed = await client.refreshTokenGrant(started.config, tokens.refresh_token)
     assert.ok(refreshed.refresh_token)
     assert.notEqual(refreshed.refresh_token, tokens.refresh_token)
+    assert.equal(refreshed.claims()?.sid, claims.sid)
     // Rotation: the spent token is refused.
     await assert.rejects(
       client.refreshTokenGrant(started.config, tokens.refresh_token),
@@ -458,5 +464,252 @@ test('single sign-on only while the hosted session is live: a suspended user get
     )
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assertLoginRequired((await silently(page)).at)
+  })
+})
+
+/** Signs `who` in on the hosted sign-in page of `page`'s browser, no application asking. */
+async function signInDirectly(page: Page, who: { email: string; password: string }) {
+  await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
+  await signInWithPassword(page, who)
+  await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
+}
+
+test("another user's sign-in on the hosted pages ends single sign-on as the earlier user: prompt=none answers login_required, and the next authorization is the page's user", {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    const first = await signup(server, t.slug)
+    const second = await signup(server, t.slug)
+    await signInThroughApplication(page, first)
+    const live = await silently(page)
+    assert.equal((await exchange(live.started, live.at)).claims()?.sub, first.user.id)
+
+    // The first user's service session is still live; only the browser's sign-in changed.
+    await signInDirectly(page, second)
+    assertLoginRequired((await silently(page)).at)
+
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, second.user.id)
+    const again = await silently(page)
+    assert.equal((await exchange(again.started, again.at)).claims()?.sub, second.user.id)
+  })
+})
+
+test('a consent page left open while another user signs in never grants as the earlier user: the sign-in goes on as the page’s user', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    const first = await signup(server, t.slug)
+    const second = await signup(server, t.slug)
+    const started = await start(thirdParty)
+    await page.goto(started.url)
+    await signInWithPassword(page, first)
+    const heading = page.getByRole('heading', { name: /Gadget Planner wants to use/ })
+    await heading.waitFor()
+
+    const tab = await page.context().newPage()
+    await signInDirectly(tab, second)
+    await tab.close()
+
+    await page.reload()
+    await heading.waitFor()
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, second.user.id)
+    const grants = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.tenantId, t.tenantId),
+          eq(auditEvents.action, 'ApplicationConsentGranted'),
+          eq(auditEvents.actorId, first.user.id),
+        ),
+      )
+    assert.equal(grants.length, 0, 'nothing granted as the first user')
+  })
+})
+
+test('max_age shorter than the sign-in takes: the sign-in made for this very request is accepted, no loop back to the sign-in page', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    // Every visit of the interaction page finds the service's clock 10 s on: the sign-in
+    // made for it is older than max_age when the browser comes back.
+    await page.route(`**/t/${t.slug}/authorize/**`, (route) => {
+      server.clock.advance(10)
+      return route.continue()
+    })
+    const tokens = await signInThroughApplication(page, user, { max_age: '5' })
+    assert.equal(tokens.claims()?.sub, user.userId)
+  })
+})
+
+/** POSTs `fields` to the token endpoint as the first-party application (HTTP Basic). */
+function tokenRequest(fields: Record<string, string>) {
+  const basic = Buffer.from(`${firstParty.clientId}:${firstParty.clientSecret}`).toString('base64')
+  return fetch(`${server.url}/oidc/${t.slug}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${basic}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams(fields),
+  })
+}
+
+/**
+ * Sends `count` copies of one token request at once: the statuses and OAuth errors. (On
+ * PGlite, one connection, the requests rarely interleave; on PostgreSQL they do.)
+ */
+async function together(count: number, fields: Record<string, string>) {
+  const answers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const res = await tokenRequest(fields)
+      const body = (await res.json()) as { error?: string; refresh_token?: string }
+      return { status: res.status, ...body }
+    }),
+  )
+  return {
+    won: answers.filter((a) => a.status === 200),
+    lost: answers.filter((a) => a.status !== 200),
+  }
+}
+
+test('concurrent redemptions of one authorization code or one refresh token: exactly one wins, the others are invalid_grant', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    await signInWithPassword(page)
+    const at = await backAtApplication(page)
+    const code = await together(6, {
+      grant_type: 'authorization_code',
+      code: at.searchParams.get('code') ?? '',
+      redirect_uri: callbackUrl,
+      code_verifier: started.verifier,
+    })
+    assert.equal(code.won.length, 1, 'one of the redemptions of the code wins')
+    assert.deepEqual(
+      code.lost.map((a) => [a.status, a.error]),
+      Array(5).fill([400, 'invalid_grant']),
+    )
+
+    // A refresh token of a grant of its own.
+    const tokens = await signInThroughApplication(page, user, { prompt: 'login' })
+    assert.ok(tokens.refresh_token)
+    const refresh = await together(6, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    })
+    assert.equal(refresh.won.length, 1, 'one of the redemptions of the refresh token wins')
+    assert.deepEqual(
+      refresh.lost.map((a) => [a.status, a.error]),
+      Array(5).fill([400, 'invalid_grant']),
+    )
+  })
+})
+
+test('resource scopes beyond the user’s role are left out of the grant and not asked again: the first-party application is back at once, the consent page lists only the others', {
+  skip,
+}, async () => {
+  const api = await createApiResource(server, t.slug, t.admin.accessToken, {
+    name: 'Notes API',
+    identifier: 'https://notes.example.com/api',
+    scopes: [
+      { name: 'notes:read', description: 'Read your notes' },
+      { name: 'notes:admin', description: 'Manage everyone’s notes', roles: ['Admin'] },
+    ],
+  })
+  const asked = { resource: api.identifier, scope: 'openid notes:read notes:admin' }
+  await inFreshBrowser(async (page) => {
+    const member = await signup(server, t.slug)
+    const tokens = await signInThroughApplication(page, member, asked)
+    const access = decodeJwt(tokens.access_token)
+    assert.equal(access.aud, api.identifier)
+    assert.equal(access.scope, 'notes:read')
+    assert.equal(access.sub, member.user.id)
+
+    const started = await start(thirdParty, asked)
+    await page.goto(started.url)
+    await page.getByRole('heading', { name: /Gadget Planner wants to use/ }).waitFor()
+    const listed = (await page.locator('.consent-scopes').textContent()) ?? ''
+    assert.match(listed, /Read your notes/)
+    assert.doesNotMatch(listed, /Manage everyone|notes:admin/)
+    await page.getByRole('button', { name: 'Allow' }).click()
+    const granted = await exchange(started, await backAtApplication(page))
+    assert.equal(decodeJwt(granted.access_token).scope, 'notes:read')
+    const audited = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.tenantId, t.tenantId),
+          eq(auditEvents.action, 'ApplicationConsentGranted'),
+          eq(auditEvents.actorId, member.user.id),
+        ),
+      )
+    assert.deepEqual((audited[0].metadata as { scopes: string[] }).scopes, ['openid', 'notes:read'])
+  })
+})
+
+test('two tenants’ issuers on one host keep their own provider sessions in one browser: the session cookie is at the issuer’s path', {
+  skip,
+}, async () => {
+  const other = await createTenant(server)
+  const theirs = await createApplication(server, other.slug, other.admin.accessToken, {
+    name: 'Other Notes',
+    type: 'web',
+    redirectUris: [callbackUrl],
+  })
+  const theirUser = await signup(server, other.slug)
+  await inFreshBrowser(async (page) => {
+    const who = await signup(server, t.slug)
+    await signInThroughApplication(page, who)
+
+    const config = await oidcClient(
+      server,
+      other.slug,
+      theirs.application.clientId,
+      theirs.clientSecret,
+    )
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: callbackUrl,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    })
+    await page.goto(url.href.replace(server.url, server.deps.config.publicUrl))
+    await page.waitForURL((at) => at.pathname === `/t/${other.slug}/sign-in`)
+    await page.getByLabel('Email').fill(theirUser.email)
+    await page.getByLabel('Password').fill(theirUser.password)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await backAtApplication(page)
+
+    // The first tenant's single sign-on goes on.
+    const live = await silently(page)
+    assert.equal((await exchange(live.started, live.at)).claims()?.sub, who.user.id)
+    const sessions = (await page.context().cookies()).filter((c) => c.name === '_session')
+    assert.deepEqual(
+      sessions.map((c) => c.path).sort(),
+      [`/oidc/${other.slug}`, `/oidc/${t.slug}`].sort(),
+    )
+  })
+})
+
+test('a hosted session signed in without the provider’s sign-in cookie (older than it, or outliving it) still signs in to an application once, then single sign-on', {
+  skip,
+}, async () => {
+  await inFreshBrowser(async (page) => {
+    await signInOnHostedPage(page)
+    await page.context().clearCookies({ name: 'ta_oidc_sign_in' })
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, user.userId)
+    assert.ok((await silently(page)).at.searchParams.get('code'))
   })
 })

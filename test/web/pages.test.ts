@@ -876,6 +876,15 @@ describe('the JSON API is unchanged', () => {
   })
 })
 
+/**
+ * The RFC 8176 `amr` of a browser's page session, which the hosted pages hand to the OpenID
+ * provider as the sign-in's (web/pages/authorize.ts), read from its sealed cookie.
+ */
+function amrOf(c: PageClient, tenantId: string): string[] {
+  const sealed = decodeURIComponent(c.cookies.get('ta_session') ?? '')
+  return JSON.parse(server.deps.cipher.decrypt(sealed, `page-session:${tenantId}`)).amr
+}
+
 describe('getting back in (CONTRACT §9)', () => {
   test('reset a forgotten password with the mailed code; other sessions end', async () => {
     const t = await createTenant(server)
@@ -901,6 +910,8 @@ describe('getting back in (CONTRACT §9)', () => {
     })
     assert.match(page.url, /\/account\?done=reset$/)
     assert.match(textOf(page.html), /Your new password is set/)
+    // The mailed code proved the sign-in; the password just chosen proves nothing.
+    assert.deepEqual(amrOf(c, t.tenantId), ['otp'])
     const old = await server.request('POST', `/v1/${t.slug}/auth/refresh`, {
       refreshToken: user.refreshToken,
     })
@@ -933,6 +944,7 @@ describe('getting back in (CONTRACT §9)', () => {
       totpCode: totpAt(server, secret),
     })
     assert.match(page.url, /done=reset$/)
+    assert.deepEqual(amrOf(c, t.tenantId), ['otp', 'mfa'])
   })
 
   test('requireVerifiedEmail: sign-up and sign-in lead to the code page, which signs in', async () => {

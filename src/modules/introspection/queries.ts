@@ -2,14 +2,15 @@
 // to their own modules' queries files; this is one read across both, named by tenant.
 
 import type { Db } from '../../db/client.ts'
-import { and, eq, gt, isNull, ne, sql } from '../../db/orm.ts'
+import { and, eq, gt, isNull, sql } from '../../db/orm.ts'
 import { perDatabase } from '../../db/prepared.ts'
 import { sessions, users } from '../../db/schema.ts'
+import { isUuid } from '../../lib/ids.ts'
 
 // Prepared: a resource server may introspect on every request it serves.
 const liveSession = perDatabase((db: Db) =>
   db
-    .select({ role: users.role })
+    .select({ role: users.role, status: users.status, signedInAt: sessions.createdAt })
     .from(sessions)
     .innerJoin(users, and(eq(users.tenantId, sessions.tenantId), eq(users.id, sessions.userId)))
     .where(
@@ -20,17 +21,38 @@ const liveSession = perDatabase((db: Db) =>
         isNull(sessions.revokedAt),
         gt(sessions.expiresAt, sql.placeholder('now')),
         isNull(users.deletedAt),
-        ne(users.status, 'Suspended'),
       ),
     )
     .limit(1)
     .prepare('introspection_live_session'),
 )
 
+export interface LiveSession {
+  role: string
+  status: string
+  /** When the session signed in (its `auth_time` for the OpenID provider). */
+  signedInAt: Date
+}
+
 /**
- * The user's current role while the session is still live in the database (not revoked,
- * not past its family's expiry, its user neither deleted nor suspended); else undefined.
+ * A session of the service as it stands in the database, with its user: undefined when
+ * revoked, past its family's expiry, another user's, or its user deleted. The one read
+ * of a session's liveness, for introspection and the OpenID provider alike; each caller
+ * says which user statuses it accepts.
  */
+export async function findLiveSession(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  userId: string,
+  now: Date,
+): Promise<LiveSession | undefined> {
+  if (!isUuid(sessionId) || !isUuid(userId)) return undefined
+  const rows = await liveSession(db).execute({ tenantId, sessionId, userId, now })
+  return rows[0]
+}
+
+/** The user's current role while the session is live and its user not suspended. */
 export async function liveSessionRole(
   db: Db,
   tenantId: string,
@@ -38,6 +60,6 @@ export async function liveSessionRole(
   userId: string,
   now: Date,
 ): Promise<string | undefined> {
-  const rows = await liveSession(db).execute({ tenantId, sessionId, userId, now })
-  return rows[0]?.role
+  const found = await findLiveSession(db, tenantId, sessionId, userId, now)
+  return found && found.status !== 'Suspended' ? found.role : undefined
 }

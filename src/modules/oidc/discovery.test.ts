@@ -27,7 +27,8 @@ test('discovery: the tenant is an issuer with every endpoint of §11; registrati
   assert.equal(res.status, 200, JSON.stringify(res.body))
   const doc = res.body
   assert.equal(doc.issuer, issuerOf(server, t.slug))
-  const base = `${server.url}/oidc/${t.slug}`
+  // Every endpoint from PUBLIC_URL (CONTRACT §1), not from the address the request reached.
+  const base = issuerOf(server, t.slug)
   for (const [name, path] of [
     ['authorization_endpoint', '/auth'],
     ['token_endpoint', '/token'],
@@ -52,6 +53,25 @@ test('discovery: the tenant is an issuer with every endpoint of §11; registrati
   const rfc8414 = await get(`/.well-known/oauth-authorization-server/oidc/${t.slug}`)
   assert.equal(rfc8414.status, 200)
   assert.deepEqual(rfc8414.body, doc)
+})
+
+test('discovery: a forged Host or X-Forwarded-Host / -Proto never moves the endpoints off PUBLIC_URL', async () => {
+  const forged = await server.request(
+    'GET',
+    `/oidc/${t.slug}/.well-known/openid-configuration`,
+    undefined,
+    {
+      headers: {
+        host: 'evil.example',
+        'x-forwarded-host': 'evil.example',
+        'x-forwarded-proto': 'https',
+      },
+    },
+  )
+  assert.equal(forged.status, 200)
+  for (const name of ['authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
+    assert.equal(forged.body[name].split('/oidc/')[0], server.deps.config.publicUrl, name)
+  }
 })
 
 test('discovery isolation: two tenants are two issuers', async () => {

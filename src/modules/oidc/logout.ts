@@ -12,6 +12,7 @@ import { SERVICE_SESSION } from './provider.ts'
 
 interface LogoutContext {
   status: number
+  response: { get(name: string): string }
   ip: string
   get(name: string): string
   append(name: string, value: string): void
@@ -39,6 +40,10 @@ export function endHostedSessionOnLogout(
     if (oidc?.route !== 'end_session_confirm' || ctx.status !== 303 || !oidc.params?.logout) {
       return
     }
+    // oidc-provider ends its session the same way when another user's sign-in resumes an
+    // authorization (an account switch), then goes back to that authorization: the hosted
+    // session in the browser is then the new user's, and stays.
+    if (isAccountSwitch(ctx.response.get('location'), tenant.slug)) return
     const userId = oidc.session?.accountId
     const sessionId = oidc.session?.[SERVICE_SESSION]
     if (!userId || !sessionId) return
@@ -60,5 +65,14 @@ export function endHostedSessionOnLogout(
       if (err instanceof AppError && err.reason === 'not_found') return
       log.warn({ err, tenantId: tenant.id }, 'the hosted session did not end at OpenID logout')
     }
+  }
+}
+
+/** Whether a confirmed logout goes on to the provider's own authorization (its resume). */
+function isAccountSwitch(location: string, slug: string): boolean {
+  try {
+    return new URL(location, 'http://x').pathname.startsWith(`/oidc/${slug}/auth/`)
+  } catch {
+    return false
   }
 }

@@ -8,6 +8,30 @@ import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.
 
 export const DEFAULT_POOL_SIZE = 200
 
+/** Where routes.ts leaves, on the raw request, how to settle the token endpoint's limits. */
+export const SETTLE_TOKEN_LIMITS = Symbol('settleTokenLimits')
+
+interface SettleContext {
+  req: { [SETTLE_TOKEN_LIMITS]?: (clientAuthenticated: boolean) => Promise<void> }
+  body?: unknown
+}
+
+/**
+ * Runs once the provider has answered, before the answer is sent: whether the request's
+ * client was authenticated (any answer but invalid_client) settles its limits (routes.ts).
+ */
+async function settleTokenLimits(ctx: SettleContext, next: () => Promise<void>) {
+  try {
+    await next()
+  } finally {
+    const settle = ctx.req[SETTLE_TOKEN_LIMITS]
+    if (settle) {
+      const error = (ctx.body as { error?: unknown } | undefined)?.error
+      await settle(error !== 'invalid_client')
+    }
+  }
+}
+
 interface Entry {
   slug: string
   provider: OidcProvider
@@ -57,6 +81,7 @@ export class ProviderPool {
     }
     const provider = buildProvider(this.deps, tenant)
     for (const setup of this.setups) setup(provider, tenant)
+    ;(provider as unknown as { use(fn: typeof settleTokenLimits): void }).use(settleTokenLimits)
     const entry = { slug: tenant.slug, provider, handler: provider.callback() }
     this.entries.set(tenant.id, entry)
     while (this.entries.size > this.max) {
@@ -66,6 +91,24 @@ export class ProviderPool {
     }
     return entry
   }
+}
+
+/**
+ * Readies a request for a Provider (its routes' and the hosted pages' calls alike): the
+ * issuer's endpoints, its cookies' Secure flag and the redirects it builds come from
+ * PUBLIC_URL, never from the request's Host or a client's X-Forwarded-* (CONTRACT §1); the
+ * client address is the one the service decided (TRUST_PROXY). The Provider runs with
+ * `proxy` on and reads exactly these headers, overwritten here.
+ */
+export function asPublicRequest(
+  raw: { headers: Record<string, string | string[] | undefined> },
+  publicUrl: string,
+  ip: string,
+): void {
+  const url = new URL(publicUrl)
+  raw.headers['x-forwarded-host'] = url.host
+  raw.headers['x-forwarded-proto'] = url.protocol.slice(0, -1)
+  raw.headers['x-forwarded-for'] = ip
 }
 
 const pools = new WeakMap<object, ProviderPool>()

@@ -13,12 +13,13 @@ import type { FieldCipher } from '../../lib/crypto.ts'
 import { devicePages } from '../../web/pages/device.ts'
 import { logoutPages } from '../../web/pages/oidc-logout.ts'
 import type { AuditRecorder } from '../audit/recorder.ts'
+import { findLiveSession } from '../introspection/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
+import { issuerPath, openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
 import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
-import { isHostedSessionLive } from './queries.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
@@ -46,6 +47,7 @@ export interface OidcGrant {
   addOIDCScope(scope: string): void
   addOIDCClaims(claims: string[]): void
   addResourceScope(resource: string, scope: string): void
+  rejectResourceScope(resource: string, scope: string): void
   save(): Promise<string>
 }
 
@@ -137,6 +139,7 @@ const html = (text: unknown) =>
 export const SERVICE_SESSION = 'serviceSessionId'
 
 interface PolicyContext {
+  cookies: { get(name: string, options: { signed: boolean }): string | undefined }
   oidc: {
     session: { accountId?: string; [SERVICE_SESSION]?: string }
     result?: { login?: Record<string, unknown> }
@@ -151,7 +154,10 @@ interface PolicyContext {
  * expired, or its user is no longer Active: the browser then goes to the interaction page,
  * which finds no live page session and shows the sign-in page, and prompt=none answers
  * login_required. A login just finished (the resumed request) records its service session
- * in the provider session first, and a provider session without one is never reused.
+ * in the provider session first, and a provider session without one is never reused. Nor
+ * is one signed in from another service session than the browser's latest hosted-page
+ * sign-in (browser-sign-in.ts): after another sign-in in this browser (another user's, say)
+ * the hosted pages sign the provider in again, as the page's user.
  */
 function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
   return new interactionPolicy.Check(
@@ -169,8 +175,11 @@ function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
       }
       const sid = session[SERVICE_SESSION]
       if (!sid) return true
+      const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
+      if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
       const now = deps.clock.now()
-      return !(await isHostedSessionLive(deps.db, tenantId, sid, session.accountId, now))
+      const live = await findLiveSession(deps.db, tenantId, sid, session.accountId, now)
+      return live?.status !== 'Active'
     },
   )
 }
@@ -201,7 +210,13 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     findAccount: accountFinder(deps.db, tenant.id),
     // Back-channel logout tokens go out through it (backchannel.ts).
     fetch: providerFetch(config),
-    cookies: { keys: cookieKeys(config) },
+    cookies: {
+      keys: cookieKeys(config),
+      // The provider session's cookie (`_session`) at the issuer's path, not `/`: every
+      // tenant's issuer is on the one host, and each keeps a session of its own. The
+      // interaction cookies (short) are set at their own pages' paths by oidc-provider.
+      long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
+    },
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
@@ -300,7 +315,13 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
   provider.use(registrationGate)
-  // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
-  provider.proxy = config.trustProxy !== false
+  // CONTRACT §11, Tokens: every ID token carries `sid`; oidc-provider adds it only for a
+  // client with a back-channel logout URI (and on a `claims` request naming it).
+  const { Client } = provider as unknown as { Client: { prototype: object } }
+  Object.defineProperty(Client.prototype, 'includeSid', { value: () => true })
+  // Every request reaches the Provider with X-Forwarded-Host, -Proto and -For set by the
+  // service itself from PUBLIC_URL and the client address it decided (pool.ts,
+  // asPublicRequest), never as a client sent them.
+  provider.proxy = true
   return provider
 }

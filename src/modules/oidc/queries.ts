@@ -4,9 +4,8 @@
 // never answered (the purge deletes it later), and expiry is the database's clock, the
 // same on every instance.
 import type { Handle } from '../../db/client.ts'
-import { and, eq, gt, inArray, isNull, or, type SQL, sql } from '../../db/orm.ts'
-import { oidcModels, sessions, users } from '../../db/schema.ts'
-import { isUuid } from '../../lib/ids.ts'
+import { and, eq, inArray, isNull, or, type SQL, sql } from '../../db/orm.ts'
+import { oidcModels } from '../../db/schema.ts'
 
 export type ModelPayload = Record<string, unknown>
 
@@ -75,9 +74,17 @@ export function findModelByUserCode(db: Handle, tenantId: string, model: string,
   return findBy(db, tenantId, model, eq(oidcModels.userCode, code))
 }
 
-/** Marks a single-use model spent, once (the first consume wins). */
-export async function consumeModel(db: Handle, tenantId: string, model: string, id: string) {
-  await db
+/**
+ * Marks a single-use model spent, once: one conditional UPDATE, so of two concurrent
+ * redemptions exactly one wins (true); the other, or a model already spent or gone, false.
+ */
+export async function consumeModel(
+  db: Handle,
+  tenantId: string,
+  model: string,
+  id: string,
+): Promise<boolean> {
+  const rows = await db
     .update(oidcModels)
     .set({ consumedAt: sql`now()` })
     .where(
@@ -86,8 +93,11 @@ export async function consumeModel(db: Handle, tenantId: string, model: string, 
         eq(oidcModels.model, model),
         eq(oidcModels.id, id),
         isNull(oidcModels.consumedAt),
+        live,
       ),
     )
+    .returning({ id: oidcModels.id })
+  return rows.length > 0
 }
 
 /** Deletes the tenant's models (live or not) that every condition selects; at least one. */
@@ -142,67 +152,4 @@ export async function takeProviderSessions(
     )
     .returning({ payload: oidcModels.payload })
   return rows.map((row) => row.payload)
-}
-
-/**
- * A live session of the service (CONTRACT §4) as the hosted pages hand it to the provider:
- * its user and when it signed in; undefined when revoked, expired or another user's.
- */
-export async function findLiveSignIn(
-  db: Handle,
-  tenantId: string,
-  sessionId: string,
-  userId: string,
-  now: Date,
-): Promise<{ userId: string; signedInAt: Date } | undefined> {
-  const rows = await db
-    .select({
-      userId: sessions.userId,
-      createdAt: sessions.createdAt,
-      expiresAt: sessions.expiresAt,
-    })
-    .from(sessions)
-    .where(
-      and(
-        eq(sessions.tenantId, tenantId),
-        eq(sessions.id, sessionId),
-        eq(sessions.userId, userId),
-        isNull(sessions.revokedAt),
-      ),
-    )
-  const row = rows[0]
-  if (!row || row.expiresAt <= now) return undefined
-  return { userId: row.userId, signedInAt: row.createdAt }
-}
-
-/**
- * Whether the service session a provider session was signed in from (CONTRACT §11, Sign-in)
- * is still live: not revoked, not expired, its user the provider session's account, that user
- * Active and not deleted. One read by the sessions' primary key (tenant_id, id).
- */
-export async function isHostedSessionLive(
-  db: Handle,
-  tenantId: string,
-  sessionId: string,
-  userId: string,
-  now: Date,
-): Promise<boolean> {
-  if (!isUuid(sessionId) || !isUuid(userId)) return false
-  const rows = await db
-    .select({ id: sessions.id })
-    .from(sessions)
-    .innerJoin(users, and(eq(users.tenantId, sessions.tenantId), eq(users.id, sessions.userId)))
-    .where(
-      and(
-        eq(sessions.tenantId, tenantId),
-        eq(sessions.id, sessionId),
-        eq(sessions.userId, userId),
-        isNull(sessions.revokedAt),
-        gt(sessions.expiresAt, now),
-        eq(users.status, 'Active'),
-        isNull(users.deletedAt),
-      ),
-    )
-    .limit(1)
-  return rows.length > 0
 }

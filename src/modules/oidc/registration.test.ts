@@ -98,7 +98,7 @@ test('open: openid-client registers a web client, listed as dynamic and third-pa
   const t = await createTenant(server)
   await setRegistration(t, true)
   const doc = await discovery(t.slug)
-  assert.equal(doc.registration_endpoint, `${server.url}/oidc/${t.slug}/reg`)
+  assert.equal(doc.registration_endpoint, `${issuerOf(server, t.slug)}/reg`)
 
   const config = await registerWithClient(t.slug, {
     client_name: 'Gadget Planner',

@@ -3,9 +3,9 @@
 // raw, to the tenant's oidc-provider instance (pool.ts), which writes the response itself.
 // Before that, the service's own onRequest hooks have run: an unknown or deleted tenant is
 // 404 tenant_not_found, a NUL or lone surrogate in the query 400 (CONTRACT §8); the token
-// endpoint takes a point of RATE_LIMIT_OIDC_TOKEN per (tenant, client); a tenant's
-// `dynamicClientRegistration` admits the request to registration (registration.ts), each
-// registration taking a point of RATE_LIMIT_CLIENT_REGISTRATION per IP.
+// endpoint's limits are taken (tokenLimits below); a tenant's `dynamicClientRegistration`
+// admits the request to registration (registration.ts), each registration taking a point of
+// RATE_LIMIT_CLIENT_REGISTRATION per IP.
 //
 // Bodies: this plugin is encapsulated with its own content-type parser, which reads any
 // body as bytes (at most oidc-provider's own 56 KiB) and hands them over as `req.body`
@@ -17,13 +17,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { backchannelOnSessionsEnded, logBackchannelErrors } from './backchannel.ts'
 import { endHostedSessionOnLogout } from './logout.ts'
-import { poolOf } from './pool.ts'
+import { asPublicRequest, poolOf, SETTLE_TOKEN_LIMITS } from './pool.ts'
 import { admitRegistration, REGISTRATION_PATH } from './registration.ts'
 
 const BODY_LIMIT = 56 * 1024
 const DISCOVERY = '/.well-known/openid-configuration'
 
-type RawRequest = IncomingMessage & { baseUrl?: string; body?: Buffer }
+type RawRequest = IncomingMessage & {
+  baseUrl?: string
+  body?: Buffer
+  [SETTLE_TOKEN_LIMITS]?: (clientAuthenticated: boolean) => Promise<void>
+}
 
 /** The client a token request names: HTTP Basic (RFC 6749 §2.3.1), else `client_id`. */
 function clientIdOf(raw: RawRequest): string {
@@ -39,6 +43,33 @@ function clientIdOf(raw: RawRequest): string {
   }
   const id = raw.body ? parse(raw.body.toString('utf8')).client_id : undefined
   return typeof id === 'string' ? id : ''
+}
+
+/**
+ * The token endpoint's limits (CONTRACT §11, Limits). The client a request names is not
+ * known to be that client until oidc-provider has authenticated it, so the request takes a
+ * point of both budgets first (consumed before the work, as every limit here) and gives one
+ * back once the provider has answered (pool.ts, settleTokenLimits): a request whose client
+ * authentication failed (invalid_client) keeps only its point of RATE_LIMIT_TOKEN_ENDPOINTS
+ * per client address, so whoever sends a client's id without its credentials spends their
+ * own budget, never the client's; an authenticated one keeps only its point of
+ * RATE_LIMIT_OIDC_TOKEN per (tenant, client). A public client (PKCE, no secret) is
+ * authenticated by its id alone, as oidc-provider has it.
+ */
+async function tokenLimits(deps: Deps, tenantId: string, raw: RawRequest, ip: string) {
+  const failures = `oidc-client-auth:${ip}`
+  const client = `${tenantId}:${clientIdOf(raw)}`
+  await deps.limits.hit('tokenEndpoints', failures)
+  try {
+    await deps.limits.hit('oidcToken', client)
+  } catch (error) {
+    await deps.limits.refund('tokenEndpoints', failures)
+    throw error
+  }
+  raw[SETTLE_TOKEN_LIMITS] = (clientAuthenticated) =>
+    clientAuthenticated
+      ? deps.limits.refund('tokenEndpoints', failures)
+      : deps.limits.refund('oidcToken', client)
 }
 
 export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
@@ -74,7 +105,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     const raw = request.raw as RawRequest
     const route = path.split('?')[0]
     if (request.method === 'POST' && route === '/token') {
-      await deps.limits.hit('oidcToken', `${tenant.id}:${clientIdOf(raw)}`)
+      await tokenLimits(deps, tenant.id, raw, request.clientIp)
     }
     // CONTRACT §11, Dynamic registration: the tenant's setting, read per request, opens it.
     if (tenant.dynamicClientRegistration) {
@@ -86,6 +117,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     // oidc-provider builds its URLs from the mount path it finds in `baseUrl`.
     raw.baseUrl = `/oidc/${tenant.slug}`
     raw.url = path
+    asPublicRequest(raw, deps.config.publicUrl, request.clientIp)
     reply.hijack()
     pool.handler(tenant)(raw, reply.raw)
   }

@@ -11,19 +11,24 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { findApiResourceByIdentifier } from '../../modules/apiresources/queries.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
-import { poolOf } from '../../modules/oidc/pool.ts'
+import { findLiveSession } from '../../modules/introspection/queries.ts'
+import { asPublicRequest, poolOf } from '../../modules/oidc/pool.ts'
 import {
   type OidcInteraction,
   type OidcProvider,
   SERVICE_SESSION,
 } from '../../modules/oidc/provider.ts'
-import { findLiveSignIn } from '../../modules/oidc/queries.ts'
 import { findUserById } from '../../modules/users/queries.ts'
 import type { Pages } from '../context.ts'
 import { type Html, html } from '../html.ts'
 import { type Form, formText, setPageHeaders } from '../http.ts'
 import { form, hidden } from '../layout.ts'
-import { forgetInteraction, isInteractionUid, rememberInteraction } from '../session.ts'
+import {
+  forgetInteraction,
+  isInteractionUid,
+  markProviderSignIn,
+  rememberInteraction,
+} from '../session.ts'
 import { expiredForm } from './signin.ts'
 
 type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
@@ -60,10 +65,12 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
       return undefined
     }
     if (claims.tid !== request.tenant.id) return undefined
-    const found = await findLiveSignIn(deps.db, request.tenant.id, claims.sid, claims.sub, now)
-    if (!found) return undefined
+    // Only an Active user of the tenant signs in to an application (CONTRACT §11).
+    const found = await findLiveSession(deps.db, request.tenant.id, claims.sid, claims.sub, now)
+    if (found?.status !== 'Active') return undefined
     return {
-      ...found,
+      userId: claims.sub,
+      signedInAt: found.signedInAt,
       sessionId: claims.sid,
       amr: session.amr ?? [],
       interaction: session.interaction,
@@ -84,6 +91,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
   const load = async (request: Req, reply: FastifyReply) => {
     if (!pool || !isInteractionUid(request.params.uid)) return undefined
     const provider = pool.provider(request.tenant)
+    asPublicRequest(request.raw, deps.config.publicUrl, request.ip)
     try {
       const interaction = await provider.interactionDetails(request.raw, reply.raw)
       if (interaction.uid !== request.params.uid) return undefined
@@ -119,18 +127,26 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     const signIn = await liveSignIn(request, reply)
     const maxAge = Number(interaction.params.max_age)
     const age = signIn ? (deps.clock.now().getTime() - signIn.signedInAt.getTime()) / 1000 : 0
+    // A sign-in made for this very request answers prompt=login, and any max_age however
+    // short (the sign-in itself may take longer than max_age).
+    const madeForThis = signIn?.interaction === interaction.uid
+    const loginAsked =
+      interaction.prompt.reasons.includes('login_prompt') ||
+      (interaction.params.prompt ?? '').split(' ').includes('login')
     const usable =
       signIn &&
-      // prompt=login: only a sign-in made for this very request.
-      (!interaction.prompt.reasons.includes('login_prompt') ||
-        signIn.interaction === interaction.uid) &&
-      (!Number.isFinite(maxAge) || interaction.params.max_age === undefined || age <= maxAge)
+      (!loginAsked || madeForThis) &&
+      (madeForThis ||
+        !Number.isFinite(maxAge) ||
+        interaction.params.max_age === undefined ||
+        age <= maxAge)
     const ctx = pages.ctx(request)
     if (!signIn || !usable) {
       rememberInteraction(ctx, reply, interaction.uid)
       return pages.redirect(request, reply, 'sign-in')
     }
     forgetInteraction(ctx, reply)
+    markProviderSignIn(ctx, reply, signIn.sessionId)
     return finish(request, reply, provider, {
       login: {
         accountId: signIn.userId,
@@ -143,7 +159,34 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     })
   }
 
-  /** The grant for what the interaction asks, resource scopes cut to the user's role. */
+  /**
+   * The resource scopes the interaction asks, each resource's split into those the user's
+   * role is in the `roles` of (allowed) and the others (CONTRACT §11, API resources).
+   */
+  const resourceScopes = async (
+    request: FastifyRequest,
+    interaction: OidcInteraction,
+    accountId: string,
+  ) => {
+    const user = await findUserById(deps.db, request.tenant.id, accountId)
+    const out = []
+    for (const [indicator, scopes] of Object.entries(
+      interaction.prompt.details.missingResourceScopes ?? {},
+    )) {
+      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
+      const rule = (name: string) => resource?.scopes.find((s) => s.name === name)
+      const allowed = scopes.filter((name) => user && rule(name)?.roles.includes(user.role))
+      const refused = scopes.filter((name) => !allowed.includes(name))
+      out.push({ indicator, resource, rule, allowed, refused })
+    }
+    return out
+  }
+
+  /**
+   * The grant for what the interaction asks, resource scopes cut to the user's role. The
+   * others are rejected in the grant: left out of it, and not asked again (oidc-provider's
+   * consent prompt asks only for scopes the grant has neither granted nor rejected).
+   */
   const grantFor = async (
     request: FastifyRequest,
     provider: OidcProvider,
@@ -157,28 +200,35 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     if (!grant) return undefined
     if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope.join(' '))
     if (details.missingOIDCClaims) grant.addOIDCClaims(details.missingOIDCClaims)
-    const user = await findUserById(deps.db, request.tenant.id, accountId)
-    for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
-      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
-      const allowed = scopes.filter((name) =>
-        resource?.scopes.some((s) => s.name === name && user && s.roles.includes(user.role)),
-      )
+    for (const { indicator, allowed, refused } of await resourceScopes(
+      request,
+      interaction,
+      accountId,
+    )) {
       if (allowed.length > 0) grant.addResourceScope(indicator, allowed.join(' '))
+      if (refused.length > 0) grant.rejectResourceScope(indicator, refused.join(' '))
     }
     return grant
   }
 
-  /** What the consent page lists: each scope asked, in words. */
-  const scopeLines = async (request: FastifyRequest, interaction: OidcInteraction) => {
+  /** What the consent page lists: each scope asked that the user may grant, in words. */
+  const scopeLines = async (
+    request: FastifyRequest,
+    interaction: OidcInteraction,
+    accountId: string,
+  ) => {
     const { details } = interaction.prompt
     const lines: Html[] = []
     for (const scope of details.missingOIDCScope ?? []) {
       lines.push(html`<li>${SCOPE_WORDS[scope] ?? scope}</li>`)
     }
-    for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) {
-      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
-      for (const name of scopes) {
-        const described = resource?.scopes.find((s) => s.name === name)?.description
+    for (const { indicator, resource, rule, allowed } of await resourceScopes(
+      request,
+      interaction,
+      accountId,
+    )) {
+      for (const name of allowed) {
+        const described = rule(name)?.description
         lines.push(
           html`<li>${described || name} <span class="hint">(${name}, ${resource?.name ?? indicator})</span></li>`,
         )
@@ -194,8 +244,14 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     interaction: OidcInteraction,
   ) => {
     const accountId = interaction.session?.accountId
+    // The consent is the page's signed-in user's: after another sign-in in this browser (or
+    // a sign-out) the login starts again, as whoever is signed in on the page now.
+    const signIn = await liveSignIn(request, reply)
+    if (!accountId || signIn?.userId !== accountId) {
+      return login(request, reply, provider, interaction)
+    }
     const client = await provider.Client.find(interaction.params.client_id)
-    if (!accountId || !client) return stale(request, reply)
+    if (!client) return stale(request, reply)
     const metadata = client.metadata()
     if (metadata.first_party === true) {
       const grant = await grantFor(request, provider, interaction, accountId)
@@ -207,7 +263,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
     const name = String(metadata.client_name ?? metadata.client_id)
     const body = html`<h1>${name} wants to use your ${request.tenant.name} account</h1>
 <p>Allowing it lets ${name}:</p>
-<ul class="consent-scopes">${await scopeLines(request, interaction)}</ul>
+<ul class="consent-scopes">${await scopeLines(request, interaction, accountId)}</ul>
 <p class="hint">${name} is not run by ${request.tenant.name}. Allow it only if you trust it.</p>
 <div class="consent-actions">
 ${form(action, csrf, hidden('decision', 'allow'), 'Allow')}
@@ -233,9 +289,12 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
     if (found?.interaction.prompt.name !== 'consent') return stale(request, reply)
     const { provider, interaction } = found
     const accountId = interaction.session?.accountId
-    // The page session must still be the user the interaction signed in.
+    // The page session must still be the user the interaction signed in; else the login
+    // starts again, and the consent page comes back for whoever signs in.
     const signIn = await liveSignIn(request, reply)
-    if (!accountId || signIn?.userId !== accountId) return stale(request, reply)
+    if (!accountId || signIn?.userId !== accountId) {
+      return login(request, reply, provider, interaction)
+    }
     if (formText(request.body, 'decision') !== 'allow') {
       return finish(request, reply, provider, {
         error: 'access_denied',
@@ -256,8 +315,9 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
         action: 'ApplicationConsentGranted',
         metadata: {
           clientId: interaction.params.client_id,
+          // What was granted: the resource scopes beyond the user's role are not.
           scopes: (interaction.prompt.details.missingOIDCScope ?? []).concat(
-            ...Object.values(interaction.prompt.details.missingResourceScopes ?? {}),
+            ...(await resourceScopes(request, interaction, accountId)).map((r) => r.allowed),
           ),
         },
       },

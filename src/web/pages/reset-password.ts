@@ -114,8 +114,10 @@ export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
           ...second,
         },
       })
-      // The mailed code and the new password (and a second factor when one was asked).
-      const amr = pending.code ? ['otp', 'pwd', 'mfa'] : ['otp', 'pwd']
+      // RFC 8176: the mailed code proved the mailbox (`otp`); the new password proves
+      // nothing, the user has just chosen it, so no `pwd`. A second factor when one was
+      // asked (an authenticator or a recovery code) makes it `mfa`.
+      const amr = pending.code ? ['otp', 'mfa'] : ['otp']
       return signedIn(pages, request, reply, envelope, amr, 'account?done=reset')
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {

@@ -1,0 +1,40 @@
+// Which service session the browser is signed in with, as the tenant's OpenID provider
+// sees it (CONTRACT §11, Sign-in). The hosted pages' session cookie is scoped to the pages
+// (/t/{slug}), so the provider, at /oidc/{slug}, cannot read it; each sign-in on the hosted
+// pages therefore also writes this cookie at the issuer's path, the service session id
+// sealed to the tenant, and each sign-out clears it. The provider reuses its own session
+// only while it was signed in from that very service session: when another user (or the
+// same one, anew) signs in on the hosted pages, the provider's earlier session is never
+// used again, and the next authorization goes through the hosted pages, which sign the
+// provider in as the page's user (oidc-provider ends the previous account's session first).
+import type { FieldCipher } from '../../lib/crypto.ts'
+
+export const SIGN_IN_COOKIE = 'ta_oidc_sign_in'
+
+/** The path of the tenant's issuer, {PUBLIC_URL}/oidc/{slug}, as the browser requests it. */
+export function issuerPath(publicUrl: string, slug: string): string {
+  return `${new URL(publicUrl).pathname.replace(/\/+$/, '')}/oidc/${slug}`
+}
+
+const aad = (tenantId: string) => `oidc-sign-in:${tenantId}`
+
+export function sealSignIn(cipher: FieldCipher, tenantId: string, sessionId: string): string {
+  return cipher.encrypt(sessionId, aad(tenantId))
+}
+
+/**
+ * The service session id in the cookie's value as the browser sent it (URI-encoded, as the
+ * hosted pages write cookies), or undefined (absent, tampered, another tenant's).
+ */
+export function openSignIn(
+  cipher: FieldCipher,
+  tenantId: string,
+  sealed: string | undefined,
+): string | undefined {
+  if (!sealed) return undefined
+  try {
+    return cipher.decrypt(decodeURIComponent(sealed), aad(tenantId))
+  } catch {
+    return undefined
+  }
+}
