@@ -26,6 +26,7 @@ import { apiKeyComponents } from '../modules/apikeys/schemas.ts'
 import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
+import { importComponents } from '../modules/import/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
 import { mfaComponents } from '../modules/mfa/schemas.ts'
@@ -47,6 +48,7 @@ const COMPONENTS = [
   ...tenantComponents,
   ...sessionComponents,
   ...userComponents,
+  ...importComponents,
   ...passwordlessComponents,
   ...mfaComponents,
   ...passkeyComponents,

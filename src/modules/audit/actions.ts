@@ -63,12 +63,16 @@ export const OIDC_ACTIONS = [
   'ApiResourceDeleted',
 ] as const
 
+/** CONTRACT §14, the user import. */
+export const IMPORT_ACTIONS = ['UserImported'] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
   'UserUpdated',
   ...LIFECYCLE_ACTIONS,
   ...OIDC_ACTIONS,
+  ...IMPORT_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
