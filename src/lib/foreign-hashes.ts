@@ -56,7 +56,7 @@ const PHC_PBKDF2 = new RegExp(`^\\$pbkdf2-sha256\\$i=(\\d+)(?:,l=(\\d+))?\\$(${B
 const FIREBASE = new RegExp(
   `^\\$firebase-scrypt\\$r=(\\d+),m=(\\d+)\\$(${B64URLISH})\\$(${B64URLISH})\\$(${B64URLISH})\\$([^$]+)$`,
 )
-const FIREBASE_INPUT = new RegExp(`^(${B64URLISH})(?:\\$(${B64URLISH}))?$`)
+const FIREBASE_INPUT = /^([A-Za-z0-9+/_-]+={0,2})(?:\$([A-Za-z0-9+/_-]*={0,2}))?$/
 
 /** passlib's adapted base64: `.` for `+`, no padding. */
 function ab64(text: string): Buffer {
@@ -147,10 +147,10 @@ export function importHash(
   seal: () => SignerKeySeal,
 ): { stored: string } | { refused: HashRefusal } {
   const hash = input.passwordHash
-  if (firebase && !hash.startsWith('$')) {
-    const m = FIREBASE_INPUT.exec(hash)
-    const salt = m?.[2] ?? input.passwordSalt
-    if (!m || salt === undefined || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(salt)) {
+  const m = firebase && FIREBASE_INPUT.exec(hash)
+  if (firebase && m) {
+    const salt = m[2] ?? input.passwordSalt
+    if (salt === undefined || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(salt)) {
       return { refused: 'unsupported_hash' }
     }
     const refused = refuseFirebase(firebase.rounds, firebase.memCost)
