@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { before, test } from 'node:test'
+import { rotateKeys } from '../../../scripts/rotate-keys.ts'
 import { auditMark, auditSince, unchanged, userByEmail } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
@@ -15,6 +16,9 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
+import { FieldCipher } from '../../lib/crypto.ts'
+import { sealedSignerKey } from '../../lib/foreign-hashes.ts'
+import { signerKeySeal } from './signer-key.ts'
 
 interface HashCase {
   format: string
@@ -256,4 +260,35 @@ test('import: a Member gets 403 admin_required; an API key works but may not imp
     token: plaintext,
   })
   expectError(unknown, 404, 'tenant_not_found')
+})
+
+test('import: npm run rotate-keys re-seals the Firebase signer key inside an imported hash', async () => {
+  const t = await createTenant(server)
+  const c = FIXTURES.cases.find((x) => x.format === 'firebase-scrypt') as HashCase
+  const email = uniqueEmail('rotate')
+  const res = await importUsers(t, {
+    users: [{ email, passwordHash: c.passwordHash }],
+    hashConfig: { firebase: FIXTURES.firebase },
+  })
+  const id = res.body.results[0].id as string
+  const before = (await userByEmail(server, t.tenantId, email))?.passwordHash as string
+  assert.match(sealedSignerKey(before) ?? '', /^v1:/)
+
+  const v2 = { version: 'v2', key: Buffer.alloc(32, 9) }
+  const reports = await rotateKeys(
+    server.deps.database,
+    new FieldCipher([v2, ...server.deps.config.encryptionKeys]),
+  )
+  const report = reports.find((r) => r.name.includes('Firebase'))?.report
+  assert.ok(report && report.rotated >= 1 && report.unreadable.length === 0)
+  const after = (await userByEmail(server, t.tenantId, email))?.passwordHash as string
+  assert.match(sealedSignerKey(after) ?? '', /^v2:/)
+  assert.equal(after.slice(0, after.lastIndexOf('$')), before.slice(0, before.lastIndexOf('$')))
+  const opened = signerKeySeal(new FieldCipher([v2]), t.tenantId, id).open(
+    sealedSignerKey(after) ?? '',
+  )
+  assert.equal(opened, FIXTURES.firebase.signerKey)
+  // Sealed to its row: another user's id does not open it.
+  const elsewhere = signerKeySeal(new FieldCipher([v2]), t.tenantId, crypto.randomUUID())
+  assert.equal(elsewhere.open(sealedSignerKey(after) ?? ''), undefined)
 })
