@@ -11,6 +11,7 @@ import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { NewUser } from '../users/queries.ts'
+import { insertImportedUsers } from './queries.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'
 
@@ -110,12 +111,7 @@ export async function importUsers(
     }
     if (inserts.length > 0) {
       // A concurrent sign-up of the same address wins: its row is then skipped here.
-      const created = await tx
-        .insert(users)
-        .values(inserts)
-        .onConflictDoNothing()
-        .returning({ id: users.id, emailNormalized: users.emailNormalized })
-      const createdByEmail = new Map(created.map((c) => [c.emailNormalized, c.id]))
+      const createdByEmail = await insertImportedUsers(tx, tenantId, now, inserts)
       for (const row of inserts) {
         const index = insertIndex.get(row.emailNormalized) as number
         const id = createdByEmail.get(row.emailNormalized)
