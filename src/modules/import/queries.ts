@@ -1,7 +1,9 @@
 // The import's one INSERT for a whole batch, as a raw named statement over unnested arrays:
 // the query builder's 1,000-row INSERT (14,000 parameters) took most of a batch's time.
 import type { Handle } from '../../db/client.ts'
+import { and, eq, inArray, isNull } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
+import { users } from '../../db/schema.ts'
 import type { NewUser } from '../users/queries.ts'
 
 const insertBatch = namedStatement(
@@ -48,4 +50,47 @@ export async function insertImportedUsers(
     column('externalId'),
   ])
   return new Map(created.map((r) => [r.email_normalized as string, r.id as string]))
+}
+
+/** The tenant's live users with these addresses, locked until the batch commits. */
+export async function findLiveByEmails(
+  tx: Handle,
+  tenantId: string,
+  emails: string[],
+): Promise<Map<string, { id: string; emailNormalized: string }>> {
+  if (emails.length === 0) return new Map()
+  const rows = await tx
+    .select({ id: users.id, emailNormalized: users.emailNormalized })
+    .from(users)
+    .where(
+      and(
+        eq(users.tenantId, tenantId),
+        inArray(users.emailNormalized, emails),
+        isNull(users.deletedAt),
+      ),
+    )
+    .for('update')
+  return new Map(rows.map((r) => [r.emailNormalized, r]))
+}
+
+/** onConflict update: the fields an import may change on an existing user. */
+export async function updateImportedUser(
+  tx: Handle,
+  tenantId: string,
+  userId: string,
+  changes: Pick<
+    Partial<NewUser>,
+    | 'passwordHash'
+    | 'emailVerified'
+    | 'displayName'
+    | 'givenName'
+    | 'familyName'
+    | 'externalId'
+    | 'updatedAt'
+  >,
+): Promise<void> {
+  await tx
+    .update(users)
+    .set(changes)
+    .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
 }

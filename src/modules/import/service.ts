@@ -2,25 +2,17 @@
 // another system (lib/foreign-hashes.ts) or none, created in one transaction with one
 // INSERT and one audit write, so a large import runs at thousands of users a second. A
 // row's problem is that row's result; the others go on.
-import type { Handle } from '../../db/client.ts'
-import { and, eq, inArray, isNull } from '../../db/orm.ts'
-import { users } from '../../db/schema.ts'
 import type { Deps } from '../../deps.ts'
 import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { NewUser } from '../users/queries.ts'
-import { insertImportedUsers } from './queries.ts'
+import { findLiveByEmails, insertImportedUsers, updateImportedUser } from './queries.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'
 
 type ImportDeps = Pick<Deps, 'db' | 'audit' | 'clock' | 'cipher'>
-
-interface Existing {
-  id: string
-  emailNormalized: string
-}
 
 const PROFILE = ['displayName', 'givenName', 'familyName', 'externalId'] as const
 
@@ -45,7 +37,7 @@ export async function importUsers(
     seen.add(email)
   })
   await deps.db.transaction(async (tx) => {
-    const existing = await findExisting(
+    const existing = await findLiveByEmails(
       tx,
       tenantId,
       rows.map((r) => r.email),
@@ -80,15 +72,12 @@ export async function importUsers(
       )
       if (found) {
         // Role and status stay as they are: PATCH users changes them under the last-Admin rule.
-        await tx
-          .update(users)
-          .set({
-            ...(passwordHash !== undefined ? { passwordHash } : {}),
-            ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
-            ...profile,
-            updatedAt: now,
-          })
-          .where(and(eq(users.tenantId, tenantId), eq(users.id, found.id)))
+        await updateImportedUser(tx, tenantId, found.id, {
+          ...(passwordHash !== undefined ? { passwordHash } : {}),
+          ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
+          ...profile,
+          updatedAt: now,
+        })
         results[index] = { index, status: 'updated', id: found.id }
         entries.push(imported(found.id, email, 'updated', passwordHash))
         continue
@@ -142,24 +131,4 @@ function imported(
     email,
     metadata: { outcome, ...(hashType ? { hashType } : {}) },
   }
-}
-
-async function findExisting(
-  tx: Handle,
-  tenantId: string,
-  emails: string[],
-): Promise<Map<string, Existing>> {
-  if (emails.length === 0) return new Map()
-  const rows = await tx
-    .select({ id: users.id, emailNormalized: users.emailNormalized })
-    .from(users)
-    .where(
-      and(
-        eq(users.tenantId, tenantId),
-        inArray(users.emailNormalized, emails),
-        isNull(users.deletedAt),
-      ),
-    )
-    .for('update')
-  return new Map(rows.map((r) => [r.emailNormalized, r]))
 }
