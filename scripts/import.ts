@@ -335,7 +335,7 @@ export async function runImport(options: ImportOptions): Promise<Summary> {
       continue
     }
     const size = JSON.stringify(user).length + 1
-    if (batch.length === BATCH_USERS || bytes + size > BATCH_BYTES) {
+    if (batch.length === BATCH_USERS || (batch.length > 0 && bytes + size > BATCH_BYTES)) {
       if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight)
       send(batch, records)
       batch = []
