@@ -119,6 +119,16 @@ test('import: onConflict skip (default) leaves existing users; update changes ha
   assert.equal(row?.role, 'Member', 'role is left to PATCH users')
   expectError(await login(t, email, bcrypt.password), 401, 'invalid_credentials')
   assert.equal((await login(t, email, django.password)).status, 200)
+
+  // A Firebase hash written over an existing user is sealed to that user's row.
+  const firebase = FIXTURES.cases.find((c) => c.format === 'firebase-scrypt') as HashCase
+  const again = await importUsers(t, {
+    users: [{ email, passwordHash: firebase.passwordHash }],
+    hashConfig: { firebase: FIXTURES.firebase },
+    onConflict: 'update',
+  })
+  assert.deepEqual(again.body.results, [{ index: 0, status: 'updated', id }])
+  assert.equal((await login(t, email, firebase.password)).status, 200)
 })
 
 test('import: absurd costs are hash_too_expensive and never tried; malformed hashes are unsupported_hash', async () => {
