@@ -8,6 +8,7 @@ import { type Database, openDatabase } from '../src/db/client.ts'
 import { FieldCipher } from '../src/lib/crypto.ts'
 import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
 import { applicationSecretColumn } from '../src/modules/applications/rotation.ts'
+import { firebaseSignerKeyColumn } from '../src/modules/import/rotation.ts'
 import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
 import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
 
@@ -29,6 +30,10 @@ export async function rotateKeys(
     {
       name: 'applications.client_secret_enc',
       report: await rotateColumn(cipher, applicationSecretColumn(db, cipher)),
+    },
+    {
+      name: 'users.password_hash (Firebase signer keys)',
+      report: await rotateColumn(cipher, firebaseSignerKeyColumn(db, cipher)),
     },
   ]
 }

@@ -12,6 +12,7 @@ import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
+import { importRoutes } from './modules/import/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
@@ -64,6 +65,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(oauthRoutes, { deps, prefix: TENANT })
   await app.register(tenantAdminRoutes, { deps, prefix: TENANT })
   await app.register(userAdminRoutes, { deps, prefix: TENANT })
+  await app.register(importRoutes, { deps, prefix: TENANT })
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })

@@ -7,6 +7,7 @@ import { type Client, createClient, type FetchLike } from './client.ts'
 export const ADMIN_OPERATIONS = [
   'listUsers',
   'updateUser',
+  'importUsers',
   'deleteUser',
   'disableUserTotp',
   'eraseUser',

@@ -60,6 +60,7 @@ export const OPERATIONS = {
   listUsers: ['get', '/v1/{tenantSlug}/users'],
   deleteUser: ['delete', '/v1/{tenantSlug}/users/{userId}'],
   updateUser: ['patch', '/v1/{tenantSlug}/users/{userId}'],
+  importUsers: ['post', '/v1/{tenantSlug}/users/import'],
   disableUserTotp: ['post', '/v1/{tenantSlug}/users/{userId}/totp/disable'],
   eraseUser: ['post', '/v1/{tenantSlug}/users/{userId}/erase'],
   exportPersonalData: ['post', '/v1/{tenantSlug}/me/export'],

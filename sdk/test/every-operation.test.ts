@@ -267,6 +267,14 @@ test('every operationId is called through the SDK against the real service', asy
     body: { status: 'Active' },
   })
   assert.equal(restored.status, 'Active')
+  // Import (CONTRACT §14): an existing address is skipped, a new one created.
+  const imported = await backend.importUsers({
+    body: { users: [{ email: signedUp.user.email }, { email: 'imported-sdk@example.com' }] },
+  })
+  assert.deepEqual(
+    imported.results.map((r) => r.status),
+    ['skipped', 'created'],
+  )
   const renamed = await backend.updateTenant({ body: { name: 'SDK Tenant, renamed' } })
   assert.equal(renamed.name, 'SDK Tenant, renamed')
   assert.equal((await backend.getTenant()).name, 'SDK Tenant, renamed')

@@ -55,6 +55,47 @@ export async function resealSecret(db: Handle, row: SealedSecretRow, sealed: str
   return rows.length > 0
 }
 
+/**
+ * Key rotation: the next batch of imported Firebase hashes (whose signer key is sealed
+ * inside users.password_hash, lib/foreign-hashes.ts) after `after`, in key order.
+ */
+export async function findFirebaseHashes(
+  db: Handle,
+  after: { tenantId: string; userId: string } | undefined,
+  limit: number,
+): Promise<SealedSecretRow[]> {
+  const rows = await db
+    .select({ tenantId: users.tenantId, userId: users.id, sealed: users.passwordHash })
+    .from(users)
+    .where(
+      and(
+        sql`${users.passwordHash} LIKE '$firebase-scrypt$%'`,
+        after
+          ? sql`(${users.tenantId}, ${users.id}) > (${after.tenantId}::uuid, ${after.userId}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(users.tenantId, users.id)
+    .limit(limit)
+  return rows as SealedSecretRow[]
+}
+
+/** Replaces one stored hash if it is still the one read (a sign-in's rehash wins). */
+export async function replaceFirebaseHash(db: Handle, row: SealedSecretRow, passwordHash: string) {
+  const rows = await db
+    .update(users)
+    .set({ passwordHash })
+    .where(
+      and(
+        eq(users.tenantId, row.tenantId),
+        eq(users.id, row.userId),
+        eq(users.passwordHash, row.sealed),
+      ),
+    )
+    .returning({ id: users.id })
+  return rows.length > 0
+}
+
 export interface PurgedUser {
   tenantId: string
   id: string

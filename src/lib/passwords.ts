@@ -4,6 +4,7 @@ import { type Algorithm, hash, verify } from '@node-rs/argon2'
 import { isCommonPassword } from './common-passwords.ts'
 import { normalizeEmail } from './email.ts'
 import { AppError } from './errors.ts'
+import { type SignerKeySeal, verifyForeignHash } from './foreign-hashes.ts'
 import { Semaphore, SemaphoreFull } from './semaphore.ts'
 
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
@@ -75,9 +76,21 @@ function getDummyHash(): Promise<string> {
   return dummyHash
 }
 
-/** Verifies `password`; with no stored hash it spends the same time and answers false. */
-export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
+/**
+ * Verifies `password`; with no stored hash it spends the same time and answers false. A
+ * hash made elsewhere and imported (lib/foreign-hashes.ts) is checked, within its bounds,
+ * in the same slots; `seal` opens the signer key of a Firebase hash.
+ */
+export async function verifyPassword(
+  stored: string | null,
+  password: string,
+  seal?: SignerKeySeal,
+): Promise<boolean> {
   const target = stored ?? (await getDummyHash())
+  if (stored !== null && needsRehash(stored)) {
+    // Hashes of older parameters, or imported: checked within their bounds (§14).
+    return hashing(() => verifyForeignHash(stored, normalizePassword(password), seal))
+  }
   const ok = await hashing(() => verify(target, normalizePassword(password)).catch(() => false))
   return stored !== null && ok
 }
@@ -90,9 +103,10 @@ export async function verifyPasswordTry(
   attempt: { release(): Promise<void> },
   stored: string | null,
   password: string,
+  seal?: SignerKeySeal,
 ): Promise<boolean> {
   try {
-    return await verifyPassword(stored, password)
+    return await verifyPassword(stored, password, seal)
   } catch (error) {
     await attempt.release()
     throw error

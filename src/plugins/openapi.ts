@@ -27,6 +27,7 @@ import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
 import { connectedApplicationComponents } from '../modules/connectedapps/schemas.ts'
+import { importComponents } from '../modules/import/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
 import { mfaComponents } from '../modules/mfa/schemas.ts'
@@ -48,6 +49,7 @@ const COMPONENTS = [
   ...tenantComponents,
   ...sessionComponents,
   ...userComponents,
+  ...importComponents,
   ...passwordlessComponents,
   ...mfaComponents,
   ...passkeyComponents,

@@ -919,6 +919,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/users/import': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Import users, with password hashes made by another system
+     * @description At most 1,000 users a request (more: 400 `validation`, nothing created); bodies up to 2 MiB. Each user gets a result in `results`, by `index`: `created`, `updated` (with `onConflict: update`: the hash, `emailVerified` and the profile fields sent; role and status are left to PATCH users), `skipped` (`exists`, or `duplicate_in_batch` for a second row with an address already in the batch) or `error` (`unsupported_hash`; `hash_too_expensive` beyond bcrypt cost 14, PBKDF2 2,000,000 iterations, scrypt or argon2 128 MiB, argon2 t 10, Firebase rounds 8 or memCost 14, never tried; `api_key_not_allowed` for role Admin with an API key). An imported hash is checked at sign-in and replaced by argon2id on the first success. Audit: UserImported per created or updated user.
+     */
+    post: operations['importUsers']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/api-keys': {
     parameters: {
       query?: never
@@ -1438,6 +1458,17 @@ export interface components {
       items: components['schemas']['User'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    ImportResult: {
+      /** @description The position of the user in `users`. */
+      index: number
+      status: 'created' | 'updated' | 'skipped' | 'error'
+      id?: string
+      /** @description `duplicate_in_batch`, `exists` (skipped); `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error). */
+      reason?: string
+    }
+    ImportAnswer: {
+      results: components['schemas']['ImportResult'][]
     }
     /** @description How the workspace signs in. */
     AuthConfig: {
@@ -5302,6 +5333,122 @@ export interface operations {
       }
     }
   }
+  importUsers: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "users": [
+         *         {
+         *           "email": "ada@example.com",
+         *           "emailVerified": true,
+         *           "passwordHash": "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy",
+         *           "displayName": "Ada Lovelace"
+         *         }
+         *       ],
+         *       "onConflict": "skip"
+         *     }
+         */
+        'application/json': {
+          users: {
+            /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
+            email: string
+            /** @description Default false. */
+            emailVerified?: boolean
+            /** @description argon2id or argon2i (PHC), bcrypt ($2a$, $2b$, $2y$), passlib scrypt ($scrypt$ln=…,r=…,p=…$salt$hash), PBKDF2-SHA256 as Django (pbkdf2_sha256$…), passlib ($pbkdf2-sha256$rounds$…) or PHC ($pbkdf2-sha256$i=…$…) write it, or Firebase scrypt (`<base64 hash>$<base64 salt>`, or the salt in `passwordSalt`, with `hashConfig.firebase`). Without it the user has no password (passwordless, SSO, or a reset). */
+            passwordHash?: string
+            passwordSalt?: string
+            role?: 'Member' | 'Admin'
+            status?: 'Active' | 'Suspended'
+            /** Format: date-time */
+            createdAt?: string
+            displayName?: string
+            givenName?: string
+            familyName?: string
+            externalId?: string
+          }[]
+          hashConfig?: {
+            firebase?: {
+              /** @description base64_signer_key */
+              signerKey: string
+              /** @description base64_salt_separator */
+              saltSeparator: string
+              rounds: number
+              /** @description mem_cost */
+              memCost: number
+            }
+          }
+          onConflict?: 'skip' | 'update'
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ImportAnswer']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   listApiKeys: {
     parameters: {
       query?: {
@@ -5821,6 +5968,7 @@ export interface operations {
           | 'ApiResourceDeleted'
           | 'UserProvisioned'
           | 'UserDeprovisioned'
+          | 'UserImported'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string

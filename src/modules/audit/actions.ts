@@ -67,6 +67,9 @@ export const OIDC_ACTIONS = [
 /** CONTRACT §14, SCIM provisioning (each with metadata.via = "scim"; UserUpdated too). */
 export const PROVISIONING_ACTIONS = ['UserProvisioned', 'UserDeprovisioned'] as const
 
+/** CONTRACT §14, the user import. */
+export const IMPORT_ACTIONS = ['UserImported'] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
@@ -74,6 +77,7 @@ export const AUDIT_ACTIONS = [
   ...LIFECYCLE_ACTIONS,
   ...OIDC_ACTIONS,
   ...PROVISIONING_ACTIONS,
+  ...IMPORT_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

@@ -13,7 +13,7 @@ import type { Tenant } from '../tenants/queries.ts'
 import type { EmailOtpRequestBody } from './schemas.ts'
 
 export async function requestEmailOtp(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'guard' | 'limits' | 'mailer'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'limits' | 'mailer'>,
   tenant: Tenant,
   input: EmailOtpRequestBody,
   actor: Actor,

@@ -87,7 +87,7 @@ function requireMfa(tenant: Tenant): void {
  * schema refuses both or neither; SPEC note 4). A login code is checked, not spent.
  */
 function proveFirstFactor(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'guard'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard'>,
   tenant: Tenant,
   input: InitialEnrollBody,
   actor: Actor,

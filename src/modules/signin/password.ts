@@ -7,12 +7,13 @@ import { fail } from '../../lib/errors.ts'
 import { hashPassword, needsRehash, verifyPasswordTry } from '../../lib/passwords.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { signerKeySeal } from '../import/signer-key.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail, stampLastLogin, type User, updateUser } from '../users/queries.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 import { refusePasswords } from './policy.ts'
 
-type PasswordDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock'>
+type PasswordDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock' | 'cipher'>
 
 /**
  * Checks a password; a wrong one, an unknown or Pending address, a Suspended user and an
@@ -38,7 +39,8 @@ export async function provePassword(
     factor: 'password',
   })
   const user = await findUserByEmail(deps.db, tenant.id, email)
-  const passwordOk = await verifyPasswordTry(attempt, user?.passwordHash ?? null, password)
+  const seal = user && signerKeySeal(deps.cipher, tenant.id, user.id)
+  const passwordOk = await verifyPasswordTry(attempt, user?.passwordHash ?? null, password, seal)
   const reason =
     !user || !passwordOk || user.status === 'Pending'
       ? 'invalid_credentials'

@@ -10,6 +10,7 @@ import { fail } from '../../lib/errors.ts'
 import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { checkCode, spendCode } from '../codes/service.ts'
+import { signerKeySeal } from '../import/signer-key.ts'
 import { revokeTenantSessions } from '../sessions/queries.ts'
 import { loginOwner } from '../signin/login-code.ts'
 import { findUserById, type User } from '../users/queries.ts'
@@ -18,7 +19,7 @@ import type { TenantDeleteBody } from './schemas.ts'
 
 type DeletionDeps = Pick<
   Deps,
-  'audit' | 'clock' | 'config' | 'db' | 'guard' | 'revocations' | 'tenants'
+  'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'revocations' | 'tenants'
 >
 
 const ROUTE = 'tenant-delete'
@@ -92,7 +93,8 @@ async function confirm(
   let reason: 'invalid_credentials' | 'invalid_code' | undefined
   if (byPassword) {
     // An admin without a password is checked against the dummy hash: the same time.
-    const ok = await verifyPasswordTry(attempt, admin.passwordHash, input.password as string)
+    const seal = signerKeySeal(deps.cipher, tenant.id, admin.id)
+    const ok = await verifyPasswordTry(attempt, admin.passwordHash, input.password as string, seal)
     if (!ok) reason = 'invalid_credentials'
   } else if (admin.passwordHash !== null) {
     // An admin with a password confirms with it; a code proves less than it.

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { signerKeySeal } from '../import/signer-key.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoUrl } from './present.ts'
@@ -62,7 +63,10 @@ export async function deleteOwnAccount(
  * by a security alert once it committed (§9).
  */
 export async function changePassword(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'>,
+  deps: Pick<
+    Deps,
+    'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'
+  >,
   tenant: Tenant,
   principal: { userId: string; sessionId: string },
   input: ChangePasswordBody,
@@ -77,7 +81,8 @@ export async function changePassword(
     ip: actor.ip ?? '',
     factor: 'password',
   })
-  if (!(await verifyPasswordTry(attempt, user.passwordHash, input.currentPassword))) {
+  const seal = signerKeySeal(deps.cipher, tenant.id, user.id)
+  if (!(await verifyPasswordTry(attempt, user.passwordHash, input.currentPassword, seal))) {
     fail('invalid_credentials')
   }
   await attempt.succeeded()

@@ -1,0 +1,134 @@
+// POST users/import (CONTRACT §14): up to 1,000 users a request, each with a hash made by
+// another system (lib/foreign-hashes.ts) or none, created in one transaction with one
+// INSERT and one audit write, so a large import runs at thousands of users a second. A
+// row's problem is that row's result; the others go on.
+import type { Deps } from '../../deps.ts'
+import { displayEmail, normalizeEmail } from '../../lib/email.ts'
+import { importHash } from '../../lib/foreign-hashes.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import type { NewUser } from '../users/queries.ts'
+import { findLiveByEmails, insertImportedUsers, updateImportedUser } from './queries.ts'
+import type { ImportBody, ImportResult } from './schemas.ts'
+import { signerKeySeal } from './signer-key.ts'
+
+type ImportDeps = Pick<Deps, 'db' | 'audit' | 'clock' | 'cipher'>
+
+const PROFILE = ['displayName', 'givenName', 'familyName', 'externalId'] as const
+
+export async function importUsers(
+  deps: ImportDeps,
+  tenantId: string,
+  body: ImportBody,
+  actor: Actor,
+): Promise<{ results: ImportResult[] }> {
+  const onConflict = body.onConflict ?? 'skip'
+  const firebase = body.hashConfig?.firebase
+  const results: ImportResult[] = body.users.map((_, index) => ({ index, status: 'skipped' }))
+  const seen = new Set<string>()
+  const rows: { index: number; email: string }[] = []
+  body.users.forEach((user, index) => {
+    const email = normalizeEmail(user.email)
+    if (seen.has(email)) results[index] = { index, status: 'skipped', reason: 'duplicate_in_batch' }
+    else if (user.role === 'Admin' && actor.type === 'apiKey') {
+      // As PATCH users: a leaked key must not mint Admins (CONTRACT §4).
+      results[index] = { index, status: 'error', reason: 'api_key_not_allowed' }
+    } else rows.push({ index, email })
+    seen.add(email)
+  })
+  await deps.db.transaction(async (tx) => {
+    const existing = await findLiveByEmails(
+      tx,
+      tenantId,
+      rows.map((r) => r.email),
+    )
+    const now = deps.clock.now()
+    const inserts: NewUser[] = []
+    const insertIndex = new Map<string, number>()
+    const entries: AuditEntry[] = []
+    for (const { index, email } of rows) {
+      const input = body.users[index]
+      const found = existing.get(email)
+      if (found && onConflict === 'skip') {
+        results[index] = { index, status: 'skipped', id: found.id, reason: 'exists' }
+        continue
+      }
+      const id = found?.id ?? uuidv7(now.getTime())
+      let passwordHash: string | undefined
+      if (input.passwordHash !== undefined) {
+        const made = importHash(
+          { passwordHash: input.passwordHash, passwordSalt: input.passwordSalt },
+          firebase,
+          () => signerKeySeal(deps.cipher, tenantId, id),
+        )
+        if ('refused' in made) {
+          results[index] = { index, status: 'error', reason: made.refused }
+          continue
+        }
+        passwordHash = made.stored
+      }
+      const profile = Object.fromEntries(
+        PROFILE.filter((f) => input[f] !== undefined).map((f) => [f, input[f]]),
+      )
+      if (found) {
+        // Role and status stay as they are: PATCH users changes them under the last-Admin rule.
+        await updateImportedUser(tx, tenantId, found.id, {
+          ...(passwordHash !== undefined ? { passwordHash } : {}),
+          ...(input.emailVerified !== undefined ? { emailVerified: input.emailVerified } : {}),
+          ...profile,
+          updatedAt: now,
+        })
+        results[index] = { index, status: 'updated', id: found.id }
+        entries.push(imported(found.id, email, 'updated', passwordHash))
+        continue
+      }
+      const createdAt = input.createdAt ? new Date(input.createdAt) : now
+      inserts.push({
+        tenantId,
+        id,
+        email: displayEmail(input.email),
+        emailNormalized: email,
+        passwordHash: passwordHash ?? null,
+        status: input.status ?? 'Active',
+        role: input.role ?? 'Member',
+        emailVerified: input.emailVerified ?? false,
+        createdAt,
+        updatedAt: now,
+        ...profile,
+      })
+      insertIndex.set(email, index)
+    }
+    if (inserts.length > 0) {
+      // A concurrent sign-up of the same address wins: its row is then skipped here.
+      const createdByEmail = await insertImportedUsers(tx, tenantId, now, inserts)
+      for (const row of inserts) {
+        const index = insertIndex.get(row.emailNormalized) as number
+        const id = createdByEmail.get(row.emailNormalized)
+        if (id === undefined) {
+          results[index] = { index, status: 'skipped', reason: 'exists' }
+          continue
+        }
+        results[index] = { index, status: 'created', id }
+        entries.push(imported(id, row.emailNormalized, 'created', row.passwordHash ?? undefined))
+      }
+    }
+    await deps.audit.record(tx, tenantId, actor, entries)
+  })
+  return { results }
+}
+
+function imported(
+  userId: string,
+  email: string,
+  outcome: 'created' | 'updated',
+  passwordHash: string | undefined,
+): AuditEntry {
+  // The kind of hash, never the hash: `$2b`, `pbkdf2_sha256`, `$firebase-scrypt`…
+  const hashType = passwordHash?.split('$', passwordHash.startsWith('$') ? 2 : 1).join('$')
+  return {
+    action: 'UserImported',
+    userId,
+    email,
+    metadata: { outcome, ...(hashType ? { hashType } : {}) },
+  }
+}
