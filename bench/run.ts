@@ -21,6 +21,7 @@
 //   BENCH_ONLY=login,me,refresh,admin,cc,introspect,code,flood,memory,startup,oidcpool
 //   BENCH_SECONDS=5   BENCH_PROFILE=1
 //   BENCH_WARMUP=0 (each path runs one uncounted round first unless so)
+//   BENCH_PORT=3901 (the service's; the bare baseline's is the next, the pool's +20)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
@@ -58,8 +59,10 @@ const WARMUP = process.env.BENCH_WARMUP !== '0'
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const DB_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/tenant_auth_bench'
-const SERVICE_PORT = 3901
-const BARE_PORT = 3902
+// BENCH_PORT: the service's port (the bare baseline takes the next); another bench on the
+// same machine needs its own.
+const SERVICE_PORT = Number(process.env.BENCH_PORT ?? 3901)
+const BARE_PORT = SERVICE_PORT + 1
 const PASSWORD = 'plum-orbit-canvas-77'
 const ALL = 'login,me,refresh,admin,cc,introspect,code,flood,memory,startup,oidcpool'
 const only = new Set((process.env.BENCH_ONLY ?? ALL).split(','))
