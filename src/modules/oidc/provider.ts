@@ -20,6 +20,7 @@ import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import { isHostedSessionLive } from './queries.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
+import { requestMemo } from './request-memo.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
@@ -300,6 +301,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
   provider.use(registrationGate)
+  // Each request's own memo of the grant and session read with its code or token (queries.ts).
+  provider.use(requestMemo)
   // X-Forwarded-Proto and -Host only from a trusted proxy (CONTRACT §1, TRUST_PROXY).
   provider.proxy = config.trustProxy !== false
   return provider

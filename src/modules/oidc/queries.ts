@@ -8,6 +8,7 @@ import { and, eq, gt, inArray, isNull, type SQL, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { oidcModels, sessions, users } from '../../db/schema.ts'
 import { isUuid } from '../../lib/ids.ts'
+import { currentMemo, forgetAll, type Memo, take } from './request-memo.ts'
 
 export type ModelPayload = Record<string, unknown>
 
@@ -53,6 +54,7 @@ export async function upsertModel(
   payload: ModelPayload,
   expiresIn: number | undefined,
 ): Promise<void> {
+  forgetAll()
   const l = lookups(payload)
   // make_interval of NULL is NULL: no expiry.
   await upsert(db, [
@@ -69,26 +71,53 @@ export async function upsertModel(
   ])
 }
 
-type Found = { payload: ModelPayload; consumed_at: Date | null }
-
-/** oidc-provider reads `consumed` off the payload (a consumed code replayed revokes its grant). */
-function answer(row: Found | undefined): ModelPayload | undefined {
+/**
+ * A row's payload as oidc-provider reads it: `consumed` is read off the payload (a consumed
+ * code replayed revokes its grant).
+ */
+function answer(row: Record<string, unknown> | undefined): ModelPayload | undefined {
   if (!row) return undefined
-  return row.consumed_at
-    ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) }
-    : row.payload
+  const payload = row.payload as ModelPayload
+  const consumedAt = row.consumed_at as Date | null
+  return consumedAt ? { ...payload, consumed: Math.floor(consumedAt.getTime() / 1000) } : payload
 }
 
 const byId = namedStatement(
   'oidc_model_by_id',
-  `SELECT payload, consumed_at FROM oidc_models
-   WHERE tenant_id = $1 AND model = $2 AND id = $3 AND ${LIVE}`,
-)
-const byIdOfModels = namedStatement(
-  'oidc_models_by_id',
   `SELECT model, payload, consumed_at FROM oidc_models
    WHERE tenant_id = $1 AND model = ANY($2::text[]) AND id = $3 AND ${LIVE}`,
 )
+
+/**
+ * The same, for a code or token found within a request (request-memo.ts): with each row,
+ * the live grant its grant_id names and the live provider session its sessionUid names,
+ * which oidc-provider looks up next (the grant's checks, the session binding). Each is a
+ * LATERAL subquery with LIMIT 1, so it stays one primary-key (or uid index) probe per row
+ * rather than a join the planner might run as a scan of the tenant's grants.
+ */
+const byIdWithGrant = namedStatement(
+  'oidc_model_by_id_with_grant',
+  `SELECT c.model, c.payload, c.consumed_at, c.grant_id,
+     g.payload AS grant_payload, g.consumed_at AS grant_consumed_at,
+     s.payload AS session_payload, s.consumed_at AS session_consumed_at
+   FROM oidc_models c
+   LEFT JOIN LATERAL (
+     SELECT payload, consumed_at FROM oidc_models
+     WHERE tenant_id = c.tenant_id AND model = 'Grant' AND id = c.grant_id AND ${LIVE}
+     LIMIT 1
+   ) g ON true
+   LEFT JOIN LATERAL (
+     SELECT payload, consumed_at FROM oidc_models
+     WHERE tenant_id = c.tenant_id AND model = 'Session' AND uid = c.payload->>'sessionUid'
+       AND ${LIVE}
+     LIMIT 1
+   ) s ON true
+   WHERE c.tenant_id = $1 AND c.model = ANY($2::text[]) AND c.id = $3
+     AND (c.expires_at IS NULL OR c.expires_at > now())`,
+)
+/** The models whose finds are followed by the grant's and the session's (byIdWithGrant). */
+const GRANT_BOUND = new Set(['AuthorizationCode', 'RefreshToken', 'AccessToken'])
+
 const byUid = namedStatement(
   'oidc_model_by_uid',
   `SELECT payload, consumed_at FROM oidc_models
@@ -100,8 +129,13 @@ const byUserCode = namedStatement(
    WHERE tenant_id = $1 AND model = $2 AND user_code = $3 AND ${LIVE} LIMIT 1`,
 )
 
+const grantKey = (tenantId: string, id: string) => `Grant\u0000${tenantId}\u0000${id}`
+const sessionKey = (tenantId: string, uid: string) => `Session\u0000${tenantId}\u0000${uid}`
+
 interface Waiter {
   model: string
+  /** The request's memo, where the grant and session read with the row are left. */
+  memo: Memo | undefined
   resolve(payload: ModelPayload | undefined): void
   reject(error: unknown): void
 }
@@ -120,6 +154,10 @@ export function findModel(
   model: string,
   id: string,
 ): Promise<ModelPayload | undefined> {
+  if (model === 'Grant') {
+    const ahead = take(grantKey(tenantId, id))
+    if (ahead.found) return Promise.resolve(ahead.value)
+  }
   let pending = pendingFinds.get(db)
   if (!pending) {
     pending = new Map()
@@ -137,26 +175,46 @@ export function findModel(
       runFinds(db, tenantId, id, batch)
     })
   }
-  return new Promise((resolve, reject) => waiters.push({ model, resolve, reject }))
+  const memo = currentMemo()
+  return new Promise((resolve, reject) => waiters.push({ model, memo, resolve, reject }))
 }
 
 async function runFinds(db: Handle, tenantId: string, id: string, waiters: Waiter[]) {
   try {
     const models = [...new Set(waiters.map((w) => w.model))]
-    const rows =
-      models.length === 1
-        ? (await byId(db, [tenantId, models[0], id])).map((row) => ({ ...row, model: models[0] }))
-        : await byIdOfModels(db, [tenantId, models, id])
+    const ahead = waiters.some((w) => w.memo && GRANT_BOUND.has(w.model))
+    const rows = await (ahead ? byIdWithGrant : byId)(db, [tenantId, models, id])
     for (const waiter of waiters) {
-      waiter.resolve(answer(rows.find((row) => row.model === waiter.model) as Found | undefined))
+      const row = rows.find((r) => r.model === waiter.model)
+      if (row && ahead && waiter.memo && GRANT_BOUND.has(waiter.model)) {
+        readAhead(waiter.memo, tenantId, row)
+      }
+      waiter.resolve(answer(row))
     }
   } catch (error) {
     for (const waiter of waiters) waiter.reject(error)
   }
 }
 
+/** Leaves the grant and session read with a code or token for the finds that follow it. */
+function readAhead(memo: Memo, tenantId: string, row: Record<string, unknown>) {
+  const found = (prefix: string) =>
+    answer(
+      row[`${prefix}_payload`]
+        ? { payload: row[`${prefix}_payload`], consumed_at: row[`${prefix}_consumed_at`] }
+        : undefined,
+    )
+  if (typeof row.grant_id === 'string') memo.set(grantKey(tenantId, row.grant_id), found('grant'))
+  const uid = (row.payload as ModelPayload).sessionUid
+  if (typeof uid === 'string') memo.set(sessionKey(tenantId, uid), found('session'))
+}
+
 export async function findModelByUid(db: Handle, tenantId: string, model: string, uid: string) {
-  return answer((await byUid(db, [tenantId, model, uid]))[0] as Found | undefined)
+  if (model === 'Session') {
+    const ahead = take(sessionKey(tenantId, uid))
+    if (ahead.found) return ahead.value
+  }
+  return answer((await byUid(db, [tenantId, model, uid]))[0])
 }
 
 export async function findModelByUserCode(
@@ -165,7 +223,7 @@ export async function findModelByUserCode(
   model: string,
   code: string,
 ) {
-  return answer((await byUserCode(db, [tenantId, model, code]))[0] as Found | undefined)
+  return answer((await byUserCode(db, [tenantId, model, code]))[0])
 }
 
 /** Marks a single-use model spent, once (the first consume wins). */
@@ -185,6 +243,7 @@ export async function consumeModel(db: Handle, tenantId: string, model: string, 
 
 /** Deletes the tenant's models (live or not) that every condition selects; at least one. */
 async function deleteBy(db: Handle, tenantId: string, match: SQL, ...more: SQL[]) {
+  forgetAll()
   await db.delete(oidcModels).where(and(eq(oidcModels.tenantId, tenantId), match, ...more))
 }
 
@@ -223,6 +282,7 @@ export async function takeProviderSessions(
   serviceSessionIds: string[],
 ): Promise<ModelPayload[]> {
   if (serviceSessionIds.length === 0) return []
+  forgetAll()
   const rows = await db
     .delete(oidcModels)
     .where(
