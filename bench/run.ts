@@ -300,6 +300,11 @@ if (oidc && only.has('code')) {
     const t0 = performance.now()
     const codes: MintedCode[] = await mintCodes(base, oidc, want)
     mint.push(want / ((performance.now() - t0) / 1000))
+    // Each authorization request saves the browser's provider session again: without
+    // autovacuum (analyze below) its dead versions piled up under the uid index, and every
+    // exchange's session lookup walked them (1,800 entries, 1.4 ms of PostgreSQL, after a
+    // few rounds). Autovacuum would have removed them; the bench does, untimed.
+    await withClient((client) => client.query('VACUUM (ANALYZE) oidc_models'))
     const ours = await load(service.child, {
       url: oidc.tokenUrl,
       method: 'POST',
