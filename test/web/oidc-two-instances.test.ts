@@ -32,6 +32,8 @@ let t: TenantFixture
 let callback: Server
 let callbackUrl: string
 const received: URL[] = []
+/** What `before` started besides the first server (which closes itself), closed in `after`. */
+const closers: (() => Promise<void>)[] = []
 /** Which instance served each request through the balancer, in order. */
 const served: { instance: 'first' | 'second'; path: string }[] = []
 
@@ -78,7 +80,7 @@ before(async (ctx) => {
   if (skip) return
   first = await startTestServer(ctx)
   const other = await startSecondInstance(first)
-  ctx.after(() => other.close())
+  closers.push(() => other.close())
   second = other
   t = await createTenant(first)
   callback = createServer((req, res) => {
@@ -89,7 +91,7 @@ before(async (ctx) => {
   await new Promise<void>((done) => callback.listen(0, '127.0.0.1', done))
   callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
   const balancer = await alternatingBalancer()
-  ctx.after(() => balancer.close())
+  closers.push(() => balancer.close())
   const { chromium } = await import('playwright-core')
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -106,6 +108,7 @@ after(async () => {
   if (skip) return
   await browser?.close()
   await new Promise((done) => callback?.close(done))
+  for (const close of closers) await close()
 })
 
 test('any instance serves any step: sign-in, consent and return alternate between two instances; the code is exchanged on one, refreshed on the other, and a reused refresh token is refused everywhere', {

@@ -1,8 +1,9 @@
 // The queries of the api_resources table; no other file writes it. Every query names the
 // tenant; an identifier is unique within its tenant (api_resources_tenant_identifier).
-import type { Handle } from '../../db/client.ts'
+import type { Db, Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq } from '../../db/orm.ts'
+import { and, asc, eq, sql } from '../../db/orm.ts'
+import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { apiResources } from '../../db/schema.ts'
 
 export type ApiResource = typeof apiResources.$inferSelect
@@ -23,17 +24,33 @@ export async function findApiResource(db: Handle, tenantId: string, id: string) 
   return rows[0] as ApiResource | undefined
 }
 
+const byIdentifier = (db: Handle) =>
+  db
+    .select()
+    .from(apiResources)
+    .where(
+      and(
+        eq(apiResources.tenantId, sql.placeholder('tenantId')),
+        eq(apiResources.identifier, sql.placeholder('identifier')),
+      ),
+    )
+    .limit(1)
+
+// Prepared: the provider reads it on every token request that names a resource.
+const preparedByIdentifier = perDatabase((db: Db) =>
+  byIdentifier(db).prepare('api_resource_by_identifier'),
+)
+
 /** The resource a client names with RFC 8707 `resource` at this tenant's issuer. */
 export async function findApiResourceByIdentifier(
   db: Handle,
   tenantId: string,
   identifier: string,
 ) {
-  const rows = await db
-    .select()
-    .from(apiResources)
-    .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.identifier, identifier)))
-    .limit(1)
+  const params = { tenantId, identifier }
+  const rows = isTransaction(db)
+    ? await byIdentifier(db).execute(params)
+    : await preparedByIdentifier(db as Db).execute(params)
   return rows[0] as ApiResource | undefined
 }
 

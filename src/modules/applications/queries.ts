@@ -1,8 +1,9 @@
 // The queries of the applications table; no other file writes it. Every query names the
 // tenant, except the client lookup by client_id, which is still asked within one tenant.
-import type { Handle } from '../../db/client.ts'
+import type { Db, Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq } from '../../db/orm.ts'
+import { and, asc, eq, sql } from '../../db/orm.ts'
+import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { applications } from '../../db/schema.ts'
 
 export type Application = typeof applications.$inferSelect
@@ -22,13 +23,29 @@ export async function findApplication(db: Handle, tenantId: string, id: string) 
   return rows[0] as Application | undefined
 }
 
-/** The application the provider of `tenantId` knows as `clientId` (another tenant's: none). */
-export async function findApplicationByClientId(db: Handle, tenantId: string, clientId: string) {
-  const rows = await db
+const byClientId = (db: Handle) =>
+  db
     .select()
     .from(applications)
-    .where(and(eq(applications.tenantId, tenantId), eq(applications.clientId, clientId)))
+    .where(
+      and(
+        eq(applications.tenantId, sql.placeholder('tenantId')),
+        eq(applications.clientId, sql.placeholder('clientId')),
+      ),
+    )
     .limit(1)
+
+// Prepared: the provider reads the client on every request that names one.
+const preparedByClientId = perDatabase((db: Db) =>
+  byClientId(db).prepare('application_by_client_id'),
+)
+
+/** The application the provider of `tenantId` knows as `clientId` (another tenant's: none). */
+export async function findApplicationByClientId(db: Handle, tenantId: string, clientId: string) {
+  const params = { tenantId, clientId }
+  const rows = isTransaction(db)
+    ? await byClientId(db).execute(params)
+    : await preparedByClientId(db as Db).execute(params)
   return rows[0] as Application | undefined
 }
 

@@ -21,6 +21,7 @@ import { adapterFor } from './device.ts'
 import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
+import { requestMemo } from './request-memo.ts'
 import { type ProviderErrors, resourceServerInfo } from './resources.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
@@ -315,6 +316,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
   provider.use(registrationGate)
+  // Each request's own memo of the grant and session read with its code or token (queries.ts).
+  provider.use(requestMemo)
   // CONTRACT §11, Tokens: every ID token carries `sid`; oidc-provider adds it only for a
   // client with a back-channel logout URI (and on a `claims` request naming it).
   const { Client } = provider as unknown as { Client: { prototype: object } }

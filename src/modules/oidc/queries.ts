@@ -5,7 +5,9 @@
 // same on every instance.
 import type { Handle } from '../../db/client.ts'
 import { and, eq, inArray, isNull, or, type SQL, sql } from '../../db/orm.ts'
+import { namedStatement } from '../../db/prepared.ts'
 import { oidcModels } from '../../db/schema.ts'
+import { currentMemo, forgetAll, type Memo, take } from './request-memo.ts'
 
 export type ModelPayload = Record<string, unknown>
 
@@ -24,6 +26,24 @@ function lookups(payload: ModelPayload) {
   }
 }
 
+// The adapter's reads and writes on every token request are raw named statements:
+// PostgreSQL plans each once per connection, and nothing is assembled per call (Drizzle's
+// query building was an eighth of an introspection's CPU). The payload goes in as text,
+// cast in SQL, so both drivers send it as is.
+const LIVE = '(expires_at IS NULL OR expires_at > now())'
+
+const upsert = namedStatement(
+  'oidc_model_upsert',
+  `INSERT INTO oidc_models
+     (tenant_id, model, id, payload, grant_id, user_code, uid, account_id, client_id, expires_at)
+   VALUES ($1, $2, $3, $4::text::jsonb, $5, $6, $7, $8, $9,
+     now() + make_interval(secs => $10::double precision))
+   ON CONFLICT (tenant_id, model, id) DO UPDATE SET
+     payload = excluded.payload, grant_id = excluded.grant_id,
+     user_code = excluded.user_code, uid = excluded.uid, account_id = excluded.account_id,
+     client_id = excluded.client_id, expires_at = excluded.expires_at, consumed_at = NULL`,
+)
+
 /** Creates or replaces one model instance; `expiresIn` seconds from now, or never. */
 export async function upsertModel(
   db: Handle,
@@ -33,46 +53,179 @@ export async function upsertModel(
   payload: ModelPayload,
   expiresIn: number | undefined,
 ): Promise<void> {
-  const expiresAt = expiresIn
-    ? sql`now() + make_interval(secs => ${expiresIn})`
-    : sql`NULL::timestamptz`
-  const values = { tenantId, model, id, payload, ...lookups(payload) }
-  await db
-    .insert(oidcModels)
-    .values({ ...values, expiresAt })
-    .onConflictDoUpdate({
-      target: [oidcModels.tenantId, oidcModels.model, oidcModels.id],
-      set: { ...lookups(payload), payload, expiresAt, consumedAt: null },
+  forgetAll()
+  const l = lookups(payload)
+  // make_interval of NULL is NULL: no expiry.
+  await upsert(db, [
+    tenantId,
+    model,
+    id,
+    JSON.stringify(payload),
+    l.grantId,
+    l.userCode,
+    l.uid,
+    l.accountId,
+    l.clientId,
+    expiresIn || null,
+  ])
+}
+
+/**
+ * A row's payload as oidc-provider reads it: `consumed` is read off the payload (a consumed
+ * code replayed revokes its grant).
+ */
+function answer(row: Record<string, unknown> | undefined): ModelPayload | undefined {
+  if (!row) return undefined
+  const payload = row.payload as ModelPayload
+  const consumedAt = row.consumed_at as Date | null
+  return consumedAt ? { ...payload, consumed: Math.floor(consumedAt.getTime() / 1000) } : payload
+}
+
+const byId = namedStatement(
+  'oidc_model_by_id',
+  `SELECT model, payload, consumed_at FROM oidc_models
+   WHERE tenant_id = $1 AND model = ANY($2::text[]) AND id = $3 AND ${LIVE}`,
+)
+
+/**
+ * The same, for a code or token found within a request (request-memo.ts): with each row,
+ * the live grant its grant_id names and the live provider session its sessionUid names,
+ * which oidc-provider looks up next (the grant's checks, the session binding). Each is a
+ * LATERAL subquery with LIMIT 1, so it stays one primary-key (or uid index) probe per row
+ * rather than a join the planner might run as a scan of the tenant's grants.
+ */
+const byIdWithGrant = namedStatement(
+  'oidc_model_by_id_with_grant',
+  `SELECT c.model, c.payload, c.consumed_at, c.grant_id,
+     g.payload AS grant_payload, g.consumed_at AS grant_consumed_at,
+     s.payload AS session_payload, s.consumed_at AS session_consumed_at
+   FROM oidc_models c
+   LEFT JOIN LATERAL (
+     SELECT payload, consumed_at FROM oidc_models
+     WHERE tenant_id = c.tenant_id AND model = 'Grant' AND id = c.grant_id AND ${LIVE}
+     LIMIT 1
+   ) g ON true
+   LEFT JOIN LATERAL (
+     SELECT payload, consumed_at FROM oidc_models
+     WHERE tenant_id = c.tenant_id AND model = 'Session' AND uid = c.payload->>'sessionUid'
+       AND ${LIVE}
+     LIMIT 1
+   ) s ON true
+   WHERE c.tenant_id = $1 AND c.model = ANY($2::text[]) AND c.id = $3
+     AND (c.expires_at IS NULL OR c.expires_at > now())`,
+)
+/** The models whose finds are followed by the grant's and the session's (byIdWithGrant). */
+const GRANT_BOUND = new Set(['AuthorizationCode', 'RefreshToken', 'AccessToken'])
+
+const byUid = namedStatement(
+  'oidc_model_by_uid',
+  `SELECT payload, consumed_at FROM oidc_models
+   WHERE tenant_id = $1 AND model = $2 AND uid = $3 AND ${LIVE} LIMIT 1`,
+)
+const byUserCode = namedStatement(
+  'oidc_model_by_user_code',
+  `SELECT payload, consumed_at FROM oidc_models
+   WHERE tenant_id = $1 AND model = $2 AND user_code = $3 AND ${LIVE} LIMIT 1`,
+)
+
+const grantKey = (tenantId: string, id: string) => `Grant\u0000${tenantId}\u0000${id}`
+const sessionKey = (tenantId: string, uid: string) => `Session\u0000${tenantId}\u0000${uid}`
+
+interface Waiter {
+  model: string
+  /** The request's memo, where the grant and session read with the row are left. */
+  memo: Memo | undefined
+  resolve(payload: ModelPayload | undefined): void
+  reject(error: unknown): void
+}
+
+/**
+ * The finds of one id asked in the same tick, by handle, then tenant and id. oidc-provider
+ * looks an introspected or revoked token up as an AccessToken, a ClientCredentials and a
+ * RefreshToken at once (the value does not say which it is): those are one statement here,
+ * each find still answered only with its own model's row. Nothing is kept past the tick.
+ */
+const pendingFinds = new WeakMap<Handle, Map<string, Waiter[]>>()
+
+export function findModel(
+  db: Handle,
+  tenantId: string,
+  model: string,
+  id: string,
+): Promise<ModelPayload | undefined> {
+  if (model === 'Grant') {
+    const ahead = take(grantKey(tenantId, id))
+    if (ahead.found) return Promise.resolve(ahead.value)
+  }
+  let pending = pendingFinds.get(db)
+  if (!pending) {
+    pending = new Map()
+    pendingFinds.set(db, pending)
+  }
+  const key = `${tenantId}\u0000${id}`
+  let waiters = pending.get(key)
+  if (!waiters) {
+    waiters = []
+    pending.set(key, waiters)
+    const batch = waiters
+    const from = pending
+    queueMicrotask(() => {
+      from.delete(key)
+      runFinds(db, tenantId, id, batch)
     })
+  }
+  const memo = currentMemo()
+  return new Promise((resolve, reject) => waiters.push({ model, memo, resolve, reject }))
+}
+
+async function runFinds(db: Handle, tenantId: string, id: string, waiters: Waiter[]) {
+  try {
+    const models = [...new Set(waiters.map((w) => w.model))]
+    const ahead = waiters.some((w) => w.memo && GRANT_BOUND.has(w.model))
+    const rows = await (ahead ? byIdWithGrant : byId)(db, [tenantId, models, id])
+    for (const waiter of waiters) {
+      const row = rows.find((r) => r.model === waiter.model)
+      if (row && ahead && waiter.memo && GRANT_BOUND.has(waiter.model)) {
+        readAhead(waiter.memo, tenantId, row)
+      }
+      waiter.resolve(answer(row))
+    }
+  } catch (error) {
+    for (const waiter of waiters) waiter.reject(error)
+  }
+}
+
+/** Leaves the grant and session read with a code or token for the finds that follow it. */
+function readAhead(memo: Memo, tenantId: string, row: Record<string, unknown>) {
+  const found = (prefix: string) =>
+    answer(
+      row[`${prefix}_payload`]
+        ? { payload: row[`${prefix}_payload`], consumed_at: row[`${prefix}_consumed_at`] }
+        : undefined,
+    )
+  if (typeof row.grant_id === 'string') memo.set(grantKey(tenantId, row.grant_id), found('grant'))
+  const uid = (row.payload as ModelPayload).sessionUid
+  if (typeof uid === 'string') memo.set(sessionKey(tenantId, uid), found('session'))
+}
+
+export async function findModelByUid(db: Handle, tenantId: string, model: string, uid: string) {
+  if (model === 'Session') {
+    const ahead = take(sessionKey(tenantId, uid))
+    if (ahead.found) return ahead.value
+  }
+  return answer((await byUid(db, [tenantId, model, uid]))[0])
+}
+
+export async function findModelByUserCode(
+  db: Handle,
+  tenantId: string,
+  model: string,
+  code: string,
+) {
+  return answer((await byUserCode(db, [tenantId, model, code]))[0])
 }
 
 const live = or(isNull(oidcModels.expiresAt), sql`${oidcModels.expiresAt} > now()`)
-
-async function findBy(db: Handle, tenantId: string, model: string, where: ReturnType<typeof eq>) {
-  const rows = await db
-    .select({ payload: oidcModels.payload, consumedAt: oidcModels.consumedAt })
-    .from(oidcModels)
-    .where(and(eq(oidcModels.tenantId, tenantId), eq(oidcModels.model, model), where, live))
-    .limit(1)
-  const row = rows[0]
-  if (!row) return undefined
-  // oidc-provider reads `consumed` off the payload (a consumed code replayed revokes its grant).
-  return row.consumedAt
-    ? { ...row.payload, consumed: Math.floor(row.consumedAt.getTime() / 1000) }
-    : row.payload
-}
-
-export function findModel(db: Handle, tenantId: string, model: string, id: string) {
-  return findBy(db, tenantId, model, eq(oidcModels.id, id))
-}
-
-export function findModelByUid(db: Handle, tenantId: string, model: string, uid: string) {
-  return findBy(db, tenantId, model, eq(oidcModels.uid, uid))
-}
-
-export function findModelByUserCode(db: Handle, tenantId: string, model: string, code: string) {
-  return findBy(db, tenantId, model, eq(oidcModels.userCode, code))
-}
 
 /**
  * Marks a single-use model spent, once: one conditional UPDATE, so of two concurrent
@@ -84,6 +237,7 @@ export async function consumeModel(
   model: string,
   id: string,
 ): Promise<boolean> {
+  forgetAll()
   const rows = await db
     .update(oidcModels)
     .set({ consumedAt: sql`now()` })
@@ -102,6 +256,7 @@ export async function consumeModel(
 
 /** Deletes the tenant's models (live or not) that every condition selects; at least one. */
 async function deleteBy(db: Handle, tenantId: string, match: SQL, ...more: SQL[]) {
+  forgetAll()
   await db.delete(oidcModels).where(and(eq(oidcModels.tenantId, tenantId), match, ...more))
 }
 
@@ -140,6 +295,7 @@ export async function takeProviderSessions(
   serviceSessionIds: string[],
 ): Promise<ModelPayload[]> {
   if (serviceSessionIds.length === 0) return []
+  forgetAll()
   const rows = await db
     .delete(oidcModels)
     .where(
