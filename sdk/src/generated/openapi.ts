@@ -930,7 +930,7 @@ export interface paths {
     put?: never
     /**
      * Import users, with password hashes made by another system
-     * @description At most 1,000 users a request (more: 400 `validation`, nothing created); bodies up to 2 MiB. Each user gets a result in `results`, by `index`: `created`, `updated` (with `onConflict: update`: the hash, `emailVerified` and the profile fields sent; role and status are left to PATCH users), `skipped` (`exists`, or `duplicate_in_batch` for a second row with an address already in the batch) or `error` (`unsupported_hash`; `hash_too_expensive` beyond bcrypt cost 14, PBKDF2 2,000,000 iterations, scrypt or argon2 128 MiB, argon2 t 10, Firebase rounds 8 or memCost 14, never tried; `api_key_not_allowed` for role Admin with an API key). An imported hash is checked at sign-in and replaced by argon2id on the first success. Audit: UserImported per created or updated user.
+     * @description At most 1,000 users a request; bodies up to 2 MiB. A request that is not `{users: [1 to 1,000 user objects], hashConfig?, onConflict?}` with each field of its JSON type (more users, an unknown `onConflict`, a bad `hashConfig`, a number where a string is due) is 400 `validation` and nothing is created. Each user gets a result in `results`, by `index`: `created`, `updated` (with `onConflict: update`: the hash, `emailVerified` and the profile fields sent; role and status are left to PATCH users), `skipped` (`exists`, or `duplicate_in_batch` for a second row with an address already in the batch) or `error` (`invalid_email` for an address outside the rules of `email`; `validation` for any other field outside its rule: a length, a role or status, a `createdAt`; `unsupported_hash`; `hash_too_expensive` beyond bcrypt cost 14, PBKDF2 2,000,000 iterations, scrypt or argon2 128 MiB, argon2 t 10, Firebase rounds 8 or memCost 14, never tried; `api_key_not_allowed` for role Admin with an API key). An imported hash is checked at sign-in and replaced by argon2id on the first success. Audit: UserImported per created or updated user.
      */
     post: operations['importUsers']
     delete?: never
@@ -1464,7 +1464,7 @@ export interface components {
       index: number
       status: 'created' | 'updated' | 'skipped' | 'error'
       id?: string
-      /** @description `duplicate_in_batch`, `exists` (skipped); `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error). */
+      /** @description `duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error). */
       reason?: string
     }
     ImportAnswer: {
@@ -5359,20 +5359,27 @@ export interface operations {
          */
         'application/json': {
           users: {
-            /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
+            /** @description An email address under the rules of the `email` fields elsewhere (one `@`, a domain with a dot inside, at most 254 characters, no white space inside or control characters). Stored as signup stores it: NFC and trimmed, compared case-insensitively. Otherwise the row is `error` with `invalid_email`. */
             email: string
             /** @description Default false. */
             emailVerified?: boolean
-            /** @description argon2id or argon2i (PHC), bcrypt ($2a$, $2b$, $2y$), passlib scrypt ($scrypt$ln=…,r=…,p=…$salt$hash), PBKDF2-SHA256 as Django (pbkdf2_sha256$…), passlib ($pbkdf2-sha256$rounds$…) or PHC ($pbkdf2-sha256$i=…$…) write it, or Firebase scrypt (`<base64 hash>$<base64 salt>`, or the salt in `passwordSalt`, with `hashConfig.firebase`). Without it the user has no password (passwordless, SSO, or a reset). */
+            /** @description 1 to 1024 characters: argon2id or argon2i (PHC), bcrypt ($2a$, $2b$, $2y$), passlib scrypt ($scrypt$ln=…,r=…,p=…$salt$hash), PBKDF2-SHA256 as Django (pbkdf2_sha256$…), passlib ($pbkdf2-sha256$rounds$…) or PHC ($pbkdf2-sha256$i=…$…) write it, or Firebase scrypt (`<base64 hash>$<base64 salt>`, or the salt in `passwordSalt`, with `hashConfig.firebase`). Without it the user has no password (passwordless, SSO, or a reset). */
             passwordHash?: string
+            /** @description 1 to 1024 characters. */
             passwordSalt?: string
-            role?: 'Member' | 'Admin'
-            status?: 'Active' | 'Suspended'
-            /** Format: date-time */
+            /** @description `Member` (the default) or `Admin`. */
+            role?: string
+            /** @description `Active` (the default) or `Suspended`. */
+            status?: string
+            /** @description An RFC 3339 date-time from 1970 to 9999; default now. */
             createdAt?: string
+            /** @description 1 to 200 characters. */
             displayName?: string
+            /** @description 1 to 200 characters. */
             givenName?: string
+            /** @description 1 to 200 characters. */
             familyName?: string
+            /** @description 1 to 256 characters. */
             externalId?: string
           }[]
           hashConfig?: {

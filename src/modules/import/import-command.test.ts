@@ -64,8 +64,9 @@ const SOURCES = [
     name: 'supabase',
     args: ['--from', 'supabase', file('supabase-users.csv')],
     summary: '4 read: 3 created, 0 updated, 0 skipped, 1 errors (invalid_email 1)',
-    again: '4 read: 0 created, 0 updated, 3 skipped, 1 errors (invalid_email 1, exists 3)',
+    again: '4 read: 0 created, 0 updated, 3 skipped, 1 errors (exists 3, invalid_email 1)',
     code: 1,
+    problem: 'record 4: invalid_email',
     signIn: ['grace@supabase.example', password('bcrypt-2y')],
     profile: ['grace@supabase.example', { displayName: 'Grace "Amazing" Hopper' }],
   },
@@ -106,6 +107,7 @@ for (const source of SOURCES) {
       new RegExp(`^${escapeRegExp(source.summary)} in [\\d.]+ s\\n$`),
       first.err,
     )
+    if ('problem' in source) assert.ok(first.err.includes(source.problem), first.err)
 
     const [email, pass] = source.signIn
     const ok = await login(t, email, pass)

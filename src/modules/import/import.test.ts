@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { before, test } from 'node:test'
 import { rotateKeys } from '../../../scripts/rotate-keys.ts'
-import { auditMark, auditSince, unchanged, userByEmail } from '../../../test/db.ts'
+import { auditMark, auditSince, tenantSnapshot, unchanged, userByEmail } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
 import {
@@ -199,17 +199,130 @@ test('import: 1,001 users is 400 validation and creates nothing; bad bodies are 
   const users = Array.from({ length: 1001 }, (_, i) => ({ email: `u${i}@example.com` }))
   const res = await unchanged(server, t.tenantId, () => importUsers(t, { users }))
   expectValidation(res)
+  // The request's own shape; a row's field outside its rule is that row's error (below).
   for (const body of [
     {},
+    [],
+    'users',
     { users: [] },
-    { users: [{ email: 'not-an-email' }] },
-    { users: [{ email: 'a@example.com', role: 'Owner' }] },
+    { users: 'a@example.com' },
+    { users: { 0: { email: 'a@example.com' } } },
+    { users: ['a@example.com'] },
+    { users: [{ email: 'a@example.com' }, null] },
+    { users: [{ displayName: 'No address' }] },
     { users: [{ email: 'a@example.com' }], onConflict: 'merge' },
     { users: [{ email: 'a@example.com', passwordHash: 5 }] },
+    { users: [{ email: 'a@example.com', emailVerified: 'yes' }] },
     { users: [{ email: 'a@example.com' }], hashConfig: { firebase: { signerKey: 'a' } } },
+    { users: [{ email: 'a@example.com' }], hashConfig: 'firebase' },
   ]) {
     expectValidation(await unchanged(server, t.tenantId, () => importUsers(t, body)))
   }
+})
+
+test("import: a row with a field outside its rule is that row's error; the good rows go in and nothing else changes", async () => {
+  const t = await createTenant(server)
+  const bcrypt = FIXTURES.cases[0]
+  const shared = uniqueEmail('shared')
+  const good = [
+    { email: uniqueEmail('good'), passwordHash: bcrypt.passwordHash },
+    {
+      email: uniqueEmail('full'),
+      role: 'Admin',
+      status: 'Suspended',
+      createdAt: '2019-05-04T03:02:01Z',
+      displayName: 'é'.repeat(200),
+      externalId: 'x'.repeat(256),
+    },
+  ]
+  const bad: [Record<string, unknown>, string][] = [
+    [{ email: 'not-an-email' }, 'invalid_email'],
+    [{ email: '' }, 'invalid_email'],
+    [{ email: 'two words@example.com' }, 'invalid_email'],
+    [{ email: `${'a'.repeat(65)}@example.com` }, 'invalid_email'],
+    [{ email: 'zero\u200bwidth@example.com' }, 'invalid_email'],
+    [{ email: shared, displayName: 'x'.repeat(201) }, 'validation'],
+    [{ email: uniqueEmail('b'), displayName: '' }, 'validation'],
+    [{ email: uniqueEmail('b'), givenName: 'x'.repeat(201) }, 'validation'],
+    [{ email: uniqueEmail('b'), familyName: '' }, 'validation'],
+    [{ email: uniqueEmail('b'), externalId: 'x'.repeat(257) }, 'validation'],
+    [{ email: uniqueEmail('b'), passwordHash: '' }, 'validation'],
+    [{ email: uniqueEmail('b'), passwordHash: `$2b$10$${'a'.repeat(1018)}` }, 'validation'],
+    [
+      { email: uniqueEmail('b'), passwordHash: bcrypt.passwordHash, passwordSalt: '' },
+      'validation',
+    ],
+    [{ email: uniqueEmail('b'), role: 'Owner' }, 'validation'],
+    [{ email: uniqueEmail('b'), role: 'admin' }, 'validation'],
+    [{ email: uniqueEmail('b'), status: 'Deleted' }, 'validation'],
+    [{ email: uniqueEmail('b'), createdAt: 'yesterday' }, 'validation'],
+    [{ email: uniqueEmail('b'), createdAt: '2019-05-04' }, 'validation'],
+    [{ email: uniqueEmail('b'), createdAt: '0000-01-01T00:00:00Z' }, 'validation'],
+  ]
+  // The same address as the refused row above: not its duplicate, since that row is not in.
+  const users = [good[0], ...bad.map(([u]) => u), good[1], { email: shared.toUpperCase() }]
+  const goodIndexes = [0, bad.length + 1, bad.length + 2]
+
+  const before = await tenantSnapshot(server, t.tenantId)
+  const res = await importUsers(t, { users })
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  const results = res.body.results as { index: number; status: string; id?: string }[]
+  const ids = goodIndexes.map((i) => results[i].id as string)
+  assert.deepEqual(results, [
+    { index: 0, status: 'created', id: ids[0] },
+    ...bad.map(([, reason], i) => ({ index: i + 1, status: 'error', reason })),
+    { index: bad.length + 1, status: 'created', id: ids[1] },
+    { index: bad.length + 2, status: 'created', id: ids[2] },
+  ])
+
+  const full = await userByEmail(server, t.tenantId, good[1].email)
+  assert.equal(full?.role, 'Admin')
+  assert.equal(full?.status, 'Suspended')
+  assert.equal(full?.createdAt.toISOString(), '2019-05-04T03:02:01.000Z')
+  assert.equal(full?.displayName, good[1].displayName)
+  assert.equal((await userByEmail(server, t.tenantId, shared))?.displayName, null)
+
+  // Only the three users and their UserImported events were added.
+  const after = await tenantSnapshot(server, t.tenantId)
+  const created = new Set(ids)
+  const added = after.audit.slice(before.audit.length)
+  assert.deepEqual(
+    added.map((e) => [e.action, e.userId]).sort(),
+    ids.map((id) => ['UserImported', id]).sort(),
+  )
+  assert.deepEqual(
+    {
+      ...after,
+      users: after.users.filter((u) => !created.has(u.id)),
+      audit: after.audit.slice(0, before.audit.length),
+    },
+    before,
+  )
+  assert.equal((await login(t, good[0].email, bcrypt.password)).status, 200)
+})
+
+test('import: an address is stored as signup stores it, so the user signs in with it as they type it', async () => {
+  const t = await createTenant(server)
+  const bcrypt = FIXTURES.cases[0]
+  const tag = crypto.randomUUID().slice(0, 8)
+  // "José" with a combining acute (NFD), mixed case, spaces around.
+  const typed = `  Jose\u0301.${tag}@Example.COM `
+  const res = await importUsers(t, { users: [{ email: typed, passwordHash: bcrypt.passwordHash }] })
+  assert.equal(res.body.results[0].status, 'created', JSON.stringify(res.body))
+  const row = await userByEmail(server, t.tenantId, `josé.${tag}@example.com`)
+  assert.equal(row?.email, `José.${tag}@Example.COM`)
+  assert.equal(row?.emailNormalized, `josé.${tag}@example.com`)
+  for (const email of [typed, `JOSÉ.${tag}@EXAMPLE.COM`, `jose\u0301.${tag}@example.com`]) {
+    assert.equal((await login(t, email, bcrypt.password)).status, 200, email)
+  }
+  // The same person signing up again, spelled another way, is taken.
+  const signup = await server.request(
+    'POST',
+    `/v1/${t.slug}/auth/signup`,
+    { email: `josé.${tag}@example.com`, password: 'plum-orbit-canvas-77' },
+    { ip: randomIp() },
+  )
+  expectError(signup, 400, 'email_taken')
 })
 
 test('import: 1,000 users in a body over the default 64 KiB limit are accepted', async () => {

@@ -1,6 +1,6 @@
 // The body and answer of POST users/import (CONTRACT §14).
 import { type Static, Type } from 'typebox'
-import { DateTime, Email, Role, ref } from '../../schemas.ts'
+import { ref } from '../../schemas.ts'
 
 /** At most this many users a request; more is 400 `validation`, and nothing is created. */
 export const IMPORT_MAX_USERS = 1000
@@ -8,31 +8,37 @@ export const IMPORT_MAX_USERS = 1000
 /** This route's body limit: 1,000 users with long hashes and profiles (2 MiB). */
 export const IMPORT_BODY_LIMIT = 2 * 1024 * 1024
 
-const Text = (maxLength: number) => Type.Optional(Type.String({ minLength: 1, maxLength }))
+// A row's fields have their JSON types checked with the request (a number where a string is
+// due is 400), and everything else about them by checkRow (rows.ts), so that one bad row is
+// that row's `error` result and the rest of the batch goes in (CONTRACT §14: per-row results).
+const Text = (rule: string) => Type.Optional(Type.String({ description: rule }))
 
 const ImportUser = Type.Object(
   {
-    email: Email,
+    email: Type.String({
+      description:
+        'An email address under the rules of the `email` fields elsewhere (one `@`, a domain with a dot inside, at most 254 characters, no white space inside or control characters). Stored as signup stores it: NFC and trimmed, compared case-insensitively. Otherwise the row is `error` with `invalid_email`.',
+    }),
     emailVerified: Type.Optional(Type.Boolean({ description: 'Default false.' })),
-    passwordHash: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 1024,
-        description:
-          'argon2id or argon2i (PHC), bcrypt ($2a$, $2b$, $2y$), passlib scrypt ($scrypt$ln=…,r=…,p=…$salt$hash), PBKDF2-SHA256 as Django (pbkdf2_sha256$…), passlib ($pbkdf2-sha256$rounds$…) or PHC ($pbkdf2-sha256$i=…$…) write it, or Firebase scrypt (`<base64 hash>$<base64 salt>`, or the salt in `passwordSalt`, with `hashConfig.firebase`). Without it the user has no password (passwordless, SSO, or a reset).',
-      }),
+    passwordHash: Text(
+      '1 to 1024 characters: argon2id or argon2i (PHC), bcrypt ($2a$, $2b$, $2y$), passlib scrypt ($scrypt$ln=…,r=…,p=…$salt$hash), PBKDF2-SHA256 as Django (pbkdf2_sha256$…), passlib ($pbkdf2-sha256$rounds$…) or PHC ($pbkdf2-sha256$i=…$…) write it, or Firebase scrypt (`<base64 hash>$<base64 salt>`, or the salt in `passwordSalt`, with `hashConfig.firebase`). Without it the user has no password (passwordless, SSO, or a reset).',
     ),
-    passwordSalt: Text(1024),
-    role: Type.Optional(Role),
-    status: Type.Optional(Type.Union([Type.Literal('Active'), Type.Literal('Suspended')])),
-    createdAt: Type.Optional(DateTime),
-    displayName: Text(200),
-    givenName: Text(200),
-    familyName: Text(200),
-    externalId: Text(256),
+    passwordSalt: Text('1 to 1024 characters.'),
+    role: Text('`Member` (the default) or `Admin`.'),
+    status: Text('`Active` (the default) or `Suspended`.'),
+    createdAt: Text('An RFC 3339 date-time from 1970 to 9999; default now.'),
+    displayName: Text('1 to 200 characters.'),
+    givenName: Text('1 to 200 characters.'),
+    familyName: Text('1 to 200 characters.'),
+    externalId: Text('1 to 256 characters.'),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      'A user. A field outside its rule (described on each) makes the row `error` with `invalid_email` for `email`, `validation` for any other, and nothing of that row is stored.',
+  },
 )
+export type ImportUser = Static<typeof ImportUser>
 
 const FirebaseHashConfig = Type.Object(
   {
@@ -84,7 +90,7 @@ const ImportResultComponent = Type.Object(
     reason: Type.Optional(
       Type.String({
         description:
-          '`duplicate_in_batch`, `exists` (skipped); `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error).',
+          '`duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error).',
       }),
     ),
   },

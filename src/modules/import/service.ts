@@ -1,7 +1,8 @@
 // POST users/import (CONTRACT §14): up to 1,000 users a request, each with a hash made by
 // another system (lib/foreign-hashes.ts) or none, created in one transaction with one
 // INSERT and one audit write, so a large import runs at thousands of users a second. A
-// row's problem is that row's result; the others go on.
+// row's problem (a field outside its rule, a hash refused) is that row's result; the others
+// go on. Only the request's own shape is a 400.
 import type { Deps } from '../../deps.ts'
 import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
@@ -9,6 +10,7 @@ import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { NewUser } from '../users/queries.ts'
 import { findLiveByEmails, insertImportedUsers, updateImportedUser } from './queries.ts'
+import { type CheckedUser, checkRow } from './rows.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'
 
@@ -26,14 +28,21 @@ export async function importUsers(
   const firebase = body.hashConfig?.firebase
   const results: ImportResult[] = body.users.map((_, index) => ({ index, status: 'skipped' }))
   const seen = new Set<string>()
-  const rows: { index: number; email: string }[] = []
-  body.users.forEach((user, index) => {
+  const rows: { index: number; email: string; input: CheckedUser }[] = []
+  body.users.forEach((row, index) => {
+    const checked = checkRow(row)
+    if ('reason' in checked) {
+      // Left out of `seen`: a later valid row with the same address is not its duplicate.
+      results[index] = { index, status: 'error', reason: checked.reason }
+      return
+    }
+    const user = checked.user
     const email = normalizeEmail(user.email)
     if (seen.has(email)) results[index] = { index, status: 'skipped', reason: 'duplicate_in_batch' }
     else if (user.role === 'Admin' && actor.type === 'apiKey') {
       // As PATCH users: a leaked key must not mint Admins (CONTRACT §4).
       results[index] = { index, status: 'error', reason: 'api_key_not_allowed' }
-    } else rows.push({ index, email })
+    } else rows.push({ index, email, input: user })
     seen.add(email)
   })
   await deps.db.transaction(async (tx) => {
@@ -46,8 +55,7 @@ export async function importUsers(
     const inserts: NewUser[] = []
     const insertIndex = new Map<string, number>()
     const entries: AuditEntry[] = []
-    for (const { index, email } of rows) {
-      const input = body.users[index]
+    for (const { index, email, input } of rows) {
       const found = existing.get(email)
       if (found && onConflict === 'skip') {
         results[index] = { index, status: 'skipped', id: found.id, reason: 'exists' }
