@@ -421,7 +421,10 @@ test('every operationId is called through the SDK against the real service', asy
   const ndjson = await backend.exportAuditEvents({ query: { since: audit.items[0].createdAt } })
   assert.ok(ndjson instanceof Blob)
   assert.equal(ndjson.type, 'application/x-ndjson')
-  const lines = (await ndjson.text()).trim().split('\n').map((l) => JSON.parse(l))
+  const lines = (await ndjson.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
   assert.ok(lines.some((l) => l.id === audit.items[0].id))
 
   // Sessions ended, then the account itself.
