@@ -17,6 +17,7 @@ export const ADMIN_OPERATIONS = [
   'createInvite',
   'revokeInvite',
   'listAuditEvents',
+  'exportAuditEvents',
   'getTenant',
   'updateTenant',
   'setTenantLogo',

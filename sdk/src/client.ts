@@ -94,7 +94,10 @@ async function call(
   return readResponse(res)
 }
 
-/** The body of a success response (JSON, or a Blob for images); an error throws. */
+/**
+ * The body of a success response: JSON, or a Blob for anything else (images, the audit
+ * export's NDJSON, which is not one JSON document); an error throws.
+ */
 export async function readResponse(res: Response): Promise<unknown> {
   if (!res.ok) {
     if (res.status === 304) return undefined
@@ -102,5 +105,5 @@ export async function readResponse(res: Response): Promise<unknown> {
   }
   if (res.status === 204) return undefined
   const type = res.headers.get('content-type') ?? ''
-  return type.includes('json') ? res.json() : res.blob()
+  return /^application\/(?:[\w.-]+\+)?json\b/i.test(type) ? res.json() : res.blob()
 }

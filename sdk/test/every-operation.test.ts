@@ -418,6 +418,14 @@ test('every operationId is called through the SDK against the real service', asy
   // The audit trail.
   const audit = await backend.listAuditEvents({ query: { limit: 100 } })
   assert.ok(audit.items.length > 0)
+  const ndjson = await backend.exportAuditEvents({ query: { since: audit.items[0].createdAt } })
+  assert.ok(ndjson instanceof Blob)
+  assert.equal(ndjson.type, 'application/x-ndjson')
+  const lines = (await ndjson.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  assert.ok(lines.some((l) => l.id === audit.items[0].id))
 
   // Sessions ended, then the account itself.
   assert.deepEqual(await pub.logout({ body: { refreshToken: last.refreshToken } }), { ok: true })

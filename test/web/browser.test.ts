@@ -646,3 +646,78 @@ test('console: reset an authenticator, delete a user, revoke an invite; the audi
   await visit(page, 'console-audit-filtered')
   await context.close()
 })
+
+test('console: the audit log shows a live user’s address beside its id, never a deleted one’s, and Export downloads the filtered events as NDJSON; axe clean', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Initech' })
+  const admin = tenant.admin.accessToken as string
+  const live = await signup(server, tenant.slug)
+  const gone = await signup(server, tenant.slug)
+  for (const who of [live, gone]) {
+    const res = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+      email: who.email,
+      password: STRONG_PASSWORD,
+    })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  }
+  const deleted = await server.request(
+    'DELETE',
+    `/v1/${tenant.slug}/users/${gone.user.id}`,
+    undefined,
+    { token: admin },
+  )
+  assert.equal(deleted.status, 200, JSON.stringify(deleted.body))
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true })
+  const page = await context.newPage()
+  await signInToConsole(page, tenant)
+  await page.getByRole('link', { name: 'Audit log', exact: true }).click()
+  const audit = auditList(page)
+  await page.getByLabel('Action').selectOption('UserLogin')
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await eventually(async () => (await audit.events.count()) === 3)
+  assert.deepEqual(await audit.actions(), ['UserLogin', 'UserLogin', 'UserLogin'])
+
+  // A login's event names no address of its own: the live user's comes from the users.
+  const ofLive = audit.events.filter({ hasText: live.email })
+  assert.equal(await ofLive.count(), 1)
+  await ofLive.getByText('UserLogin', { exact: true }).click()
+  await ofLive.getByRole('definition').getByText(`${live.user.id} (${live.email})`).waitFor()
+  assert.equal(await audit.list.getByText(gone.email).count(), 0, 'no deleted user’s address')
+  const ofGone = audit.events.filter({ hasText: gone.user.id })
+  assert.equal(await ofGone.count(), 1)
+  await photograph(page, 'console-audit-people')
+  for (const [label, size] of [
+    ['1280', VIEWPORTS.desktop],
+    ['390', VIEWPORTS.phone],
+  ] as const) {
+    await page.setViewportSize(size)
+    await page.screenshot({ path: `/work/notes/screens/w14-audit-${label}.png`, fullPage: true })
+  }
+  await page.setViewportSize(VIEWPORTS.desktop)
+  await checkAccessibility(page, 'console-audit-people')
+
+  // Export: the applied filter's events, oldest first, as the API exports them.
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export', exact: true }).click(),
+  ])
+  assert.match(file.suggestedFilename(), new RegExp(`^audit-${tenant.slug}-.+\\.ndjson$`))
+  const lines = readFileSync(await file.path(), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  const api = await fetch(`${server.url}/v1/${tenant.slug}/audit/export?action=UserLogin`, {
+    headers: { authorization: `Bearer ${admin}` },
+  })
+  const expected = (await api.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  assert.equal(lines.length, 3)
+  assert.deepEqual(lines, expected)
+  assert.deepEqual(lines.map((l) => l.userId).slice(0, 2), [live.user.id, gone.user.id])
+  assert.equal(lines.find((l) => l.userId === live.user.id)?.userEmail, live.email)
+  assert.equal(lines.find((l) => l.userId === gone.user.id)?.userEmail, undefined)
+  await context.close()
+})

@@ -1044,6 +1044,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/audit/export': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Every matching audit event, oldest first, as NDJSON
+     * @description One line per event, each exactly as the audit list shows it, oldest first, streamed: the service reads 1000 events at a time as the client takes them, and stops when it disconnects. `since` is inclusive, `until` exclusive; both are ISO 8601 date-times.
+     */
+    get: operations['exportAuditEvents']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/export': {
     parameters: {
       query?: never
@@ -1651,6 +1671,8 @@ export interface components {
       }
       /** Format: date-time */
       createdAt: string
+      /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+      userEmail?: string
     }
     /** @description A page of the audit log, newest first. */
     AuditEventPage: {
@@ -6000,6 +6022,135 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['AuditEventPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  exportAuditEvents: {
+    parameters: {
+      query?: {
+        /** @description Only events of this action (as the audit list filter takes it). */
+        action?:
+          | 'UserSignup'
+          | 'UserLogin'
+          | 'UserLoginFailed'
+          | 'UserLogout'
+          | 'UserPasswordChanged'
+          | 'UserEmailVerified'
+          | 'UserSoftDeleted'
+          | 'UserHardDeleted'
+          | 'MfaTotpEnrolled'
+          | 'MfaTotpDisabled'
+          | 'MfaTotpVerified'
+          | 'MfaEmailOtpSent'
+          | 'MfaEmailOtpVerified'
+          | 'MfaEmailOtpFailed'
+          | 'InviteCreated'
+          | 'InviteAccepted'
+          | 'InviteRevoked'
+          | 'InviteExpired'
+          | 'ApiKeyCreated'
+          | 'ApiKeyRevoked'
+          | 'SessionCreated'
+          | 'SessionRevoked'
+          | 'SessionFamilyCompromised'
+          | 'TenantCreated'
+          | 'TenantUpdated'
+          | 'TenantSoftDeleted'
+          | 'GdprExportRequested'
+          | 'GdprExportCompleted'
+          | 'GdprErasureRequested'
+          | 'GdprErasureCompleted'
+          | 'IdpOauthLinked'
+          | 'IdpOauthUnlinked'
+          | 'PasswordlessCodeSent'
+          | 'PasswordlessCodeVerified'
+          | 'PasswordlessCodeFailed'
+          | 'UserUpdated'
+          | 'PasswordResetRequested'
+          | 'MfaRecoveryCodeUsed'
+          | 'MfaRecoveryCodesRegenerated'
+          | 'PasskeyRegistered'
+          | 'PasskeyRemoved'
+          | 'ApplicationCreated'
+          | 'ApplicationUpdated'
+          | 'ApplicationDeleted'
+          | 'ApplicationSecretRotated'
+          | 'ApplicationConsentGranted'
+          | 'ApplicationConsentRevoked'
+          | 'ApiResourceCreated'
+          | 'ApiResourceUpdated'
+          | 'ApiResourceDeleted'
+          | 'UserProvisioned'
+          | 'UserDeprovisioned'
+          | 'UserImported'
+        /** @description Only events at or after this time. */
+        since?: string
+        /** @description Only events strictly before this time. */
+        until?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The events, one JSON object per line. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/x-ndjson': string
         }
       }
       /** @description Bad request. `details.reason`: `validation`. */

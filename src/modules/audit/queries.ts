@@ -7,9 +7,9 @@
 // an erasure's scrub (eventsAbout, scrubEvents); the tenant purge deletes them.
 
 import type { Handle } from '../../db/client.ts'
-import { and, eq, lt, or, type SQL, sql } from '../../db/orm.ts'
+import { and, eq, getTableColumns, inArray, isNull, lt, or, type SQL, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
-import { AUDIT_SEARCH_TEXT, auditEvents } from '../../db/schema.ts'
+import { AUDIT_SEARCH_TEXT, auditEvents, users } from '../../db/schema.ts'
 import type { AuditAction } from './actions.ts'
 
 export type AuditEvent = typeof auditEvents.$inferSelect
@@ -229,4 +229,62 @@ export async function insertAuditEvents(
     rows.map((r) => r.email),
     rows.map((r) => JSON.stringify(r.metadata)),
   ])
+}
+
+/** The bounds and filter of an export (GET audit/export). */
+export interface ExportFilter {
+  action?: string
+  /** Inclusive. */
+  since?: Date
+  /** Exclusive. */
+  until?: Date
+}
+
+/** Up to `limit` events, oldest first, strictly after `after` (the last of the page before). */
+export function exportPage(
+  db: Handle,
+  tenantId: string,
+  filter: ExportFilter,
+  after: WindowEnd | undefined,
+  limit: number,
+) {
+  return (
+    db
+      .select({ ...getTableColumns(auditEvents), at: sql<string>`${auditEvents.createdAt}::text` })
+      .from(auditEvents)
+      .where(
+        and(
+          eq(auditEvents.tenantId, tenantId),
+          filter.action === undefined ? undefined : eq(auditEvents.action, filter.action),
+          filter.since === undefined
+            ? undefined
+            : sql`${auditEvents.createdAt} >= ${filter.since.toISOString()}::timestamptz`,
+          filter.until === undefined ? undefined : lt(auditEvents.createdAt, filter.until),
+          // The exact created_at as PostgreSQL prints it: a JavaScript Date keeps milliseconds.
+          after === undefined
+            ? undefined
+            : sql`(${auditEvents.createdAt}, ${auditEvents.id}) > (${after.at}::timestamptz, ${after.id}::uuid)`,
+        ),
+      )
+      // The newest-first indexes read backwards.
+      .orderBy(
+        sql`${auditEvents.createdAt} ASC NULLS FIRST`,
+        sql`${auditEvents.id} ASC NULLS FIRST`,
+      )
+      .limit(limit)
+  )
+}
+
+/** The addresses of the live users (not deleted) among `ids`, by id. */
+export async function liveUserEmails(
+  db: Handle,
+  tenantId: string,
+  ids: string[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(and(eq(users.tenantId, tenantId), inArray(users.id, ids), isNull(users.deletedAt)))
+  return new Map(rows.map((r) => [r.id, r.email]))
 }

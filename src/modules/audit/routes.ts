@@ -1,10 +1,18 @@
 // GET audit: an Admin or an API key (CONTRACT §4).
+
+import { Readable } from 'node:stream'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { responses } from '../../schemas.ts'
-import { AuditEventPage, AuditParams, AuditQuery } from './schemas.ts'
-import { listAuditPage, SHORT_SEARCH_WINDOW } from './service.ts'
+import { errorResponses, responses } from '../../schemas.ts'
+import {
+  AuditEventPage,
+  AuditExportLines,
+  AuditExportQuery,
+  AuditParams,
+  AuditQuery,
+} from './schemas.ts'
+import { EXPORT_PAGE, exportAuditEvents, listAuditPage, SHORT_SEARCH_WINDOW } from './service.ts'
 
 export async function auditRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -23,5 +31,38 @@ export async function auditRoutes(fastify: FastifyInstance, { deps }: { deps: De
       },
     },
     async (request) => listAuditPage(deps, request.tenant.id, request.query),
+  )
+
+  app.get(
+    '/audit/export',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        operationId: 'exportAuditEvents',
+        tags: ['Administration'],
+        summary: 'Every matching audit event, oldest first, as NDJSON',
+        description: `One line per event, each exactly as the audit list shows it, oldest first, streamed: the service reads ${EXPORT_PAGE} events at a time as the client takes them, and stops when it disconnects. \`since\` is inclusive, \`until\` exclusive; both are ISO 8601 date-times.`,
+        params: AuditParams,
+        querystring: AuditExportQuery,
+        response: {
+          200: {
+            description: 'The events, one JSON object per line.',
+            content: { 'application/x-ndjson': { schema: AuditExportLines } },
+          },
+          ...errorResponses({ 400: [], 401: [], 403: [], 404: [], 429: [] }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { action, since, until } = request.query
+      const lines = exportAuditEvents(deps, request.tenant.id, {
+        action,
+        since: since === undefined ? undefined : new Date(since),
+        until: until === undefined ? undefined : new Date(until),
+      })
+      reply.type('application/x-ndjson')
+      // The schema types the body as the text it is on the wire; a stream sends that text.
+      return reply.send(Readable.from(lines) as never)
+    },
   )
 }

@@ -21,6 +21,12 @@ const AuditEventComponent = Type.Object(
     userAgent: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Object({}, { additionalProperties: true }),
     createdAt: DateTime,
+    userEmail: Type.Optional(
+      Type.String({
+        description:
+          "The address of the user the event concerns, present while that user exists (never a deleted user's).",
+      }),
+    ),
   },
   { $id: 'AuditEvent', description: 'One event of the audit log.' },
 )
@@ -57,6 +63,29 @@ export const AuditQuery = Type.Object(
   { additionalProperties: false },
 )
 export type AuditQuery = Static<typeof AuditQuery>
+
+const ExportAction = Type.Enum([...AUDIT_ACTIONS], {
+  description: 'Only events of this action (as the audit list filter takes it).',
+})
+
+export const AuditExportQuery = Type.Object(
+  {
+    action: Type.Optional(ExportAction),
+    since: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Only events at or after this time.' }),
+    ),
+    until: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Only events strictly before this time.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type AuditExportQuery = Static<typeof AuditExportQuery>
+
+/** One line per event, each the AuditEvent the list shows. */
+export const AuditExportLines = Type.String({
+  description: 'Newline-delimited JSON: one AuditEvent per line, oldest first.',
+})
 
 export const AuditParams = TenantSlugParams
 
