@@ -338,10 +338,15 @@ export async function lockUserInAnyState(db: Handle, tenantId: string, userId: s
  * CASCADE), and so does the migration's report of an address it shared. Answers whether
  * the row was there.
  */
-export async function hardDeleteUser(db: Handle, tenantId: string, userId: string) {
+/** The migration 0002 report's row of the user (it names the address; no foreign key). */
+export async function deleteEmailConflictOf(db: Handle, tenantId: string, userId: string) {
   await db
     .delete(emailConflicts)
     .where(and(eq(emailConflicts.tenantId, tenantId), eq(emailConflicts.userId, userId)))
+}
+
+export async function hardDeleteUser(db: Handle, tenantId: string, userId: string) {
+  await deleteEmailConflictOf(db, tenantId, userId)
   const rows = await db
     .delete(users)
     .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
