@@ -8,8 +8,8 @@
 //
 // It then prunes the rows that can never be used again and have been so for more than
 // DEAD_ROW_DAYS: expired refresh tokens (every refresh leaves its spent one behind),
-// sessions ended that long ago, expired one-time codes and OAuth states (db/cross-tenant.ts
-// pruneDeadRows). Each table is walked once in bounded DELETE statements of PRUNE_BATCH
+// sessions ended that long ago, expired one-time codes, OAuth states, WebAuthn challenges and
+// OpenID provider models (db/cross-tenant.ts pruneDeadRows). Each table is walked once in bounded DELETE statements of PRUNE_BATCH
 // rows, so the service keeps answering meanwhile. The service does not prune on its own:
 // run this from cron (daily is plenty).
 import { ConfigError, loadConfig } from '../src/config.ts'

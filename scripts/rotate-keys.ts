@@ -12,30 +12,35 @@ import { firebaseSignerKeyColumn } from '../src/modules/import/rotation.ts'
 import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
 import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
 
+/**
+ * Every sealed column of the schema, by name (table.column), with its rotation.
+ * test/tables.test.ts requires every `*_enc` column to be named here.
+ */
+export const SEALED_COLUMNS = {
+  'users.totp_secret_enc': totpSecretColumn,
+  'tenants.idp_client_secret_enc': idpClientSecretColumn,
+  'applications.client_secret_enc': applicationSecretColumn,
+  // Imported Firebase hashes carry their project's signer key sealed inside the hash.
+  'users.password_hash': firebaseSignerKeyColumn,
+} as const
+
+/** The names the report uses, where the column alone would mislead. */
+const LABELS: Partial<Record<keyof typeof SEALED_COLUMNS, string>> = {
+  'users.password_hash': 'users.password_hash (Firebase signer keys)',
+}
+
 /** Rotates every sealed column of the schema, one after the other. */
 export async function rotateKeys(
   database: Database,
   cipher: FieldCipher,
 ): Promise<{ name: string; report: RotationReport }[]> {
   const { db } = database
-  return [
-    {
-      name: 'users.totp_secret_enc',
-      report: await rotateColumn(cipher, totpSecretColumn(db, cipher)),
-    },
-    {
-      name: 'tenants.idp_client_secret_enc',
-      report: await rotateColumn(cipher, idpClientSecretColumn(db, cipher)),
-    },
-    {
-      name: 'applications.client_secret_enc',
-      report: await rotateColumn(cipher, applicationSecretColumn(db, cipher)),
-    },
-    {
-      name: 'users.password_hash (Firebase signer keys)',
-      report: await rotateColumn(cipher, firebaseSignerKeyColumn(db, cipher)),
-    },
-  ]
+  const reports: { name: string; report: RotationReport }[] = []
+  for (const [column, rotation] of Object.entries(SEALED_COLUMNS)) {
+    const name = LABELS[column as keyof typeof SEALED_COLUMNS] ?? column
+    reports.push({ name, report: await rotateColumn(cipher, rotation(db, cipher)) })
+  }
+  return reports
 }
 
 async function main(): Promise<number> {

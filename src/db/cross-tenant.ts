@@ -164,7 +164,12 @@ export async function deletedTenantsBefore(
  * goes (cascading to logos, API keys, invites, OAuth states, WebAuthn challenges,
  * applications and API resources).
  */
-const TENANT_PURGE_ORDER = ['audit_events', 'email_conflicts', 'oidc_models', 'users'] as const
+export const TENANT_PURGE_ORDER = [
+  'audit_events',
+  'email_conflicts',
+  'oidc_models',
+  'users',
+] as const
 
 /**
  * Removes a tenant soft-deleted before `cutoff` and every row it owns, `batch` rows per
@@ -216,9 +221,21 @@ export const PRUNED_TABLES = [
   'sessions',
   'one_time_codes',
   'oauth_states',
+  'webauthn_challenges',
   'oidc_models',
 ] as const
 export type PrunedTable = (typeof PRUNED_TABLES)[number]
+
+/**
+ * Tables with an expiry whose expired rows are kept on purpose, and why (test/tables.test.ts
+ * requires every table with `expires_at` to be pruned or named here).
+ */
+export const NOT_PRUNED: Record<string, string> = {
+  api_keys:
+    'an expired key stays listed (as expired) until an admin revokes or deletes it: it is the record of who could call the API',
+  invites:
+    'an expired invitation stays listed as expired, and a late accept must find it to record InviteExpired',
+}
 
 /**
  * When a row can never be used again and has been so since before `cutoff`. Nothing else
@@ -229,7 +246,7 @@ export type PrunedTable = (typeof PRUNED_TABLES)[number]
  *   sessions        expired or revoked 60 days before `cutoff` (the new-device check reads
  *                   90 days of them), with no refresh token left (so nothing cascades;
  *                   the revocation feed reads only the last minutes)
- *   one_time_codes, oauth_states  expired
+ *   one_time_codes, oauth_states, webauthn_challenges  expired
  *   oidc_models     expired (codes, tokens, grants, sessions, interactions of the OpenID
  *                   provider; the adapter already ignores them; rows without an expiry,
  *                   registered clients, stay)

@@ -8,8 +8,12 @@ import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import type { NewUser } from '../users/queries.ts'
-import { findLiveByEmails, insertImportedUsers, updateImportedUser } from './queries.ts'
+import {
+  findLiveByEmails,
+  insertImportedUsers,
+  type NewUser,
+  updateImportedUser,
+} from '../users/queries.ts'
 import { type CheckedUser, checkRow } from './rows.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'

@@ -8,6 +8,13 @@ export type PasskeyRow = typeof passkeys.$inferSelect
 /** `reauthentication`: a signed-in user proving a passkey again (CONTRACT §16). */
 export type Ceremony = 'registration' | 'authentication' | 'reauthentication'
 
+/** The user's ceremonies in flight (the erasure's: they name the user until they expire). */
+export async function deleteChallengesOf(db: Handle, tenantId: string, userId: string) {
+  await db
+    .delete(webauthnChallenges)
+    .where(and(eq(webauthnChallenges.tenantId, tenantId), eq(webauthnChallenges.userId, userId)))
+}
+
 export async function insertChallenge(
   db: Handle,
   row: {

@@ -19,7 +19,7 @@ import {
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { and, eq } from '../../db/orm.ts'
-import { invites } from '../../db/schema.ts'
+import { emailConflicts, invites, webauthnChallenges } from '../../db/schema.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { settleMs } from './erasure.ts'
 
@@ -48,6 +48,23 @@ test('erase: the user and every row of it are deleted at once; its audit rows st
   const early = await login(t, email, 'not-the-password')
   expectError(early, 401, 'invalid_credentials')
   const u = await richUser(server, t.slug, t.tenantId, email)
+  // A passkey registration in flight, and the migration 0002 report naming the user: rows
+  // no foreign key from users reaches, written as their owners write them.
+  const now = server.clock.now()
+  await server.deps.db.insert(webauthnChallenges).values({
+    tenantId: t.tenantId,
+    challengeHash: uuidv7(now.getTime()),
+    ceremony: 'registration',
+    userId: u.userId,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + 300_000),
+  })
+  await server.deps.db.insert(emailConflicts).values({
+    tenantId: t.tenantId,
+    userId: u.userId,
+    emailNormalized: email,
+    nfc: email,
+  })
   expectError(await login(t, email.toUpperCase(), 'wrong-password-1'), 401, 'invalid_credentials')
   // An admin acted on the user (its address in the event), and the user acted as an admin.
   await setUser(server, t.tenantId, u.userId, { role: 'Admin' })

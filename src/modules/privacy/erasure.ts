@@ -24,8 +24,10 @@ import { type AuditEvent, eventsAbout, scrubEvents } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { lockAddress, revokePendingFor } from '../invites/queries.ts'
 import { deleteAccountModels } from '../oidc/queries.ts'
+import { deleteChallengesOf } from '../passkeys/queries.ts'
 import type { RevokeUserSessions } from '../sessions/service.ts'
 import {
+  deleteEmailConflictOf,
   hardDeleteUser,
   lockActiveAdmins,
   lockUserInAnyState,
@@ -34,6 +36,28 @@ import {
 } from '../users/queries.ts'
 import { identitiesOf } from './queries.ts'
 import { scrubEvent } from './scrub.ts'
+
+/**
+ * The user's rows that deleting the user row does not reach (no ON DELETE CASCADE from
+ * users leads to them), each with the query that deletes them, run before the user row
+ * goes. test/tables.test.ts requires every table naming a user to
+ * cascade from users, be listed here or in ERASURE_EXEMPT.
+ */
+export const ERASURE_DELETES = {
+  // The user's grants to the tenant's applications, with their codes, tokens and provider
+  // sessions (CONTRACT §11): oidc_models names the user as account_id.
+  oidc_models: deleteAccountModels,
+  // Passkey ceremonies in flight for the user (registration names it).
+  webauthn_challenges: deleteChallengesOf,
+  // The migration 0002 report of addresses that collided once normalised.
+  email_conflicts: deleteEmailConflictOf,
+} satisfies Record<string, (tx: Handle, tenantId: string, userId: string) => Promise<unknown>>
+
+/** Tables naming the user that the erasure keeps, and why. */
+export const ERASURE_EXEMPT: Record<string, string> = {
+  audit_events:
+    'kept with their action, actor and time, scrubbed of the address, ip and user agent (CONTRACT §9, scrubAudit)',
+}
 
 type ErasureDeps = Pick<Deps, 'audit' | 'clock' | 'config' | 'sessions'>
 
@@ -98,9 +122,7 @@ async function finish(
   const scrubbed = await scrubAudit(tx, tenantId, user, linked)
   const now = deps.clock.now()
   const invites = await revokePendingFor(tx, tenantId, user.emailNormalized, now)
-  // The user's grants to the tenant's applications, with their codes, tokens and provider
-  // sessions (CONTRACT §11): nothing cascades to them from the user row.
-  await deleteAccountModels(tx, tenantId, userId)
+  for (const remove of Object.values(ERASURE_DELETES)) await remove(tx, tenantId, userId)
   await hardDeleteUser(tx, tenantId, userId)
   // Named by id only: these rows never hold the address.
   await deps.audit.record(tx, tenantId, actor, [

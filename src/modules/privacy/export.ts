@@ -20,6 +20,31 @@ export const EXPORT_SESSION_CAP = 1000
 /** The newest audit events exported: about 5 MB of JSON at most. */
 export const EXPORT_EVENT_CAP = 10_000
 
+/**
+ * The tables the export reads, by the query that reads them (refresh_tokens: each session's
+ * newest token, where it was last used; users: findUserById). test/tables.test.ts requires
+ * every table naming a user to be read here or listed in EXPORT_EXEMPT.
+ */
+export const EXPORT_READS = {
+  users: findUserById,
+  sessions: sessionsOf,
+  refresh_tokens: sessionsOf,
+  idp_identities: identitiesOf,
+  passkeys: passkeysOf,
+  recovery_codes: countUnusedRecoveryCodes,
+  audit_events: eventsOf,
+} as const
+
+/** Tables naming the user that the export leaves out, and why. */
+export const EXPORT_EXEMPT: Record<string, string> = {
+  one_time_codes: 'keyed hashes of codes alive for minutes; the codes sent are in the audit events',
+  webauthn_challenges: 'hashes of ceremonies in flight for five minutes, nothing about the person',
+  email_conflicts:
+    "the operator's report of a collision after migration 0002; it holds only the user's own address, exported in user",
+  oidc_models:
+    "the provider's grants, codes and tokens: the export's fields are fixed by CONTRACT §9, and the user's connected applications are listed by GET me/applications (§11)",
+}
+
 const iso = (d: Date | null) => (d === null ? null : d.toISOString())
 
 export async function exportPersonalData(
@@ -30,18 +55,18 @@ export async function exportPersonalData(
 ) {
   // Each export reads the user's whole history: a few per hour are plenty (dataExports).
   await deps.limits.hit('dataExports', `${tenantId}:${userId}`)
-  const user = await findUserById(deps.db, tenantId, userId)
+  const user = await EXPORT_READS.users(deps.db, tenantId, userId)
   if (!user) fail('session_revoked')
   await deps.audit.record(deps.db, tenantId, actor, [{ action: 'GdprExportRequested', userId }])
   // One snapshot: the lists agree with each other even while the user signs in elsewhere.
   const data = await deps.db.transaction(
     async (tx) => {
       const [sessions, identities, passkeys, recoveryCodesRemaining, events] = [
-        await sessionsOf(tx, tenantId, userId, EXPORT_SESSION_CAP + 1),
-        await identitiesOf(tx, tenantId, userId),
-        await passkeysOf(tx, tenantId, userId),
-        await countUnusedRecoveryCodes(tx, tenantId, userId),
-        await eventsOf(tx, tenantId, userId, EXPORT_EVENT_CAP + 1),
+        await EXPORT_READS.sessions(tx, tenantId, userId, EXPORT_SESSION_CAP + 1),
+        await EXPORT_READS.idp_identities(tx, tenantId, userId),
+        await EXPORT_READS.passkeys(tx, tenantId, userId),
+        await EXPORT_READS.recovery_codes(tx, tenantId, userId),
+        await EXPORT_READS.audit_events(tx, tenantId, userId, EXPORT_EVENT_CAP + 1),
       ]
       return { sessions, identities, passkeys, recoveryCodesRemaining, events }
     },

@@ -208,6 +208,10 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     db.execute(sql`
       INSERT INTO oauth_states (tenant_id, state_hash, code_verifier, nonce, created_at, expires_at)
       VALUES (${args.tenant}, ${crypto.randomUUID()}, 'v', 'n', ${old}, ${expires})`)
+  const challenge = (expires: string) =>
+    db.execute(sql`
+      INSERT INTO webauthn_challenges (tenant_id, challenge_hash, ceremony, user_id, created_at, expires_at)
+      VALUES (${args.tenant}, ${crypto.randomUUID()}, 'registration', ${args.user}, ${old}, ${expires})`)
   // An OpenID provider model (CONTRACT §11): it has no creation time, only an expiry.
   const model = (expires: string) =>
     db.execute(sql`
@@ -220,6 +224,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     deadSessions.push(await session(future, old, old))
     await code(old)
     await state(old)
+    await challenge(old)
     await model(old)
   }
   const live = await session(future, null, future)
@@ -228,6 +233,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
   const revokedWithToken = await session(future, old, future)
   await code(future)
   await state(future)
+  await challenge(future)
   await model(future)
   return { t, deadSessions, live, revokedWithToken }
 }
@@ -256,6 +262,7 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
     sessions: 2 * dead,
     one_time_codes: dead,
     oauth_states: dead,
+    webauthn_challenges: dead,
     oidc_models: dead,
   }
   for (const table of PRUNED_TABLES) {
@@ -268,6 +275,7 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
   assert.equal(await countRows(server, 'refresh_tokens', t.tenantId), 2)
   assert.equal(await countRows(server, 'one_time_codes', t.tenantId), 1)
   assert.equal(await countRows(server, 'oauth_states', t.tenantId), 1)
+  assert.equal(await countRows(server, 'webauthn_challenges', t.tenantId), 1)
   const models = (await server.deps.db.execute(
     sql`SELECT count(*)::int AS n FROM oidc_models WHERE tenant_id = ${t.tenantId}`,
   )) as unknown as { rows: { n: number }[] }
