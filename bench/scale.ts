@@ -471,18 +471,24 @@ const measurers: Record<Dimension, (size: number) => Promise<Row[]>> = {
       )
       const ids = Array.from({ length: 200 }, () => userId(pick()))
       const meTokens = ids.map((id) => accessToken(tenantId, id, 'Member'))
-      const me = await timed(size, 'GET /me (random user)', N, (k) => ({
-        path: '/v1/scale-users/me',
-        token: meTokens[k % meTokens.length],
-      }))
-      rows.push(me)
       // SCIM's lookup of one user by address (CONTRACT §14: an index lookup, p50 within 2×
-      // of GET /me), as an identity provider's provisioning client asks before each push.
+      // of GET /me), as an identity provider's provisioning client asks before each push;
+      // timed in turns with GET /me, so that the ratio compares the two under one load.
       const emails = Array.from({ length: 200 }, () => `user${pick()}@scale.test`)
-      const scim = await timed(size, 'SCIM Users?filter=userName eq (API key)', N, (k) => ({
-        path: `/scim/v2/scale-users/Users?filter=${encodeURIComponent(`userName eq "${emails[k % emails.length]}"`)}`,
-        token: key,
-      }))
+      const [me, scim] = await timedTogether(size, N, [
+        [
+          'GET /me (random user)',
+          (k) => ({ path: '/v1/scale-users/me', token: meTokens[k % meTokens.length] }),
+        ],
+        [
+          'SCIM Users?filter=userName eq (API key)',
+          (k) => ({
+            path: `/scim/v2/scale-users/Users?filter=${encodeURIComponent(`userName eq "${emails[k % emails.length]}"`)}`,
+            token: key,
+          }),
+        ],
+      ])
+      rows.push(me)
       const ratio = scim.p50 / me.p50
       const indexes = await scimLookupPlan(tenantId, emails[0])
       scim.ratioToMe = Math.round(ratio * 100) / 100
@@ -865,27 +871,44 @@ async function timed(
   n: number,
   make: (k: number) => Req,
 ): Promise<Row> {
+  const [row] = await timedTogether(size, n, [[route, make]])
+  return row
+}
+
+/**
+ * `n` requests of each route, the routes taking turns (one of each, then again), so that
+ * routes compared with each other meet the same neighbours' load: a row each.
+ */
+async function timedTogether(
+  size: number,
+  n: number,
+  routes: [route: string, make: (k: number) => Req][],
+): Promise<Row[]> {
   const warm = Math.min(20, Math.ceil(n / 10))
-  const times: number[] = []
-  let wrong = 0
-  let example = ''
+  const times = routes.map((): number[] => [])
+  const wrong = routes.map(() => 0)
+  const examples = routes.map(() => '')
   for (let k = 0; k < warm + n; k++) {
-    const req = make(k)
-    const t0 = performance.now()
-    const res = await send(req)
-    const ms = performance.now() - t0
-    if (res.status !== (req.status ?? 200)) {
-      wrong++
-      example ||= `${res.status} ${res.body.slice(0, 200)}`
+    for (const [r, [, make]] of routes.entries()) {
+      const req = make(k)
+      const t0 = performance.now()
+      const res = await send(req)
+      const ms = performance.now() - t0
+      if (res.status !== (req.status ?? 200)) {
+        wrong[r]++
+        examples[r] ||= `${res.status} ${res.body.slice(0, 200)}`
+      }
+      if (k >= warm) times[r].push(ms)
     }
-    if (k >= warm) times.push(ms)
   }
-  if (wrong > 0) {
-    failures++
-    console.error(`    ${route}: ${wrong} unexpected answers, e.g. ${example}`)
-  }
-  times.sort((a, b) => a - b)
-  return { size, route, p50: pct(times, 0.5), p99: pct(times, 0.99), n }
+  return routes.map(([route], r) => {
+    if (wrong[r] > 0) {
+      failures++
+      console.error(`    ${route}: ${wrong[r]} unexpected answers, e.g. ${examples[r]}`)
+    }
+    times[r].sort((a, b) => a - b)
+    return { size, route, p50: pct(times[r], 0.5), p99: pct(times[r], 0.99), n }
+  })
 }
 
 /** A short autocannon run with 8 connections: req/s, and its (whole-ms) p50/p99. */
