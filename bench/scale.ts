@@ -2,7 +2,9 @@
 // service's routes changes as the data grows, one dimension at a time:
 //
 //   tenants    10 → 100,000 tenants              GET /me, one hot tenant and a random one
-//   users      1,000 → 1,000,000 in one tenant    login, GET /me, users list first and deep page
+//   users      1,000 → 1,000,000 in one tenant    login, GET /me, SCIM userName lookup (with
+//                                                 its EXPLAIN and its ratio to GET /me),
+//                                                 users list first and deep page
 //   sessions   10,000 → 5,000,000 live sessions   refresh, logout
 //   audit      1,000,000 → 20,000,000 events      audit list: first page, filters, deep pages
 //   revoked    0 → 1,000,000 revoked in 15 min    the revocation cache: entries, RSS, poll time,
@@ -469,11 +471,31 @@ const measurers: Record<Dimension, (size: number) => Promise<Row[]>> = {
       )
       const ids = Array.from({ length: 200 }, () => userId(pick()))
       const meTokens = ids.map((id) => accessToken(tenantId, id, 'Member'))
-      rows.push(
-        await timed(size, 'GET /me (random user)', N, (k) => ({
-          path: '/v1/scale-users/me',
-          token: meTokens[k % meTokens.length],
-        })),
+      // SCIM's lookup of one user by address (CONTRACT §14: an index lookup, p50 within 2×
+      // of GET /me), as an identity provider's provisioning client asks before each push;
+      // timed in turns with GET /me, so that the ratio compares the two under one load.
+      const emails = Array.from({ length: 200 }, () => `user${pick()}@scale.test`)
+      const [me, scim] = await timedTogether(size, N, [
+        [
+          'GET /me (random user)',
+          (k) => ({ path: '/v1/scale-users/me', token: meTokens[k % meTokens.length] }),
+        ],
+        [
+          'SCIM Users?filter=userName eq (API key)',
+          (k) => ({
+            path: `/scim/v2/scale-users/Users?filter=${encodeURIComponent(`userName eq "${emails[k % emails.length]}"`)}`,
+            token: key,
+          }),
+        ],
+      ])
+      rows.push(me)
+      const ratio = scim.p50 / me.p50
+      const indexes = await scimLookupPlan(tenantId, emails[0])
+      scim.ratioToMe = Math.round(ratio * 100) / 100
+      scim.indexes = indexes
+      rows.push(scim)
+      console.log(
+        `    SCIM lookup p50 ${fmt(scim.p50)} ms / GET /me p50 ${fmt(me.p50)} ms = ${ratio.toFixed(2)}× (target ≤ 2×) ${ratio <= 2 ? 'PASS' : 'OVER'}; plan: ${indexes.join(', ')}`,
       )
       rows.push(
         await timed(size, 'GET users?limit=50 (API key)', N, () => ({
@@ -670,6 +692,34 @@ const measurers: Record<Dimension, (size: number) => Promise<Row[]>> = {
   },
 }
 
+/**
+ * EXPLAIN (ANALYZE) of the two statements SCIM's filtered list runs (findScimUsers in
+ * src/modules/scim/queries.ts: the count, then the window in creation order) for a
+ * `userName eq` filter: each must read `users` through an index, never a sequential scan,
+ * or the size counts as failed. Answers the indexes the plans read.
+ */
+async function scimLookupPlan(tenantId: string, email: string): Promise<string[]> {
+  const where = 'tenant_id = $1 AND deleted_at IS NULL AND email_normalized = $2'
+  const statements = [
+    `SELECT count(*)::int FROM users WHERE ${where}`,
+    `SELECT * FROM users WHERE ${where} ORDER BY created_at, id LIMIT 100 OFFSET 0`,
+  ]
+  const indexes = new Set<string>()
+  for (const statement of statements) {
+    const { rows } = await pool.query(`EXPLAIN (ANALYZE, COSTS OFF) ${statement}`, [
+      tenantId,
+      email,
+    ])
+    const plan = rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')
+    for (const m of plan.matchAll(/Index (?:Only )?Scan using (\S+) on users/g)) indexes.add(m[1])
+    if (/Seq Scan on users/.test(plan) || !/Index (Only )?Scan using \S+ on users/.test(plan)) {
+      failures++
+      console.error(`    SCIM lookup is not an index lookup:\n${plan}`)
+    }
+  }
+  return [...indexes]
+}
+
 /** Revocations a second that keep `size` sessions revoked within 15 minutes. */
 function revocationRate(size: number): number {
   return size / 900
@@ -821,27 +871,44 @@ async function timed(
   n: number,
   make: (k: number) => Req,
 ): Promise<Row> {
+  const [row] = await timedTogether(size, n, [[route, make]])
+  return row
+}
+
+/**
+ * `n` requests of each route, the routes taking turns (one of each, then again), so that
+ * routes compared with each other meet the same neighbours' load: a row each.
+ */
+async function timedTogether(
+  size: number,
+  n: number,
+  routes: [route: string, make: (k: number) => Req][],
+): Promise<Row[]> {
   const warm = Math.min(20, Math.ceil(n / 10))
-  const times: number[] = []
-  let wrong = 0
-  let example = ''
+  const times = routes.map((): number[] => [])
+  const wrong = routes.map(() => 0)
+  const examples = routes.map(() => '')
   for (let k = 0; k < warm + n; k++) {
-    const req = make(k)
-    const t0 = performance.now()
-    const res = await send(req)
-    const ms = performance.now() - t0
-    if (res.status !== (req.status ?? 200)) {
-      wrong++
-      example ||= `${res.status} ${res.body.slice(0, 200)}`
+    for (const [r, [, make]] of routes.entries()) {
+      const req = make(k)
+      const t0 = performance.now()
+      const res = await send(req)
+      const ms = performance.now() - t0
+      if (res.status !== (req.status ?? 200)) {
+        wrong[r]++
+        examples[r] ||= `${res.status} ${res.body.slice(0, 200)}`
+      }
+      if (k >= warm) times[r].push(ms)
     }
-    if (k >= warm) times.push(ms)
   }
-  if (wrong > 0) {
-    failures++
-    console.error(`    ${route}: ${wrong} unexpected answers, e.g. ${example}`)
-  }
-  times.sort((a, b) => a - b)
-  return { size, route, p50: pct(times, 0.5), p99: pct(times, 0.99), n }
+  return routes.map(([route], r) => {
+    if (wrong[r] > 0) {
+      failures++
+      console.error(`    ${route}: ${wrong[r]} unexpected answers, e.g. ${examples[r]}`)
+    }
+    times[r].sort((a, b) => a - b)
+    return { size, route, p50: pct(times[r], 0.5), p99: pct(times[r], 0.99), n }
+  })
 }
 
 /** A short autocannon run with 8 connections: req/s, and its (whole-ms) p50/p99. */
