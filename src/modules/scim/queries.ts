@@ -35,11 +35,14 @@ export async function findScimUsers(
     isNull(users.deletedAt),
     ...clauses.map(condition),
   )
-  const [{ total }] = await db
-    .select({ total: sql<number>`count(*)::int` })
-    .from(users)
-    .where(where)
-  if (window.limit === 0 || window.offset >= total) return { total, users: [] }
+  const count = async () => {
+    const [{ total }] = await db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(users)
+      .where(where)
+    return total
+  }
+  if (window.limit === 0) return { total: await count(), users: [] }
   const rows = await db
     .select()
     .from(users)
@@ -47,5 +50,10 @@ export async function findScimUsers(
     .orderBy(asc(users.createdAt), asc(users.id))
     .limit(window.limit)
     .offset(window.offset)
-  return { total, users: rows }
+  // A page that is not full, and not past the end, is the last one: its rows give the
+  // total without counting (a lookup by userName or externalId is one round trip).
+  if (rows.length > 0 && rows.length < window.limit) {
+    return { total: window.offset + rows.length, users: rows }
+  }
+  return { total: await count(), users: rows }
 }
