@@ -142,7 +142,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
         age <= maxAge)
     const ctx = pages.ctx(request)
     if (!signIn || !usable) {
-      rememberInteraction(ctx, reply, interaction.uid)
+      rememberInteraction(ctx, reply, interaction.uid, String(interaction.params.client_id))
       return pages.redirect(request, reply, 'sign-in')
     }
     forgetInteraction(ctx, reply)
