@@ -53,6 +53,7 @@ describe("the provider's error page", () => {
       assert.match(String(res.headers.get('content-type')), /^text\/html/)
       assert.match(String(res.headers.get('content-security-policy')), /default-src/)
       assert.match(body, /<link rel="stylesheet" href="\/assets\/pages.css">/)
+      assert.ok(!body.includes('<script'), 'an error page holds no script')
       assert.match(body, /<span class="tenant-name">Acme &lt;Widgets&gt;<\/span>/)
       assert.match(body, /<title>Sign-in error · Acme &lt;Widgets&gt;<\/title>/)
       const text = textOf(body)

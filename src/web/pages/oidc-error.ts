@@ -2,7 +2,8 @@
 // provider refuses without sending the browser back to the application (an unknown client,
 // an unregistered redirect or post-logout URI, a malformed request) is answered here, in
 // the tenant's look, with the provider's status and never a redirect. The error and its
-// description come from the request, so they are escaped like any text (html.ts).
+// description come from the request, so they are escaped like any text (html.ts); the page
+// has nothing for the pages' script to do, so it carries none.
 import type { Db } from '../../db/client.ts'
 import { html } from '../html.ts'
 import { type KoaContext, sendProviderPage } from '../provider-page.ts'
@@ -20,6 +21,9 @@ export function errorPage(db: Db, tenantId: string) {
 </div>
 <p>The application sent a request this workspace does not accept, so nothing was signed in. Go back to the application and try again; if it happens again, tell the application's owner.</p>
 <p class="hint">Error code: ${out.error ?? 'invalid_request'}</p>`
-    await sendProviderPage(db, tenantId, ctx, 'Sign-in error', body, { status: ctx.status })
+    await sendProviderPage(db, tenantId, ctx, 'Sign-in error', body, {
+      status: ctx.status,
+      noScript: true,
+    })
   }
 }
