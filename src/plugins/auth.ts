@@ -10,6 +10,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
+import { servedClientOf } from '../lib/served-client.ts'
 import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts'
 import type { Actor } from '../modules/audit/recorder.ts'
 import { findUserById } from '../modules/users/queries.ts'
@@ -45,6 +46,7 @@ export function installAuthentication(
       id: null,
       ip: request.clientIp || null,
       userAgent: request.headers['user-agent'] ?? null,
+      servedClientId: servedClientOf(request.headers),
     }
     const mode = request.routeOptions.config?.auth
     if (!mode) return done()

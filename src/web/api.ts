@@ -2,14 +2,20 @@
 // over the JSON API, so every rule, limit and audit row of the API applies to the pages
 // unchanged. The calls stay in the process (Fastify's inject, no socket) and carry the
 // browser's address and User-Agent, so budgets and session records see the person, not
-// the page server.
+// the page server. A sign-in made for an OpenID application names it to the API with
+// headers only this process can make believable (lib/served-client.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Client, createClient, type FetchLike } from '../../sdk/src/client.ts'
 import { AuthServiceError } from '../../sdk/src/errors.ts'
+import { servedClientHeaders } from '../lib/served-client.ts'
 
 export { AuthServiceError }
 
-function injectFetch(app: FastifyInstance, request: FastifyRequest): FetchLike {
+function injectFetch(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  servedClientId: string | undefined,
+): FetchLike {
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input.toString())
     const headers: Record<string, string> = {}
@@ -18,6 +24,7 @@ function injectFetch(app: FastifyInstance, request: FastifyRequest): FetchLike {
     })
     const agent = request.headers['user-agent']
     if (agent) headers['user-agent'] = agent
+    if (servedClientId) Object.assign(headers, servedClientHeaders(servedClientId))
     const res = await app.inject({
       method: (init?.method ?? 'GET') as 'GET',
       url: url.pathname + url.search,
@@ -36,17 +43,21 @@ function injectFetch(app: FastifyInstance, request: FastifyRequest): FetchLike {
   }
 }
 
-/** The API client of one page request, acting with `token` when given. */
+/**
+ * The API client of one page request, acting with `token` when given; `servedClientId` is
+ * the OpenID application the browser is signing in for (session.ts, rememberInteraction).
+ */
 export function apiFor(
   app: FastifyInstance,
   request: FastifyRequest,
   slug: string,
   token?: string,
+  servedClientId?: string,
 ): Client {
   return createClient({
     baseUrl: 'http://pages.internal',
     tenant: slug,
-    fetch: injectFetch(app, request),
+    fetch: injectFetch(app, request, servedClientId),
     token,
   })
 }

@@ -19,6 +19,7 @@ import {
   type PageSession,
   pagePath,
   pendingInteraction,
+  pendingInteractionClient,
   readSession,
   writeSession,
 } from './session.ts'
@@ -75,7 +76,8 @@ export class Pages {
   }
 
   api(request: FastifyRequest, token?: string) {
-    return apiFor(this.app, request, request.tenant.slug, token)
+    const served = pendingInteractionClient(this.ctx(request), request)
+    return apiFor(this.app, request, request.tenant.slug, token, served)
   }
 
   async send(

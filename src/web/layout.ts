@@ -19,6 +19,8 @@ export interface PageOptions {
    * answer a form).
    */
   refreshTo?: string
+  /** A page with nothing for the pages' script to do (an error page): no script at all. */
+  noScript?: boolean
 }
 
 export function page(brand: Brand, title: string, body: Html, options: PageOptions = {}) {
@@ -31,7 +33,7 @@ export function page(brand: Brand, title: string, body: Html, options: PageOptio
 ${options.refreshTo ? html`<meta http-equiv="refresh" content="0;url=${options.refreshTo}">` : ''}
 <title>${title} · ${tenant.name}</title>
 <link rel="stylesheet" href="/assets/pages.css">
-<script src="/assets/pages.js" defer></script>
+${options.noScript ? '' : html`<script src="/assets/pages.js" defer></script>`}
 </head>
 <body>
 <header class="brand">

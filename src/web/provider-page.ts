@@ -26,6 +26,8 @@ export interface ProviderPageOptions {
    * origin (the application's post-logout URI) is held to the CSP's form-action.
    */
   formLeadsTo?: string
+  /** No script in the page (layout.ts). */
+  noScript?: boolean
 }
 
 /** The CSP source of a URI a form's redirect may reach: its origin, or its private-use scheme. */
@@ -62,5 +64,5 @@ export async function sendProviderPage(
   }
   ctx.status = options.status ?? 200
   ctx.type = 'text/html; charset=utf-8'
-  ctx.body = page(brand, title, body).value
+  ctx.body = page(brand, title, body, { noScript: options.noScript }).value
 }

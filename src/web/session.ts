@@ -162,9 +162,14 @@ export const isInteractionUid = (uid: unknown): uid is string =>
 const interactionCookie = (ctx: PageContext) =>
   overHttps(ctx) ? `__Host-ta_authorize_${ctx.slug}` : 'ta_authorize'
 
-export function rememberInteraction(ctx: PageContext, reply: FastifyReply, uid: string): void {
+export function rememberInteraction(
+  ctx: PageContext,
+  reply: FastifyReply,
+  uid: string,
+  clientId: string,
+): void {
   const sealed = ctx.cipher.encrypt(
-    JSON.stringify({ uid, until: Date.now() + INTERACTION_TTL * 1000 }),
+    JSON.stringify({ uid, clientId, until: Date.now() + INTERACTION_TTL * 1000 }),
     `interaction:${ctx.tenantId}`,
   )
   setCookie(reply, interactionCookie(ctx), sealed, {
@@ -177,20 +182,41 @@ export function forgetInteraction(ctx: PageContext, reply: FastifyReply): void {
   clearCookie(reply, interactionCookie(ctx), cookieOptions(ctx))
 }
 
-/** The uid of the interaction this browser signs in for, or undefined. */
-export function pendingInteractionUid(
+/** The interaction this browser signs in for and its application, or undefined. */
+function pendingInteractionOf(
   ctx: PageContext,
   request: FastifyRequest,
-): string | undefined {
+): { uid: string; clientId?: string } | undefined {
   const sealed = readCookies(request)[interactionCookie(ctx)]
   if (!sealed) return undefined
   try {
     const value = JSON.parse(ctx.cipher.decrypt(sealed, `interaction:${ctx.tenantId}`))
     if (!isInteractionUid(value?.uid) || typeof value.until !== 'number') return undefined
-    return value.until < Date.now() ? undefined : value.uid
+    if (value.until < Date.now()) return undefined
+    const clientId = typeof value.clientId === 'string' ? value.clientId : undefined
+    return { uid: value.uid, clientId }
   } catch {
     return undefined
   }
+}
+
+/** The uid of the interaction this browser signs in for, or undefined. */
+export function pendingInteractionUid(
+  ctx: PageContext,
+  request: FastifyRequest,
+): string | undefined {
+  return pendingInteractionOf(ctx, request)?.uid
+}
+
+/**
+ * The client id of the application this browser signs in for, or undefined: the pages
+ * name it to the API, whose UserLogin row records it (CONTRACT §11, Sign-in).
+ */
+export function pendingInteractionClient(
+  ctx: PageContext,
+  request: FastifyRequest,
+): string | undefined {
+  return pendingInteractionOf(ctx, request)?.clientId
 }
 
 /**

@@ -383,6 +383,7 @@ describe('sign in with a password', () => {
     })
     assert.match(page.url, /\/account$/)
     assert.ok(c.cookies.has('ta_session'))
+    assert.deepEqual(amrOf(c, t.tenantId), ['pwd', 'otp', 'mfa'])
   })
 
   test('a recovery code instead of the app: a spent one is refused by its field', async () => {
@@ -406,6 +407,8 @@ describe('sign in with a password', () => {
     }
     const used = await signInWith(recoveryCodes[0].toUpperCase())
     assert.match(used.page.url, /\/account$/)
+    // A look-up secret has no RFC 8176 value: `mfa` alone, beside the password (no `otp`).
+    assert.deepEqual(amrOf(used.c, t.tenantId), ['pwd', 'mfa'])
     const again = await signInWith(recoveryCodes[0])
     assert.match(
       again.page.html,

@@ -12,6 +12,11 @@ export interface Actor {
   id: string | null
   ip: string | null
   userAgent: string | null
+  /**
+   * The OpenID application the hosted pages sign in for, named only by their own
+   * in-process call (lib/served-client.ts); not stored as such, UserLogin's metadata.
+   */
+  servedClientId?: string
 }
 
 export interface AuditEntry {

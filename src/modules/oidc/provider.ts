@@ -11,6 +11,7 @@ import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 import { devicePages } from '../../web/pages/device.ts'
+import { errorPage } from '../../web/pages/oidc-error.ts'
 import { logoutPages } from '../../web/pages/oidc-logout.ts'
 import type { AuditRecorder } from '../audit/recorder.ts'
 import { findLiveSession } from '../introspection/queries.ts'
@@ -129,9 +130,6 @@ async function firstPartyOffline(
     params.scope = [...scopes, 'offline_access'].join(' ')
   }
 }
-
-const html = (text: unknown) =>
-  String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /**
  * The field of a login result (the hosted pages' interactionResult) that names the service
@@ -302,13 +300,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     },
     // CONTRACT §11, Errors: an HTML page with the status, never a redirect; the public
     // description only (the detail is oidc-provider's to log).
-    renderError: async (
-      ctx: { type: string; body: string },
-      out: { error?: string; error_description?: string },
-    ) => {
-      ctx.type = 'html'
-      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head><body><main><h1>${html(out.error)}</h1><p>${html(out.error_description)}</p></main></body></html>`
-    },
+    // Its error page in the hosted pages' look, the status unchanged, never a redirect.
+    renderError: errorPage(deps.db, tenant.id),
   })
   // The provider session keeps the service session it was signed in from
   // (hostedSessionCheck); oidc-provider stores only the Session fields it lists.

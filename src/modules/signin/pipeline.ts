@@ -104,7 +104,11 @@ export async function completeSignIn(
           action: 'UserLogin',
           userId: user.id,
           email: proof.email,
-          metadata: { via: proof.via, ...record.login },
+          metadata: {
+            via: proof.via,
+            ...(actor.servedClientId ? { clientId: actor.servedClientId } : {}),
+            ...record.login,
+          },
         },
       ])
     })

@@ -5,19 +5,25 @@
 // account signs in may first ask "Confirm it's you" (confirm.ts, CONTRACT §16).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pages } from '../context.ts'
+import { csrfChecked } from '../csrf.ts'
 import { html } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, form, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
 import { accountPage, type Me, NOTES } from './account-page.ts'
-import { askForProof, confirmRoutes, type Intent, needsProof, type Proceed } from './confirm.ts'
+import { askForProof, confirmFlows, type Intent, needsProof, type Proceed } from './confirm.ts'
 import { removePasskey } from './passkeys.ts'
-import { expiredForm, recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
+import { recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
+/** The account page and its forms, each POST behind the one CSRF check (csrf.ts). */
 export function accountRoutes(app: FastifyInstance, pages: Pages): void {
+  csrfChecked(app, pages, (app) => accountForms(app, pages))
+}
+
+function accountForms(app: FastifyInstance, pages: Pages): void {
   /** The session, or a redirect to the sign-in page. */
   const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
     const session = await pages.session(request, reply)
@@ -39,7 +45,6 @@ export function accountRoutes(app: FastifyInstance, pages: Pages): void {
   })
 
   app.post('/account/password', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     try {
@@ -98,14 +103,12 @@ ${codeField('code', 'Code from the app', errors)}`,
   }
 
   app.post('/account/totp', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     return startTotp(request, reply, session)
   })
 
   app.post('/account/totp/verify', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     const api = pages.api(request, session.accessToken)
@@ -128,7 +131,6 @@ ${codeField('code', 'Code from the app', errors)}`,
   app.post(
     '/account/sessions/:id/end',
     async (request: FastifyRequest<{ Params: { id: string }; Body: Form }>, reply) => {
-      if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
       const session = await signedIn(request, reply)
       if (!session) return reply
       const api = pages.api(request, session.accessToken)
@@ -148,7 +150,6 @@ ${codeField('code', 'Code from the app', errors)}`,
   )
 
   app.post('/account/recovery-codes', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     try {
@@ -163,7 +164,6 @@ ${codeField('code', 'Code from the app', errors)}`,
   })
 
   app.post('/account/export', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     try {
@@ -182,7 +182,6 @@ ${codeField('code', 'Code from the app', errors)}`,
   })
 
   app.post('/account/verify', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     try {
@@ -215,7 +214,6 @@ ${form(
   }
 
   app.post('/account/verify/confirm', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     try {
@@ -229,7 +227,6 @@ ${form(
   })
 
   app.post('/account/delete', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const session = await signedIn(request, reply)
     if (!session) return reply
     if (formText(request.body, 'confirm') !== 'DELETE') {
@@ -281,5 +278,5 @@ ${form(
         return pages.redirect(request, reply, 'account?done=confirmed')
     }
   }
-  confirmRoutes(app, pages, proceed)
+  confirmFlows(app, pages, proceed)
 }

@@ -20,6 +20,7 @@ import {
 } from '../../modules/oidc/provider.ts'
 import { findUserById } from '../../modules/users/queries.ts'
 import type { Pages } from '../context.ts'
+import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
 import { type Form, formText, setPageHeaders } from '../http.ts'
 import { form, hidden } from '../layout.ts'
@@ -29,7 +30,6 @@ import {
   markProviderSignIn,
   rememberInteraction,
 } from '../session.ts'
-import { expiredForm } from './signin.ts'
 
 type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
 
@@ -49,7 +49,12 @@ interface SignIn {
   interaction?: string
 }
 
+/** The interaction page and its consent form, the POST behind the one CSRF check (csrf.ts). */
 export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
+  csrfChecked(app, pages, (app) => interactionRoutes(app, pages))
+}
+
+function interactionRoutes(app: FastifyInstance, pages: Pages): void {
   const { deps } = pages
   const pool = poolOf(deps as Parameters<typeof poolOf>[0])
 
@@ -142,7 +147,7 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
         age <= maxAge)
     const ctx = pages.ctx(request)
     if (!signIn || !usable) {
-      rememberInteraction(ctx, reply, interaction.uid)
+      rememberInteraction(ctx, reply, interaction.uid, String(interaction.params.client_id))
       return pages.redirect(request, reply, 'sign-in')
     }
     forgetInteraction(ctx, reply)
@@ -284,7 +289,6 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
   })
 
   app.post('/authorize/:uid/consent', async (request: Req, reply) => {
-    if (!pages.csrfValid(request)) return expiredForm(pages, request, reply)
     const found = await load(request, reply)
     if (found?.interaction.prompt.name !== 'consent') return stale(request, reply)
     const { provider, interaction } = found

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
-import { csrfChecked, PAGE_SCRIPT } from '../csrf.ts'
+import { PAGE_SCRIPT } from '../csrf.ts'
 import { type Html, html, raw } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
@@ -171,12 +171,11 @@ const PROOF_REFUSALS = new Set([
   'password_login_disabled',
 ])
 
-/** "Confirm it's you", each POST behind the one CSRF check (csrf.ts). */
-export function confirmRoutes(app: FastifyInstance, pages: Pages, proceed: Proceed): void {
-  csrfChecked(app, pages, (app) => confirmFlows(app, pages, proceed))
-}
-
-function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Proceed): void {
+/**
+ * "Confirm it's you", registered by the account page in its scope, where each POST is
+ * behind the one CSRF check (csrf.ts).
+ */
+export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Proceed): void {
   const signedIn = async (request: FastifyRequest, reply: FastifyReply) => {
     const session = await pages.session(request, reply)
     if (!session) pages.redirect(request, reply, 'sign-in')

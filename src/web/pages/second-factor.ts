@@ -111,7 +111,10 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
             ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
             : { totpCode: formText(request.body, 'totpCode') }
       const envelope = await api.login({ body: { ...base, ...second } as never })
-      return signedIn(pages, request, reply, envelope, ['pwd', 'otp', 'mfa'])
+      // A recovery code is no one-time password of a device (RFC 8176 has no value for a
+      // look-up secret): the second factor is reported by `mfa` alone.
+      const amr = method === 'recovery' ? ['pwd', 'mfa'] : ['pwd', 'otp', 'mfa']
+      return signedIn(pages, request, reply, envelope, amr)
     } catch (error) {
       const target =
         method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'

@@ -1,0 +1,29 @@
+// oidc-provider's error page (its `renderError` hook) among the hosted pages: a request the
+// provider refuses without sending the browser back to the application (an unknown client,
+// an unregistered redirect or post-logout URI, a malformed request) is answered here, in
+// the tenant's look, with the provider's status and never a redirect. The error and its
+// description come from the request, so they are escaped like any text (html.ts); the page
+// has nothing for the pages' script to do, so it carries none.
+import type { Db } from '../../db/client.ts'
+import { html } from '../html.ts'
+import { type KoaContext, sendProviderPage } from '../provider-page.ts'
+
+interface ProviderError {
+  error?: string
+  error_description?: string
+}
+
+export function errorPage(db: Db, tenantId: string) {
+  return async function renderError(ctx: KoaContext, out: ProviderError): Promise<void> {
+    const body = html`<h1>This sign-in could not continue</h1>
+<div class="error-summary" role="alert">
+  <p>${out.error_description || 'The request was not accepted.'}</p>
+</div>
+<p>The application sent a request this workspace does not accept, so nothing was signed in. Go back to the application and try again; if it happens again, tell the application's owner.</p>
+<p class="hint">Error code: ${out.error ?? 'invalid_request'}</p>`
+    await sendProviderPage(db, tenantId, ctx, 'Sign-in error', body, {
+      status: ctx.status,
+      noScript: true,
+    })
+  }
+}
