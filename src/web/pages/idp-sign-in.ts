@@ -39,5 +39,6 @@ const IDP_WORDS: Record<string, string> = {
 
 /** The sign-in page's message for the identity provider's refusal `reason`. */
 export function idpRefusal(reason: string): string {
-  return IDP_WORDS[reason] ?? IDP_WORDS.idp_error
+  // The reason comes from the address: only the table's own keys, never Object's.
+  return Object.hasOwn(IDP_WORDS, reason) ? IDP_WORDS[reason] : IDP_WORDS.idp_error
 }
