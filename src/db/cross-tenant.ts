@@ -6,7 +6,15 @@ import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
 import type { Handle } from './client.ts'
 import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
-import { applications, emailConflicts, invites, sessions, tenants, users } from './schema.ts'
+import {
+  applications,
+  emailConflicts,
+  invites,
+  sessions,
+  tenants,
+  users,
+  webhooks,
+} from './schema.ts'
 
 export interface SealedSecretRow {
   tenantId: string
@@ -417,4 +425,30 @@ export async function revokedSessionsSince(
     .orderBy(asc(sessions.revokedAt), asc(sessions.id))
     .limit(limit)
   return rows as RevokedSession[]
+}
+
+/**
+ * Webhooks with a sealed secret in `slot` (CONTRACT §13), for key rotation: the next batch
+ * after `after` in key order; each row is then rewritten by its tenant.
+ */
+export async function findSealedWebhookSecrets(
+  db: Handle,
+  slot: 'current' | 'previous',
+  after: { tenantId: string; id: string } | undefined,
+  limit: number,
+) {
+  const column = slot === 'current' ? webhooks.secretEnc : webhooks.previousSecretEnc
+  return db
+    .select({ tenantId: webhooks.tenantId, id: webhooks.id, sealed: column })
+    .from(webhooks)
+    .where(
+      and(
+        isNotNull(column),
+        after
+          ? sql`(${webhooks.tenantId}, ${webhooks.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(webhooks.tenantId), asc(webhooks.id))
+    .limit(limit)
 }
