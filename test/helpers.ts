@@ -109,6 +109,7 @@ export async function startServer(
     logger: false,
     database,
     purgeTimer: false,
+    webhookWorker: false,
     ...options,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -157,6 +158,7 @@ export async function startSecondInstance(first: TestServer, overrides: Partial<
     migrate: false,
     logger: false,
     purgeTimer: false,
+    webhookWorker: false,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo

@@ -452,3 +452,31 @@ export async function findSealedWebhookSecrets(
     .orderBy(asc(webhooks.tenantId), asc(webhooks.id))
     .limit(limit)
 }
+
+/**
+ * The webhook worker's claim (CONTRACT §13): up to `limit` due pending deliveries of any
+ * tenant, taken with FOR UPDATE SKIP LOCKED in this one statement's transaction, their
+ * next_attempt_at moved to `leaseUntil` and their attempt counted, so another instance
+ * skips them now and takes them again only if this one dies before answering.
+ */
+export async function claimDueDeliveries(
+  db: Handle,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<{ tenantId: string; id: string }[]> {
+  const result = await db.execute(sql`
+    UPDATE webhook_deliveries d
+    SET next_attempt_at = ${leaseUntil.toISOString()}::timestamptz, attempts = d.attempts + 1
+    FROM (
+      SELECT tenant_id, id FROM webhook_deliveries
+      WHERE status = 'Pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
+      ORDER BY next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ) due
+    WHERE d.tenant_id = due.tenant_id AND d.id = due.id
+    RETURNING d.tenant_id, d.id`)
+  const rows = (result as unknown as { rows: { tenant_id: string; id: string }[] }).rows
+  return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }))
+}

@@ -2,7 +2,7 @@
 // db/cross-tenant.ts (the delivery worker's claim across tenants, key rotation's scan).
 import type { Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq } from '../../db/orm.ts'
+import { and, asc, eq, isNotNull, lte, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { webhookDeliveries, webhooks } from '../../db/schema.ts'
 
@@ -170,4 +170,60 @@ export async function updateDelivery(
     .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id)))
     .returning()
   return rows[0] as Delivery | undefined
+}
+
+/** A claimed delivery with what sending it needs from its webhook. */
+export async function findClaimed(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select({ delivery: webhookDeliveries, webhook: webhooks })
+    .from(webhookDeliveries)
+    .innerJoin(
+      webhooks,
+      and(
+        eq(webhooks.tenantId, webhookDeliveries.tenantId),
+        eq(webhooks.id, webhookDeliveries.webhookId),
+      ),
+    )
+    .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id)))
+    .limit(1)
+  return rows[0] as { delivery: Delivery; webhook: Webhook } | undefined
+}
+
+/** A success ends the endpoint's run of failures. */
+export async function clearFailing(db: Handle, tenantId: string, id: string) {
+  await db
+    .update(webhooks)
+    .set({ failingSince: null })
+    .where(
+      and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id), isNotNull(webhooks.failingSince)),
+    )
+}
+
+/** Starts the endpoint's run of failures at `now` unless one is running; answers its start. */
+export async function markFailing(db: Handle, tenantId: string, id: string, now: Date) {
+  const rows = await db
+    .update(webhooks)
+    .set({
+      failingSince: sql`COALESCE(${webhooks.failingSince}, ${now.toISOString()}::timestamptz)`,
+    })
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .returning({ failingSince: webhooks.failingSince })
+  return rows[0]?.failingSince ?? null
+}
+
+/** Disables an enabled endpoint failing since `cutoff` or before; whether this call did. */
+export async function disableFailing(db: Handle, tenantId: string, id: string, cutoff: Date) {
+  const rows = await db
+    .update(webhooks)
+    .set({ enabled: false })
+    .where(
+      and(
+        eq(webhooks.tenantId, tenantId),
+        eq(webhooks.id, id),
+        eq(webhooks.enabled, true),
+        lte(webhooks.failingSince, cutoff),
+      ),
+    )
+    .returning({ id: webhooks.id })
+  return rows.length > 0
 }
