@@ -304,3 +304,55 @@ test('delivery: after a rotation both secrets verify for 24 hours, then only the
     new Webhook(hook.secret).sign(id, at, later.body),
   )
 })
+
+test('delivery: an endpoint failing everything for 5 days is disabled and WebhookDisabled audited; a success resets the count', async (t) => {
+  const { server, tenant, worker } = await setup(t)
+  let ok = false
+  const sink = await receiver(t, (_n, res) => {
+    res.statusCode = ok ? 200 : 500
+    res.end()
+  })
+  const hook = await addHook(server, tenant, sink.url, ['UserSignup'])
+  const read = async () =>
+    (
+      await server.request('GET', `/v1/${tenant.slug}/webhooks/${hook.webhook.id}`, undefined, {
+        token: tenant.admin.accessToken,
+      })
+    ).body.webhook
+  await signup(server, tenant.slug)
+  await worker.runOnce()
+  const first = await read()
+  assert.equal(first.failingSince, server.clock.now().toISOString())
+  // A success in between starts the count again.
+  ok = true
+  server.clock.advance(3 * 24 * 3600)
+  await signup(server, tenant.slug)
+  await worker.runOnce()
+  assert.equal((await read()).failingSince, null)
+  ok = false
+  await signup(server, tenant.slug)
+  await worker.runOnce()
+  server.clock.advance(4 * 24 * 3600)
+  await signup(server, tenant.slug)
+  await worker.runOnce()
+  assert.equal((await read()).enabled, true, '4 days of failures')
+  server.clock.advance(24 * 3600)
+  await signup(server, tenant.slug)
+  await worker.runOnce()
+  const disabled = await read()
+  assert.equal(disabled.enabled, false)
+  const audit = await server.request(
+    'GET',
+    `/v1/${tenant.slug}/audit?action=WebhookDisabled`,
+    undefined,
+    { token: tenant.admin.accessToken },
+  )
+  assert.equal(audit.body.items.length, 1)
+  assert.equal(audit.body.items[0].metadata.webhookId, hook.webhook.id)
+  // A disabled endpoint gets no new deliveries.
+  const before = sink.received.length
+  await signup(server, tenant.slug)
+  server.clock.advance(60)
+  await worker.runOnce()
+  assert.equal(sink.received.length, before)
+})
