@@ -14,6 +14,9 @@ import {
 } from '../../../test/helpers.ts'
 import { and, eq } from '../../db/orm.ts'
 import { webhooks } from '../../db/schema.ts'
+import { FieldCipher } from '../../lib/crypto.ts'
+import { rotateColumn } from '../../lib/rotation.ts'
+import { webhookSecretColumn } from './rotation.ts'
 import { openSecret } from './secret.ts'
 
 let server: TestServer
@@ -245,4 +248,47 @@ test('webhooks: a test event is queued for that endpoint only, listed in its del
     404,
     'not_found',
   )
+})
+
+test('npm run rotate-keys re-seals both webhook secrets under the first ENCRYPTION_KEYS entry; they stay the same', async () => {
+  const tenant = await createTenant(server)
+  const token = tenant.admin.accessToken
+  const made = await call(
+    'POST',
+    base(tenant.slug),
+    { url: 'https://h.example.com/', events: ['*'] },
+    token,
+  )
+  const id = made.body.webhook.id
+  const fresh = (await call('POST', `${base(tenant.slug)}/${id}/secret`, undefined, token)).body
+    .secret
+  const [v1] = server.deps.config.encryptionKeys
+  const rotated = new FieldCipher([{ version: 'v2', key: Buffer.alloc(32, 42) }, v1])
+  for (const slot of ['current', 'previous'] as const) {
+    // This tenant's rows only: the scan walks (tenant_id, id) order from the tenant on.
+    const column = webhookSecretColumn(slot)(server.deps.db, rotated)
+    const start = {
+      tenantId: tenant.tenantId,
+      id: '00000000-0000-0000-0000-000000000000',
+      sealed: '',
+    }
+    const own: typeof column = {
+      ...column,
+      scan: async (after, limit) =>
+        (await column.scan(after ?? start, limit)).filter((r) => r.tenantId === tenant.tenantId),
+    }
+    const report = await rotateColumn(rotated, own)
+    assert.equal(report.rotated, 1, JSON.stringify(report))
+    assert.deepEqual(report.unreadable, [])
+  }
+  const row = await storedRow(tenant.tenantId, id)
+  assert.equal(rotated.versionOf(row.secretEnc), 'v2')
+  assert.equal(rotated.versionOf(row.previousSecretEnc ?? ''), 'v2')
+  assert.equal(openSecret(rotated, tenant.tenantId, id, 'current', row.secretEnc), fresh)
+  assert.equal(
+    openSecret(rotated, tenant.tenantId, id, 'previous', row.previousSecretEnc ?? ''),
+    made.body.secret,
+  )
+  // Bound to its slot: the current sealed value does not open as the previous one.
+  assert.equal(openSecret(rotated, tenant.tenantId, id, 'previous', row.secretEnc), undefined)
 })
