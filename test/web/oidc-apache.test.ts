@@ -22,14 +22,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, type TestContext, test } from 'node:test'
 import type { Browser, Page, Request } from 'playwright-core'
+import { chromiumSkip as skip } from '../fixtures/browser.ts'
 import { createApplication, issuerOf, signInOnSignInPage } from '../fixtures/oidc.ts'
-import { CHROMIUM, launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
+import { launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
 import { createTenant, signup, type TenantFixture, type TestServer } from '../helpers.ts'
 
 const APACHE = '/usr/sbin/apache2'
 const MODULES = '/usr/lib/apache2/modules'
 const SITE_CONFIG = join(import.meta.dirname, '../../examples/mod_auth_openidc/auth-openidc.conf')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 let server: TestServer
 let publicUrl: string
