@@ -14,6 +14,7 @@ import {
   launchChromium,
   RESULT_SHOTS,
   chromiumSkip as skip,
+  VIEWPORTS,
 } from '../fixtures/browser.ts'
 import {
   STRONG_PASSWORD,
@@ -22,11 +23,6 @@ import {
   uniqueEmail,
   uniqueSlug,
 } from '../helpers.ts'
-
-const VIEWPORTS = {
-  desktop: { width: 1280, height: 860 },
-  phone: { width: 390, height: 844 },
-} as const
 
 let server: TestServer
 let browser: Browser
