@@ -16,7 +16,6 @@ import {
   checkAccessibility as noAxeViolations,
   RESULT_SHOTS,
   chromiumSkip as skip,
-  VIEWPORTS,
 } from '../fixtures/browser.ts'
 import { b64, png } from '../fixtures/logos.ts'
 import { enrolTotp, totpAt } from '../fixtures/mfa.ts'
@@ -31,6 +30,11 @@ import {
   uniqueEmail,
 } from '../helpers.ts'
 import { SmtpSink } from '../smtp-sink.ts'
+
+const VIEWPORTS = {
+  desktop: { width: 1280, height: 860 },
+  phone: { width: 390, height: 844 },
+} as const
 
 let server: TestServer
 let sink: SmtpSink

@@ -19,7 +19,6 @@ import {
   launchChromium,
   RESULT_SHOTS,
   chromiumSkip as skip,
-  VIEWPORTS,
 } from '../fixtures/browser.ts'
 import { issuerOf, oauthError, oidcClient } from '../fixtures/oidc.ts'
 import {
@@ -29,6 +28,11 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../helpers.ts'
+
+const VIEWPORTS = {
+  desktop: { width: 1280, height: 860 },
+  phone: { width: 390, height: 844 },
+} as const
 
 let server: TestServer
 let browser: Browser

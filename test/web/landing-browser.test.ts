@@ -14,7 +14,6 @@ import {
   launchChromium,
   RESULT_SHOTS,
   chromiumSkip as skip,
-  VIEWPORTS,
 } from '../fixtures/browser.ts'
 import {
   STRONG_PASSWORD,
@@ -23,6 +22,11 @@ import {
   uniqueEmail,
   uniqueSlug,
 } from '../helpers.ts'
+
+const VIEWPORTS = {
+  desktop: { width: 1280, height: 860 },
+  phone: { width: 390, height: 844 },
+} as const
 
 let server: TestServer
 let browser: Browser
