@@ -215,7 +215,13 @@ describe('GET /v1/openapi.json', () => {
     for (const { method, path, op } of operations()) {
       const where = `${method} ${path}`
       assert.ok(op.responses['200'], `${where}: 200`)
-      if (path !== '/v1/{tenantSlug}/logo') {
+      if (path === '/v1/{tenantSlug}/audit/export') {
+        // CONTRACT §13: the audit export streams NDJSON, one event per line.
+        assert.ok(
+          op.responses['200'].content?.['application/x-ndjson']?.schema,
+          `${where}: 200 NDJSON schema`,
+        )
+      } else if (path !== '/v1/{tenantSlug}/logo') {
         assert.ok(jsonSchema(op.responses['200']), `${where}: 200 schema`)
       }
       for (const [status, response] of Object.entries<any>(op.responses)) {

@@ -5,12 +5,18 @@
 // phone widths into test-results/screenshots/. Keyboard only where a person would type.
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { expectError } from '../envelope.ts'
+import {
+  axeScript,
+  launchChromium,
+  checkAccessibility as noAxeViolations,
+  RESULT_SHOTS,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import { b64, png } from '../fixtures/logos.ts'
 import { enrolTotp, totpAt } from '../fixtures/mfa.ts'
 import {
@@ -24,11 +30,6 @@ import {
   uniqueEmail,
 } from '../helpers.ts'
 import { SmtpSink } from '../smtp-sink.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots')
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 const VIEWPORTS = {
   desktop: { width: 1280, height: 860 },
@@ -45,12 +46,8 @@ before(async (ctx) => {
   if (skip) return
   sink = await new SmtpSink().start()
   server = await startTestServer(ctx, { smtpUrl: sink.url })
-  const { chromium } = await import('playwright-core')
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-  mkdirSync(SHOTS, { recursive: true })
+  browser = await launchChromium()
+  mkdirSync(RESULT_SHOTS, { recursive: true })
 })
 
 after(async () => {
@@ -62,32 +59,19 @@ after(async () => {
 })
 
 function readAxeVersion(): string {
-  return /axe v([\d.]+)/.exec(AXE)?.[1] ?? '?'
+  return /axe v([\d.]+)/.exec(axeScript())?.[1] ?? '?'
 }
 
-/** axe-core on the page as it is now: no violations at all (WCAG 2.2 A and AA, best practices). */
+/** axe-core on the page as it is now: no violations at all, the rules passed kept for the report. */
 async function checkAccessibility(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE)
-  const result = await page.evaluate(() =>
-    // @ts-expect-error axe is the global the script just defined
-    window.axe.run(document, { resultTypes: ['violations'] }),
-  )
-  const violations = (
-    result as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
-  ).violations
-  assert.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
-    [],
-    `${name}: axe-core violations`,
-  )
-  audited.set(name, (result as { passes: unknown[] }).passes.length)
+  audited.set(name, await noAxeViolations(page, name))
 }
 
 /** Screenshots of the page at both widths, then back to desktop. */
 async function photograph(page: Page, name: string): Promise<void> {
   for (const [width, size] of Object.entries(VIEWPORTS)) {
     await page.setViewportSize(size)
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
+    await page.screenshot({ path: join(RESULT_SHOTS, `${name}-${width}.png`), fullPage: true })
   }
   await page.setViewportSize(VIEWPORTS.desktop)
 }

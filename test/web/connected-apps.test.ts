@@ -3,13 +3,18 @@
 // me/applications/{clientId} through the API). Over HTTP with a browser without
 // JavaScript, then in Chromium (axe-core, screenshots at both widths, the button by role).
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import * as client from 'openid-client'
 import type { Browser } from 'playwright-core'
 import { auditRows, unchanged } from '../db.ts'
+import {
+  checkAccessibility,
+  launchChromium,
+  RESULT_SHOTS,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import {
   createApiResource,
   createApplication,
@@ -27,9 +32,6 @@ import {
 } from '../helpers.ts'
 import { PageClient, textOf } from './page-client.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots')
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const REDIRECT = 'https://app.example.com/callback'
 
 let server: TestServer
@@ -126,17 +128,11 @@ describe('the account page, connected apps', () => {
   })
 })
 
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
-
 describe('in Chromium', { skip }, () => {
   let chromium: Browser
   before(async () => {
-    const { chromium: launcher } = await import('playwright-core')
-    chromium = await launcher.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
-    mkdirSync(SHOTS, { recursive: true })
+    chromium = await launchChromium()
+    mkdirSync(RESULT_SHOTS, { recursive: true })
   })
   after(() => chromium?.close())
 
@@ -151,19 +147,14 @@ describe('in Chromium', { skip }, () => {
       await page.getByRole('button', { name: 'Sign in', exact: true }).click()
       await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
       await page.getByRole('heading', { name: 'Connected apps' }).waitFor()
-      await page.evaluate(AXE)
-      const result = (await page.evaluate(() =>
-        // @ts-expect-error axe is the global the script just defined
-        window.axe.run(document, { resultTypes: ['violations'] }),
-      )) as { violations: { id: string; nodes: { html: string }[] }[] }
-      assert.deepEqual(
-        result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(', ')}`),
-        [],
-      )
+      await checkAccessibility(page, 'connected apps')
       for (const width of [1280, 390]) {
         await page.setViewportSize({ width, height: 900 })
         await page.locator('#apps-h').scrollIntoViewIfNeeded()
-        await page.screenshot({ path: join(SHOTS, `connected-apps-${width}.png`), fullPage: true })
+        await page.screenshot({
+          path: join(RESULT_SHOTS, `connected-apps-${width}.png`),
+          fullPage: true,
+        })
       }
       await page.getByRole('button', { name: 'Revoke Gadget Planner' }).click()
       await page.getByText('The app can no longer use your account').waitFor()

@@ -8,13 +8,18 @@
 // photographed at desktop and phone widths into test-results/screenshots/.
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { unchanged } from '../db.ts'
+import {
+  checkAccessibility,
+  launchChromium,
+  RESULT_SHOTS,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import { issuerOf, oauthError, oidcClient } from '../fixtures/oidc.ts'
 import {
   createTenant,
@@ -23,11 +28,6 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../helpers.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots')
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 const VIEWPORTS = {
   desktop: { width: 1280, height: 860 },
@@ -40,41 +40,20 @@ let browser: Browser
 before(async (ctx) => {
   if (skip) return
   server = await startTestServer(ctx)
-  const { chromium } = await import('playwright-core')
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-  mkdirSync(SHOTS, { recursive: true })
+  browser = await launchChromium()
+  mkdirSync(RESULT_SHOTS, { recursive: true })
 })
 
 after(async () => {
   await browser?.close()
 })
 
-/** axe-core on the page as it is now: no violations (WCAG 2.2 A and AA, best practices). */
-async function checkAccessibility(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE)
-  const result = await page.evaluate(() =>
-    // @ts-expect-error axe is the global the script just defined
-    window.axe.run(document, { resultTypes: ['violations'] }),
-  )
-  const violations = (
-    result as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
-  ).violations
-  assert.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
-    [],
-    `${name}: axe-core violations`,
-  )
-}
-
 /** axe clean, photographed at both widths, and never wider than a phone's screen. */
 async function visit(page: Page, name: string): Promise<void> {
   await checkAccessibility(page, name)
   for (const [width, size] of Object.entries(VIEWPORTS)) {
     await page.setViewportSize(size)
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
+    await page.screenshot({ path: join(RESULT_SHOTS, `${name}-${width}.png`), fullPage: true })
     const wide = await page.evaluate(() => document.documentElement.scrollWidth)
     assert.ok(wide <= size.width, `${name} is ${wide}px wide at ${size.width}px`)
   }

@@ -5,11 +5,16 @@
 // photographed at desktop and phone widths into test-results/screenshots/.
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Locator, Page } from 'playwright-core'
+import {
+  checkAccessibility,
+  launchChromium,
+  RESULT_SHOTS,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import {
   STRONG_PASSWORD,
   startTestServer,
@@ -17,11 +22,6 @@ import {
   uniqueEmail,
   uniqueSlug,
 } from '../helpers.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots')
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 const VIEWPORTS = {
   desktop: { width: 1280, height: 860 },
@@ -34,12 +34,8 @@ let browser: Browser
 before(async (ctx) => {
   if (skip) return
   server = await startTestServer(ctx)
-  const { chromium } = await import('playwright-core')
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-  mkdirSync(SHOTS, { recursive: true })
+  browser = await launchChromium()
+  mkdirSync(RESULT_SHOTS, { recursive: true })
 })
 
 after(async () => {
@@ -47,30 +43,13 @@ after(async () => {
   await browser?.close()
 })
 
-/** axe-core on the page as it is now: no violations (WCAG 2.2 A and AA, best practices). */
-async function checkAccessibility(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE)
-  const result = await page.evaluate(() =>
-    // @ts-expect-error axe is the global the script just defined
-    window.axe.run(document, { resultTypes: ['violations'] }),
-  )
-  const violations = (
-    result as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
-  ).violations
-  assert.deepEqual(
-    violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
-    [],
-    `${name}: axe-core violations`,
-  )
-}
-
 async function visit(page: Page, name: string): Promise<void> {
   await page.waitForLoadState('load')
   await checkAccessibility(page, name)
   for (const [width, size] of Object.entries(VIEWPORTS)) {
     await page.setViewportSize(size)
     await checkAccessibility(page, `${name} (${width})`)
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
+    await page.screenshot({ path: join(RESULT_SHOTS, `${name}-${width}.png`), fullPage: true })
   }
   await page.setViewportSize(VIEWPORTS.desktop)
 }

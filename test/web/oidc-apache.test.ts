@@ -22,14 +22,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, type TestContext, test } from 'node:test'
 import type { Browser, Page, Request } from 'playwright-core'
+import { inFreshBrowser, chromiumSkip as skip } from '../fixtures/browser.ts'
 import { createApplication, issuerOf, signInOnSignInPage } from '../fixtures/oidc.ts'
-import { CHROMIUM, launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
+import { launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
 import { createTenant, signup, type TenantFixture, type TestServer } from '../helpers.ts'
 
 const APACHE = '/usr/sbin/apache2'
 const MODULES = '/usr/lib/apache2/modules'
 const SITE_CONFIG = join(import.meta.dirname, '../../examples/mod_auth_openidc/auth-openidc.conf')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 let server: TestServer
 let publicUrl: string
@@ -206,16 +206,6 @@ async function listening(child: ChildProcess, port: number): Promise<void> {
   throw new Error(`apache2 exited (${child.exitCode ?? child.signalCode})`)
 }
 
-/** Runs `steps` in a browser context of its own (no cookies), closed whatever happens. */
-async function inFreshBrowser(steps: (page: Page) => Promise<void>): Promise<void> {
-  const context = await browser.newContext()
-  try {
-    await steps(await context.newPage())
-  } finally {
-    await context.close()
-  }
-}
-
 /** What the application behind Apache answered for the page the browser shows. */
 async function seen(page: Page): Promise<Seen> {
   return JSON.parse((await page.locator('body').textContent()) ?? '') as Seen
@@ -270,7 +260,7 @@ async function navigations(page: Page, steps: () => Promise<void>): Promise<stri
 test('a page behind Apache mod_auth_openidc: the browser signs in on the tenant hosted page, and the application behind Apache gets the claims (sub = user id, email)', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const shown = await openProtected(page, true)
     assert.equal(shown.path, '/protected/claims')
     assert.equal(shown.claims.sub, user.userId)
@@ -289,7 +279,7 @@ test('a page behind Apache mod_auth_openidc: the browser signs in on the tenant 
 test('RP-initiated logout through mod_auth_openidc: its logout URL ends Apache session, passes by the end-session endpoint and comes back to the registered post-logout URI; the next protected page goes to the provider again', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await signInAndOut(page)
     const visited = await navigations(page, async () => {
       await page.goto(`${site}/protected/claims`)
@@ -301,7 +291,7 @@ test('RP-initiated logout through mod_auth_openidc: its logout URL ends Apache s
 test('RP-initiated logout ends the hosted session too: the account page and the next protected page ask for a sign-in', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await signInAndOut(page)
     await page.goto(`${publicUrl}/t/${t.slug}/account`)
     assert.equal(new URL(page.url()).pathname, `/t/${t.slug}/sign-in`)

@@ -10,9 +10,8 @@
 // The tests' PUBLIC_URL is http://auth.test: Chromium resolves that host to the test server
 // (--host-resolver-rules), so every cookie the browser keeps is the service's one host.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { decodeJwt } from 'jose'
@@ -20,6 +19,12 @@ import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents } from '../../src/db/schema.ts'
+import {
+  checkAccessibility,
+  inFreshBrowser,
+  launchChromium,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import {
   createApiResource,
   createApplication,
@@ -36,10 +41,7 @@ import {
   type TestServer,
 } from '../helpers.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = '/tmp/shots'
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 let server: TestServer
 let browser: Browser
@@ -77,17 +79,7 @@ before(async (ctx) => {
   }
   firstParty = await app('Team Notes', true)
   thirdParty = await app('Gadget Planner', false)
-  const { chromium } = await import('playwright-core')
-  const port = new URL(server.url).port
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      `--host-resolver-rules=MAP auth.test 127.0.0.1:${port}`,
-    ],
-  })
+  browser = await launchChromium(new URL(server.url).port)
   mkdirSync(SHOTS, { recursive: true })
 })
 
@@ -158,16 +150,6 @@ async function signInWithPassword(
   await signInOnSignInPage(page, t.slug, who)
 }
 
-/** Runs `steps` in a browser context of its own (no cookies), closed whatever happens. */
-async function inFreshBrowser(steps: (page: Page) => Promise<void>): Promise<void> {
-  const context = await browser.newContext()
-  try {
-    await steps(await context.newPage())
-  } finally {
-    await context.close()
-  }
-}
-
 /** Signs `user` in on the hosted sign-in page itself: a live hosted session, no application. */
 async function signInOnHostedPage(page: Page): Promise<void> {
   await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/sign-in`)
@@ -175,23 +157,10 @@ async function signInOnHostedPage(page: Page): Promise<void> {
   await page.waitForURL((url) => url.pathname === `/t/${t.slug}/account`)
 }
 
-async function checkAccessibility(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE)
-  const result = (await page.evaluate(() =>
-    // @ts-expect-error axe is the global the script just defined
-    window.axe.run(document, { resultTypes: ['violations'] }),
-  )) as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
-  assert.deepEqual(
-    result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
-    [],
-    `${name}: axe-core violations`,
-  )
-}
-
 test('authorization code + PKCE through the hosted sign-in page: openid-client gets a valid ID token (iss, aud, sub, nonce, amr), userinfo, and rotating refresh tokens', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const started = await start(firstParty)
     await page.goto(started.url)
     await signInWithPassword(page)
@@ -230,7 +199,7 @@ test('authorization code + PKCE through the hosted sign-in page: openid-client g
 test('single sign-on: a live hosted-page session signs in to an application without asking again', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await signInOnHostedPage(page)
 
     const visited: string[] = []
@@ -254,7 +223,7 @@ test('single sign-on: a live hosted-page session signs in to an application with
 test('max_age: a hosted session older than max_age is not reused; the browser signs in again', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await signInOnHostedPage(page)
     // Two minutes later on the service's clock: the session signed in 120 s ago.
     server.clock.advance(120)
@@ -266,7 +235,7 @@ test('max_age: a hosted session older than max_age is not reused; the browser si
 test('a third-party application shows a consent page; Deny answers access_denied with iss, Allow grants and is audited', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const denied = await start(thirdParty)
     await page.goto(denied.url)
     await signInWithPassword(page)
@@ -342,7 +311,7 @@ test('a dynamically registered public client (RFC 7591, openid-client) is third-
     { execute: [client.allowInsecureRequests], [client.customFetch]: serverFetch(server) },
   )
   const clientId = registered.clientMetadata().client_id
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const started = await start({ clientId })
     await page.goto(started.url)
     await signInWithPassword(page)
@@ -406,7 +375,7 @@ function assertLoginRequired(at: URL): void {
 test("single sign-on only while the hosted session is live: after the hosted pages' sign-out, prompt=none answers login_required and without prompt the browser is asked to sign in", {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
     // While the hosted session is live, prompt=none signs in silently.
@@ -437,7 +406,7 @@ test("single sign-on only while the hosted session is live: after the hosted pag
 test('single sign-on only while the hosted session is live: logout-all through the API ends it (prompt=none answers login_required)', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
     assert.ok((await silently(page)).at.searchParams.get('code'))
@@ -452,7 +421,7 @@ test('single sign-on only while the hosted session is live: logout-all through t
 test('single sign-on only while the hosted session is live: a suspended user gets login_required from prompt=none', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
     assert.ok((await silently(page)).at.searchParams.get('code'))
@@ -477,7 +446,7 @@ async function signInDirectly(page: Page, who: { email: string; password: string
 test("another user's sign-in on the hosted pages ends single sign-on as the earlier user: prompt=none answers login_required, and the next authorization is the page's user", {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const first = await signup(server, t.slug)
     const second = await signup(server, t.slug)
     await signInThroughApplication(page, first)
@@ -500,7 +469,7 @@ test("another user's sign-in on the hosted pages ends single sign-on as the earl
 test('a consent page left open while another user signs in never grants as the earlier user: the sign-in goes on as the page’s user', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const first = await signup(server, t.slug)
     const second = await signup(server, t.slug)
     const started = await start(thirdParty)
@@ -535,7 +504,7 @@ test('a consent page left open while another user signs in never grants as the e
 test('max_age shorter than the sign-in takes: the sign-in made for this very request is accepted, no loop back to the sign-in page', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     // Every visit of the interaction page finds the service's clock 10 s on: the sign-in
     // made for it is older than max_age when the browser comes back.
     await page.route(`**/t/${t.slug}/authorize/**`, (route) => {
@@ -581,7 +550,7 @@ async function together(count: number, fields: Record<string, string>) {
 test('concurrent redemptions of one authorization code or one refresh token: exactly one wins, the others are invalid_grant', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const started = await start(firstParty)
     await page.goto(started.url)
     await signInWithPassword(page)
@@ -625,7 +594,7 @@ test('resource scopes beyond the user’s role are left out of the grant and not
     ],
   })
   const asked = { resource: api.identifier, scope: 'openid notes:read notes:admin' }
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const member = await signup(server, t.slug)
     const tokens = await signInThroughApplication(page, member, asked)
     const access = decodeJwt(tokens.access_token)
@@ -666,7 +635,7 @@ test('two tenants’ issuers on one host keep their own provider sessions in one
     redirectUris: [callbackUrl],
   })
   const theirUser = await signup(server, other.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const who = await signup(server, t.slug)
     await signInThroughApplication(page, who)
 
@@ -703,7 +672,7 @@ test('two tenants’ issuers on one host keep their own provider sessions in one
 test('a hosted session signed in without the provider’s sign-in cookie (older than it, or outliving it) still signs in to an application once, then single sign-on', {
   skip,
 }, async () => {
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await signInOnHostedPage(page)
     await page.context().clearCookies({ name: 'ta_oidc_sign_in' })
     const started = await start(firstParty)

@@ -7,13 +7,18 @@
 //
 // The tests' PUBLIC_URL is http://auth.test: Chromium resolves that host to the test server.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq, sql } from '../../src/db/orm.ts'
 import { oidcModels } from '../../src/db/schema.ts'
+import {
+  checkAccessibility,
+  inFreshBrowser,
+  launchChromium,
+  screenshots,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import { createApplication, issuerOf, oauthError, oidcClient } from '../fixtures/oidc.ts'
 import {
   createTenant,
@@ -23,10 +28,6 @@ import {
   type TestServer,
 } from '../helpers.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = process.env.SCREENSHOT_DIR ?? '/tmp/shots'
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
 
 let server: TestServer
@@ -54,18 +55,7 @@ before(async (ctx) => {
     redirectUris: ['https://notes.example.com/callback'],
   })
   webApp = { clientId: web.application.clientId, clientSecret: String(web.clientSecret) }
-  const { chromium } = await import('playwright-core')
-  const port = new URL(server.url).port
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      `--host-resolver-rules=MAP auth.test 127.0.0.1:${port}`,
-    ],
-  })
-  mkdirSync(SHOTS, { recursive: true })
+  browser = await launchChromium(new URL(server.url).port)
 })
 
 after(async () => {
@@ -101,36 +91,6 @@ async function deviceCodeRow(deviceCode: string) {
   return rows[0].payload
 }
 
-async function inFreshBrowser(steps: (page: Page) => Promise<void>): Promise<void> {
-  const context = await browser.newContext()
-  try {
-    await steps(await context.newPage())
-  } finally {
-    await context.close()
-  }
-}
-
-async function checkAccessibility(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE)
-  const result = (await page.evaluate(() =>
-    // @ts-expect-error axe is the global the script just defined
-    window.axe.run(document, { resultTypes: ['violations'] }),
-  )) as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
-  assert.deepEqual(
-    result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
-    [],
-    `${name}: axe-core violations`,
-  )
-}
-
-async function screenshots(page: Page, name: string): Promise<void> {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 800 })
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 800 })
-}
-
 /** The person opens the verification URI the device shows and types the code. */
 async function enterCode(page: Page, verificationUri: string, code: string) {
   const response = await page.goto(
@@ -154,7 +114,7 @@ test('device flow: the code typed on the hosted page, confirmed, the hosted sign
   assert.match(response.user_code, /^[A-Z]{4}-[A-Z]{4}$/)
   // The device polls from the start, as a real one does; the first answers are pending.
   const polling = client.pollDeviceAuthorizationGrant(config, { ...response, interval: 1 })
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await page.goto(verificationUri)
     await checkAccessibility(page, 'device code entry')
     // The hosted pages' shell: the tenant's name heads the page.
@@ -199,7 +159,7 @@ test('device flow: a wrong code shows the error on the page and grants nothing (
   skip,
 }, async () => {
   const { config, response } = await startOnDevice()
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const wrong = response.user_code === 'BCDF-GHJK' ? 'BCDF-GHJL' : 'BCDF-GHJK'
     await enterCode(page, response.verification_uri, wrong)
     const alert = page.getByRole('alert')
@@ -224,7 +184,7 @@ test('device flow: Cancel on the confirmation page answers the device access_den
   skip,
 }, async () => {
   const { config, response } = await startOnDevice()
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await enterCode(page, response.verification_uri, response.user_code)
     await page.getByRole('button', { name: 'Cancel' }).click()
     await page.getByRole('status').waitFor()
@@ -261,7 +221,7 @@ test('device flow: a code past its lifetime answers the device expired_token, an
     )
   const expired = await oauthError(pollOnce(config, response.device_code))
   assert.equal(expired.error, 'expired_token')
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await enterCode(page, response.verification_uri, response.user_code)
     await page.getByText('That code has expired').first().waitFor()
   })
@@ -274,7 +234,7 @@ test('device flow: verification_uri_complete (the code in the link, e.g. a QR co
 }, async () => {
   const { config, response } = await startOnDevice()
   assert.ok(response.verification_uri_complete)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     await page.goto(
       response.verification_uri_complete?.replace(server.url, server.deps.config.publicUrl) ?? '',
     )

@@ -3,16 +3,19 @@
 // tenant's name, escaped, the pages' stylesheet and security headers), with the provider's
 // status and never a redirect. Then in Chromium at both widths.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Browser } from 'playwright-core'
+import {
+  inFreshBrowser,
+  launchChromium,
+  RESULT_SHOTS,
+  screenshots,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import { createApplication } from '../fixtures/oidc.ts'
 import { createTenant, startTestServer, type TenantFixture, type TestServer } from '../helpers.ts'
 import { textOf } from './page-client.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots')
 const REDIRECT = 'https://app.example.com/callback'
 
 let server: TestServer
@@ -64,35 +67,21 @@ describe("the provider's error page", () => {
   })
 })
 
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
-
 describe('in Chromium', { skip }, () => {
   let chromium: Browser
   before(async () => {
-    const { chromium: launcher } = await import('playwright-core')
-    chromium = await launcher.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
-    mkdirSync(SHOTS, { recursive: true })
+    chromium = await launchChromium()
   })
   after(() => chromium?.close())
 
   test('shown at both widths', async () => {
-    const context = await chromium.newContext()
-    try {
-      const page = await context.newPage()
+    await inFreshBrowser(chromium, async (page) => {
       const response = await page.goto(
         server.url + authorize({ client_id: clientId, redirect_uri: 'https://evil.example/cb' }),
       )
       assert.equal(response?.status(), 400)
       await page.getByRole('heading', { name: 'This sign-in could not continue' }).waitFor()
-      for (const width of [1280, 390]) {
-        await page.setViewportSize({ width, height: 800 })
-        await page.screenshot({ path: join(SHOTS, `oidc-error-${width}.png`), fullPage: true })
-      }
-    } finally {
-      await context.close()
-    }
+      await screenshots(page, 'oidc-error', RESULT_SHOTS)
+    })
   })
 })

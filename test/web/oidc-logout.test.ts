@@ -17,9 +17,7 @@
 // with OIDC_BACKCHANNEL_ALLOW_LOOPBACK (development and tests only), which lets exactly a
 // loopback URI through both.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose'
@@ -27,6 +25,13 @@ import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { auditEvents, oidcModels, sessions } from '../../src/db/schema.ts'
+import {
+  checkAccessibility,
+  inFreshBrowser,
+  launchChromium,
+  screenshots,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
 import { createApplication, issuerOf, oidcClient } from '../fixtures/oidc.ts'
 import {
   createTenant,
@@ -36,10 +41,6 @@ import {
   type TestServer,
 } from '../helpers.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-const SHOTS = process.env.SCREENSHOT_DIR ?? '/tmp/shots'
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 
 let server: TestServer
@@ -103,18 +104,7 @@ before(async (ctx) => {
   }
   const keys = await fetch(`${server.url}/oidc/${t.slug}/jwks`).then((r) => r.json())
   jwks = createLocalJWKSet(keys)
-  const { chromium } = await import('playwright-core')
-  const port = new URL(server.url).port
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      `--host-resolver-rules=MAP auth.test 127.0.0.1:${port}`,
-    ],
-  })
-  mkdirSync(SHOTS, { recursive: true })
+  browser = await launchChromium(new URL(server.url).port)
 })
 
 after(async () => {
@@ -122,36 +112,6 @@ after(async () => {
   await browser?.close()
   await new Promise((done) => rp?.close(done))
 })
-
-async function inFreshBrowser(steps: (page: Page) => Promise<void>): Promise<void> {
-  const context = await browser.newContext()
-  try {
-    await steps(await context.newPage())
-  } finally {
-    await context.close()
-  }
-}
-
-async function checkAccessibility(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE)
-  const result = (await page.evaluate(() =>
-    // @ts-expect-error axe is the global the script just defined
-    window.axe.run(document, { resultTypes: ['violations'] }),
-  )) as { violations: { id: string; help: string; nodes: { html: string }[] }[] }
-  assert.deepEqual(
-    result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.html).join(', ')})`),
-    [],
-    `${name}: axe-core violations`,
-  )
-}
-
-async function screenshots(page: Page, name: string): Promise<void> {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: 800 })
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 800 })
-}
 
 const publicUrl = (url: URL | string) =>
   String(url).replace(server.url, server.deps.config.publicUrl)
@@ -243,7 +203,7 @@ test('RP-initiated logout: the hosted confirmation page, Sign out ends the hoste
   skip,
 }, async () => {
   const who = await signup(server, t.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const signedIn = await signInThroughApplication(page, who)
     const end = client.buildEndSessionUrl(signedIn.config, {
       id_token_hint: signedIn.idToken,
@@ -292,7 +252,7 @@ test('RP-initiated logout without a post-logout URI ends on the hosted signed-ou
   skip,
 }, async () => {
   const who = await signup(server, t.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const signedIn = await signInThroughApplication(page, who)
     const end = client.buildEndSessionUrl(signedIn.config, { id_token_hint: signedIn.idToken })
     await page.goto(publicUrl(end))
@@ -307,7 +267,7 @@ test('RP-initiated logout without a post-logout URI ends on the hosted signed-ou
 
 test('RP-initiated logout: Stay signed in keeps the hosted session', { skip }, async () => {
   const who = await signup(server, t.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const signedIn = await signInThroughApplication(page, who)
     const end = client.buildEndSessionUrl(signedIn.config, {
       id_token_hint: signedIn.idToken,
@@ -326,7 +286,7 @@ test('RP-initiated logout to an unregistered post_logout_redirect_uri: an HTML 4
   skip,
 }, async () => {
   const who = await signup(server, t.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const signedIn = await signInThroughApplication(page, who)
     const count = logouts.length
     for (const uri of [
@@ -353,7 +313,7 @@ test("back-channel logout: the hosted pages' sign-out sends the logout token of 
   skip,
 }, async () => {
   const who = await signup(server, t.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const signedIn = await signInThroughApplication(page, who)
     await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/account`)
     await page.locator('form.sign-out button').click()
@@ -409,7 +369,7 @@ for (const [name, end] of [
     skip,
   }, async () => {
     const who = await signup(server, t.slug)
-    await inFreshBrowser(async (page) => {
+    await inFreshBrowser(browser, async (page) => {
       const signedIn = await signInThroughApplication(page, who)
       const res = await end(who)
       assert.ok(res.status === 200 || res.status === 204, JSON.stringify(res.body))
@@ -422,7 +382,7 @@ test('back-channel logout: an application that answers 500 does not fail the use
   skip,
 }, async () => {
   const who = await signup(server, t.slug)
-  await inFreshBrowser(async (page) => {
+  await inFreshBrowser(browser, async (page) => {
     const signedIn = await signInThroughApplication(page, who)
     backchannelStatus = 500
     try {

@@ -6,12 +6,12 @@
 // exchanges the code on one, refreshes on the other, and a reused refresh token is refused
 // on the first and revokes the grant for both.
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
 import type { Browser } from 'playwright-core'
+import { launchChromium, chromiumSkip as skip } from '../fixtures/browser.ts'
 import { createApplication, issuerOf, oidcClient, signInOnSignInPage } from '../fixtures/oidc.ts'
 import {
   createTenant,
@@ -21,9 +21,6 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../helpers.ts'
-
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`
 
 let first: TestServer
 let second: Pick<TestServer, 'url' | 'deps' | 'request'>
@@ -92,16 +89,7 @@ before(async (ctx) => {
   callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`
   const balancer = await alternatingBalancer()
   closers.push(() => balancer.close())
-  const { chromium } = await import('playwright-core')
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      `--host-resolver-rules=MAP auth.test 127.0.0.1:${balancer.port}`,
-    ],
-  })
+  browser = await launchChromium(balancer.port)
 })
 
 after(async () => {

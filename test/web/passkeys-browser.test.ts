@@ -4,10 +4,9 @@
 // (PUBLIC_URL): test/fixtures/secure-origin.ts.
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { test } from 'node:test'
+import { chromiumSkip } from '../fixtures/browser.ts'
 import {
-  CHROMIUM,
   launchChromium,
   pageWithAuthenticator,
   startBehindLocalhost,
@@ -15,7 +14,7 @@ import {
 import { createTenant, STRONG_PASSWORD, signup } from '../helpers.ts'
 
 test('a passkey is added on the account page, signs in from the sign-in page, and is removed', {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`,
+  skip: chromiumSkip,
 }, async (t) => {
   const { server, publicUrl } = await startBehindLocalhost(t)
   const tenant = await createTenant(server, { name: 'Hooli' })
@@ -62,7 +61,7 @@ test('a passkey is added on the account page, signs in from the sign-in page, an
 })
 
 test('step-up: with an old sign-in, adding a passkey asks "Confirm it\'s you" (the password), then adds it; removing it is confirmed with the passkey', {
-  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: apt-get install -y chromium`,
+  skip: chromiumSkip,
 }, async (t) => {
   const { server, publicUrl } = await startBehindLocalhost(t)
   const tenant = await createTenant(server, { name: 'Hooli' })
