@@ -7127,7 +7127,7 @@ export interface operations {
          *       "url": "https://hooks.example.com/auth",
          *       "events": [
          *         "UserSignup",
-         *         "UserDeleted"
+         *         "UserSoftDeleted"
          *       ]
          *     }
          */
