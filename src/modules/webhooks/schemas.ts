@@ -44,7 +44,9 @@ export const CreateWebhookBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ url: 'https://hooks.example.com/auth', events: ['UserSignup', 'UserSoftDeleted'] }],
+    examples: [
+      { url: 'https://hooks.example.com/auth', events: ['UserSignup', 'UserSoftDeleted'] },
+    ],
   },
 )
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>
