@@ -46,14 +46,6 @@ export interface Config {
    * link-local addresses stay refused.
    */
   oidcBackchannelAllowLoopback: boolean
-  /**
-   * WEBHOOK_ALLOW_PRIVATE=true (CONTRACT §13): outbound calls to tenant-configured URLs may
-   * reach loopback, private, link-local and unspecified addresses, and webhook URLs may be
-   * http. Default false.
-   */
-  webhookAllowPrivate: boolean
-  /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry of a failed webhook delivery. */
-  webhookRetrySchedule: number[]
   smtpUrl: string | undefined
   mailFrom: string
   idp: IdpConfig | undefined
@@ -166,11 +158,6 @@ export function loadConfig(env: Env = process.env): Config {
       'OIDC_BACKCHANNEL_ALLOW_LOOPBACK: development and tests only, not with NODE_ENV=production',
     )
   }
-  const allowPrivate = env.WEBHOOK_ALLOW_PRIVATE
-  if (allowPrivate !== undefined && allowPrivate !== '' && !/^(true|false)$/.test(allowPrivate)) {
-    problems.push('WEBHOOK_ALLOW_PRIVATE: must be true or false')
-  }
-  const webhookRetrySchedule = parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE, problems)
   const smtpUrl = emptyToUndefined(env.SMTP_URL)
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
     problems.push('SMTP_URL: must start with smtp:// or smtps://')
@@ -222,8 +209,6 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKeys,
     oidcSigningKeys,
     oidcBackchannelAllowLoopback,
-    webhookAllowPrivate: allowPrivate === 'true',
-    webhookRetrySchedule,
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'no-reply@localhost',
     idp,
@@ -238,21 +223,6 @@ export function loadConfig(env: Env = process.env): Config {
     hashConcurrency,
     hashQueueLimit,
   }
-}
-
-/** CONTRACT §13: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [
-  5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
-]
-
-function parseRetrySchedule(value: string | undefined, problems: string[]): number[] {
-  if (value === undefined || value.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE
-  const parts = value.split(',').map((p) => p.trim())
-  if (parts.some((p) => !/^\d{1,6}$/.test(p))) {
-    problems.push('WEBHOOK_RETRY_SCHEDULE: comma-separated whole seconds, e.g. 5,300,1800')
-    return DEFAULT_WEBHOOK_RETRY_SCHEDULE
-  }
-  return parts.map(Number)
 }
 
 function parseIdp(env: Env, problems: string[]): IdpConfig | undefined {

@@ -20,8 +20,6 @@ import {
   tenants,
   users,
   webauthnChallenges,
-  webhookDeliveries,
-  webhooks,
 } from '../src/db/schema.ts'
 import type { Deps } from '../src/deps.ts'
 import { normalizeEmail } from '../src/lib/email.ts'
@@ -116,11 +114,6 @@ export async function tenantSnapshot(
       .from(emailConflicts)
       .where(eq(emailConflicts.tenantId, tenantId))
       .orderBy(asc(emailConflicts.userId)),
-    webhooks: await db
-      .select()
-      .from(webhooks)
-      .where(eq(webhooks.tenantId, tenantId))
-      .orderBy(asc(webhooks.id)),
     audit:
       options.audit === false
         ? []
@@ -129,15 +122,6 @@ export async function tenantSnapshot(
             .from(auditEvents)
             .where(eq(auditEvents.tenantId, tenantId))
             .orderBy(asc(auditEvents.id)),
-    // Written with each audit event (the webhook outbox), so left out with them.
-    deliveries:
-      options.audit === false
-        ? []
-        : await db
-            .select()
-            .from(webhookDeliveries)
-            .where(eq(webhookDeliveries.tenantId, tenantId))
-            .orderBy(asc(webhookDeliveries.id)),
   }
 }
 

@@ -103,7 +103,6 @@ describe('timeouts', () => {
       database,
       logger: false,
       purgeTimer: false,
-      webhookWorker: false,
     })
     try {
       assert.equal(app.server.requestTimeout, 30_000)

@@ -21,7 +21,6 @@ export const {
   isNotNull,
   isNull,
   lt,
-  lte,
   ne,
   notInArray,
   or,

@@ -16,7 +16,6 @@
 //     still reads its strings, which info.description says), and every
 //     string carries CONTRACT §8's rule as a pattern, an email the service's own rule in
 //     place of `format: email` (`publishedRequest`).
-
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
@@ -40,7 +39,6 @@ import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
 import { userComponents } from '../modules/users/schemas.ts'
-import { webhookComponents } from '../modules/webhooks/schemas.ts'
 import { type ErrorReasons, REASONS_KEY, SAFE_TEXT_PATTERN, sharedComponents } from '../schemas.ts'
 import type { AuthMode } from './auth.ts'
 
@@ -64,7 +62,6 @@ const COMPONENTS = [
   ...applicationComponents,
   ...apiResourceComponents,
   ...connectedApplicationComponents,
-  ...webhookComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
@@ -158,10 +155,6 @@ const TAGS = [
     name: 'OpenID provider',
     description:
       'The applications and API resources of the tenant’s OpenID Provider (issuer `{PUBLIC_URL}/oidc/{tenantSlug}`).',
-  },
-  {
-    name: 'Webhooks',
-    description: 'Audit events sent to the tenant’s endpoints, signed per Standard Webhooks.',
   },
 ]
 
