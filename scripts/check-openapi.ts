@@ -48,7 +48,7 @@ export async function servedDocument(dataDir: string): Promise<unknown> {
     ENCRYPTION_KEYS: `v1:${Buffer.alloc(32, 1).toString('base64')}`,
     LOG_LEVEL: 'silent',
   })
-  const { app } = await buildApp(config, { logger: false, purgeTimer: false })
+  const { app } = await buildApp(config, { logger: false, purgeTimer: false, webhookWorker: false })
   try {
     const res = await app.inject({ method: 'GET', url: '/v1/openapi.json' })
     if (res.statusCode !== 200) throw new Error(`GET /v1/openapi.json: ${res.statusCode}`)

@@ -11,6 +11,7 @@ import { applicationSecretColumn } from '../src/modules/applications/rotation.ts
 import { firebaseSignerKeyColumn } from '../src/modules/import/rotation.ts'
 import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
 import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
+import { webhookSecretColumn } from '../src/modules/webhooks/rotation.ts'
 
 /**
  * Every sealed column of the schema, by name (table.column), with its rotation.
@@ -22,6 +23,8 @@ export const SEALED_COLUMNS = {
   'applications.client_secret_enc': applicationSecretColumn,
   // Imported Firebase hashes carry their project's signer key sealed inside the hash.
   'users.password_hash': firebaseSignerKeyColumn,
+  'webhooks.secret_enc': webhookSecretColumn('current'),
+  'webhooks.previous_secret_enc': webhookSecretColumn('previous'),
 } as const
 
 /** The names the report uses, where the column alone would mislead. */

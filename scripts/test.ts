@@ -29,6 +29,10 @@ const env = { ...process.env }
 // spares every process after the first the work of compiling them again (about half a
 // second each).
 env.NODE_COMPILE_CACHE ??= join('node_modules', '.cache', 'node-compile-cache')
+// Service processes a test starts (its own app in-process, or a spawned `npm start`) share
+// the test database with every other file on PostgreSQL; a webhook worker among them would
+// deliver other tests' events. A test that wants delivery starts a worker itself.
+env.WEBHOOK_WORKER ??= 'false'
 const scratch = mkdtempSync(join(tmpdir(), 'tenant-auth-test-'))
 try {
   if (!env.DATABASE_URL) {

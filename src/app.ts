@@ -1,5 +1,6 @@
 // buildApp(config): the whole service as a Fastify instance. No listen, no process.env:
 // server.ts listens, tests build their own with their own config and clock.
+
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Config } from './config.ts'
 import { type Database, openDatabase } from './db/client.ts'
@@ -20,6 +21,7 @@ import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
+import { WebhookWorker } from './modules/webhooks/worker.ts'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts'
 import { clientIp } from './plugins/hygiene.ts'
 import { installMethodNotAllowed } from './plugins/methods.ts'
@@ -39,6 +41,11 @@ export interface BuildOptions {
    * server's clock, and a timer on that clock would purge other tests' users.
    */
   purgeTimer?: boolean
+  /**
+   * Deliver webhooks (default: the config's WEBHOOK_WORKER). Tests turn it off for the same
+   * reason, and run a WebhookWorker of their own when they deliver.
+   */
+  webhookWorker?: boolean
   logger?: boolean
   /** HTTP timeouts (CONTRACT §8); tests shorten them to see a 408 in a second. */
   timeouts?: Partial<HttpTimeouts>
@@ -159,12 +166,19 @@ export async function buildApp(
   await deps.revocations.start()
   deps.apiKeyUsage.start()
   const purge = options.purgeTimer === false ? undefined : scheduleUserPurge(deps, app.log)
+  const webhooks =
+    (options.webhookWorker ?? config.webhookWorker) ? new WebhookWorker(deps) : undefined
+  if (webhooks) {
+    webhooks.onError = (err) => app.log.warn({ err }, 'webhook delivery')
+    webhooks.start()
+  }
   const failedWarming = await warming
   if (failedWarming) throw failedWarming
   app.addHook('onClose', async () => {
     // Batched API-key last-use times are written before the database closes.
     await deps.apiKeyUsage.stop().catch((err) => app.log.warn({ err }, 'api key usage flush'))
     await purge?.stop()
+    await webhooks?.stop()
     await deps.revocations.stop()
     await deps.mailer.drain()
     redis?.disconnect()

@@ -46,6 +46,19 @@ export interface Config {
    * link-local addresses stay refused.
    */
   oidcBackchannelAllowLoopback: boolean
+  /**
+   * WEBHOOK_ALLOW_PRIVATE=true (CONTRACT §13): outbound calls to tenant-configured URLs may
+   * reach loopback, private, link-local and unspecified addresses, and webhook URLs may be
+   * http. Default false.
+   */
+  webhookAllowPrivate: boolean
+  /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry of a failed webhook delivery. */
+  webhookRetrySchedule: number[]
+  /**
+   * WEBHOOK_WORKER=false: this instance never delivers webhooks (default true). Another
+   * instance on the same database must, or deliveries wait in the outbox.
+   */
+  webhookWorker: boolean
   smtpUrl: string | undefined
   mailFrom: string
   idp: IdpConfig | undefined
@@ -158,6 +171,19 @@ export function loadConfig(env: Env = process.env): Config {
       'OIDC_BACKCHANNEL_ALLOW_LOOPBACK: development and tests only, not with NODE_ENV=production',
     )
   }
+  const allowPrivate = env.WEBHOOK_ALLOW_PRIVATE
+  if (allowPrivate !== undefined && allowPrivate !== '' && !/^(true|false)$/.test(allowPrivate)) {
+    problems.push('WEBHOOK_ALLOW_PRIVATE: must be true or false')
+  }
+  const webhookRetrySchedule = parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE, problems)
+  const webhookWorker = env.WEBHOOK_WORKER
+  if (
+    webhookWorker !== undefined &&
+    webhookWorker !== '' &&
+    !/^(true|false)$/.test(webhookWorker)
+  ) {
+    problems.push('WEBHOOK_WORKER: must be true or false')
+  }
   const smtpUrl = emptyToUndefined(env.SMTP_URL)
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
     problems.push('SMTP_URL: must start with smtp:// or smtps://')
@@ -209,6 +235,9 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKeys,
     oidcSigningKeys,
     oidcBackchannelAllowLoopback,
+    webhookAllowPrivate: allowPrivate === 'true',
+    webhookRetrySchedule,
+    webhookWorker: webhookWorker !== 'false',
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'no-reply@localhost',
     idp,
@@ -223,6 +252,21 @@ export function loadConfig(env: Env = process.env): Config {
     hashConcurrency,
     hashQueueLimit,
   }
+}
+
+/** CONTRACT §13: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [
+  5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+]
+
+function parseRetrySchedule(value: string | undefined, problems: string[]): number[] {
+  if (value === undefined || value.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE
+  const parts = value.split(',').map((p) => p.trim())
+  if (parts.some((p) => !/^\d{1,6}$/.test(p))) {
+    problems.push('WEBHOOK_RETRY_SCHEDULE: comma-separated whole seconds, e.g. 5,300,1800')
+    return DEFAULT_WEBHOOK_RETRY_SCHEDULE
+  }
+  return parts.map(Number)
 }
 
 function parseIdp(env: Env, problems: string[]): IdpConfig | undefined {

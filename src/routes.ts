@@ -31,6 +31,7 @@ import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
 import { tenantRoutes } from './modules/tenants/routes.ts'
 import { userAdminRoutes } from './modules/users/admin-routes.ts'
 import { meRoutes } from './modules/users/routes.ts'
+import { webhookRoutes } from './modules/webhooks/routes.ts'
 import { installAuthentication } from './plugins/auth.ts'
 import { installInputHygiene } from './plugins/hygiene.ts'
 import { installRateLimits } from './plugins/rate-limits.ts'
@@ -72,6 +73,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })
+  await app.register(webhookRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
   await app.register(connectedApplicationRoutes, { deps, prefix: TENANT })
   // SCIM 2.0 provisioning (/scim/v2/{slug}/…): API keys only, SCIM's own errors and body type.

@@ -143,7 +143,12 @@ describe('PostgreSQL going away', {
     target.host = `127.0.0.1:${relay.port}`
     const config = testConfig({ databaseUrl: target.toString(), redisUrl: undefined })
     const database = await openDatabase(config.databaseUrl, config.dataDir)
-    ;({ app } = await buildApp(config, { database, logger: false, purgeTimer: false }))
+    ;({ app } = await buildApp(config, {
+      database,
+      logger: false,
+      purgeTimer: false,
+      webhookWorker: false,
+    }))
     app.addHook('onClose', () => database.close())
     await app.listen({ port: 0, host: '127.0.0.1' })
     url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`

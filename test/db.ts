@@ -20,6 +20,8 @@ import {
   tenants,
   users,
   webauthnChallenges,
+  webhookDeliveries,
+  webhooks,
 } from '../src/db/schema.ts'
 import type { Deps } from '../src/deps.ts'
 import { normalizeEmail } from '../src/lib/email.ts'
@@ -114,6 +116,16 @@ export async function tenantSnapshot(
       .from(emailConflicts)
       .where(eq(emailConflicts.tenantId, tenantId))
       .orderBy(asc(emailConflicts.userId)),
+    // A delivery worker anywhere on the database (another test's, another instance) moves
+    // an endpoint's failing_since and a delivery's progress on its own; what a request
+    // changes is the rest.
+    webhooks: (
+      await db
+        .select()
+        .from(webhooks)
+        .where(eq(webhooks.tenantId, tenantId))
+        .orderBy(asc(webhooks.id))
+    ).map(({ failingSince: _, ...row }) => row),
     audit:
       options.audit === false
         ? []
@@ -122,6 +134,22 @@ export async function tenantSnapshot(
             .from(auditEvents)
             .where(eq(auditEvents.tenantId, tenantId))
             .orderBy(asc(auditEvents.id)),
+    // Written with each audit event (the webhook outbox), so left out with them.
+    deliveries:
+      options.audit === false
+        ? []
+        : await db
+            .select({
+              id: webhookDeliveries.id,
+              webhookId: webhookDeliveries.webhookId,
+              eventId: webhookDeliveries.eventId,
+              eventType: webhookDeliveries.eventType,
+              payload: webhookDeliveries.payload,
+              createdAt: webhookDeliveries.createdAt,
+            })
+            .from(webhookDeliveries)
+            .where(eq(webhookDeliveries.tenantId, tenantId))
+            .orderBy(asc(webhookDeliveries.id)),
   }
 }
 

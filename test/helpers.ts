@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { SuiteContext, TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { type BuildOptions, buildApp } from '../src/app.ts'
-import type { Config } from '../src/config.ts'
+import { type Config, DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../src/config.ts'
 import { openDatabase } from '../src/db/client.ts'
 import type { Deps } from '../src/deps.ts'
 import { ManualClock } from '../src/lib/clock.ts'
@@ -49,6 +49,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     encryptionKeys: [{ version: 'v1', key: Buffer.alloc(32, 7) }],
     oidcSigningKeys: TEST_OIDC_KEYS,
     oidcBackchannelAllowLoopback: false,
+    webhookAllowPrivate: false,
+    webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+    webhookWorker: false,
     smtpUrl: undefined,
     mailFrom: 'auth@test.local',
     idp: undefined,
@@ -107,6 +110,7 @@ export async function startServer(
     logger: false,
     database,
     purgeTimer: false,
+    webhookWorker: false,
     ...options,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -155,6 +159,7 @@ export async function startSecondInstance(first: TestServer, overrides: Partial<
     migrate: false,
     logger: false,
     purgeTimer: false,
+    webhookWorker: false,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo

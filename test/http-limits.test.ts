@@ -103,6 +103,7 @@ describe('timeouts', () => {
       database,
       logger: false,
       purgeTimer: false,
+      webhookWorker: false,
     })
     try {
       assert.equal(app.server.requestTimeout, 30_000)

@@ -34,6 +34,15 @@ export const ADMIN_OPERATIONS = [
   'getApiResource',
   'updateApiResource',
   'deleteApiResource',
+  'createWebhook',
+  'listWebhooks',
+  'getWebhook',
+  'updateWebhook',
+  'deleteWebhook',
+  'rotateWebhookSecret',
+  'listWebhookDeliveries',
+  'retryWebhookDelivery',
+  'testWebhook',
 ] as const satisfies readonly (keyof Client)[]
 
 export type AdminClient = Pick<Client, (typeof ADMIN_OPERATIONS)[number]>

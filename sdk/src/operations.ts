@@ -86,6 +86,15 @@ export const OPERATIONS = {
   getApiResource: ['get', '/v1/{tenantSlug}/api-resources/{id}'],
   updateApiResource: ['patch', '/v1/{tenantSlug}/api-resources/{id}'],
   deleteApiResource: ['delete', '/v1/{tenantSlug}/api-resources/{id}'],
+  createWebhook: ['post', '/v1/{tenantSlug}/webhooks'],
+  listWebhooks: ['get', '/v1/{tenantSlug}/webhooks'],
+  getWebhook: ['get', '/v1/{tenantSlug}/webhooks/{id}'],
+  updateWebhook: ['patch', '/v1/{tenantSlug}/webhooks/{id}'],
+  deleteWebhook: ['delete', '/v1/{tenantSlug}/webhooks/{id}'],
+  rotateWebhookSecret: ['post', '/v1/{tenantSlug}/webhooks/{id}/secret'],
+  listWebhookDeliveries: ['get', '/v1/{tenantSlug}/webhooks/{id}/deliveries'],
+  retryWebhookDelivery: ['post', '/v1/{tenantSlug}/webhooks/{id}/deliveries/{deliveryId}/retry'],
+  testWebhook: ['post', '/v1/{tenantSlug}/webhooks/{id}/test'],
 } as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
 
 type Table = typeof OPERATIONS

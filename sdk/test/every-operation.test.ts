@@ -330,6 +330,38 @@ test('every operationId is called through the SDK against the real service', asy
   assert.deepEqual(await backend.deleteApplication({ path: { id: appId } }), { ok: true })
   assert.deepEqual(await backend.deleteApiResource({ path: { id: apiResource.id } }), { ok: true })
 
+  // Webhooks (CONTRACT §13), with the key: nothing is delivered (the worker is off here).
+  const hook = await backend.createWebhook({
+    body: { url: 'https://hooks.example.com/in', events: ['UserSignup'] },
+  })
+  assert.match(hook.secret, /^whsec_/)
+  const hookId = hook.webhook.id
+  const hooks = await backend.listWebhooks({ query: { limit: 50 } })
+  assert.deepEqual(
+    hooks.items.map((w) => w.id),
+    [hookId],
+  )
+  assert.equal((await backend.getWebhook({ path: { id: hookId } })).webhook.enabled, true)
+  const pausedHook = await backend.updateWebhook({ path: { id: hookId }, body: { enabled: false } })
+  assert.equal(pausedHook.webhook.enabled, false)
+  const newHookSecret = await backend.rotateWebhookSecret({ path: { id: hookId } })
+  assert.notEqual(newHookSecret.secret, hook.secret)
+  const { delivery } = await backend.testWebhook({ path: { id: hookId } })
+  assert.equal(delivery.eventType, 'WebhookTest')
+  const hookDeliveries = await backend.listWebhookDeliveries({
+    path: { id: hookId },
+    query: { limit: 50 },
+  })
+  assert.deepEqual(
+    hookDeliveries.items.map((d) => d.id),
+    [delivery.id],
+  )
+  const retriedDelivery = await backend.retryWebhookDelivery({
+    path: { id: hookId, deliveryId: delivery.id },
+  })
+  assert.equal(retriedDelivery.delivery.id, delivery.id)
+  assert.deepEqual(await backend.deleteWebhook({ path: { id: hookId } }), { ok: true })
+
   // The admin's connected applications: a web app granted through the hosted pages.
   const redirectUri = 'https://app.example.com/callback'
   const webApp = await backend.createApplication({

@@ -6,7 +6,15 @@ import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
 import type { Handle } from './client.ts'
 import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
-import { applications, emailConflicts, invites, sessions, tenants, users } from './schema.ts'
+import {
+  applications,
+  emailConflicts,
+  invites,
+  sessions,
+  tenants,
+  users,
+  webhooks,
+} from './schema.ts'
 
 export interface SealedSecretRow {
   tenantId: string
@@ -417,4 +425,58 @@ export async function revokedSessionsSince(
     .orderBy(asc(sessions.revokedAt), asc(sessions.id))
     .limit(limit)
   return rows as RevokedSession[]
+}
+
+/**
+ * Webhooks with a sealed secret in `slot` (CONTRACT §13), for key rotation: the next batch
+ * after `after` in key order; each row is then rewritten by its tenant.
+ */
+export async function findSealedWebhookSecrets(
+  db: Handle,
+  slot: 'current' | 'previous',
+  after: { tenantId: string; id: string } | undefined,
+  limit: number,
+) {
+  const column = slot === 'current' ? webhooks.secretEnc : webhooks.previousSecretEnc
+  return db
+    .select({ tenantId: webhooks.tenantId, id: webhooks.id, sealed: column })
+    .from(webhooks)
+    .where(
+      and(
+        isNotNull(column),
+        after
+          ? sql`(${webhooks.tenantId}, ${webhooks.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(webhooks.tenantId), asc(webhooks.id))
+    .limit(limit)
+}
+
+/**
+ * The webhook worker's claim (CONTRACT §13): up to `limit` due pending deliveries of any
+ * tenant, taken with FOR UPDATE SKIP LOCKED in this one statement's transaction, their
+ * next_attempt_at moved to `leaseUntil` and their attempt counted, so another instance
+ * skips them now and takes them again only if this one dies before answering.
+ */
+export async function claimDueDeliveries(
+  db: Handle,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<{ tenantId: string; id: string }[]> {
+  const result = await db.execute(sql`
+    UPDATE webhook_deliveries d
+    SET next_attempt_at = ${leaseUntil.toISOString()}::timestamptz, attempts = d.attempts + 1
+    FROM (
+      SELECT tenant_id, id FROM webhook_deliveries
+      WHERE status = 'Pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
+      ORDER BY next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ) due
+    WHERE d.tenant_id = due.tenant_id AND d.id = due.id
+    RETURNING d.tenant_id, d.id`)
+  const rows = (result as unknown as { rows: { tenant_id: string; id: string }[] }).rows
+  return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }))
 }

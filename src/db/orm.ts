@@ -21,6 +21,7 @@ export const {
   isNotNull,
   isNull,
   lt,
+  lte,
   ne,
   notInArray,
   or,

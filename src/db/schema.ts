@@ -519,3 +519,72 @@ export const oidcModels = pgTable(
     index('oidc_models_client').on(t.tenantId, t.clientId).where(sql`client_id IS NOT NULL`),
   ],
 )
+
+/**
+ * Webhook endpoints (CONTRACT §13). The signing secret is sealed under ENCRYPTION_KEYS
+ * (rotated by `npm run rotate-keys`); after a rotation the previous one keeps signing beside
+ * it until previous_until, so receivers can switch without dropping a delivery.
+ * failing_since is the start of the current run of failures (null once one succeeds): an
+ * endpoint failing for 5 days is disabled.
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    url: text('url').notNull(),
+    /** Audit action names, or ['*'] for every event. */
+    events: text('events').array().notNull(),
+    description: text('description'),
+    enabled: boolean('enabled').notNull().default(true),
+    secretEnc: text('secret_enc').notNull(),
+    previousSecretEnc: text('previous_secret_enc'),
+    previousUntil: ts('previous_until'),
+    failingSince: ts('failing_since'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('webhooks_tenant_created').on(t.tenantId, t.createdAt, t.id),
+  ],
+)
+
+/**
+ * The outbox of webhook deliveries: one row per event and subscribed endpoint, written in
+ * the transaction that writes the audit event, so an event is sent exactly when it
+ * committed. Any instance claims due rows (next_attempt_at, moved ahead as a lease while
+ * an attempt runs) with FOR UPDATE SKIP LOCKED.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    id: uuid('id').notNull(),
+    webhookId: uuid('webhook_id').notNull(),
+    /** The audit event's id (a test event's own id). */
+    eventId: uuid('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    /** The body sent, `{type, timestamp, data: {tenantId, event}}`. */
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    /** Pending | Succeeded | Failed */
+    status: text('status').notNull().default('Pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastResponseStatus: integer('last_response_status'),
+    lastError: text('last_error'),
+    nextAttemptAt: ts('next_attempt_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      columns: [t.tenantId, t.webhookId],
+      foreignColumns: [webhooks.tenantId, webhooks.id],
+    }).onDelete('cascade'),
+    index('webhook_deliveries_webhook_created').on(t.tenantId, t.webhookId, t.createdAt, t.id),
+    // The worker's queue: only pending rows, across tenants, by due time.
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status = 'Pending'`),
+  ],
+)

@@ -16,6 +16,7 @@
 //     still reads its strings, which info.description says), and every
 //     string carries CONTRACT §8's rule as a pattern, an email the service's own rule in
 //     place of `format: email` (`publishedRequest`).
+
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
@@ -39,6 +40,7 @@ import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
 import { userComponents } from '../modules/users/schemas.ts'
+import { webhookComponents } from '../modules/webhooks/schemas.ts'
 import { type ErrorReasons, REASONS_KEY, SAFE_TEXT_PATTERN, sharedComponents } from '../schemas.ts'
 import type { AuthMode } from './auth.ts'
 
@@ -62,6 +64,7 @@ const COMPONENTS = [
   ...applicationComponents,
   ...apiResourceComponents,
   ...connectedApplicationComponents,
+  ...webhookComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
@@ -155,6 +158,10 @@ const TAGS = [
     name: 'OpenID provider',
     description:
       'The applications and API resources of the tenant’s OpenID Provider (issuer `{PUBLIC_URL}/oidc/{tenantSlug}`).',
+  },
+  {
+    name: 'Webhooks',
+    description: 'Audit events sent to the tenant’s endpoints, signed per Standard Webhooks.',
   },
 ]
 

@@ -53,6 +53,15 @@ const API_RESOURCE_CONTENT: Rule[] = [
   [/^body\.identifier$/, URI_PROBLEM],
   [/^body\.scopes\.\d+\.name$/, /^is listed twice$/],
 ]
+// CONTRACT §13: a webhook's URL is absolute https without credentials or fragment, and
+// its events are audit action names or "*" alone; the fields' descriptions say so.
+const WEBHOOK_CONTENT: Rule[] = [
+  [
+    /^body\.url$/,
+    /^(not an absolute URL|must be https|must not carry credentials|must not have a fragment)$/,
+  ],
+  [/^body\.events$/, /^(not audit actions: .*|"\*" stands alone)$/],
+]
 const CONTENT: Record<string, Rule[]> = {
   registerPasskey: PASSKEY_CONTENT,
   passkeySignIn: PASSKEY_CONTENT,
@@ -61,6 +70,8 @@ const CONTENT: Record<string, Rule[]> = {
   updateApplication: APPLICATION_CONTENT,
   createApiResource: API_RESOURCE_CONTENT,
   updateApiResource: API_RESOURCE_CONTENT,
+  createWebhook: WEBHOOK_CONTENT,
+  updateWebhook: WEBHOOK_CONTENT,
 }
 
 /** An issue's path and message. */

@@ -1193,6 +1193,126 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/webhooks': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the webhooks, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listWebhooks']
+    put?: never
+    /**
+     * Register a webhook endpoint
+     * @description The endpoint receives the audit events it subscribes to, from now on, signed per Standard Webhooks with the returned `secret` (shown this once).
+     */
+    post: operations['createWebhook']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/webhooks/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read a webhook (never its secret) */
+    get: operations['getWebhook']
+    put?: never
+    post?: never
+    /** Delete a webhook and its deliveries */
+    delete: operations['deleteWebhook']
+    options?: never
+    head?: never
+    /**
+     * Change a webhook
+     * @description The rules of creation apply; enabling it again clears `failingSince`.
+     */
+    patch: operations['updateWebhook']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/webhooks/{id}/secret': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Replace the signing secret
+     * @description For 24 hours every delivery carries two signatures, with the new secret and the old one.
+     */
+    post: operations['rotateWebhookSecret']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** List a webhook’s deliveries, oldest first */
+    get: operations['listWebhookDeliveries']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/webhooks/{id}/deliveries/{deliveryId}/retry': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Send a delivery again now, with the same `webhook-id` */
+    post: operations['retryWebhookDelivery']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/webhooks/{id}/test': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Send a `WebhookTest` event to this endpoint only
+     * @description Listed in its deliveries; not audited.
+     */
+    post: operations['testWebhook']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/api-resources': {
     parameters: {
       query?: never
@@ -1841,6 +1961,66 @@ export interface components {
     /** @description The applications the signed-in user has granted access to, newest first. */
     ConnectedApplicationList: {
       items: components['schemas']['ConnectedApplication'][]
+    }
+    /** @description A webhook endpoint of the tenant (never its secret). */
+    Webhook: {
+      id: string
+      url: string
+      events: string[]
+      description: string | null
+      enabled: boolean
+      /** @description When the current run of failed deliveries began; null when the last succeeded. */
+      failingSince: string | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description The new webhook and its secret (shown once). */
+    WebhookCreated: {
+      webhook: components['schemas']['Webhook']
+      /** @description The signing secret, `whsec_` and base64 (Standard Webhooks): shown this once. */
+      secret: string
+    }
+    /** @description A webhook. */
+    WebhookEnvelope: {
+      webhook: components['schemas']['Webhook']
+    }
+    /** @description A new signing secret. For 24 hours deliveries carry a signature with the old secret beside the new one. */
+    WebhookSecret: {
+      /** @description The signing secret, `whsec_` and base64 (Standard Webhooks): shown this once. */
+      secret: string
+    }
+    /** @description A page of webhooks, oldest first. */
+    WebhookPage: {
+      items: components['schemas']['Webhook'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description One event sent (or to send) to one endpoint. */
+    WebhookDelivery: {
+      /** @description Also the `webhook-id` header of every attempt. */
+      id: string
+      /** @description The audit event’s id (a test event’s own). */
+      eventId: string
+      eventType: string
+      status: 'Pending' | 'Succeeded' | 'Failed'
+      attempts: number
+      lastResponseStatus: number | null
+      lastError: string | null
+      nextAttemptAt: string | null
+      /** Format: date-time */
+      createdAt: string
+    }
+    /** @description A delivery. */
+    WebhookDeliveryEnvelope: {
+      delivery: components['schemas']['WebhookDelivery']
+    }
+    /** @description A page of a webhook’s deliveries, oldest first. */
+    WebhookDeliveryPage: {
+      items: components['schemas']['WebhookDelivery'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
     }
   }
   responses: never
@@ -5998,6 +6178,11 @@ export interface operations {
           | 'UserProvisioned'
           | 'UserDeprovisioned'
           | 'UserImported'
+          | 'WebhookCreated'
+          | 'WebhookUpdated'
+          | 'WebhookDeleted'
+          | 'WebhookSecretRotated'
+          | 'WebhookDisabled'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -6131,6 +6316,11 @@ export interface operations {
           | 'UserProvisioned'
           | 'UserDeprovisioned'
           | 'UserImported'
+          | 'WebhookCreated'
+          | 'WebhookUpdated'
+          | 'WebhookDeleted'
+          | 'WebhookSecretRotated'
+          | 'WebhookDisabled'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
@@ -6797,6 +6987,680 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['ClientSecret']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listWebhooks: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of webhooks, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/auth",
+         *       "events": [
+         *         "UserSignup",
+         *         "UserSoftDeleted"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description An absolute https URL without credentials or fragment (http too when WEBHOOK_ALLOW_PRIVATE=true). Anything else is 400 validation. */
+          url: string
+          /** @description Audit action names, exact case (see the audit list), or `["*"]` alone for every event. Anything else is 400 validation. */
+          events: string[]
+          description?: string
+          /** @default true */
+          enabled?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description The new webhook and its secret (shown once). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookCreated']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A webhook. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        'application/json': {
+          /** @description An absolute https URL without credentials or fragment (http too when WEBHOOK_ALLOW_PRIVATE=true). Anything else is 400 validation. */
+          url?: string
+          /** @description Audit action names, exact case (see the audit list), or `["*"]` alone for every event. Anything else is 400 validation. */
+          events?: string[]
+          description?: string | null
+          enabled?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description A webhook. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A new signing secret. For 24 hours deliveries carry a signature with the old secret beside the new one. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookSecret']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of a webhook’s deliveries, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  retryWebhookDelivery: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+        deliveryId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A delivery. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  testWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A delivery. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookDeliveryEnvelope']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */

@@ -5,7 +5,8 @@
 //     (`com.example.app:/callback`, RFC 8252 §7.1) and a loopback URI with any port, which
 //     the provider matches with the port left out (RFC 8252 §7.3).
 // Each wrong URI is a validation issue naming its field and position.
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import { isInternalAddress } from '../../lib/egress.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { ApplicationType } from './schemas.ts'
 
@@ -42,38 +43,12 @@ export function redirectUriProblem(raw: string, type: ApplicationType): string |
 }
 
 /**
- * Addresses the service itself must not be pointed at by a tenant admin (CONTRACT §13's
- * egress rule): loopback, private (RFC 1918, ULA), link-local (cloud metadata included),
- * unspecified and shared (RFC 6598) ranges.
- */
-const INTERNAL = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  INTERNAL.addSubnet(net, bits, 'ipv4')
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['::ffff:0:0', 96],
-  ['fc00::', 7],
-  ['fe80::', 10],
-] as const) {
-  INTERNAL.addSubnet(net, bits, 'ipv6')
-}
-
-/**
  * Why `raw` cannot be a back-channel logout URI. The service itself POSTs logout tokens
  * there (Back-Channel Logout 1.0), so besides the web rules it must be https and must not
  * name a loopback, private or link-local host: a tenant admin (or a leaked API key) could
- * otherwise aim the service's requests at its own network. Names are checked as written;
- * the resolved address is not (CONTRACT §13's connect-time guard comes with webhooks).
+ * otherwise aim the service's requests at its own network. The address ranges are the
+ * egress guard's (lib/egress.ts); names are checked as written here, and oidc-provider
+ * checks the resolved address when it connects.
  */
 export function backchannelUriProblem(
   raw: string,
@@ -88,9 +63,7 @@ export function backchannelUriProblem(
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const family = isIP(host)
   const internal =
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    (family !== 0 && INTERNAL.check(host, family === 4 ? 'ipv4' : 'ipv6'))
+    host === 'localhost' || host.endsWith('.localhost') || (family !== 0 && isInternalAddress(host))
   return internal ? 'must not name a loopback, private or link-local host' : undefined
 }
 

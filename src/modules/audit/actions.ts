@@ -70,6 +70,15 @@ export const PROVISIONING_ACTIONS = ['UserProvisioned', 'UserDeprovisioned'] as 
 /** CONTRACT §14, the user import. */
 export const IMPORT_ACTIONS = ['UserImported'] as const
 
+/** CONTRACT §13, webhooks. */
+export const WEBHOOK_ACTIONS = [
+  'WebhookCreated',
+  'WebhookUpdated',
+  'WebhookDeleted',
+  'WebhookSecretRotated',
+  'WebhookDisabled',
+] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
@@ -78,6 +87,7 @@ export const AUDIT_ACTIONS = [
   ...OIDC_ACTIONS,
   ...PROVISIONING_ACTIONS,
   ...IMPORT_ACTIONS,
+  ...WEBHOOK_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

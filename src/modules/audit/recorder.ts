@@ -3,7 +3,9 @@
 import type { Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { uuidv7 } from '../../lib/ids.ts'
+import { appendOutbox } from '../webhooks/queries.ts'
 import type { AuditAction } from './actions.ts'
+import { presentAuditEvent } from './present.ts'
 import { insertAuditEvents } from './queries.ts'
 
 /** Who acts and from where: built once per request (plugins/auth.ts). */
@@ -42,24 +44,39 @@ export class AuditRecorder {
   async record(handle: Handle, tenantId: string, actor: Actor, entries: AuditEntry[]) {
     if (entries.length === 0) return
     const now = this.clock.now()
-    await insertAuditEvents(
+    const write = {
+      tenantId,
+      actorType: actor.type,
+      actorId: actor.id,
+      ip: actor.ip,
+      userAgent: actor.userAgent?.slice(0, 512) ?? null,
+      createdAt: now,
+    }
+    const rows = entries.map((e) => ({
+      id: uuidv7(now.getTime()),
+      action: e.action,
+      userId: e.userId ?? null,
+      email: e.email ?? null,
+      metadata: e.metadata ?? {},
+    }))
+    await insertAuditEvents(handle, write, rows)
+    // The webhook outbox (CONTRACT §13), on the same handle: a delivery exists exactly when
+    // its event committed.
+    await appendOutbox(
       handle,
-      {
-        tenantId,
-        actorType: actor.type,
-        actorId: actor.id,
-        ip: actor.ip,
-        userAgent: actor.userAgent?.slice(0, 512) ?? null,
-        createdAt: now,
-      },
-      entries.map((e) => ({
-        id: uuidv7(now.getTime()),
-        action: e.action,
-        userId: e.userId ?? null,
-        email: e.email ?? null,
-        metadata: e.metadata ?? {},
+      tenantId,
+      now,
+      rows.map((row) => ({
+        id: row.id,
+        action: row.action,
+        payload: webhookBody(tenantId, presentAuditEvent({ ...write, ...row })),
       })),
     )
     this.onRecord?.(entries)
   }
+}
+
+/** A Standard Webhooks body (CONTRACT §13): the event as the audit list shows it. */
+export function webhookBody(tenantId: string, event: { action: string; createdAt: string }) {
+  return { type: event.action, timestamp: event.createdAt, data: { tenantId, event } }
 }

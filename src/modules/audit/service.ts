@@ -2,31 +2,16 @@
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts'
+import { presentAuditEvent } from './present.ts'
 import * as store from './queries.ts'
 import type { AuditQuery } from './schemas.ts'
 
 // bench/audit.ts builds its queries with this name from here.
 export type { AuditQuery }
+export { presentAuditEvent }
 
 /** Events a short search examines per page (see store.windowEnd). */
 export const SHORT_SEARCH_WINDOW = 5000
-
-/** The event as the list and the export show it; `userEmail` is a live user's address. */
-export function presentAuditEvent(e: store.AuditEvent, emails?: Map<string, string>) {
-  const userEmail = e.userId === null ? undefined : emails?.get(e.userId)
-  return {
-    id: e.id,
-    action: e.action,
-    actorType: e.actorType as 'user' | 'apiKey' | 'system' | 'anonymous',
-    actorId: e.actorId,
-    userId: e.userId,
-    ip: e.ip,
-    userAgent: e.userAgent,
-    metadata: e.metadata ?? {},
-    createdAt: e.createdAt.toISOString(),
-    ...(userEmail === undefined ? {} : { userEmail }),
-  }
-}
 
 /** The addresses of the live users the events concern (a deleted user's never shows). */
 function emailsOf(db: Handle, tenantId: string, events: store.AuditEvent[]) {

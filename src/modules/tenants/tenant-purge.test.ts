@@ -45,6 +45,15 @@ async function populated(): Promise<TenantFixture> {
   const t = await createTenant(server)
   const u = await richUser(server, t.slug, t.tenantId)
   const key = await insertApiKey(server, t.tenantId)
+  // A webhook for every event (CONTRACT §13): the audited changes below, its own creation
+  // included, queue its deliveries.
+  const hook = await server.request(
+    'POST',
+    `/v1/${t.slug}/webhooks`,
+    { url: 'https://hooks.example.com/in', events: ['*'] },
+    { token: key },
+  )
+  assert.equal(hook.status, 200, JSON.stringify(hook.body))
   const put = await server.request(
     'PUT',
     `/v1/${t.slug}/tenant/logo`,

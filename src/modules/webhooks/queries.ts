@@ -1,0 +1,229 @@
+// The queries of the webhooks and webhook_deliveries tables; no other file writes them but
+// db/cross-tenant.ts (the delivery worker's claim across tenants, key rotation's scan).
+import type { Handle } from '../../db/client.ts'
+import { afterRow } from '../../db/keyset.ts'
+import { and, asc, eq, isNotNull, lte, sql } from '../../db/orm.ts'
+import { namedStatement } from '../../db/prepared.ts'
+import { webhookDeliveries, webhooks } from '../../db/schema.ts'
+
+export type Webhook = typeof webhooks.$inferSelect
+export type NewWebhook = typeof webhooks.$inferInsert
+export type Delivery = typeof webhookDeliveries.$inferSelect
+export type NewDelivery = typeof webhookDeliveries.$inferInsert
+
+export async function insertWebhook(db: Handle, row: NewWebhook): Promise<Webhook> {
+  const rows = await db.insert(webhooks).values(row).returning()
+  return rows[0]
+}
+
+export async function findWebhook(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .limit(1)
+  return rows[0] as Webhook | undefined
+}
+
+/** Oldest first; `after` is the id of the last webhook of the page before. */
+export async function listWebhooks(
+  db: Handle,
+  tenantId: string,
+  options: { limit: number; after?: string },
+): Promise<Webhook[]> {
+  return db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), afterRow(webhooks, tenantId, options.after)))
+    .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+    .limit(options.limit)
+}
+
+export async function updateWebhook(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  changes: Partial<NewWebhook>,
+) {
+  const rows = await db
+    .update(webhooks)
+    .set(changes)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .returning()
+  return rows[0] as Webhook | undefined
+}
+
+/** Deletes the webhook and (by cascade) its deliveries. */
+export async function deleteWebhook(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .delete(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .returning()
+  return rows[0] as Webhook | undefined
+}
+
+/** Replaces a sealed secret only if it is still the one read (a rotation meanwhile wins). */
+export async function resealWebhookSecret(
+  db: Handle,
+  row: { tenantId: string; id: string },
+  slot: 'current' | 'previous',
+  from: string,
+  to: string,
+) {
+  const column = slot === 'current' ? webhooks.secretEnc : webhooks.previousSecretEnc
+  const rows = await db
+    .update(webhooks)
+    .set(slot === 'current' ? { secretEnc: to } : { previousSecretEnc: to })
+    .where(and(eq(webhooks.tenantId, row.tenantId), eq(webhooks.id, row.id), eq(column, from)))
+    .returning({ id: webhooks.id })
+  return rows.length > 0
+}
+
+/** One audit event as the outbox takes it: its id, action and the body to send. */
+export interface OutboxEvent {
+  id: string
+  action: string
+  payload: Record<string, unknown>
+}
+
+// One statement for every event of an audit write and every endpoint subscribed to it,
+// run on the audit write's own handle (its transaction). A tenant without webhooks costs
+// one probe of the webhooks primary key, which finds nothing.
+const appendDeliveries = namedStatement(
+  'webhook_outbox_append',
+  `INSERT INTO webhook_deliveries
+     (tenant_id, id, webhook_id, event_id, event_type, payload, status, attempts,
+      next_attempt_at, created_at)
+   SELECT w.tenant_id, gen_random_uuid(), w.id, e.id, e.action, e.payload::jsonb, 'Pending', 0,
+      $2, $2
+   FROM unnest($3::uuid[], $4::text[], $5::text[]) AS e(id, action, payload)
+   JOIN webhooks w ON w.tenant_id = $1 AND w.enabled
+     AND (e.action = ANY(w.events) OR w.events = ARRAY['*'])`,
+)
+
+/** Queues the events for every enabled webhook of the tenant subscribed to them. */
+export async function appendOutbox(
+  handle: Handle,
+  tenantId: string,
+  at: Date,
+  events: OutboxEvent[],
+): Promise<void> {
+  await appendDeliveries(handle, [
+    tenantId,
+    at,
+    events.map((e) => e.id),
+    events.map((e) => e.action),
+    events.map((e) => JSON.stringify(e.payload)),
+  ])
+}
+
+export async function insertDelivery(db: Handle, row: NewDelivery): Promise<Delivery> {
+  const rows = await db.insert(webhookDeliveries).values(row).returning()
+  return rows[0]
+}
+
+export async function findDelivery(db: Handle, tenantId: string, webhookId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, tenantId),
+        eq(webhookDeliveries.webhookId, webhookId),
+        eq(webhookDeliveries.id, id),
+      ),
+    )
+    .limit(1)
+  return rows[0] as Delivery | undefined
+}
+
+/** A webhook's deliveries, oldest first; `after` is the id of the last of the page before. */
+export async function listDeliveries(
+  db: Handle,
+  tenantId: string,
+  webhookId: string,
+  options: { limit: number; after?: string },
+): Promise<Delivery[]> {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, tenantId),
+        eq(webhookDeliveries.webhookId, webhookId),
+        afterRow(webhookDeliveries, tenantId, options.after),
+      ),
+    )
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id))
+    .limit(options.limit)
+}
+
+export async function updateDelivery(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  changes: Partial<NewDelivery>,
+) {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set(changes)
+    .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id)))
+    .returning()
+  return rows[0] as Delivery | undefined
+}
+
+/** A claimed delivery with what sending it needs from its webhook. */
+export async function findClaimed(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select({ delivery: webhookDeliveries, webhook: webhooks })
+    .from(webhookDeliveries)
+    .innerJoin(
+      webhooks,
+      and(
+        eq(webhooks.tenantId, webhookDeliveries.tenantId),
+        eq(webhooks.id, webhookDeliveries.webhookId),
+      ),
+    )
+    .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id)))
+    .limit(1)
+  return rows[0] as { delivery: Delivery; webhook: Webhook } | undefined
+}
+
+/** A success ends the endpoint's run of failures. */
+export async function clearFailing(db: Handle, tenantId: string, id: string) {
+  await db
+    .update(webhooks)
+    .set({ failingSince: null })
+    .where(
+      and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id), isNotNull(webhooks.failingSince)),
+    )
+}
+
+/** Starts the endpoint's run of failures at `now` unless one is running; answers its start. */
+export async function markFailing(db: Handle, tenantId: string, id: string, now: Date) {
+  const rows = await db
+    .update(webhooks)
+    .set({
+      failingSince: sql`COALESCE(${webhooks.failingSince}, ${now.toISOString()}::timestamptz)`,
+    })
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .returning({ failingSince: webhooks.failingSince })
+  return rows[0]?.failingSince ?? null
+}
+
+/** Disables an enabled endpoint failing since `cutoff` or before; whether this call did. */
+export async function disableFailing(db: Handle, tenantId: string, id: string, cutoff: Date) {
+  const rows = await db
+    .update(webhooks)
+    .set({ enabled: false })
+    .where(
+      and(
+        eq(webhooks.tenantId, tenantId),
+        eq(webhooks.id, id),
+        eq(webhooks.enabled, true),
+        lte(webhooks.failingSince, cutoff),
+      ),
+    )
+    .returning({ id: webhooks.id })
+  return rows.length > 0
+}

@@ -1,0 +1,47 @@
+// Webhook signing secrets (CONTRACT §13): `whsec_` and the base64 of 32 random bytes, as
+// Standard Webhooks writes them; shown once, sealed under ENCRYPTION_KEYS and bound to
+// their row (and to which of the two slots they sit in) by the AAD.
+import { randomBytes } from 'node:crypto'
+import type { FieldCipher } from '../../lib/crypto.ts'
+
+export const SECRET_PREFIX = 'whsec_'
+
+export type SecretSlot = 'current' | 'previous'
+
+export function secretAad(tenantId: string, webhookId: string, slot: SecretSlot): string {
+  return `webhook-secret:${slot}:${tenantId}:${webhookId}`
+}
+
+export function newSecret(): string {
+  return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`
+}
+
+/** The key HMAC signs with: the secret's base64 part, decoded. */
+export function signingKey(secret: string): Buffer {
+  return Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
+}
+
+export function sealSecret(
+  cipher: FieldCipher,
+  tenantId: string,
+  webhookId: string,
+  slot: SecretSlot,
+  secret: string,
+): string {
+  return cipher.encrypt(secret, secretAad(tenantId, webhookId, slot))
+}
+
+/** The plaintext, or undefined when no listed key opens it. */
+export function openSecret(
+  cipher: FieldCipher,
+  tenantId: string,
+  webhookId: string,
+  slot: SecretSlot,
+  sealed: string,
+): string | undefined {
+  try {
+    return cipher.decrypt(sealed, secretAad(tenantId, webhookId, slot))
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,219 @@
+// The webhook delivery worker (CONTRACT §13), on every instance: claims due deliveries
+// (db/cross-tenant.ts claimDueDeliveries: FOR UPDATE SKIP LOCKED, next_attempt_at moved
+// ahead as a lease, so each is taken by one instance at a time and taken again only after
+// a crash), POSTs each under Standard Webhooks, and records the outcome. A failure is
+// retried on WEBHOOK_RETRY_SCHEDULE (or later, when the endpoint's Retry-After says so,
+// capped at 24 h), then Failed; an endpoint failing everything for 5 days is disabled.
+import { createHmac } from 'node:crypto'
+import { claimDueDeliveries } from '../../db/cross-tenant.ts'
+import type { Deps } from '../../deps.ts'
+import { egressPost } from '../../lib/egress.ts'
+import { SYSTEM_ACTOR } from '../audit/recorder.ts'
+import * as store from './queries.ts'
+import { openSecret, signingKey } from './secret.ts'
+
+type WorkerDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config'>
+
+export const ATTEMPT_TIMEOUT_MS = 10_000
+/** Longer than an attempt: a claimed delivery is not taken again while it runs. */
+export const LEASE_MS = 60_000
+export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
+export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
+
+/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` with the secret's decoded bytes. */
+export function sign(secret: string, id: string, timestamp: number, body: string): string {
+  const mac = createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`)
+  return `v1,${mac.digest('base64')}`
+}
+
+/** Retry-After (seconds or an HTTP date) as milliseconds from `now`, capped at 24 h. */
+export function retryAfterMs(value: string | string[] | undefined, now: Date): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value
+  if (!raw) return undefined
+  let ms: number
+  if (/^\d+$/.test(raw.trim())) ms = Number(raw.trim()) * 1000
+  else {
+    const at = Date.parse(raw)
+    if (Number.isNaN(at)) return undefined
+    ms = at - now.getTime()
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS)
+}
+
+export interface WorkerOptions {
+  /** How often to look for due deliveries. */
+  pollMs?: number
+  /** Attempts in flight at once, per instance. */
+  concurrency?: number
+}
+
+export class WebhookWorker {
+  private readonly deps: WorkerDeps
+  private readonly pollMs: number
+  private readonly concurrency: number
+  private readonly inFlight = new Set<Promise<void>>()
+  private timer: NodeJS.Timeout | undefined
+  private stopped = true
+  private ticking: Promise<void> | undefined
+  /** Told of errors the worker survives (logged by the app). */
+  onError: ((error: unknown) => void) | undefined
+
+  constructor(deps: WorkerDeps, options: WorkerOptions = {}) {
+    this.deps = deps
+    this.pollMs = options.pollMs ?? 1000
+    this.concurrency = options.concurrency ?? 8
+  }
+
+  start() {
+    if (!this.stopped) return
+    this.stopped = false
+    this.schedule()
+  }
+
+  private schedule() {
+    if (this.stopped) return
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick()
+        .then(
+          () => undefined,
+          (error) => this.onError?.(error),
+        )
+        .finally(() => this.schedule())
+    }, this.pollMs)
+    this.timer.unref()
+  }
+
+  /** Stops claiming; attempts in flight finish (or their lease lapses if the process dies). */
+  async stop() {
+    this.stopped = true
+    clearTimeout(this.timer)
+    await this.ticking
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  /** Claims what is due and free slots allow, and starts those attempts. */
+  async tick(): Promise<number> {
+    const free = this.concurrency - this.inFlight.size
+    if (free <= 0) return 0
+    const now = this.deps.clock.now()
+    const claimed = await claimDueDeliveries(
+      this.deps.db,
+      now,
+      new Date(now.getTime() + LEASE_MS),
+      free,
+    )
+    for (const { tenantId, id } of claimed) {
+      const attempt: Promise<void> = this.attempt(tenantId, id)
+        .catch((error) => this.onError?.(error))
+        .finally(() => this.inFlight.delete(attempt))
+      this.inFlight.add(attempt)
+    }
+    return claimed.length
+  }
+
+  /** Delivers everything due now, attempts awaited (tests, and a drain). */
+  async runOnce(): Promise<void> {
+    while ((await this.tick()) > 0) await Promise.allSettled([...this.inFlight])
+    await Promise.allSettled([...this.inFlight])
+  }
+
+  private async attempt(tenantId: string, id: string) {
+    const { deps } = this
+    const found = await store.findClaimed(deps.db, tenantId, id)
+    if (!found) return // its webhook was deleted meanwhile (with it)
+    const { delivery, webhook } = found
+    const now = deps.clock.now()
+    if (!webhook.enabled) {
+      await store.updateDelivery(deps.db, tenantId, id, {
+        status: 'Failed',
+        lastError: 'the endpoint is disabled',
+        nextAttemptAt: null,
+      })
+      return
+    }
+    const secrets = [openSecret(deps.cipher, tenantId, webhook.id, 'current', webhook.secretEnc)]
+    if (webhook.previousSecretEnc && webhook.previousUntil && webhook.previousUntil > now) {
+      secrets.push(
+        openSecret(deps.cipher, tenantId, webhook.id, 'previous', webhook.previousSecretEnc),
+      )
+    }
+    const body = JSON.stringify(delivery.payload)
+    const timestamp = Math.floor(now.getTime() / 1000)
+    const signatures = secrets
+      .filter((s): s is string => s !== undefined)
+      .map((s) => sign(s, delivery.id, timestamp, body))
+    let status: number | null = null
+    let error: string | null = null
+    let retryAfter: number | undefined
+    try {
+      const res = await egressPost(
+        webhook.url,
+        body,
+        {
+          'content-type': 'application/json',
+          'user-agent': 'tenant-auth-webhooks',
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signatures.join(' '),
+        },
+        { allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: ATTEMPT_TIMEOUT_MS },
+      )
+      status = res.status
+      if (status < 200 || status > 299) {
+        error =
+          status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`
+        retryAfter = retryAfterMs(res.headers['retry-after'], now)
+      }
+    } catch (caught) {
+      error = (caught as Error).message.slice(0, 500) || 'request failed'
+    }
+    if (error === null) {
+      await store.updateDelivery(deps.db, tenantId, id, {
+        status: 'Succeeded',
+        lastResponseStatus: status,
+        lastError: null,
+        nextAttemptAt: null,
+      })
+      if (webhook.failingSince) await store.clearFailing(deps.db, tenantId, webhook.id)
+      return
+    }
+    await this.failed(delivery, webhook, { status, error, retryAfter, now })
+  }
+
+  private async failed(
+    delivery: store.Delivery,
+    webhook: store.Webhook,
+    outcome: { status: number | null; error: string; retryAfter: number | undefined; now: Date },
+  ) {
+    const { deps } = this
+    const { tenantId } = delivery
+    const schedule = deps.config.webhookRetrySchedule
+    // attempts counts this one (the claim added it).
+    const wait = schedule[delivery.attempts - 1]
+    const last = wait === undefined
+    const delayMs = last ? 0 : Math.max(wait * 1000, outcome.retryAfter ?? 0)
+    await store.updateDelivery(deps.db, tenantId, delivery.id, {
+      status: last ? 'Failed' : 'Pending',
+      lastResponseStatus: outcome.status,
+      lastError: outcome.error,
+      nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
+    })
+    const since = await store.markFailing(deps.db, tenantId, webhook.id, outcome.now)
+    if (since && outcome.now.getTime() - since.getTime() >= DISABLE_AFTER_MS) {
+      await deps.db.transaction(async (tx) => {
+        const cutoff = new Date(outcome.now.getTime() - DISABLE_AFTER_MS)
+        if (!(await store.disableFailing(tx, tenantId, webhook.id, cutoff))) return
+        await deps.audit.record(tx, tenantId, SYSTEM_ACTOR, [
+          {
+            action: 'WebhookDisabled',
+            metadata: {
+              webhookId: webhook.id,
+              url: webhook.url,
+              failingSince: since.toISOString(),
+            },
+          },
+        ])
+      })
+    }
+  }
+}
