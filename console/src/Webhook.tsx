@@ -51,9 +51,12 @@ export function WebhookPage({ id }: { id: string }) {
     queryKey: key,
     queryFn: async () => (await session.api.getWebhook({ path: { id } })).webhook,
   })
+  // A change is an audit event the endpoint may receive: its deliveries load again too.
+  const deliveries = () => queries.invalidateQueries({ queryKey: [...key, 'deliveries'] })
   const saved = (updated: { webhook: Webhook }) => {
     queries.setQueryData(key, updated.webhook)
     void queries.invalidateQueries({ queryKey: ['webhooks'], exact: true })
+    void deliveries()
   }
   const update = useMutation({
     mutationFn: (body: Record<string, unknown>) =>
@@ -67,7 +70,10 @@ export function WebhookPage({ id }: { id: string }) {
   })
   const rotate = useMutation({
     mutationFn: () => session.api.rotateWebhookSecret({ path: { id } }),
-    onSuccess: (rotated) => setSecret(rotated.secret),
+    onSuccess: (rotated) => {
+      setSecret(rotated.secret)
+      void deliveries()
+    },
   })
   const remove = useMutation({
     mutationFn: () => session.api.deleteWebhook({ path: { id } }),

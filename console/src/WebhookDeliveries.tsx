@@ -78,16 +78,18 @@ export function Deliveries({ id, enabled }: { id: string; enabled: boolean }) {
           <tbody>
             {list.items.map((d) => (
               <tr key={d.id}>
-                <td>{d.eventType}</td>
-                <td>
+                <td data-label="Event">{d.eventType}</td>
+                <td data-label="Status">
                   <span className={`delivery-${d.status.toLowerCase()}`}>{d.status}</span>
                 </td>
-                <td>{d.attempts}</td>
-                <td>{d.lastResponseStatus ?? '—'}</td>
-                <td className="last-error">{d.lastError ?? '—'}</td>
-                <td>{formatDate(d.nextAttemptAt)}</td>
-                <td>{formatDate(d.createdAt)}</td>
-                <td>
+                <td data-label="Attempts">{d.attempts}</td>
+                <td data-label="Response">{d.lastResponseStatus ?? '—'}</td>
+                <td className="last-error" data-label="Last error">
+                  {d.lastError ?? '—'}
+                </td>
+                <td data-label="Next attempt">{formatDate(d.nextAttemptAt)}</td>
+                <td data-label="Created">{formatDate(d.createdAt)}</td>
+                <td className="delivery-actions">
                   <button
                     type="button"
                     disabled={retry.isPending && retry.variables === d.id}

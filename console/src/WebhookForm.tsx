@@ -69,7 +69,7 @@ export function WebhookForm(props: {
   const id = initial ? `hook-${initial.id}` : 'new-hook'
   const eventErrors = errors.of('events')
   return (
-    <form className="settings" onSubmit={submit} noValidate>
+    <form className="settings hook-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
       <label htmlFor={`${id}-url`}>Endpoint URL</label>
       <p className="hint" id={`${id}-url-hint`}>

@@ -32,7 +32,7 @@ function WebhookList() {
   })
   return (
     <>
-      <p className="hint">
+      <p className="hint intro">
         Endpoints that receive the workspace's audit events as signed HTTP POSTs (Standard
         Webhooks); a delivery that is not answered with a 2xx is retried on a schedule.
       </p>
