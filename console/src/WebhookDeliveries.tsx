@@ -56,6 +56,7 @@ export function Deliveries({ id, enabled }: { id: string; enabled: boolean }) {
         </button>
       </div>
       {test.isSuccess && <p role="status">A WebhookTest event is queued for this endpoint.</p>}
+      {retry.isSuccess && <p role="status">The delivery is queued to be sent again now.</p>}
       <ErrorText error={list.error ?? test.error ?? retry.error} />
       {!list.loading && !list.error && list.items.length === 0 && <p>No deliveries yet.</p>}
       {list.items.length > 0 && (

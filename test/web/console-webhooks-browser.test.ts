@@ -219,6 +219,7 @@ test('console webhooks: bad fields shown where the API names them and nothing ch
 
     // Retry: sent again now, with the same webhook-id; the receiver takes it.
     await testRow.getByRole('button', { name: /^Retry/ }).click()
+    await page.getByText('The delivery is queued to be sent again now.').waitFor()
     await worker.runOnce()
     await testRow.getByText('Succeeded').waitFor()
     assert.equal(await testRow.getByRole('cell', { name: '2', exact: true }).count(), 1)
