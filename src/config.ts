@@ -11,6 +11,7 @@ import {
 } from './lib/jwt.ts'
 import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
 import { loadDevOidcKeys, parseOidcSigningKeys } from './lib/oidc-keys.ts'
+import type { PoolMode } from './db/client.ts'
 import { defaultHashConcurrency } from './lib/passwords.ts'
 import { loadDevKeys } from './lib/pem-keys.ts'
 
@@ -26,7 +27,15 @@ export interface Config {
   /** `postgres://…`, `memory://`, or undefined for PGlite in `dataDir`. */
   databaseUrl: string | undefined
   dataDir: string
+  /** DATABASE_POOL_MODE (CONTRACT §15): `transaction` behind a PgBouncer in transaction mode. */
+  databasePoolMode: PoolMode
   redisUrl: string | undefined
+  /**
+   * REDIS_SENTINELS and REDIS_SENTINEL_MASTER (CONTRACT §15): Redis found through Sentinel,
+   * which names the master and follows its failover. Empty when REDIS_URL (or nothing) is used.
+   */
+  redisSentinels: RedisSentinel[]
+  redisSentinelMaster: string | undefined
   jwtSecret: string
   jwtPreviousSecrets: string[]
   /** The access-token algorithm (CONTRACT §10): HS256 uses the secrets, the others the keys. */
@@ -83,6 +92,11 @@ export interface Config {
   hashQueueLimit: number
 }
 
+export interface RedisSentinel {
+  host: string
+  port: number
+}
+
 export interface IdpConfig {
   issuer: string | undefined
   authorizationUrl: string | undefined
@@ -111,9 +125,21 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl && !/^(postgres|postgresql|memory):\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL: must start with postgres://, postgresql:// or memory://')
   }
+  const databasePoolMode = parsePoolMode(env.DATABASE_POOL_MODE, problems)
   const redisUrl = emptyToUndefined(env.REDIS_URL)
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL: must start with redis:// or rediss://')
+  }
+  const redisSentinels = parseSentinels(env.REDIS_SENTINELS, problems)
+  const redisSentinelMaster = emptyToUndefined(env.REDIS_SENTINEL_MASTER)
+  if (redisSentinels.length > 0 && redisUrl) {
+    problems.push('REDIS_URL: leave it unset when REDIS_SENTINELS is set')
+  }
+  if (redisSentinels.length > 0 && !redisSentinelMaster) {
+    problems.push('REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the monitored name)')
+  }
+  if (redisSentinelMaster && redisSentinels.length === 0) {
+    problems.push('REDIS_SENTINELS: required with REDIS_SENTINEL_MASTER (host:port,…)')
   }
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '')
   if (!isHttpUrl(publicUrl)) problems.push('PUBLIC_URL: must be an http(s) URL')
@@ -227,7 +253,10 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     databaseUrl,
     dataDir,
+    databasePoolMode,
     redisUrl,
+    redisSentinels,
+    redisSentinelMaster,
     jwtSecret,
     jwtPreviousSecrets,
     jwtAlg,
@@ -397,6 +426,28 @@ function loadDevSecrets(dataDir: string): DevSecrets {
   }
   devSecretsCache = { dir: dataDir, secrets }
   return secrets
+}
+
+function parsePoolMode(raw: string | undefined, problems: string[]): PoolMode {
+  if (raw === undefined || raw === '' || raw === 'session') return 'session'
+  if (raw === 'transaction') return 'transaction'
+  problems.push('DATABASE_POOL_MODE: must be session or transaction')
+  return 'session'
+}
+
+/** REDIS_SENTINELS: `host:port` entries, comma separated (IPv6 hosts in brackets). */
+function parseSentinels(raw: string | undefined, problems: string[]): RedisSentinel[] {
+  const sentinels: RedisSentinel[] = []
+  for (const entry of splitList(raw)) {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry)
+    const port = Number(match?.[2])
+    if (!match || port < 1 || port > 65535) {
+      problems.push('REDIS_SENTINELS: expected host:port, comma separated')
+      return []
+    }
+    sentinels.push({ host: match[1].replace(/^\[|\]$/g, ''), port })
+  }
+  return sentinels
 }
 
 function parsePort(raw: string | undefined, problems: string[]): number {
