@@ -32,6 +32,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
+/** Runs `fn` (synchronous) however this process ends: for what a harness starts itself. */
+export function onExit(fn: () => void): () => void {
+  lastResorts.add(fn)
+  return () => lastResorts.delete(fn)
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer().listen(0, '127.0.0.1', () => {
@@ -183,8 +189,12 @@ export class RedisServer {
     this.port = port
   }
 
-  static async create(): Promise<RedisServer> {
+  /** `extra`: more redis-server arguments, e.g. `['--replicaof', host, port]`. */
+  private extra: string[] = []
+
+  static async create(extra: string[] = []): Promise<RedisServer> {
     const redis = new RedisServer(await freePort())
+    redis.extra = extra
     lastResorts.add(() => redis.child?.kill('SIGKILL'))
     await redis.start()
     return redis
@@ -196,7 +206,7 @@ export class RedisServer {
 
   async start(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '']
-    args.push('--appendonly', 'no', '--daemonize', 'no', '--dir', tmpdir())
+    args.push('--appendonly', 'no', '--daemonize', 'no', '--dir', tmpdir(), ...this.extra)
     const child = spawn('redis-server', args, { stdio: 'ignore' })
     this.child = child
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()))
