@@ -138,7 +138,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisSentinels.length > 0 && !redisSentinelMaster) {
     problems.push('REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the monitored name)')
   }
-  if (redisSentinelMaster && redisSentinels.length === 0) {
+  if (redisSentinelMaster && !env.REDIS_SENTINELS) {
     problems.push('REDIS_SENTINELS: required with REDIS_SENTINEL_MASTER (host:port,…)')
   }
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '')
