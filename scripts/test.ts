@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEMPLATE_ENV, writeTemplate } from '../test/pglite-template.ts'
 
-// The fault suite starts and kills its own PostgreSQL and Redis: `npm run test:faults`.
+// The fault suite starts and kills its own PostgreSQL and Redis (`npm run test:faults`), the
+// topology suite its own deployment at scale (`npm run test:topology`).
 const files = [
   ...globSync('src/**/*.test.ts'),
-  ...globSync('test/**/*.test.ts', { exclude: ['test/faults/**'] }),
+  ...globSync('test/**/*.test.ts', { exclude: ['test/faults/**', 'test/topology/**'] }),
   ...globSync('sdk/test/**/*.test.ts'),
 ].sort()
 const only = process.argv.slice(2)

@@ -157,7 +157,12 @@ export class Sentinel {
     this.proc = proc
   }
 
-  static async start(options: { masterPort: number; quorum: number; downAfterMs: number }) {
+  static async start(options: {
+    masterPort: number
+    quorum: number
+    downAfterMs: number
+    failoverTimeoutMs: number
+  }) {
     const dir = scratchDir('topology-sentinel-')
     const port = await freePort()
     const conf = join(dir, 'sentinel.conf')
@@ -171,6 +176,7 @@ export class Sentinel {
         REDIS_MASTER_PORT: options.masterPort,
         SENTINEL_QUORUM: options.quorum,
         SENTINEL_DOWN_AFTER_MS: options.downAfterMs,
+        SENTINEL_FAILOVER_TIMEOUT_MS: options.failoverTimeoutMs,
       }),
     )
     const proc = new Child('redis-sentinel', [conf])
