@@ -3,6 +3,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import type { PoolMode } from './db/client.ts'
 import {
   type AsymmetricAlgorithm,
   JWT_ALGORITHMS,
@@ -11,7 +12,6 @@ import {
 } from './lib/jwt.ts'
 import { DEFAULT_LIMITS, type Limits, parseLimit } from './lib/limits.ts'
 import { loadDevOidcKeys, parseOidcSigningKeys } from './lib/oidc-keys.ts'
-import type { PoolMode } from './db/client.ts'
 import { defaultHashConcurrency } from './lib/passwords.ts'
 import { loadDevKeys } from './lib/pem-keys.ts'
 
