@@ -29,8 +29,14 @@ class Child {
   private log = ''
   private readonly forget: () => void
 
-  constructor(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
-    this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
+  /**
+   * `quiet`: the output is not kept (the process logs to a file). A pipe nobody reads
+   * blocks its writer once full: the test runner's parent waits in spawnSync and reads
+   * nothing, so a PgBouncer there must not write to one.
+   */
+  constructor(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, quiet = false) {
+    const stdio = quiet ? 'ignore' : 'pipe'
+    this.child = spawn(cmd, args, { stdio: ['ignore', stdio, stdio], env })
     this.forget = onExit(() => this.child.kill('SIGKILL'))
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()))
     const keep = (d: Buffer) => {
@@ -123,7 +129,7 @@ export class PgBouncer {
     writeFileSync(userlist, renderTemplate('userlist.txt', vars))
     giveToPostgres(dir, [ini, userlist])
     const args = asRoot ? ['-u', 'postgres', ini] : [ini]
-    const proc = new Child('/usr/sbin/pgbouncer', args)
+    const proc = new Child('/usr/sbin/pgbouncer', args, process.env, true)
     await waitForPort(port, 'pgbouncer', proc)
     return new PgBouncer(port, options.user, password, proc, dir)
   }
