@@ -11,6 +11,8 @@
 //      10 s (the revocation channel subscribed and the limits counting on the new master),
 //      /ready answers 200 all along, and the rules of step 1 hold again.
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import {
   call,
@@ -151,6 +153,61 @@ test('CONTRACT §4 across three instances: revocation, refresh reuse, a shared l
     'refresh reuse': 'caught across instances',
     'login failure budget': `${LOGIN_FAILURES} over three instances`,
   })
+})
+
+test('webhooks with a worker on each of three instances: every event delivered once', {
+  skip: SKIP,
+}, async () => {
+  const received: string[] = []
+  const receiver = createServer((req, res) => {
+    received.push(String(req.headers['webhook-id']))
+    req.resume()
+    req.on('end', () => res.writeHead(204).end())
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  try {
+    const { port } = receiver.address() as AddressInfo
+    const created = await callSure(world.haproxy.base, 'POST', `/v1/${tenant.slug}/webhooks`, {
+      token: tenant.adminToken,
+      body: { url: `http://127.0.0.1:${port}/hook`, events: ['*'] },
+    })
+    expectStatus(created, 200, 'webhook creation')
+    const webhookId = created.body.webhook.id
+    // Events written through HAProxy, so by all three instances.
+    await inBatches(Array.from({ length: 12 }), 4, () => signup(world.haproxy.base, tenant.slug))
+    const deliveries = async () =>
+      query(
+        world.pg.url,
+        `SELECT id, status FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2`,
+        [tenant.tenantId, webhookId],
+      )
+    const settled = await until(
+      async () => {
+        const rows = await deliveries()
+        return rows.length >= 24 && rows.every((r) => r.status !== 'Pending')
+      },
+      30_000,
+      250,
+    )
+    assert.ok(settled, 'every delivery left the outbox')
+    const rows = await deliveries()
+    const ids = rows.map((r) => r.id as string).sort()
+    assert.deepEqual([...received].sort(), ids, 'each delivery arrived once, none twice')
+    report('webhooks over three workers', { deliveries: ids.length, 'received twice': 0 })
+    // The later steps' load is not for this receiver.
+    const off = await callSure(
+      world.haproxy.base,
+      'PATCH',
+      `/v1/${tenant.slug}/webhooks/${webhookId}`,
+      {
+        token: tenant.adminToken,
+        body: { enabled: false },
+      },
+    )
+    expectStatus(off, 200, 'webhook disabled')
+  } finally {
+    receiver.close()
+  }
 })
 
 interface Chain {

@@ -95,6 +95,9 @@ export class Topology {
           DATA_DIR: join(this.scratch, `data-${port}`),
           // The load's X-Forwarded-For stands for an outer proxy, HAProxy appends its own.
           TRUST_PROXY: '2',
+          // Every instance runs the webhook worker; the receiver is on 127.0.0.1.
+          WEBHOOK_WORKER: 'true',
+          WEBHOOK_ALLOW_PRIVATE: 'true',
           ...secrets,
           ...BUDGETS,
         }),
