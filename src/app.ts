@@ -6,6 +6,7 @@ import type { Config } from './config.ts'
 import { type Database, openDatabase } from './db/client.ts'
 import { countEmailConflicts } from './db/cross-tenant.ts'
 import { loggableError } from './db/errors.ts'
+import { primaryOnly, ReadReplica } from './db/replica.ts'
 import type { Deps } from './deps.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { FieldCipher } from './lib/crypto.ts'
@@ -132,6 +133,15 @@ export async function buildApp(
   const clock = options.clock ?? systemClock
   // Leaf services first, then those built on them: each is handed what it uses.
   const db = database.db
+  const reads = config.databaseReadUrl
+    ? new ReadReplica({
+        url: config.databaseReadUrl,
+        primary: db,
+        maxLagMs: config.databaseReadMaxLagMs,
+        poolMode: config.databasePoolMode,
+      })
+    : primaryOnly(db)
+  if (reads instanceof ReadReplica) await reads.start()
   const limits = new RateLimits(config.limits, redis)
   const tokens = new AccessTokens({
     keys:
@@ -147,6 +157,7 @@ export async function buildApp(
     config,
     database,
     db,
+    reads,
     redis,
     clock,
     tokens,
@@ -191,6 +202,7 @@ export async function buildApp(
     await deps.revocations.stop()
     await deps.mailer.drain()
     redis?.disconnect()
+    await reads.stop()
     if (!options.database) await database.close()
   })
   return { app, deps }

@@ -27,6 +27,10 @@ export interface Config {
   /** `postgres://…`, `memory://`, or undefined for PGlite in `dataDir`. */
   databaseUrl: string | undefined
   dataDir: string
+  /** DATABASE_READ_URL (CONTRACT §15): a streaming replica for the reads that may lag. */
+  databaseReadUrl: string | undefined
+  /** DATABASE_READ_MAX_LAG_MS: a replica further behind than this is bypassed. */
+  databaseReadMaxLagMs: number
   /** DATABASE_POOL_MODE (CONTRACT §15): `transaction` behind a PgBouncer in transaction mode. */
   databasePoolMode: PoolMode
   redisUrl: string | undefined
@@ -126,6 +130,19 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('DATABASE_URL: must start with postgres://, postgresql:// or memory://')
   }
   const databasePoolMode = parsePoolMode(env.DATABASE_POOL_MODE, problems)
+  const databaseReadUrl = emptyToUndefined(env.DATABASE_READ_URL)
+  if (databaseReadUrl && !/^postgres(ql)?:\/\//.test(databaseReadUrl)) {
+    problems.push('DATABASE_READ_URL: must start with postgres:// or postgresql://')
+  }
+  if (databaseReadUrl && !databaseUrl?.startsWith('postgres')) {
+    problems.push('DATABASE_READ_URL: needs a PostgreSQL DATABASE_URL (the primary)')
+  }
+  const databaseReadMaxLagMs = parseIntVar(
+    'DATABASE_READ_MAX_LAG_MS',
+    env.DATABASE_READ_MAX_LAG_MS,
+    1000,
+    problems,
+  )
   const redisUrl = emptyToUndefined(env.REDIS_URL)
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL: must start with redis:// or rediss://')
@@ -254,6 +271,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir,
     databasePoolMode,
+    databaseReadUrl,
+    databaseReadMaxLagMs,
     redisUrl,
     redisSentinels,
     redisSentinelMaster,

@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import type { Database, Db } from './db/client.ts'
+import type { ReadRouter } from './db/replica.ts'
 import type { Clock } from './lib/clock.ts'
 import type { FieldCipher } from './lib/crypto.ts'
 import type { AccessTokens } from './lib/jwt.ts'
@@ -20,6 +21,8 @@ export interface Deps {
   config: Config
   database: Database
   db: Db
+  /** The handle for reads that may lag: a streaming replica, else the primary (CONTRACT §15). */
+  reads: ReadRouter
   redis: Redis | undefined
   clock: Clock
   tokens: AccessTokens

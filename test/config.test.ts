@@ -371,3 +371,33 @@ test('Sentinel settings that cannot work stop the start, one line each', () => {
     ['REDIS_SENTINELS: expected host:port, comma separated'],
   )
 })
+
+test('DATABASE_READ_URL: a PostgreSQL replica beside a PostgreSQL primary; the lag budget 1000 ms', () => {
+  const dir = tmp()
+  const none = loadConfig({ DATA_DIR: dir })
+  assert.equal(none.databaseReadUrl, undefined)
+  assert.equal(none.databaseReadMaxLagMs, 1000)
+  const config = loadConfig({
+    DATA_DIR: dir,
+    DATABASE_URL: 'postgres://db-primary/auth',
+    DATABASE_READ_URL: 'postgres://db-replica/auth',
+    DATABASE_READ_MAX_LAG_MS: '250',
+  })
+  assert.equal(config.databaseReadUrl, 'postgres://db-replica/auth')
+  assert.equal(config.databaseReadMaxLagMs, 250)
+  assert.deepEqual(problems({ DATA_DIR: dir, DATABASE_READ_URL: 'postgres://db-replica/auth' }), [
+    'DATABASE_READ_URL: needs a PostgreSQL DATABASE_URL (the primary)',
+  ])
+  assert.deepEqual(
+    problems({
+      DATA_DIR: dir,
+      DATABASE_URL: 'postgres://db-primary/auth',
+      DATABASE_READ_URL: 'mysql://db-replica/auth',
+      DATABASE_READ_MAX_LAG_MS: 'soon',
+    }),
+    [
+      'DATABASE_READ_URL: must start with postgres:// or postgresql://',
+      'DATABASE_READ_MAX_LAG_MS: must be a non-negative integer',
+    ],
+  )
+})

@@ -43,6 +43,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     dataDir: '/tmp/tenant-auth-test',
     databasePoolMode: process.env.DATABASE_POOL_MODE === 'transaction' ? 'transaction' : 'session',
     redisUrl: process.env.REDIS_URL || undefined,
+    databaseReadUrl: undefined,
+    databaseReadMaxLagMs: 1000,
     redisSentinels: [],
     redisSentinelMaster: undefined,
     jwtSecret: TEST_JWT_SECRET,

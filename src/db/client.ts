@@ -161,10 +161,15 @@ class UnnamedStatementClient extends pg.Client {
   }
 }
 
+/** The pool's client class for a pool mode. */
+export function poolClient(poolMode: PoolMode): typeof pg.Client {
+  return poolMode === 'transaction' ? UnnamedStatementClient : pg.Client
+}
+
 function openPostgres(url: string, poolMode: PoolMode): Database {
   const pool = new GuardedPool({
     connectionString: url,
-    Client: poolMode === 'transaction' ? UnnamedStatementClient : pg.Client,
+    Client: poolClient(poolMode),
     max: 10,
     // While PostgreSQL is down or restarting, a request waits at most this long for a
     // connection, then answers 503: well inside the 30 s request timeout (CONTRACT §8).

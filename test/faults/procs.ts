@@ -95,6 +95,22 @@ export class PgCluster {
     return cluster
   }
 
+  /** A streaming replica of `primary` (pg_basebackup -R), started on a port of its own. */
+  static async replicaOf(primary: PgCluster): Promise<PgCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'faults-pg-replica-'))
+    const cluster = new PgCluster(dir, await freePort())
+    lastResorts.add(cluster.destroySync)
+    if (process.getuid?.() === 0) {
+      const uid = Number(spawnSync('id', ['-u', 'postgres']).stdout.toString())
+      const gid = Number(spawnSync('id', ['-g', 'postgres']).stdout.toString())
+      chownSync(dir, uid, gid)
+    }
+    const source = ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres']
+    await cluster.pg('pg_basebackup', [...source, '-D', dir, '-R', '-X', 'stream', '--no-sync'])
+    await cluster.start()
+    return cluster
+  }
+
   get url(): string {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`
   }

@@ -1492,6 +1492,8 @@ export interface components {
       checks: {
         database: 'ok' | 'failing'
         redis: 'ok' | 'failing' | 'disabled'
+        /** @description The read replica (DATABASE_READ_URL): `lagging` past DATABASE_READ_MAX_LAG_MS, `down` unreachable; either way the primary serves its reads, and readiness never fails for it. */
+        replica: 'ok' | 'lagging' | 'down' | 'disabled'
       }
     }
     /** @description The tenant's record and settings. */

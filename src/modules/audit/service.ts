@@ -48,8 +48,14 @@ export async function auditPageQuery(db: Handle, tenantId: string, query: AuditQ
   }
 }
 
-export async function listAuditPage(deps: Pick<Deps, 'db'>, tenantId: string, query: AuditQuery) {
-  const { statement, until } = await auditPageQuery(deps.db, tenantId, query)
+export async function listAuditPage(
+  deps: Pick<Deps, 'reads'>,
+  tenantId: string,
+  query: AuditQuery,
+) {
+  // A read that may lag: the replica serves it when it holds every write made so far.
+  const db = await deps.reads.handle()
+  const { statement, until } = await auditPageQuery(db, tenantId, query)
   const rows = await statement
   const { limit } = query
   const page = rows.slice(0, limit)
@@ -57,7 +63,7 @@ export async function listAuditPage(deps: Pick<Deps, 'db'>, tenantId: string, qu
   let nextCursor: string | null = null
   if (rows.length > limit && last) nextCursor = encodeCursor(last.id)
   else if (until) nextCursor = encodeCursor(until.id)
-  const emails = await emailsOf(deps.db, tenantId, page)
+  const emails = await emailsOf(db, tenantId, page)
   return { items: page.map((e) => presentAuditEvent(e, emails)), nextCursor }
 }
 
@@ -77,18 +83,19 @@ export const exportProbe: {
  * generator, which reads no further page.
  */
 export async function* exportAuditEvents(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'reads'>,
   tenantId: string,
   filter: store.ExportFilter,
 ): AsyncGenerator<string> {
+  const db = await deps.reads.handle()
   let after: store.WindowEnd | undefined
   let completed = false
   try {
     for (;;) {
-      const rows = await store.exportPage(deps.db, tenantId, filter, after, EXPORT_PAGE)
+      const rows = await store.exportPage(db, tenantId, filter, after, EXPORT_PAGE)
       exportProbe.onPage?.(tenantId, rows.length)
       if (rows.length === 0) break
-      const emails = await emailsOf(deps.db, tenantId, rows)
+      const emails = await emailsOf(db, tenantId, rows)
       let chunk = ''
       for (const row of rows) chunk += `${JSON.stringify(presentAuditEvent(row, emails))}\n`
       yield chunk

@@ -15,6 +15,18 @@ const ReadinessComponent = Type.Object(
     checks: Type.Object({
       database: Type.Union([Type.Literal('ok'), Type.Literal('failing')]),
       redis: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('disabled')]),
+      replica: Type.Union(
+        [
+          Type.Literal('ok'),
+          Type.Literal('lagging'),
+          Type.Literal('down'),
+          Type.Literal('disabled'),
+        ],
+        {
+          description:
+            'The read replica (DATABASE_READ_URL): `lagging` past DATABASE_READ_MAX_LAG_MS, `down` unreachable; either way the primary serves its reads, and readiness never fails for it.',
+        },
+      ),
     }),
   },
   { $id: 'Readiness', description: 'Whether the database (and Redis) answer.' },
