@@ -4,7 +4,9 @@ import { openDatabase } from '../src/db/client.ts'
 
 try {
   const config = loadConfig(process.env)
-  const database = await openDatabase(config.databaseUrl, config.dataDir)
+  const database = await openDatabase(config.databaseUrl, config.dataDir, {
+    poolMode: config.databasePoolMode,
+  })
   await database.migrate()
   await database.close()
   console.log('migrations applied')

@@ -27,7 +27,9 @@ const DAY_MS = 24 * 60 * 60 * 1000
 
 try {
   const config = loadConfig(process.env)
-  const database = await openDatabase(config.databaseUrl, config.dataDir)
+  const database = await openDatabase(config.databaseUrl, config.dataDir, {
+    poolMode: config.databasePoolMode,
+  })
   try {
     await database.migrate()
     const count = await purgeUsers({

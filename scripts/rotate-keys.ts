@@ -49,7 +49,9 @@ export async function rotateKeys(
 async function main(): Promise<number> {
   const config = loadConfig(process.env)
   const cipher = new FieldCipher(config.encryptionKeys)
-  const database = await openDatabase(config.databaseUrl, config.dataDir)
+  const database = await openDatabase(config.databaseUrl, config.dataDir, {
+    poolMode: config.databasePoolMode,
+  })
   try {
     let ok = true
     for (const { name, report } of await rotateKeys(database, cipher)) {

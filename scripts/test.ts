@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TEMPLATE_ENV, writeTemplate } from '../test/pglite-template.ts'
 
-// The fault suite starts and kills its own PostgreSQL and Redis: `npm run test:faults`.
+// The fault suite starts and kills its own PostgreSQL and Redis (`npm run test:faults`), the
+// topology suite its own deployment at scale (`npm run test:topology`).
 const files = [
   ...globSync('src/**/*.test.ts'),
-  ...globSync('test/**/*.test.ts', { exclude: ['test/faults/**'] }),
+  ...globSync('test/**/*.test.ts', { exclude: ['test/faults/**', 'test/topology/**'] }),
   ...globSync('sdk/test/**/*.test.ts'),
 ].sort()
 const only = process.argv.slice(2)
@@ -34,6 +35,10 @@ env.NODE_COMPILE_CACHE ??= join('node_modules', '.cache', 'node-compile-cache')
 // deliver other tests' events. A test that wants delivery starts a worker itself.
 env.WEBHOOK_WORKER ??= 'false'
 const scratch = mkdtempSync(join(tmpdir(), 'tenant-auth-test-'))
+// TEST_PGBOUNCER=1 (with a postgres:// DATABASE_URL): every test's database traffic goes
+// through a real PgBouncer in transaction mode (deploy/pgbouncer.ini) in front of that
+// server, and the service runs with DATABASE_POOL_MODE=transaction (CONTRACT §15).
+const bouncer = env.TEST_PGBOUNCER === '1' ? await startPgBouncer(env) : undefined
 try {
   if (!env.DATABASE_URL) {
     // On the embedded database, migrate once and let every test server copy the result.
@@ -43,5 +48,23 @@ try {
   const result = spawnSync(process.execPath, args, { stdio: 'inherit', env })
   process.exitCode = result.status ?? 1
 } finally {
+  await bouncer?.stop()
   rmSync(scratch, { recursive: true, force: true })
+}
+
+async function startPgBouncer(env: NodeJS.ProcessEnv) {
+  const { PgBouncer } = await import('../test/topology/stack.ts')
+  if (!env.DATABASE_URL?.startsWith('postgres')) {
+    throw new Error('TEST_PGBOUNCER=1 needs a postgres:// DATABASE_URL to stand in front of')
+  }
+  const target = new URL(env.DATABASE_URL)
+  const started = await PgBouncer.start({
+    pgHost: target.hostname,
+    pgPort: Number(target.port || 5432),
+    user: decodeURIComponent(target.username || 'postgres'),
+  })
+  env.DATABASE_URL = started.url(target.pathname.slice(1))
+  env.DATABASE_POOL_MODE = 'transaction'
+  console.log(`tests through PgBouncer (transaction mode) on port ${started.port}`)
+  return started
 }

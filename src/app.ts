@@ -15,7 +15,7 @@ import { AccessTokens } from './lib/jwt.ts'
 import { Mailer } from './lib/mailer.ts'
 import { configureHashing, warmPasswords } from './lib/passwords.ts'
 import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
-import { connectRedis } from './lib/redis.ts'
+import { connectRedis, type RedisTarget } from './lib/redis.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
@@ -111,7 +111,11 @@ export async function buildApp(
     () => undefined,
     (error: unknown) => error,
   )
-  const database = options.database ?? (await openDatabase(config.databaseUrl, config.dataDir))
+  const database =
+    options.database ??
+    (await openDatabase(config.databaseUrl, config.dataDir, {
+      poolMode: config.databasePoolMode,
+    }))
   if (options.migrate !== false) await database.migrate()
   const conflicts = await countEmailConflicts(database.db)
   if (conflicts > 0) {
@@ -120,14 +124,22 @@ export async function buildApp(
       'accounts share an email address once normalised to NFC; they were not merged (table email_conflicts, README: Upgrading)',
     )
   }
-  const reads =
-    config.databaseReadUrl && database.kind === 'postgres'
-      ? await ReplicaRouting.open(database.db, config.databaseReadUrl, config.databaseReadMaxLagMs)
-      : primaryOnly(database.db)
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, app.log) : undefined
+  const redisTarget: RedisTarget | undefined = config.redisUrl
+    ? { url: config.redisUrl }
+    : config.redisSentinelMaster
+      ? { sentinels: config.redisSentinels, master: config.redisSentinelMaster }
+      : undefined
+  const redis = redisTarget ? await connectRedis(redisTarget, app.log) : undefined
   const clock = options.clock ?? systemClock
   // Leaf services first, then those built on them: each is handed what it uses.
   const db = database.db
+  const reads =
+    config.databaseReadUrl && database.kind === 'postgres'
+      ? await ReplicaRouting.open(db, config.databaseReadUrl, {
+          maxLagMs: config.databaseReadMaxLagMs,
+          poolMode: config.databasePoolMode,
+        })
+      : primaryOnly(db)
   const limits = new RateLimits(config.limits, redis)
   const tokens = new AccessTokens({
     keys:

@@ -3,6 +3,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import type { PoolMode } from './db/client.ts'
 import {
   type AsymmetricAlgorithm,
   JWT_ALGORITHMS,
@@ -26,14 +27,19 @@ export interface Config {
   /** `postgres://…`, `memory://`, or undefined for PGlite in `dataDir`. */
   databaseUrl: string | undefined
   dataDir: string
-  /**
-   * DATABASE_READ_URL: a streaming replica of DATABASE_URL for the reads that may be served
-   * from it (CONTRACT §15, db/replica.ts). Unset: every read goes to the primary.
-   */
+  /** DATABASE_READ_URL (CONTRACT §15): a streaming replica for the reads that may lag. */
   databaseReadUrl: string | undefined
-  /** DATABASE_READ_MAX_LAG_MS: a replica further behind than this serves no read. */
+  /** DATABASE_READ_MAX_LAG_MS: a replica further behind than this is bypassed. */
   databaseReadMaxLagMs: number
+  /** DATABASE_POOL_MODE (CONTRACT §15): `transaction` behind a PgBouncer in transaction mode. */
+  databasePoolMode: PoolMode
   redisUrl: string | undefined
+  /**
+   * REDIS_SENTINELS and REDIS_SENTINEL_MASTER (CONTRACT §15): Redis found through Sentinel,
+   * which names the master and follows its failover. Empty when REDIS_URL (or nothing) is used.
+   */
+  redisSentinels: RedisSentinel[]
+  redisSentinelMaster: string | undefined
   jwtSecret: string
   jwtPreviousSecrets: string[]
   /** The access-token algorithm (CONTRACT §10): HS256 uses the secrets, the others the keys. */
@@ -90,6 +96,11 @@ export interface Config {
   hashQueueLimit: number
 }
 
+export interface RedisSentinel {
+  host: string
+  port: number
+}
+
 export interface IdpConfig {
   issuer: string | undefined
   authorizationUrl: string | undefined
@@ -118,12 +129,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl && !/^(postgres|postgresql|memory):\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL: must start with postgres://, postgresql:// or memory://')
   }
+  const databasePoolMode = parsePoolMode(env.DATABASE_POOL_MODE, problems)
   const databaseReadUrl = emptyToUndefined(env.DATABASE_READ_URL)
   if (databaseReadUrl && !/^postgres(ql)?:\/\//.test(databaseReadUrl)) {
     problems.push('DATABASE_READ_URL: must start with postgres:// or postgresql://')
   }
   if (databaseReadUrl && !databaseUrl?.startsWith('postgres')) {
-    problems.push('DATABASE_READ_URL: needs DATABASE_URL on PostgreSQL (the replica of it)')
+    problems.push('DATABASE_READ_URL: needs a PostgreSQL DATABASE_URL (the primary)')
   }
   const databaseReadMaxLagMs = parseIntVar(
     'DATABASE_READ_MAX_LAG_MS',
@@ -134,6 +146,17 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = emptyToUndefined(env.REDIS_URL)
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL: must start with redis:// or rediss://')
+  }
+  const redisSentinels = parseSentinels(env.REDIS_SENTINELS, problems)
+  const redisSentinelMaster = emptyToUndefined(env.REDIS_SENTINEL_MASTER)
+  if (redisSentinels.length > 0 && redisUrl) {
+    problems.push('REDIS_URL: leave it unset when REDIS_SENTINELS is set')
+  }
+  if (redisSentinels.length > 0 && !redisSentinelMaster) {
+    problems.push('REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the monitored name)')
+  }
+  if (redisSentinelMaster && !env.REDIS_SENTINELS) {
+    problems.push('REDIS_SENTINELS: required with REDIS_SENTINEL_MASTER (host:port,…)')
   }
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '')
   if (!isHttpUrl(publicUrl)) problems.push('PUBLIC_URL: must be an http(s) URL')
@@ -246,10 +269,13 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '127.0.0.1',
     publicUrl,
     databaseUrl,
+    dataDir,
+    databasePoolMode,
     databaseReadUrl,
     databaseReadMaxLagMs,
-    dataDir,
     redisUrl,
+    redisSentinels,
+    redisSentinelMaster,
     jwtSecret,
     jwtPreviousSecrets,
     jwtAlg,
@@ -419,6 +445,28 @@ function loadDevSecrets(dataDir: string): DevSecrets {
   }
   devSecretsCache = { dir: dataDir, secrets }
   return secrets
+}
+
+function parsePoolMode(raw: string | undefined, problems: string[]): PoolMode {
+  if (raw === undefined || raw === '' || raw === 'session') return 'session'
+  if (raw === 'transaction') return 'transaction'
+  problems.push('DATABASE_POOL_MODE: must be session or transaction')
+  return 'session'
+}
+
+/** REDIS_SENTINELS: `host:port` entries, comma separated (IPv6 hosts in brackets). */
+function parseSentinels(raw: string | undefined, problems: string[]): RedisSentinel[] {
+  const sentinels: RedisSentinel[] = []
+  for (const entry of splitList(raw)) {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry)
+    const port = Number(match?.[2])
+    if (!match || port < 1 || port > 65535) {
+      problems.push('REDIS_SENTINELS: expected host:port, comma separated')
+      return []
+    }
+    sentinels.push({ host: match[1].replace(/^\[|\]$/g, ''), port })
+  }
+  return sentinels
 }
 
 function parsePort(raw: string | undefined, problems: string[]): number {

@@ -320,3 +320,84 @@ test('OIDC_BACKCHANNEL_ALLOW_LOOPBACK is off by default, on only outside product
     'OIDC_BACKCHANNEL_ALLOW_LOOPBACK: development and tests only, not with NODE_ENV=production',
   ])
 })
+
+test('DATABASE_POOL_MODE is session by default, transaction on demand, nothing else', () => {
+  assert.equal(loadConfig({ DATA_DIR: tmp() }).databasePoolMode, 'session')
+  const config = loadConfig({ DATA_DIR: tmp(), DATABASE_POOL_MODE: 'transaction' })
+  assert.equal(config.databasePoolMode, 'transaction')
+  assert.deepEqual(problems({ DATA_DIR: tmp(), DATABASE_POOL_MODE: 'statement' }), [
+    'DATABASE_POOL_MODE: must be session or transaction',
+  ])
+})
+
+test('REDIS_SENTINELS with REDIS_SENTINEL_MASTER find Redis through Sentinel (CONTRACT §15)', () => {
+  const config = loadConfig({
+    DATA_DIR: tmp(),
+    REDIS_SENTINELS: '10.0.0.1:26379, sentinel-b:26380,[::1]:26381',
+    REDIS_SENTINEL_MASTER: 'auth',
+  })
+  assert.deepEqual(config.redisSentinels, [
+    { host: '10.0.0.1', port: 26379 },
+    { host: 'sentinel-b', port: 26380 },
+    { host: '::1', port: 26381 },
+  ])
+  assert.equal(config.redisSentinelMaster, 'auth')
+  assert.equal(config.redisUrl, undefined)
+  assert.deepEqual(loadConfig({ DATA_DIR: tmp() }).redisSentinels, [])
+})
+
+test('Sentinel settings that cannot work stop the start, one line each', () => {
+  const dir = tmp()
+  assert.deepEqual(problems({ DATA_DIR: dir, REDIS_SENTINELS: '10.0.0.1' }), [
+    'REDIS_SENTINELS: expected host:port, comma separated',
+  ])
+  assert.deepEqual(problems({ DATA_DIR: dir, REDIS_SENTINELS: '10.0.0.1:26379' }), [
+    'REDIS_SENTINEL_MASTER: required with REDIS_SENTINELS (the monitored name)',
+  ])
+  assert.deepEqual(problems({ DATA_DIR: dir, REDIS_SENTINEL_MASTER: 'auth' }), [
+    'REDIS_SENTINELS: required with REDIS_SENTINEL_MASTER (host:port,…)',
+  ])
+  assert.deepEqual(
+    problems({
+      DATA_DIR: dir,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_SENTINELS: '10.0.0.1:26379',
+      REDIS_SENTINEL_MASTER: 'auth',
+    }),
+    ['REDIS_URL: leave it unset when REDIS_SENTINELS is set'],
+  )
+  assert.deepEqual(
+    problems({ DATA_DIR: dir, REDIS_SENTINELS: 'a:70000', REDIS_SENTINEL_MASTER: 'x' }),
+    ['REDIS_SENTINELS: expected host:port, comma separated'],
+  )
+})
+
+test('DATABASE_READ_URL: a PostgreSQL replica beside a PostgreSQL primary; the lag budget 1000 ms', () => {
+  const dir = tmp()
+  const none = loadConfig({ DATA_DIR: dir })
+  assert.equal(none.databaseReadUrl, undefined)
+  assert.equal(none.databaseReadMaxLagMs, 1000)
+  const config = loadConfig({
+    DATA_DIR: dir,
+    DATABASE_URL: 'postgres://db-primary/auth',
+    DATABASE_READ_URL: 'postgres://db-replica/auth',
+    DATABASE_READ_MAX_LAG_MS: '250',
+  })
+  assert.equal(config.databaseReadUrl, 'postgres://db-replica/auth')
+  assert.equal(config.databaseReadMaxLagMs, 250)
+  assert.deepEqual(problems({ DATA_DIR: dir, DATABASE_READ_URL: 'postgres://db-replica/auth' }), [
+    'DATABASE_READ_URL: needs a PostgreSQL DATABASE_URL (the primary)',
+  ])
+  assert.deepEqual(
+    problems({
+      DATA_DIR: dir,
+      DATABASE_URL: 'postgres://db-primary/auth',
+      DATABASE_READ_URL: 'mysql://db-replica/auth',
+      DATABASE_READ_MAX_LAG_MS: 'soon',
+    }),
+    [
+      'DATABASE_READ_URL: must start with postgres:// or postgresql://',
+      'DATABASE_READ_MAX_LAG_MS: must be a non-negative integer',
+    ],
+  )
+})

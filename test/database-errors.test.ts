@@ -142,7 +142,9 @@ describe('PostgreSQL going away', {
     await relay.open()
     target.host = `127.0.0.1:${relay.port}`
     const config = testConfig({ databaseUrl: target.toString(), redisUrl: undefined })
-    const database = await openDatabase(config.databaseUrl, config.dataDir)
+    const database = await openDatabase(config.databaseUrl, config.dataDir, {
+      poolMode: config.databasePoolMode,
+    })
     ;({ app } = await buildApp(config, {
       database,
       logger: false,

@@ -41,9 +41,12 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     publicUrl: 'http://auth.test',
     databaseUrl: process.env.DATABASE_URL || 'memory://',
     dataDir: '/tmp/tenant-auth-test',
+    databasePoolMode: process.env.DATABASE_POOL_MODE === 'transaction' ? 'transaction' : 'session',
+    redisUrl: process.env.REDIS_URL || undefined,
     databaseReadUrl: undefined,
     databaseReadMaxLagMs: 1000,
-    redisUrl: process.env.REDIS_URL || undefined,
+    redisSentinels: [],
+    redisSentinelMaster: undefined,
     jwtSecret: TEST_JWT_SECRET,
     jwtPreviousSecrets: [],
     jwtAlg: 'HS256',
@@ -154,7 +157,9 @@ export async function startSecondInstance(first: TestServer, overrides: Partial<
   const database =
     first.deps.database.kind === 'pglite'
       ? first.deps.database
-      : await openDatabase(config.databaseUrl, config.dataDir)
+      : await openDatabase(config.databaseUrl, config.dataDir, {
+          poolMode: config.databasePoolMode,
+        })
   const { app, deps } = await buildApp(config, {
     clock: first.clock, // one time for both, as the instances of a deployment share one
     database,

@@ -22,7 +22,7 @@ const served = { replica: 0, primary: 0 }
 
 before(async () => {
   primary = await PgCluster.create()
-  replica = await primary.replica()
+  replica = await PgCluster.replicaOf(primary)
   server = await startServer({
     databaseUrl: primary.url,
     databaseReadUrl: replica.url,

@@ -53,8 +53,25 @@ const PGLITE_SETTINGS = [
   'temp_buffers = 2MB',
 ]
 
-export async function openDatabase(url: string | undefined, dataDir: string): Promise<Database> {
-  if (url?.startsWith('postgres')) return openPostgres(url)
+/**
+ * How the connections reach PostgreSQL (DATABASE_POOL_MODE, CONTRACT §15). `session`: each
+ * connection is a server session of its own (direct, or a PgBouncer in session mode).
+ * `transaction`: a PgBouncer in transaction mode may hand each transaction, and each query
+ * outside one, to another server connection, so nothing may outlive a transaction: no named
+ * prepared statements, no session-level settings or locks.
+ */
+export type PoolMode = 'session' | 'transaction'
+
+export interface OpenOptions {
+  poolMode?: PoolMode
+}
+
+export async function openDatabase(
+  url: string | undefined,
+  dataDir: string,
+  open: OpenOptions = {},
+): Promise<Database> {
+  if (url?.startsWith('postgres')) return openPostgres(url, open.poolMode ?? 'session')
   // Loaded only here: a service on PostgreSQL never holds PGlite's code.
   const { PGlite } = await import('@electric-sql/pglite')
   const options = { extensions: await pgliteExtensions(), postgresqlconf: PGLITE_SETTINGS }
@@ -125,9 +142,34 @@ function guardCheckout(client: pg.PoolClient): pg.PoolClient {
   return client
 }
 
-function openPostgres(url: string): Database {
+/**
+ * A client that never names a statement. Named statements (prepared.ts, drizzle's
+ * `.prepare(name)`) live in one server session; behind a PgBouncer in transaction mode the
+ * next query may land on a server connection that never saw the statement (or one where
+ * another client prepared that name), so there every statement is sent unnamed: PostgreSQL
+ * parses and plans it per execution, in the same extended-protocol round trip.
+ */
+class UnnamedStatementClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads pass through.
+  override query(...args: any[]): any {
+    const first = args[0]
+    if (first && typeof first === 'object' && first.name && typeof first.submit !== 'function') {
+      args[0] = { ...first, name: undefined }
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: see above.
+    return (super.query as any)(...args)
+  }
+}
+
+/** The pool's client class for a pool mode. */
+export function poolClient(poolMode: PoolMode): typeof pg.Client {
+  return poolMode === 'transaction' ? UnnamedStatementClient : pg.Client
+}
+
+function openPostgres(url: string, poolMode: PoolMode): Database {
   const pool = new GuardedPool({
     connectionString: url,
+    Client: poolClient(poolMode),
     max: 10,
     // While PostgreSQL is down or restarting, a request waits at most this long for a
     // connection, then answers 503: well inside the 30 s request timeout (CONTRACT §8).
@@ -145,26 +187,61 @@ function openPostgres(url: string): Database {
   pool.on('connect', (client) => {
     client.on('error', () => {})
   })
-  const { drizzle: drizzlePg, migrate: migratePg } = postgresDriver()
+  const { drizzle: drizzlePg, readMigrationFiles } = postgresDriver()
   const db = drizzlePg(pool, { schema }) as unknown as Db
   return {
     db,
     kind: 'postgres',
-    async migrate() {
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      try {
-        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
-        await migratePg(drizzlePg(client, { schema }), { migrationsFolder })
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {})
-        await client.end()
-      }
-    },
+    migrate: () => migratePostgres(url, readMigrationFiles({ migrationsFolder })),
     ping: async () => {
       await pool.query('SELECT 1')
     },
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
+  }
+}
+
+interface MigrationFile {
+  sql: string[]
+  folderMillis: number
+  hash: string
+}
+
+/**
+ * Applies the migrations not yet applied, in one transaction that first takes a
+ * transaction-level advisory lock (CONTRACT §15): instances starting at once migrate one
+ * after the other, and the lock ends with the transaction, so it holds through a PgBouncer
+ * in transaction mode too (a session-level lock could be taken on one server connection
+ * and released on another). It keeps drizzle's bookkeeping: the table
+ * drizzle.__drizzle_migrations, one row per migration, the newest `created_at` deciding.
+ */
+async function migratePostgres(url: string, migrations: MigrationFile[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+    await client.query('CREATE SCHEMA IF NOT EXISTS drizzle')
+    await client.query(`CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (
+      id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`)
+    const last = await client.query(
+      'SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1',
+    )
+    const appliedUntil = last.rows.length > 0 ? Number(last.rows[0].created_at) : -1
+    for (const migration of migrations) {
+      if (migration.folderMillis <= appliedUntil) continue
+      for (const statement of migration.sql) await client.query(statement)
+      await client.query(
+        'INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)',
+        [migration.hash, migration.folderMillis],
+      )
+    }
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    await client.end().catch(() => {})
   }
 }

@@ -49,14 +49,17 @@ export const {
 } = core
 export type { PgDatabase, PgQueryResultHKT, PgTable } from 'drizzle-orm/pg-core'
 
-/** The drivers and their migrators, loaded only by the database that uses them. */
+/**
+ * The node-postgres driver, and the migration files as drizzle reads them: on PostgreSQL the
+ * service applies them itself (client.ts), under a transaction-level lock.
+ */
 export function postgresDriver(): {
   drizzle: typeof import('drizzle-orm/node-postgres').drizzle
-  migrate: typeof import('drizzle-orm/node-postgres/migrator').migrate
+  readMigrationFiles: typeof import('drizzle-orm/migrator').readMigrationFiles
 } {
   return {
     drizzle: load('drizzle-orm/node-postgres').drizzle,
-    migrate: load('drizzle-orm/node-postgres/migrator').migrate,
+    readMigrationFiles: load('drizzle-orm/migrator').readMigrationFiles,
   }
 }
 

@@ -5,7 +5,7 @@
 // caller's, on any instance. Otherwise, and while the replica is down or lags more than
 // DATABASE_READ_MAX_LAG_MS, the read goes to the primary. docs/ARCHITECTURE.md lists which
 // reads are routed here and why the others are not.
-import type { Database, Db } from './client.ts'
+import type { Database, Db, PoolMode } from './client.ts'
 import { openDatabase } from './client.ts'
 import { sql } from './orm.ts'
 
@@ -52,7 +52,7 @@ export function parseLsn(lsn: string): bigint {
 /** How often the lag is measured. */
 const MEASURE_MS = 250
 /** A probe of either server that takes longer than this counts as a failure. */
-const PROBE_TIMEOUT_MS = 1000
+const PROBE_TIMEOUT_MS = 2000
 /** Primary positions remembered to date the replica's replay position. */
 const HISTORY_MS = 60_000
 
@@ -67,8 +67,10 @@ export class ReplicaRouting implements ReadRouting {
   private readonly replica: Database
   private readonly maxLagMs: number
   private history: Sample[] = []
-  private current: ReplicaState = 'ok'
+  /** Down until measured: no read goes to a replica not yet seen to be caught up. */
+  private current: ReplicaState = 'down'
   private lag: number | undefined
+  private failures = 0
   private timer: NodeJS.Timeout | undefined
   private measuring: Promise<void> | undefined
 
@@ -78,8 +80,13 @@ export class ReplicaRouting implements ReadRouting {
     this.maxLagMs = maxLagMs
   }
 
-  static async open(primary: Db, url: string, maxLagMs: number): Promise<ReplicaRouting> {
-    return new ReplicaRouting(primary, await openDatabase(url, ''), maxLagMs)
+  static async open(
+    primary: Db,
+    url: string,
+    options: { maxLagMs: number; poolMode: PoolMode },
+  ): Promise<ReplicaRouting> {
+    const replica = await openDatabase(url, '', { poolMode: options.poolMode })
+    return new ReplicaRouting(primary, replica, options.maxLagMs)
   }
 
   state(): ReplicaState {
@@ -110,11 +117,13 @@ export class ReplicaRouting implements ReadRouting {
   }
 
   start(): void {
-    this.timer = setInterval(() => {
+    const tick = () => {
       this.measuring ??= this.measure().finally(() => {
         this.measuring = undefined
       })
-    }, MEASURE_MS)
+    }
+    tick()
+    this.timer = setInterval(tick, MEASURE_MS)
     this.timer.unref()
   }
 
@@ -144,10 +153,16 @@ export class ReplicaRouting implements ReadRouting {
     try {
       replayLsn = await probe(this.replica.db, 'SELECT pg_last_wal_replay_lsn()::text AS lsn')
     } catch {
-      this.current = 'down'
-      this.lag = undefined
+      // One slow answer on a busy machine is not an outage: down after two in a row (reads
+      // meanwhile check the replica themselves and fall back on any failure).
+      this.failures++
+      if (this.failures >= 2 || this.lag === undefined) {
+        this.current = 'down'
+        this.lag = undefined
+      }
       return
     }
+    this.failures = 0
     const behind = this.history.find((sample) => sample.lsn > replayLsn)
     this.lag = behind ? Date.now() - behind.at : 0
     this.current = this.lag > this.maxLagMs ? 'lagging' : 'ok'

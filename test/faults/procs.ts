@@ -32,6 +32,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   })
 }
 
+/** Runs `fn` (synchronous) however this process ends: for what a harness starts itself. */
+export function onExit(fn: () => void): () => void {
+  lastResorts.add(fn)
+  return () => lastResorts.delete(fn)
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer().listen(0, '127.0.0.1', () => {
@@ -89,25 +95,20 @@ export class PgCluster {
     return cluster
   }
 
-  /**
-   * A hot-standby streaming replica of this cluster (pg_basebackup -R, WAL streamed), on a
-   * port of its own and started.
-   */
-  async replica(): Promise<PgCluster> {
+  /** A streaming replica of `primary` (pg_basebackup -R), started on a port of its own. */
+  static async replicaOf(primary: PgCluster): Promise<PgCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'faults-pg-replica-'))
-    const standby = new PgCluster(dir, await freePort())
-    lastResorts.add(standby.destroySync)
+    const cluster = new PgCluster(dir, await freePort())
+    lastResorts.add(cluster.destroySync)
     if (process.getuid?.() === 0) {
       const uid = Number(spawnSync('id', ['-u', 'postgres']).stdout.toString())
       const gid = Number(spawnSync('id', ['-g', 'postgres']).stdout.toString())
       chownSync(dir, uid, gid)
     }
-    await standby.pg('pg_basebackup', [
-      ...['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres'],
-      ...['-D', dir, '-R', '-X', 'stream', '--no-sync'],
-    ])
-    await standby.start()
-    return standby
+    const source = ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres']
+    await cluster.pg('pg_basebackup', [...source, '-D', dir, '-R', '-X', 'stream', '--no-sync'])
+    await cluster.start()
+    return cluster
   }
 
   get url(): string {
@@ -204,8 +205,12 @@ export class RedisServer {
     this.port = port
   }
 
-  static async create(): Promise<RedisServer> {
+  /** `extra`: more redis-server arguments, e.g. `['--replicaof', host, port]`. */
+  private extra: string[] = []
+
+  static async create(extra: string[] = []): Promise<RedisServer> {
     const redis = new RedisServer(await freePort())
+    redis.extra = extra
     lastResorts.add(() => redis.child?.kill('SIGKILL'))
     await redis.start()
     return redis
@@ -217,7 +222,7 @@ export class RedisServer {
 
   async start(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '']
-    args.push('--appendonly', 'no', '--daemonize', 'no', '--dir', tmpdir())
+    args.push('--appendonly', 'no', '--daemonize', 'no', '--dir', tmpdir(), ...this.extra)
     const child = spawn('redis-server', args, { stdio: 'ignore' })
     this.child = child
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()))

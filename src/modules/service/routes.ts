@@ -48,7 +48,11 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
             () => 'ok' as const,
             () => 'failing' as const,
           )
-      const ready = database === 'ok' && redis !== 'failing'
+      // Through Sentinel a failing Redis is a failover under way (CONTRACT §15): the limits
+      // count on their insurance meanwhile and the instance follows the new master, so it
+      // stays in the load balancer. A single REDIS_URL that fails takes it out.
+      const viaSentinel = deps.config.redisSentinels.length > 0
+      const ready = database === 'ok' && (redis !== 'failing' || viaSentinel)
       reply.status(ready ? 200 : 503)
       return {
         status: ready ? ('ready' as const) : ('unavailable' as const),
