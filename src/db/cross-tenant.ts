@@ -480,3 +480,30 @@ export async function claimDueDeliveries(
   const rows = (result as unknown as { rows: { tenant_id: string; id: string }[] }).rows
   return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }))
 }
+
+/**
+ * The webhook queue across tenants, for /metrics: pending deliveries (those claimed and in
+ * flight included), those due at `now`, and when the oldest due one fell due (null when
+ * none is). Reads the partial index of pending rows only.
+ */
+export async function webhookQueue(
+  db: Handle,
+  now: Date,
+): Promise<{ pending: number; due: number; oldestDueAt: Date | null }> {
+  const at = sql`${now.toISOString()}::timestamptz`
+  const result = await db.execute(sql`
+    SELECT count(*)::int AS pending,
+      count(*) FILTER (WHERE next_attempt_at <= ${at})::int AS due,
+      min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${at}) AS oldest
+    FROM webhook_deliveries WHERE status = 'Pending'`)
+  const [row] = (
+    result as unknown as {
+      rows: { pending: number; due: number; oldest: string | Date | null }[]
+    }
+  ).rows
+  return {
+    pending: Number(row.pending),
+    due: Number(row.due),
+    oldestDueAt: row.oldest === null ? null : new Date(row.oldest),
+  }
+}

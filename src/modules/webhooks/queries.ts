@@ -172,6 +172,30 @@ export async function updateDelivery(
   return rows[0] as Delivery | undefined
 }
 
+/**
+ * Gives a claimed delivery back (its worker is stopping): due at `now`, the claim's attempt
+ * uncounted. Only while the claim is still this one (`leaseUntil` unchanged).
+ */
+export async function releaseClaim(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  leaseUntil: Date,
+  now: Date,
+) {
+  await db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: now, attempts: sql`${webhookDeliveries.attempts} - 1` })
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, tenantId),
+        eq(webhookDeliveries.id, id),
+        eq(webhookDeliveries.status, 'Pending'),
+        eq(webhookDeliveries.nextAttemptAt, leaseUntil),
+      ),
+    )
+}
+
 /** A claimed delivery with what sending it needs from its webhook. */
 export async function findClaimed(db: Handle, tenantId: string, id: string) {
   const rows = await db

@@ -12,8 +12,9 @@ import { SYSTEM_ACTOR } from '../audit/recorder.ts'
 import * as store from './queries.ts'
 import { openSecret, signingKey } from './secret.ts'
 
-type WorkerDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config'>
+type WorkerDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config' | 'webhookOutcomes'>
 
+/** CONTRACT §13: a 2xx within 10 s succeeds. */
 export const ATTEMPT_TIMEOUT_MS = 10_000
 /** Longer than an attempt: a claimed delivery is not taken again while it runs. */
 export const LEASE_MS = 60_000
@@ -45,13 +46,30 @@ export interface WorkerOptions {
   pollMs?: number
   /** Attempts in flight at once, per instance. */
   concurrency?: number
+  /** An attempt's deadline, connect to answer (default 10 s, CONTRACT §13; tests shorten it). */
+  attemptTimeoutMs?: number
+  /** How long a claim holds a delivery (default 60 s; longer than an attempt). */
+  leaseMs?: number
+  /**
+   * On stop, how long attempts in flight may still finish (default: an attempt's deadline,
+   * so they all end on their own); those still running then are aborted and released.
+   */
+  drainMs?: number
+}
+
+interface InFlight {
+  done: Promise<void>
+  abort: AbortController
 }
 
 export class WebhookWorker {
   private readonly deps: WorkerDeps
   private readonly pollMs: number
   private readonly concurrency: number
-  private readonly inFlight = new Set<Promise<void>>()
+  private readonly attemptTimeoutMs: number
+  private readonly leaseMs: number
+  private readonly drainMs: number
+  private readonly inFlight = new Set<InFlight>()
   private timer: NodeJS.Timeout | undefined
   private stopped = true
   private ticking: Promise<void> | undefined
@@ -62,6 +80,9 @@ export class WebhookWorker {
     this.deps = deps
     this.pollMs = options.pollMs ?? 1000
     this.concurrency = options.concurrency ?? 8
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS
+    this.leaseMs = Math.max(options.leaseMs ?? LEASE_MS, this.attemptTimeoutMs + 5000)
+    this.drainMs = options.drainMs ?? this.attemptTimeoutMs
   }
 
   start() {
@@ -83,12 +104,32 @@ export class WebhookWorker {
     this.timer.unref()
   }
 
-  /** Stops claiming; attempts in flight finish (or their lease lapses if the process dies). */
+  /**
+   * Stops claiming (SIGTERM). Attempts in flight may finish for `drainMs`; any still running
+   * then is aborted and its delivery released: due again at once, its attempt not counted,
+   * so another instance takes it without waiting out the lease. (A process that dies instead
+   * leaves its claims to lapse with the lease.)
+   */
   async stop() {
     this.stopped = true
     clearTimeout(this.timer)
     await this.ticking
-    await Promise.allSettled([...this.inFlight])
+    const all = Promise.allSettled([...this.inFlight].map((f) => f.done))
+    let timer: NodeJS.Timeout | undefined
+    const drained = await Promise.race([
+      all.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.drainMs)
+      }),
+    ])
+    clearTimeout(timer)
+    if (drained) return
+    for (const flight of this.inFlight) flight.abort.abort()
+    await all
+  }
+
+  private settled() {
+    return Promise.allSettled([...this.inFlight].map((f) => f.done))
   }
 
   /** Claims what is due and free slots allow, and starts those attempts. */
@@ -96,28 +137,28 @@ export class WebhookWorker {
     const free = this.concurrency - this.inFlight.size
     if (free <= 0) return 0
     const now = this.deps.clock.now()
-    const claimed = await claimDueDeliveries(
-      this.deps.db,
-      now,
-      new Date(now.getTime() + LEASE_MS),
-      free,
-    )
+    const leaseUntil = new Date(now.getTime() + this.leaseMs)
+    const claimed = await claimDueDeliveries(this.deps.db, now, leaseUntil, free)
     for (const { tenantId, id } of claimed) {
-      const attempt: Promise<void> = this.attempt(tenantId, id)
-        .catch((error) => this.onError?.(error))
-        .finally(() => this.inFlight.delete(attempt))
-      this.inFlight.add(attempt)
+      const abort = new AbortController()
+      const flight: InFlight = {
+        abort,
+        done: this.attempt(tenantId, id, leaseUntil, abort.signal)
+          .catch((error) => this.onError?.(error))
+          .finally(() => this.inFlight.delete(flight)),
+      }
+      this.inFlight.add(flight)
     }
     return claimed.length
   }
 
   /** Delivers everything due now, attempts awaited (tests, and a drain). */
   async runOnce(): Promise<void> {
-    while ((await this.tick()) > 0) await Promise.allSettled([...this.inFlight])
-    await Promise.allSettled([...this.inFlight])
+    while ((await this.tick()) > 0) await this.settled()
+    await this.settled()
   }
 
-  private async attempt(tenantId: string, id: string) {
+  private async attempt(tenantId: string, id: string, leaseUntil: Date, signal: AbortSignal) {
     const { deps } = this
     const found = await store.findClaimed(deps.db, tenantId, id)
     if (!found) return // its webhook was deleted meanwhile (with it)
@@ -129,6 +170,7 @@ export class WebhookWorker {
         lastError: 'the endpoint is disabled',
         nextAttemptAt: null,
       })
+      deps.webhookOutcomes.add('failed')
       return
     }
     const secrets = [openSecret(deps.cipher, tenantId, webhook.id, 'current', webhook.secretEnc)]
@@ -156,7 +198,7 @@ export class WebhookWorker {
           'webhook-timestamp': String(timestamp),
           'webhook-signature': signatures.join(' '),
         },
-        { allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: ATTEMPT_TIMEOUT_MS },
+        { allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: this.attemptTimeoutMs, signal },
       )
       status = res.status
       if (status < 200 || status > 299) {
@@ -165,6 +207,12 @@ export class WebhookWorker {
         retryAfter = retryAfterMs(res.headers['retry-after'], now)
       }
     } catch (caught) {
+      if (signal.aborted) {
+        // Stopping: the attempt is given back, as if never claimed (its lease still ours).
+        await store.releaseClaim(deps.db, tenantId, id, leaseUntil, deps.clock.now())
+        deps.webhookOutcomes.add('released')
+        return
+      }
       error = (caught as Error).message.slice(0, 500) || 'request failed'
     }
     if (error === null) {
@@ -175,6 +223,7 @@ export class WebhookWorker {
         nextAttemptAt: null,
       })
       if (webhook.failingSince) await store.clearFailing(deps.db, tenantId, webhook.id)
+      deps.webhookOutcomes.add('succeeded')
       return
     }
     await this.failed(delivery, webhook, { status, error, retryAfter, now })
@@ -198,6 +247,7 @@ export class WebhookWorker {
       lastError: outcome.error,
       nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
     })
+    deps.webhookOutcomes.add(last ? 'failed' : 'retrying')
     const since = await store.markFailing(deps.db, tenantId, webhook.id, outcome.now)
     if (since && outcome.now.getTime() - since.getTime() >= DISABLE_AFTER_MS) {
       await deps.db.transaction(async (tx) => {
