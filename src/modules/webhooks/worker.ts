@@ -72,7 +72,7 @@ export class WebhookWorker {
   private readonly inFlight = new Set<InFlight>()
   private timer: NodeJS.Timeout | undefined
   private stopped = true
-  private ticking: Promise<void> | undefined
+  private ticking: Promise<number> | undefined
   /** Told of errors the worker survives (logged by the app). */
   onError: ((error: unknown) => void) | undefined
 
@@ -88,19 +88,27 @@ export class WebhookWorker {
   start() {
     if (!this.stopped) return
     this.stopped = false
-    this.schedule()
+    this.schedule(this.pollMs)
   }
 
-  private schedule() {
+  // A tick that claimed something may have left more due: the next one comes as soon as an
+  // attempt frees its slot. Only a tick that found nothing waits a whole poll.
+  private schedule(delayMs: number) {
     if (this.stopped) return
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick()
-        .then(
-          () => undefined,
-          (error) => this.onError?.(error),
-        )
-        .finally(() => this.schedule())
-    }, this.pollMs)
+    this.timer = setTimeout(async () => {
+      let next = this.pollMs
+      try {
+        this.ticking = this.tick()
+        if ((await this.ticking) > 0) {
+          const running = [...this.inFlight].map((f) => f.done)
+          if (running.length > 0) await Promise.race(running)
+          next = 0
+        }
+      } catch (error) {
+        this.onError?.(error)
+      }
+      this.schedule(next)
+    }, delayMs)
     this.timer.unref()
   }
 
@@ -113,7 +121,7 @@ export class WebhookWorker {
   async stop() {
     this.stopped = true
     clearTimeout(this.timer)
-    await this.ticking
+    await this.ticking?.catch(() => 0)
     const all = Promise.allSettled([...this.inFlight].map((f) => f.done))
     let timer: NodeJS.Timeout | undefined
     const drained = await Promise.race([
