@@ -5,6 +5,7 @@
 // retried on WEBHOOK_RETRY_SCHEDULE (or later, when the endpoint's Retry-After says so,
 // capped at 24 h), then Failed; an endpoint failing everything for 5 days is disabled.
 import { createHmac } from 'node:crypto'
+import { withoutFlushWait } from '../../db/client.ts'
 import { claimDueDeliveries } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { egressPost } from '../../lib/egress.ts'
@@ -146,7 +147,11 @@ export class WebhookWorker {
     if (free <= 0) return 0
     const now = this.deps.clock.now()
     const leaseUntil = new Date(now.getTime() + this.leaseMs)
-    const claimed = await claimDueDeliveries(this.deps.db, now, leaseUntil, free)
+    // Claims and outcomes commit without waiting for the disk (db/client.ts): one lost in a
+    // database crash only sends a delivery again, which at-least-once allows.
+    const claimed = await withoutFlushWait(this.deps.db, (tx) =>
+      claimDueDeliveries(tx, now, leaseUntil, free),
+    )
     for (const { tenantId, id } of claimed) {
       const abort = new AbortController()
       const flight: InFlight = {
@@ -217,20 +222,24 @@ export class WebhookWorker {
     } catch (caught) {
       if (signal.aborted) {
         // Stopping: the attempt is given back, as if never claimed (its lease still ours).
-        await store.releaseClaim(deps.db, tenantId, id, leaseUntil, deps.clock.now())
+        await withoutFlushWait(deps.db, (tx) =>
+          store.releaseClaim(tx, tenantId, id, leaseUntil, deps.clock.now()),
+        )
         deps.webhookOutcomes.add('released')
         return
       }
       error = (caught as Error).message.slice(0, 500) || 'request failed'
     }
     if (error === null) {
-      await store.updateDelivery(deps.db, tenantId, id, {
-        status: 'Succeeded',
-        lastResponseStatus: status,
-        lastError: null,
-        nextAttemptAt: null,
+      await withoutFlushWait(deps.db, async (tx) => {
+        await store.updateDelivery(tx, tenantId, id, {
+          status: 'Succeeded',
+          lastResponseStatus: status,
+          lastError: null,
+          nextAttemptAt: null,
+        })
+        if (webhook.failingSince) await store.clearFailing(tx, tenantId, webhook.id)
       })
-      if (webhook.failingSince) await store.clearFailing(deps.db, tenantId, webhook.id)
       deps.webhookOutcomes.add('succeeded')
       return
     }
@@ -249,14 +258,16 @@ export class WebhookWorker {
     const wait = schedule[delivery.attempts - 1]
     const last = wait === undefined
     const delayMs = last ? 0 : Math.max(wait * 1000, outcome.retryAfter ?? 0)
-    await store.updateDelivery(deps.db, tenantId, delivery.id, {
-      status: last ? 'Failed' : 'Pending',
-      lastResponseStatus: outcome.status,
-      lastError: outcome.error,
-      nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
+    const since = await withoutFlushWait(deps.db, async (tx) => {
+      await store.updateDelivery(tx, tenantId, delivery.id, {
+        status: last ? 'Failed' : 'Pending',
+        lastResponseStatus: outcome.status,
+        lastError: outcome.error,
+        nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
+      })
+      return store.markFailing(tx, tenantId, webhook.id, outcome.now)
     })
     deps.webhookOutcomes.add(last ? 'failed' : 'retrying')
-    const since = await store.markFailing(deps.db, tenantId, webhook.id, outcome.now)
     if (since && outcome.now.getTime() - since.getTime() >= DISABLE_AFTER_MS) {
       await deps.db.transaction(async (tx) => {
         const cutoff = new Date(outcome.now.getTime() - DISABLE_AFTER_MS)
