@@ -4,7 +4,7 @@
 
 import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
-import type { Handle } from './client.ts'
+import { FLUSH_LATER, type Handle } from './client.ts'
 import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
 import {
   applications,
@@ -457,7 +457,8 @@ export async function findSealedWebhookSecrets(
  * The webhook worker's claim (CONTRACT §13): up to `limit` due pending deliveries of any
  * tenant, taken with FOR UPDATE SKIP LOCKED in this one statement's transaction, their
  * next_attempt_at moved to `leaseUntil` and their attempt counted, so another instance
- * skips them now and takes them again only if this one dies before answering.
+ * skips them now and takes them again only if this one dies before answering. Its commit
+ * does not wait for the disk (FLUSH_LATER): a claim lost in a crash only frees the delivery.
  */
 export async function claimDueDeliveries(
   db: Handle,
@@ -475,7 +476,7 @@ export async function claimDueDeliveries(
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ) due
-    WHERE d.tenant_id = due.tenant_id AND d.id = due.id
+    WHERE d.tenant_id = due.tenant_id AND d.id = due.id AND ${FLUSH_LATER}
     RETURNING d.tenant_id, d.id`)
   const rows = (result as unknown as { rows: { tenant_id: string; id: string }[] }).rows
   return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }))

@@ -5,7 +5,6 @@
 // retried on WEBHOOK_RETRY_SCHEDULE (or later, when the endpoint's Retry-After says so,
 // capped at 24 h), then Failed; an endpoint failing everything for 5 days is disabled.
 import { createHmac } from 'node:crypto'
-import { withoutFlushWait } from '../../db/client.ts'
 import { claimDueDeliveries } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { egressPost } from '../../lib/egress.ts'
@@ -147,16 +146,15 @@ export class WebhookWorker {
     if (free <= 0) return 0
     const now = this.deps.clock.now()
     const leaseUntil = new Date(now.getTime() + this.leaseMs)
-    // Claims and outcomes commit without waiting for the disk (db/client.ts): one lost in a
-    // database crash only sends a delivery again, which at-least-once allows.
-    const claimed = await withoutFlushWait(this.deps.db, (tx) =>
-      claimDueDeliveries(tx, now, leaseUntil, free),
-    )
-    for (const { tenantId, id } of claimed) {
+    // Claims and outcomes commit without waiting for the disk (db/client.ts FLUSH_LATER):
+    // one lost in a database crash only sends a delivery again, which at-least-once allows.
+    const claimed = await claimDueDeliveries(this.deps.db, now, leaseUntil, free)
+    // Those whose webhook was deleted meanwhile went with it.
+    for (const found of await store.findClaimed(this.deps.db, claimed)) {
       const abort = new AbortController()
       const flight: InFlight = {
         abort,
-        done: this.attempt(tenantId, id, leaseUntil, abort.signal)
+        done: this.attempt(found, leaseUntil, abort.signal)
           .catch((error) => this.onError?.(error))
           .finally(() => this.inFlight.delete(flight)),
       }
@@ -171,15 +169,18 @@ export class WebhookWorker {
     await this.settled()
   }
 
-  private async attempt(tenantId: string, id: string, leaseUntil: Date, signal: AbortSignal) {
+  private async attempt(
+    { delivery, webhook }: { delivery: store.Delivery; webhook: store.Webhook },
+    leaseUntil: Date,
+    signal: AbortSignal,
+  ) {
     const { deps } = this
-    const found = await store.findClaimed(deps.db, tenantId, id)
-    if (!found) return // its webhook was deleted meanwhile (with it)
-    const { delivery, webhook } = found
+    const { tenantId, id } = delivery
     const now = deps.clock.now()
     if (!webhook.enabled) {
-      await store.updateDelivery(deps.db, tenantId, id, {
+      await store.recordAttempt(deps.db, tenantId, id, {
         status: 'Failed',
+        lastResponseStatus: null,
         lastError: 'the endpoint is disabled',
         nextAttemptAt: null,
       })
@@ -222,24 +223,20 @@ export class WebhookWorker {
     } catch (caught) {
       if (signal.aborted) {
         // Stopping: the attempt is given back, as if never claimed (its lease still ours).
-        await withoutFlushWait(deps.db, (tx) =>
-          store.releaseClaim(tx, tenantId, id, leaseUntil, deps.clock.now()),
-        )
+        await store.releaseClaim(deps.db, tenantId, id, leaseUntil, deps.clock.now())
         deps.webhookOutcomes.add('released')
         return
       }
       error = (caught as Error).message.slice(0, 500) || 'request failed'
     }
     if (error === null) {
-      await withoutFlushWait(deps.db, async (tx) => {
-        await store.updateDelivery(tx, tenantId, id, {
-          status: 'Succeeded',
-          lastResponseStatus: status,
-          lastError: null,
-          nextAttemptAt: null,
-        })
-        if (webhook.failingSince) await store.clearFailing(tx, tenantId, webhook.id)
+      await store.recordAttempt(deps.db, tenantId, id, {
+        status: 'Succeeded',
+        lastResponseStatus: status,
+        lastError: null,
+        nextAttemptAt: null,
       })
+      if (webhook.failingSince) await store.clearFailing(deps.db, tenantId, webhook.id)
       deps.webhookOutcomes.add('succeeded')
       return
     }
@@ -258,15 +255,13 @@ export class WebhookWorker {
     const wait = schedule[delivery.attempts - 1]
     const last = wait === undefined
     const delayMs = last ? 0 : Math.max(wait * 1000, outcome.retryAfter ?? 0)
-    const since = await withoutFlushWait(deps.db, async (tx) => {
-      await store.updateDelivery(tx, tenantId, delivery.id, {
-        status: last ? 'Failed' : 'Pending',
-        lastResponseStatus: outcome.status,
-        lastError: outcome.error,
-        nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
-      })
-      return store.markFailing(tx, tenantId, webhook.id, outcome.now)
+    await store.recordAttempt(deps.db, tenantId, delivery.id, {
+      status: last ? 'Failed' : 'Pending',
+      lastResponseStatus: outcome.status,
+      lastError: outcome.error,
+      nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
     })
+    const since = await store.markFailing(deps.db, tenantId, webhook.id, outcome.now)
     deps.webhookOutcomes.add(last ? 'failed' : 'retrying')
     if (since && outcome.now.getTime() - since.getTime() >= DISABLE_AFTER_MS) {
       await deps.db.transaction(async (tx) => {
