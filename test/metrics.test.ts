@@ -150,7 +150,7 @@ test('webhook deliveries by outcome, the queue depth and the age of its oldest d
   const age = value(queued, 'webhook_queue_oldest_due_seconds')
   assert.ok(age >= 120 && (!own || age === 120), `oldest due ${age} s`)
 
-  const worker = new WebhookWorker(hooks.deps)
+  const worker = new WebhookWorker(hooks.deps, { tenants: [tenant.tenantId] })
   await worker.runOnce() // one succeeds, one will be retried in 1 s
   hooks.clock.advance(1)
   await worker.runOnce() // the retry fails for good

@@ -459,19 +459,22 @@ export async function findSealedWebhookSecrets(
  * next_attempt_at moved to `leaseUntil` and their attempt counted, so another instance
  * skips them now and takes them again only if this one dies before answering. Its commit
  * does not wait for the disk (FLUSH_LATER): a claim lost in a crash only frees the delivery.
+ * `tenants` keeps it to those (a test's worker on the shared test database).
  */
 export async function claimDueDeliveries(
   db: Handle,
   now: Date,
   leaseUntil: Date,
   limit: number,
+  tenants?: readonly string[],
 ): Promise<{ tenantId: string; id: string }[]> {
+  const only = tenants ? sql`AND tenant_id = ANY(${sql.param(tenants)}::uuid[])` : sql``
   const result = await db.execute(sql`
     UPDATE webhook_deliveries d
     SET next_attempt_at = ${leaseUntil.toISOString()}::timestamptz, attempts = d.attempts + 1
     FROM (
       SELECT tenant_id, id FROM webhook_deliveries
-      WHERE status = 'Pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
+      WHERE status = 'Pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz ${only}
       ORDER BY next_attempt_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED

@@ -20,7 +20,7 @@ async function setup(t: TestContext, overrides = {}) {
     ...overrides,
   })
   const tenant = await createTenant(server)
-  const worker = new WebhookWorker(server.deps)
+  const worker = new WebhookWorker(server.deps, { tenants: [tenant.tenantId] })
   return { server, tenant, worker }
 }
 
@@ -171,7 +171,7 @@ test('delivery: two instances deliver each event once', async (t) => {
   const { server, tenant, worker } = await setup(t)
   const second = await startSecondInstance(server)
   t.after(() => second.close())
-  const other = new WebhookWorker(second.deps)
+  const other = new WebhookWorker(second.deps, { tenants: [tenant.tenantId] })
   const sink = await receiver(t)
   await addHook(server, tenant, sink.url, ['UserSignup'])
   for (let i = 0; i < 6; i++) await signup(server, tenant.slug)

@@ -219,7 +219,7 @@ test('durable: stop() waits for an attempt in flight to finish and record its ou
   const { server, tenant, sink, hook } = await inProcess(t, (_n, res) => {
     setTimeout(() => res.end('ok'), 300)
   })
-  const worker = new WebhookWorker(server.deps)
+  const worker = new WebhookWorker(server.deps, { tenants: [tenant.tenantId] })
   await worker.tick()
   await until('in flight', () => sink.received.length === 1)
   await worker.stop()
@@ -236,7 +236,7 @@ test('durable: an attempt still running when the drain ends is aborted and relea
       held.push(res) // never answered
     else res.end('ok')
   })
-  const worker = new WebhookWorker(server.deps, { drainMs: 200 })
+  const worker = new WebhookWorker(server.deps, { drainMs: 200, tenants: [tenant.tenantId] })
   await worker.tick()
   await until('in flight', () => sink.received.length === 1)
   const started = performance.now()
@@ -249,7 +249,7 @@ test('durable: an attempt still running when the drain ends is aborted and relea
   assert.ok(new Date(row.nextAttemptAt ?? '') <= server.clock.now(), 'due again now, no lease')
   assert.equal(server.deps.webhookOutcomes.totals.released, 1)
   // Another worker (another instance) takes it without waiting out the lease.
-  await new WebhookWorker(server.deps).runOnce()
+  await new WebhookWorker(server.deps, { tenants: [tenant.tenantId] }).runOnce()
   assert.equal(sink.received.length, 2)
   assert.deepEqual(ids(sink.received), [row.id, row.id])
   verify(hook.secret, sink.received[1])

@@ -185,6 +185,25 @@ export async function recordAttempt(
     .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id), FLUSH_LATER))
 }
 
+export interface Success {
+  tenantId: string
+  id: string
+  status: number
+}
+
+/** Marks deliveries Succeeded, many in one statement; committed without the flush wait. */
+export async function recordSuccesses(db: Handle, batch: Success[]) {
+  if (batch.length === 0) return
+  await db.execute(sql`
+    UPDATE webhook_deliveries d
+    SET status = 'Succeeded', last_response_status = s.status, last_error = NULL,
+      next_attempt_at = NULL
+    FROM unnest(${sql.param(batch.map((b) => b.tenantId))}::uuid[],
+      ${sql.param(batch.map((b) => b.id))}::uuid[],
+      ${sql.param(batch.map((b) => b.status))}::int[]) AS s(tenant_id, id, status)
+    WHERE d.tenant_id = s.tenant_id AND d.id = s.id AND ${FLUSH_LATER}`)
+}
+
 /**
  * Gives a claimed delivery back (its worker is stopping): due at `now`, the claim's attempt
  * uncounted. Only while the claim is still this one (`leaseUntil` unchanged).

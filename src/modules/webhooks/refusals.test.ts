@@ -39,7 +39,10 @@ test('refusal: a receiver that never answers fails the attempt at its deadline (
   const sink = await receiver(t, (_n, res) => held.push(res)) // never answered
   const hook = await addHook(server, tenant, sink.url, ['UserSignup'])
   await signup(server, tenant.slug)
-  const worker = new WebhookWorker(server.deps, { attemptTimeoutMs: 300 })
+  const worker = new WebhookWorker(server.deps, {
+    attemptTimeoutMs: 300,
+    tenants: [tenant.tenantId],
+  })
   const started = performance.now()
   await worker.runOnce()
   const took = performance.now() - started
@@ -85,7 +88,10 @@ test(`refusal: a body without end is read to ${MAX_RESPONSE_BYTES} bytes, then t
   const ok = await addHook(server, tenant, stalls.url, ['UserSignup'])
   const bad = await addHook(server, tenant, floods.url, ['UserSignup'])
   await signup(server, tenant.slug)
-  const worker = new WebhookWorker(server.deps, { attemptTimeoutMs: 5000 })
+  const worker = new WebhookWorker(server.deps, {
+    attemptTimeoutMs: 5000,
+    tenants: [tenant.tenantId],
+  })
   const started = performance.now()
   await worker.runOnce()
   assert.ok(performance.now() - started < 4000, 'neither waited for the deadline')
@@ -112,7 +118,7 @@ test('refusal: deleting an endpoint stops its pending deliveries, one in flight 
   const hook = await addHook(server, tenant, sink.url, ['UserSignup'])
   await signup(server, tenant.slug)
   await signup(server, tenant.slug)
-  const worker = new WebhookWorker(server.deps)
+  const worker = new WebhookWorker(server.deps, { tenants: [tenant.tenantId] })
   // Both fail once; then one of them is in flight when the endpoint goes.
   await worker.runOnce()
   assert.equal(sink.received.length, 2)
@@ -122,7 +128,7 @@ test('refusal: deleting an endpoint stops its pending deliveries, one in flight 
     ['Pending', 'Pending'],
   )
   server.clock.advance(1)
-  const held = new WebhookWorker(server.deps, { concurrency: 1 })
+  const held = new WebhookWorker(server.deps, { concurrency: 1, tenants: [tenant.tenantId] })
   const flight = held.runOnce()
   await until(() => release !== undefined)
   const gone = await server.request(

@@ -55,6 +55,12 @@ export interface WorkerOptions {
    * so they all end on their own); those still running then are aborted and released.
    */
   drainMs?: number
+  /**
+   * Claim only these tenants' deliveries. The service's worker takes every tenant's; a test
+   * on the shared PostgreSQL test database keeps its worker to its own tenants, so that it
+   * neither takes other tests' deliveries nor loses its own to theirs.
+   */
+  tenants?: readonly string[]
 }
 
 interface InFlight {
@@ -69,7 +75,9 @@ export class WebhookWorker {
   private readonly attemptTimeoutMs: number
   private readonly leaseMs: number
   private readonly drainMs: number
+  private readonly tenants: readonly string[] | undefined
   private readonly inFlight = new Set<InFlight>()
+  private readonly successes: SuccessWriter
   private timer: NodeJS.Timeout | undefined
   private stopped = true
   private ticking: Promise<number> | undefined
@@ -83,6 +91,8 @@ export class WebhookWorker {
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS
     this.leaseMs = Math.max(options.leaseMs ?? LEASE_MS, this.attemptTimeoutMs + 5000)
     this.drainMs = options.drainMs ?? this.attemptTimeoutMs
+    this.tenants = options.tenants
+    this.successes = new SuccessWriter(deps.db, (error) => this.onError?.(error))
   }
 
   start() {
@@ -100,8 +110,10 @@ export class WebhookWorker {
       try {
         this.ticking = this.tick()
         if ((await this.ticking) > 0) {
-          const running = [...this.inFlight].map((f) => f.done)
-          if (running.length > 0) await Promise.race(running)
+          // Claimed in batches: the next claim once half the slots are free.
+          while (this.inFlight.size > this.concurrency / 2 && !this.stopped) {
+            await Promise.race([...this.inFlight].map((f) => f.done))
+          }
           next = 0
         }
       } catch (error) {
@@ -131,13 +143,17 @@ export class WebhookWorker {
       }),
     ])
     clearTimeout(timer)
-    if (drained) return
-    for (const flight of this.inFlight) flight.abort.abort()
-    await all
+    if (!drained) {
+      for (const flight of this.inFlight) flight.abort.abort()
+      await all
+    }
+    await this.successes.flushed()
   }
 
-  private settled() {
-    return Promise.allSettled([...this.inFlight].map((f) => f.done))
+  /** Attempts in flight ended, and the successes they left written. */
+  private async settled() {
+    await Promise.allSettled([...this.inFlight].map((f) => f.done))
+    await this.successes.flushed()
   }
 
   /** Claims what is due and free slots allow, and starts those attempts. */
@@ -148,7 +164,7 @@ export class WebhookWorker {
     const leaseUntil = new Date(now.getTime() + this.leaseMs)
     // Claims and outcomes commit without waiting for the disk (db/client.ts FLUSH_LATER):
     // one lost in a database crash only sends a delivery again, which at-least-once allows.
-    const claimed = await claimDueDeliveries(this.deps.db, now, leaseUntil, free)
+    const claimed = await claimDueDeliveries(this.deps.db, now, leaseUntil, free, this.tenants)
     // Those whose webhook was deleted meanwhile went with it.
     for (const found of await store.findClaimed(this.deps.db, claimed)) {
       const abort = new AbortController()
@@ -230,12 +246,9 @@ export class WebhookWorker {
       error = (caught as Error).message.slice(0, 500) || 'request failed'
     }
     if (error === null) {
-      await store.recordAttempt(deps.db, tenantId, id, {
-        status: 'Succeeded',
-        lastResponseStatus: status,
-        lastError: null,
-        nextAttemptAt: null,
-      })
+      // Written with others in one statement; the slot is free at once (the lease holds
+      // the row meanwhile).
+      this.successes.add({ tenantId, id, status: status ?? 0 })
       if (webhook.failingSince) await store.clearFailing(deps.db, tenantId, webhook.id)
       deps.webhookOutcomes.add('succeeded')
       return
@@ -279,5 +292,41 @@ export class WebhookWorker {
         ])
       })
     }
+  }
+}
+
+/**
+ * Successes, written in batches: one statement for every success that ended while the last
+ * one ran (group commit), rather than a round trip that held each attempt's slot. A batch
+ * lost to a crash leaves its deliveries leased, then sent again: at least once.
+ */
+class SuccessWriter {
+  private readonly db: WorkerDeps['db']
+  private readonly onError: (error: unknown) => void
+  private queue: store.Success[] = []
+  private running: Promise<void> | undefined
+
+  constructor(db: WorkerDeps['db'], onError: (error: unknown) => void) {
+    this.db = db
+    this.onError = onError
+  }
+
+  add(success: store.Success) {
+    this.queue.push(success)
+    this.running ??= this.drain()
+  }
+
+  private async drain() {
+    while (this.queue.length > 0) {
+      const batch = this.queue
+      this.queue = []
+      await store.recordSuccesses(this.db, batch).catch(this.onError)
+    }
+    this.running = undefined
+  }
+
+  /** Resolves once every success added so far is written. */
+  async flushed() {
+    while (this.running) await this.running
   }
 }
