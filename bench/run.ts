@@ -8,6 +8,9 @@
 //   client credentials vs bare Fastify signing the same JWT (same key, same claims)  ≥ 0.5
 //   introspection      vs the bare primary-key SELECT route                       ≥ 0.5
 //   code exchange      vs the bare UPDATE+INSERT transaction                      ≥ 0.5
+//   Webhooks (bench/webhooks.ts; CONTRACT §13):
+//   deliveries/s       vs a bare loop signing and POSTing the same bodies, 8 in flight ≥ 0.5
+//   sign-in, one endpoint subscribed to every event vs a tenant without         ≥ 0.95
 //   the Provider pool: heap after GC flat (within 10 %) from 1,000 to 10,000 tenants
 //   memory at rest (PostgreSQL < 120 MB, embedded < 250 MB), under each load (< 200 MB),
 //   start to ready on PostgreSQL with migrations applied (< 1 s), and a login flood of 10×
@@ -18,7 +21,8 @@
 // process and of PostgreSQL: a figure the other work on the machine disturbs far less.
 // Needs PostgreSQL: BENCH_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/tenant_auth_bench
 // (created when missing). Writes bench/results/bench-<time>.json.
-//   BENCH_ONLY=login,me,refresh,admin,cc,introspect,code,flood,memory,startup,oidcpool
+//   BENCH_ONLY=login,me,refresh,admin,cc,introspect,code,webhooks,flood,memory,startup,oidcpool
+//   BENCH_WEBHOOK_DELIVERIES=2000 (queued per round)
 //   BENCH_SECONDS=5   BENCH_PROFILE=1
 //   BENCH_WARMUP=0 (each path runs one uncounted round first unless so)
 //   BENCH_PORT=3901 (the service's; the bare baseline's is the next, the pool's +20)
@@ -51,6 +55,7 @@ import {
   setUpOidc,
   touchTenants,
 } from './oidc.ts'
+import { loginBody, Receiver, seedDeliveries, WORKER_CONCURRENCY } from './webhooks.ts'
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -64,7 +69,7 @@ const DB_URL =
 const SERVICE_PORT = Number(process.env.BENCH_PORT ?? 3901)
 const BARE_PORT = SERVICE_PORT + 1
 const PASSWORD = 'plum-orbit-canvas-77'
-const ALL = 'login,me,refresh,admin,cc,introspect,code,flood,memory,startup,oidcpool'
+const ALL = 'login,me,refresh,admin,cc,introspect,code,webhooks,flood,memory,startup,oidcpool'
 const only = new Set((process.env.BENCH_ONLY ?? ALL).split(','))
 const cores = availableParallelism()
 
@@ -91,6 +96,8 @@ const SERVICE_ENV = {
   // more tries than the per-account budgets hold (a try is reserved before its hash).
   RATE_LIMIT_LOGIN_FAILURES: '100000000/60',
   RATE_LIMIT_ACCOUNT_FAILURES: '100000000/60',
+  // The webhook receiver is on 127.0.0.1 (bench/webhooks.ts); the worker runs (the default).
+  WEBHOOK_ALLOW_PRIVATE: 'true',
 }
 
 interface Run {
@@ -329,6 +336,119 @@ if (oidc && only.has('code')) {
   report.codeMinting = { perSecond: mint }
 }
 
+if (only.has('webhooks')) {
+  const receiver = new Receiver()
+  const hookUrl = await receiver.start()
+  // Deliveries: a tenant of their own, its queue filled in one statement per round.
+  const queueSlug = `${slug}-wh`
+  const queueTenant = await post(`${base}/v1/tenants`, {
+    tenant: { slug: queueSlug, name: 'Bench webhooks' },
+    admin: { email: `wh-${email}`, password: PASSWORD },
+  })
+  const queueTenantId: string = queueTenant.user.tenantId
+  const queueHook = await post(
+    `${base}/v1/${queueSlug}/webhooks`,
+    { url: hookUrl, events: ['ApiKeyCreated'] },
+    { authorization: `Bearer ${queueTenant.accessToken}` },
+  )
+  const n = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 2000)
+  const body = loginBody(queueTenantId)
+  const pid = service.child.pid
+  await compare(
+    'webhook deliveries',
+    0.5,
+    `bare sign+POST, ${WORKER_CONCURRENCY} in flight`,
+    async () => {
+      await withClient((c) =>
+        c.query('DELETE FROM webhook_deliveries WHERE tenant_id = $1', [queueTenantId]),
+      )
+      receiver.reset()
+      const cpu0 = cpuSeconds(pid)
+      const pg0 = postgresCpuSeconds()
+      await withClient((c) => seedDeliveries(c, queueTenantId, queueHook.webhook.id, n, body))
+      const rate = await receiver.rate(n)
+      const ours: Run = {
+        rps: rate,
+        p50: 0,
+        p99: 0,
+        cpuMs: ((cpuSeconds(pid) - cpu0) * 1000) / n,
+        pgCpuMs: ((postgresCpuSeconds() - pg0) * 1000) / n,
+        peakRssMb: rss(pid),
+        statuses: { '204': n },
+      }
+      // The bare loop posts the same rows' bodies (read before it starts timing).
+      receiver.reset()
+      const pg1 = postgresCpuSeconds()
+      const bareLoop = spawn(process.execPath, ['bench/webhooks.ts'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: DB_URL,
+          BARE_TENANT: queueTenantId,
+          BARE_WEBHOOK: queueHook.webhook.id,
+          BARE_URL: hookUrl,
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
+      let out = ''
+      bareLoop.stdout?.on('data', (d) => {
+        out += d
+      })
+      const [bareRate] = await Promise.all([
+        receiver.rate(n),
+        new Promise((resolve) => bareLoop.on('exit', resolve)),
+      ])
+      const { cpuSeconds: bareCpu } = JSON.parse(out) as { cpuSeconds: number }
+      return {
+        service: ours,
+        bare: {
+          rps: bareRate,
+          p50: 0,
+          p99: 0,
+          cpuMs: (bareCpu * 1000) / n,
+          pgCpuMs: ((postgresCpuSeconds() - pg1) * 1000) / n,
+          peakRssMb: 0,
+          statuses: { '204': n },
+        },
+      }
+    },
+  )
+  await withClient((c) =>
+    c.query('DELETE FROM webhook_deliveries WHERE tenant_id = $1', [queueTenantId]),
+  )
+
+  // Sign-ins: a tenant whose one endpoint takes every event (each login queues a delivery in
+  // its transaction, and the worker sends it meanwhile) vs the bench tenant, which has none.
+  const hookedSlug = `${slug}-hooked`
+  const hookedEmail = `hooked-${email}`
+  const hooked = await post(`${base}/v1/tenants`, {
+    tenant: { slug: hookedSlug, name: 'Bench hooked' },
+    admin: { email: hookedEmail, password: PASSWORD },
+  })
+  await post(
+    `${base}/v1/${hookedSlug}/webhooks`,
+    { url: hookUrl, events: ['*'] },
+    { authorization: `Bearer ${hooked.accessToken}` },
+  )
+  receiver.reset()
+  const login = (s: string, e: string) =>
+    load(service.child, {
+      url: `${base}/v1/${s}/auth/login`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: e, password: PASSWORD }),
+    })
+  const signIns = await compare('login, 1 webhook', 0.95, 'login, no webhook', async () => ({
+    service: await login(hookedSlug, hookedEmail),
+    bare: await login(slug, email),
+  }))
+  const logins = signIns.service.reduce((sum, r) => sum + (r.statuses['200'] ?? 0), 0)
+  // Every login of the hooked tenant (its warm-up round too) is delivered within seconds.
+  const until = Date.now() + 30_000
+  while (receiver.count < logins && Date.now() < until) await new Promise((r) => setTimeout(r, 100))
+  report.webhookSignIns = { counted: logins, delivered: receiver.count }
+  receiver.close()
+}
+
 if (only.has('flood')) {
   // Ten times the hash bound in flight at once: the service's memory must stay flat and
   // the logins it cannot start soon enough are shed with 503 + Retry-After.
@@ -466,6 +586,12 @@ if (report.oidcPool) {
       `  pass ${pass}: ${row.join(', ')}; last vs first ${(growth * 100).toFixed(1)} % (target: within ${POOL_MARGIN * 100} %) ${met}`,
     )
   }
+}
+if (report.webhookSignIns) {
+  const w = report.webhookSignIns as { counted: number; delivered: number }
+  console.log(
+    `webhooks: ${w.delivered} deliveries received for at least ${w.counted} counted logins of the hooked tenant (the warm-up's not counted)`,
+  )
 }
 if (report.flood) {
   const f = report.flood as Run & { connections: number; restingRssMb: number }

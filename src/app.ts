@@ -22,6 +22,7 @@ import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
+import { DeliveryOutcomes } from './modules/webhooks/outcomes.ts'
 import { WebhookWorker } from './modules/webhooks/worker.ts'
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts'
 import { clientIp } from './plugins/hygiene.ts'
@@ -168,6 +169,7 @@ export async function buildApp(
     tenants: new TenantCache(db),
     sessions: new SessionService({ db, clock, audit, tokens, revocations, mailer, config }),
     mailer,
+    webhookOutcomes: new DeliveryOutcomes(),
     // One per instance: the provider's metadata and keys are cached for every tenant.
     // openid-client is loaded only where a provider is configured (issue 10, memory).
     idp: config.idp

@@ -16,6 +16,7 @@ import type { IdentityProvider } from './modules/oauth/provider.ts'
 import type { RevocationCache } from './modules/sessions/revocations.ts'
 import type { SessionService } from './modules/sessions/service.ts'
 import type { TenantCache } from './modules/tenants/cache.ts'
+import type { DeliveryOutcomes } from './modules/webhooks/outcomes.ts'
 
 export interface Deps {
   config: Config
@@ -35,6 +36,8 @@ export interface Deps {
   tenants: TenantCache
   sessions: SessionService
   mailer: Mailer
+  /** Webhook delivery attempts by outcome on this instance (for /metrics). */
+  webhookOutcomes: DeliveryOutcomes
   /** The external identity provider, when IDP_* is configured. */
   idp: IdentityProvider | undefined
 }

@@ -184,6 +184,14 @@ export async function startSecondInstance(first: TestServer, overrides: Partial<
   }
 }
 
+/** Requests to any running service (a spawned process), as TestServer.request sends them. */
+export function httpClient(base: string): { request: TestServer['request'] } {
+  return {
+    request: <T = any>(method: string, path: string, body?: unknown, options?: RequestOptions) =>
+      send<T>(base, method, path, body, options),
+  }
+}
+
 async function send<T>(
   base: string,
   method: string,

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { DEFAULT_LIMITS } from '../src/lib/limits.ts'
+import { WebhookWorker } from '../src/modules/webhooks/worker.ts'
 import { expectError } from './envelope.ts'
+import { addHook, receiver } from './fixtures/webhooks.ts'
 import {
   createTenant,
   GENEROUS_LIMITS,
@@ -24,8 +26,8 @@ before(async (t) => {
   })
 })
 
-async function scrape(): Promise<string> {
-  const res = await fetch(`${server.url}/metrics`, {
+async function scrape(from: { url: string } = server): Promise<string> {
+  const res = await fetch(`${from.url}/metrics`, {
     headers: { authorization: `Bearer ${TOKEN}` },
   })
   assert.equal(res.status, 200)
@@ -117,4 +119,50 @@ test('requests, sign-ins, refusals and process metrics are counted', async () =>
   }
   // Paths never become labels: no slug appears in the scrape.
   assert.ok(!after.includes(tenant.slug))
+})
+
+test('webhook deliveries by outcome, the queue depth and the age of its oldest due delivery', async (t) => {
+  // On PostgreSQL the queue is every test's, and a worker claims every tenant's due
+  // deliveries: the figures are at least this test's own (exact on a database of its own).
+  const own = !process.env.DATABASE_URL
+  const atLeast = (actual: number, expected: number, what: string) =>
+    own
+      ? assert.equal(actual, expected, what)
+      : assert.ok(actual >= expected, `${what}: ${actual} < ${expected}`)
+  const hooks = await startTestServer(t, {
+    metricsToken: TOKEN,
+    webhookAllowPrivate: true,
+    webhookRetrySchedule: [1],
+  })
+  const tenant = await createTenant(hooks)
+  const fine = await receiver(t)
+  const failing = await receiver(t, (_n, res) => {
+    res.statusCode = 503
+    res.end()
+  })
+  await addHook(hooks, tenant, fine.url, ['UserSignup'])
+  await addHook(hooks, tenant, failing.url, ['UserSignup'])
+  await signup(hooks, tenant.slug)
+  hooks.clock.advance(120)
+  const queued = await scrape(hooks)
+  atLeast(value(queued, 'webhook_queue_deliveries{state="pending"}'), 2, 'pending')
+  atLeast(value(queued, 'webhook_queue_deliveries{state="due"}'), 2, 'due')
+  const age = value(queued, 'webhook_queue_oldest_due_seconds')
+  assert.ok(age >= 120 && (!own || age === 120), `oldest due ${age} s`)
+
+  const worker = new WebhookWorker(hooks.deps, { tenants: [tenant.tenantId] })
+  await worker.runOnce() // one succeeds, one will be retried in 1 s
+  hooks.clock.advance(1)
+  await worker.runOnce() // the retry fails for good
+  assert.equal(fine.received.length, 1)
+  assert.equal(failing.received.length, 2)
+  const after = await scrape(hooks)
+  atLeast(value(after, 'webhook_deliveries_total{outcome="succeeded"}'), 1, 'succeeded')
+  atLeast(value(after, 'webhook_deliveries_total{outcome="retrying"}'), 1, 'retrying')
+  atLeast(value(after, 'webhook_deliveries_total{outcome="failed"}'), 1, 'failed')
+  if (own) {
+    assert.equal(value(after, 'webhook_queue_deliveries{state="pending"}'), 0)
+    assert.equal(value(after, 'webhook_queue_oldest_due_seconds'), 0)
+    assert.equal(value(after, 'webhook_deliveries_total{outcome="released"}'), 0)
+  }
 })

@@ -4,7 +4,7 @@
 
 import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
-import type { Handle } from './client.ts'
+import { FLUSH_LATER, type Handle } from './client.ts'
 import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
 import {
   applications,
@@ -457,26 +457,57 @@ export async function findSealedWebhookSecrets(
  * The webhook worker's claim (CONTRACT §13): up to `limit` due pending deliveries of any
  * tenant, taken with FOR UPDATE SKIP LOCKED in this one statement's transaction, their
  * next_attempt_at moved to `leaseUntil` and their attempt counted, so another instance
- * skips them now and takes them again only if this one dies before answering.
+ * skips them now and takes them again only if this one dies before answering. Its commit
+ * does not wait for the disk (FLUSH_LATER): a claim lost in a crash only frees the delivery.
+ * `tenants` keeps it to those (a test's worker on the shared test database).
  */
 export async function claimDueDeliveries(
   db: Handle,
   now: Date,
   leaseUntil: Date,
   limit: number,
+  tenants?: readonly string[],
 ): Promise<{ tenantId: string; id: string }[]> {
+  const only = tenants ? sql`AND tenant_id = ANY(${sql.param(tenants)}::uuid[])` : sql``
   const result = await db.execute(sql`
     UPDATE webhook_deliveries d
     SET next_attempt_at = ${leaseUntil.toISOString()}::timestamptz, attempts = d.attempts + 1
     FROM (
       SELECT tenant_id, id FROM webhook_deliveries
-      WHERE status = 'Pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
+      WHERE status = 'Pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz ${only}
       ORDER BY next_attempt_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     ) due
-    WHERE d.tenant_id = due.tenant_id AND d.id = due.id
+    WHERE d.tenant_id = due.tenant_id AND d.id = due.id AND ${FLUSH_LATER}
     RETURNING d.tenant_id, d.id`)
   const rows = (result as unknown as { rows: { tenant_id: string; id: string }[] }).rows
   return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }))
+}
+
+/**
+ * The webhook queue across tenants, for /metrics: pending deliveries (those claimed and in
+ * flight included), those due at `now`, and when the oldest due one fell due (null when
+ * none is). Reads the partial index of pending rows only.
+ */
+export async function webhookQueue(
+  db: Handle,
+  now: Date,
+): Promise<{ pending: number; due: number; oldestDueAt: Date | null }> {
+  const at = sql`${now.toISOString()}::timestamptz`
+  const result = await db.execute(sql`
+    SELECT count(*)::int AS pending,
+      count(*) FILTER (WHERE next_attempt_at <= ${at})::int AS due,
+      min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${at}) AS oldest
+    FROM webhook_deliveries WHERE status = 'Pending'`)
+  const [row] = (
+    result as unknown as {
+      rows: { pending: number; due: number; oldest: string | Date | null }[]
+    }
+  ).rows
+  return {
+    pending: Number(row.pending),
+    due: Number(row.due),
+    oldestDueAt: row.oldest === null ? null : new Date(row.oldest),
+  }
 }

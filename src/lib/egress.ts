@@ -65,14 +65,22 @@ export interface EgressResponse {
 }
 
 /**
+ * How much of a response body is read before the answer counts as given: a receiver that
+ * streams without end (or a huge body) costs at most this much, never the whole deadline.
+ * The body is not kept; only the status and headers matter.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024
+
+/**
  * POSTs `body` to `url` under the egress rule, within `timeoutMs` (connect to the end of
- * the response). Never follows a redirect: a 3xx is answered as it is.
+ * the response, or to its first MAX_RESPONSE_BYTES: then the connection is closed and the
+ * status stands). Never follows a redirect: a 3xx is answered as it is. `signal` aborts.
  */
 export function egressPost(
   url: string,
   body: string,
   headers: Record<string, string>,
-  options: { allowPrivate: boolean; timeoutMs: number },
+  options: { allowPrivate: boolean; timeoutMs: number; signal?: AbortSignal },
 ): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url)
@@ -83,6 +91,14 @@ export function egressPost(
       return
     }
     const client = target.protocol === 'https:' ? https : http
+    let settled = false
+    const settle = (fn: () => void) => {
+      if (settled) return
+      settled = true
+      clearTimeout(deadline)
+      options.signal?.removeEventListener('abort', onAbort)
+      fn()
+    }
     const request = client.request(
       target,
       {
@@ -93,26 +109,27 @@ export function egressPost(
         timeout: options.timeoutMs,
       },
       (response) => {
-        // The body is not kept: drain it within the same deadline.
-        response.resume()
-        response.on('end', () => {
-          clearTimeout(deadline)
-          resolve({ status: response.statusCode ?? 0, headers: response.headers })
+        const answer = { status: response.statusCode ?? 0, headers: response.headers }
+        let read = 0
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length
+          if (read < MAX_RESPONSE_BYTES) return
+          // Enough: the status stands, the rest is never read.
+          settle(() => resolve(answer))
+          request.destroy()
         })
-        response.on('error', (error) => {
-          clearTimeout(deadline)
-          reject(error)
-        })
+        response.on('end', () => settle(() => resolve(answer)))
+        response.on('error', (error) => settle(() => reject(error)))
       },
     )
     const deadline = setTimeout(() => {
       request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
     }, options.timeoutMs)
+    const onAbort = () => request.destroy(new Error('aborted: the worker is stopping'))
+    if (options.signal?.aborted) onAbort()
+    else options.signal?.addEventListener('abort', onAbort, { once: true })
     request.on('timeout', () => request.destroy(new Error('timed out')))
-    request.on('error', (error) => {
-      clearTimeout(deadline)
-      reject(error)
-    })
+    request.on('error', (error) => settle(() => reject(error)))
     request.end(body)
   })
 }

@@ -7,16 +7,28 @@
 // and failure reason (from the audit entries as they are written); password hashes running
 // and queued; rate-limit refusals by budget; the revocation cache's size; the database
 // pool's use; whether Redis answers; and Node's own process metrics (event-loop delay,
-// memory, CPU).
+// memory, CPU); webhook delivery attempts by outcome, the queue's depth and how long its
+// oldest due delivery has waited (CONTRACT §13).
 import type { FastifyInstance } from 'fastify'
+import { webhookQueue } from '../db/cross-tenant.ts'
 import type { Deps } from '../deps.ts'
 import { safeEqual } from '../lib/crypto.ts'
 import { AppError } from '../lib/errors.ts'
 import { hashLoad } from '../lib/passwords.ts'
+import { DELIVERY_OUTCOMES } from '../modules/webhooks/outcomes.ts'
 
 type MetricsDeps = Pick<
   Deps,
-  'config' | 'database' | 'reads' | 'redis' | 'limits' | 'audit' | 'revocations'
+  | 'config'
+  | 'database'
+  | 'reads'
+  | 'db'
+  | 'clock'
+  | 'redis'
+  | 'limits'
+  | 'audit'
+  | 'revocations'
+  | 'webhookOutcomes'
 >
 
 /** Adds GET /metrics and its hooks; prom-client is loaded only when METRICS_TOKEN is set. */
@@ -121,6 +133,42 @@ export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): P
     registers: [registry],
     collect() {
       if (deps.redis) this.set(deps.redis.status === 'ready' ? 1 : 0)
+    },
+  })
+
+  new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome: succeeded, retrying (failed, another attempt scheduled), failed (the last attempt failed; the delivery is Failed), released (given back to the queue by a stopping worker).',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      // The tally is the truth (the worker keeps it); the counter shows it.
+      this.reset()
+      for (const outcome of DELIVERY_OUTCOMES) {
+        this.inc({ outcome }, deps.webhookOutcomes.totals[outcome])
+      }
+    },
+  })
+  // The queue is the database's, shared by every instance: each instance shows the same.
+  new Gauge({
+    name: 'webhook_queue_deliveries',
+    help: 'Pending webhook deliveries of every tenant: all of them (state pending, in-flight ones included), and those due now (state due).',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const queue = await webhookQueue(deps.db, deps.clock.now())
+      this.set({ state: 'pending' }, queue.pending)
+      this.set({ state: 'due' }, queue.due)
+    },
+  })
+  new Gauge({
+    name: 'webhook_queue_oldest_due_seconds',
+    help: 'How long the oldest due webhook delivery has waited past its due time (0 when none is due): a growing value means the workers do not keep up, or none runs.',
+    registers: [registry],
+    async collect() {
+      const now = deps.clock.now()
+      const { oldestDueAt } = await webhookQueue(deps.db, now)
+      this.set(oldestDueAt ? Math.max(0, (now.getTime() - oldestDueAt.getTime()) / 1000) : 0)
     },
   })
 

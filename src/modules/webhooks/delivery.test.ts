@@ -2,44 +2,16 @@
 // every body checked with the standardwebhooks package; the retry schedule, Retry-After,
 // redirects, the egress guard, two instances, test events, manual retries, secret rotation.
 import assert from 'node:assert/strict'
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { type TestContext, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
+import { addHook, deliveries, receiver, verify } from '../../../test/fixtures/webhooks.ts'
 import {
   createTenant,
   signup,
   startSecondInstance,
   startTestServer,
-  type TenantFixture,
-  type TestServer,
 } from '../../../test/helpers.ts'
 import { WebhookWorker } from './worker.ts'
-
-interface Received {
-  headers: IncomingHttpHeaders
-  body: string
-}
-
-/** An HTTP receiver answering each request with `answer` (200 by default). */
-async function receiver(
-  t: TestContext,
-  answer: (n: number, res: ServerResponse) => void = (_n, res) => res.end('ok'),
-) {
-  const received: Received[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
-      answer(received.length, res)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}/hook`, received }
-}
 
 async function setup(t: TestContext, overrides = {}) {
   const server = await startTestServer(t, {
@@ -48,43 +20,8 @@ async function setup(t: TestContext, overrides = {}) {
     ...overrides,
   })
   const tenant = await createTenant(server)
-  const worker = new WebhookWorker(server.deps)
+  const worker = new WebhookWorker(server.deps, { tenants: [tenant.tenantId] })
   return { server, tenant, worker }
-}
-
-async function addHook(server: TestServer, tenant: TenantFixture, url: string, events = ['*']) {
-  const res = await server.request(
-    'POST',
-    `/v1/${tenant.slug}/webhooks`,
-    { url, events },
-    { token: tenant.admin.accessToken },
-  )
-  assert.equal(res.status, 200, JSON.stringify(res.body))
-  return res.body as { webhook: { id: string }; secret: string }
-}
-
-async function deliveries(server: TestServer, tenant: TenantFixture, id: string) {
-  const res = await server.request(
-    'GET',
-    `/v1/${tenant.slug}/webhooks/${id}/deliveries?limit=200`,
-    undefined,
-    { token: tenant.admin.accessToken },
-  )
-  assert.equal(res.status, 200)
-  return res.body.items as {
-    id: string
-    eventId: string
-    eventType: string
-    status: string
-    attempts: number
-    lastResponseStatus: number | null
-    lastError: string | null
-    nextAttemptAt: string | null
-  }[]
-}
-
-function verify(secret: string, r: Received) {
-  return new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as any
 }
 
 test('delivery: a signup reaches a subscribed endpoint as a signed Standard Webhooks body', async (t) => {
@@ -234,7 +171,7 @@ test('delivery: two instances deliver each event once', async (t) => {
   const { server, tenant, worker } = await setup(t)
   const second = await startSecondInstance(server)
   t.after(() => second.close())
-  const other = new WebhookWorker(second.deps)
+  const other = new WebhookWorker(second.deps, { tenants: [tenant.tenantId] })
   const sink = await receiver(t)
   await addHook(server, tenant, sink.url, ['UserSignup'])
   for (let i = 0; i < 6; i++) await signup(server, tenant.slug)

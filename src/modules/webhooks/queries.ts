@@ -1,6 +1,6 @@
 // The queries of the webhooks and webhook_deliveries tables; no other file writes them but
 // db/cross-tenant.ts (the delivery worker's claim across tenants, key rotation's scan).
-import type { Handle } from '../../db/client.ts'
+import { FLUSH_LATER, type Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
 import { and, asc, eq, isNotNull, lte, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
@@ -172,8 +172,68 @@ export async function updateDelivery(
   return rows[0] as Delivery | undefined
 }
 
-/** A claimed delivery with what sending it needs from its webhook. */
-export async function findClaimed(db: Handle, tenantId: string, id: string) {
+/** The worker's record of an attempt; committed without waiting for the disk (FLUSH_LATER). */
+export async function recordAttempt(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  changes: Pick<NewDelivery, 'status' | 'lastResponseStatus' | 'lastError' | 'nextAttemptAt'>,
+) {
+  await db
+    .update(webhookDeliveries)
+    .set(changes)
+    .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id), FLUSH_LATER))
+}
+
+export interface Success {
+  tenantId: string
+  id: string
+  status: number
+}
+
+/** Marks deliveries Succeeded, many in one statement; committed without the flush wait. */
+export async function recordSuccesses(db: Handle, batch: Success[]) {
+  if (batch.length === 0) return
+  await db.execute(sql`
+    UPDATE webhook_deliveries d
+    SET status = 'Succeeded', last_response_status = s.status, last_error = NULL,
+      next_attempt_at = NULL
+    FROM unnest(${sql.param(batch.map((b) => b.tenantId))}::uuid[],
+      ${sql.param(batch.map((b) => b.id))}::uuid[],
+      ${sql.param(batch.map((b) => b.status))}::int[]) AS s(tenant_id, id, status)
+    WHERE d.tenant_id = s.tenant_id AND d.id = s.id AND ${FLUSH_LATER}`)
+}
+
+/**
+ * Gives a claimed delivery back (its worker is stopping): due at `now`, the claim's attempt
+ * uncounted. Only while the claim is still this one (`leaseUntil` unchanged).
+ */
+export async function releaseClaim(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  leaseUntil: Date,
+  now: Date,
+) {
+  await db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: now, attempts: sql`${webhookDeliveries.attempts} - 1` })
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, tenantId),
+        eq(webhookDeliveries.id, id),
+        eq(webhookDeliveries.status, 'Pending'),
+        eq(webhookDeliveries.nextAttemptAt, leaseUntil),
+        FLUSH_LATER,
+      ),
+    )
+}
+
+/** Claimed deliveries with what sending them needs from their webhooks (one read a batch). */
+export async function findClaimed(db: Handle, claimed: { tenantId: string; id: string }[]) {
+  if (claimed.length === 0) return []
+  // The claim crosses tenants; this read is keyed by each row's own (tenant_id, id).
+  const keys = claimed.map((c) => sql`(${c.tenantId}::uuid, ${c.id}::uuid)`)
   const rows = await db
     .select({ delivery: webhookDeliveries, webhook: webhooks })
     .from(webhookDeliveries)
@@ -184,9 +244,10 @@ export async function findClaimed(db: Handle, tenantId: string, id: string) {
         eq(webhooks.id, webhookDeliveries.webhookId),
       ),
     )
-    .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.id, id)))
-    .limit(1)
-  return rows[0] as { delivery: Delivery; webhook: Webhook } | undefined
+    .where(
+      sql`(${webhookDeliveries.tenantId}, ${webhookDeliveries.id}) IN (${sql.join(keys, sql`, `)})`,
+    )
+  return rows as { delivery: Delivery; webhook: Webhook }[]
 }
 
 /** A success ends the endpoint's run of failures. */
@@ -195,7 +256,12 @@ export async function clearFailing(db: Handle, tenantId: string, id: string) {
     .update(webhooks)
     .set({ failingSince: null })
     .where(
-      and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id), isNotNull(webhooks.failingSince)),
+      and(
+        eq(webhooks.tenantId, tenantId),
+        eq(webhooks.id, id),
+        isNotNull(webhooks.failingSince),
+        FLUSH_LATER,
+      ),
     )
 }
 
@@ -206,7 +272,7 @@ export async function markFailing(db: Handle, tenantId: string, id: string, now:
     .set({
       failingSince: sql`COALESCE(${webhooks.failingSince}, ${now.toISOString()}::timestamptz)`,
     })
-    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id), FLUSH_LATER))
     .returning({ failingSince: webhooks.failingSince })
   return rows[0]?.failingSince ?? null
 }

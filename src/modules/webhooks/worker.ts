@@ -12,8 +12,9 @@ import { SYSTEM_ACTOR } from '../audit/recorder.ts'
 import * as store from './queries.ts'
 import { openSecret, signingKey } from './secret.ts'
 
-type WorkerDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config'>
+type WorkerDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config' | 'webhookOutcomes'>
 
+/** CONTRACT §13: a 2xx within 10 s succeeds. */
 export const ATTEMPT_TIMEOUT_MS = 10_000
 /** Longer than an attempt: a claimed delivery is not taken again while it runs. */
 export const LEASE_MS = 60_000
@@ -45,16 +46,41 @@ export interface WorkerOptions {
   pollMs?: number
   /** Attempts in flight at once, per instance. */
   concurrency?: number
+  /** An attempt's deadline, connect to answer (default 10 s, CONTRACT §13; tests shorten it). */
+  attemptTimeoutMs?: number
+  /** How long a claim holds a delivery (default 60 s; longer than an attempt). */
+  leaseMs?: number
+  /**
+   * On stop, how long attempts in flight may still finish (default: an attempt's deadline,
+   * so they all end on their own); those still running then are aborted and released.
+   */
+  drainMs?: number
+  /**
+   * Claim only these tenants' deliveries. The service's worker takes every tenant's; a test
+   * on the shared PostgreSQL test database keeps its worker to its own tenants, so that it
+   * neither takes other tests' deliveries nor loses its own to theirs.
+   */
+  tenants?: readonly string[]
+}
+
+interface InFlight {
+  done: Promise<void>
+  abort: AbortController
 }
 
 export class WebhookWorker {
   private readonly deps: WorkerDeps
   private readonly pollMs: number
   private readonly concurrency: number
-  private readonly inFlight = new Set<Promise<void>>()
+  private readonly attemptTimeoutMs: number
+  private readonly leaseMs: number
+  private readonly drainMs: number
+  private readonly tenants: readonly string[] | undefined
+  private readonly inFlight = new Set<InFlight>()
+  private readonly successes: SuccessWriter
   private timer: NodeJS.Timeout | undefined
   private stopped = true
-  private ticking: Promise<void> | undefined
+  private ticking: Promise<number> | undefined
   /** Told of errors the worker survives (logged by the app). */
   onError: ((error: unknown) => void) | undefined
 
@@ -62,33 +88,72 @@ export class WebhookWorker {
     this.deps = deps
     this.pollMs = options.pollMs ?? 1000
     this.concurrency = options.concurrency ?? 8
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS
+    this.leaseMs = Math.max(options.leaseMs ?? LEASE_MS, this.attemptTimeoutMs + 5000)
+    this.drainMs = options.drainMs ?? this.attemptTimeoutMs
+    this.tenants = options.tenants
+    this.successes = new SuccessWriter(deps.db, (error) => this.onError?.(error))
   }
 
   start() {
     if (!this.stopped) return
     this.stopped = false
-    this.schedule()
+    this.schedule(this.pollMs)
   }
 
-  private schedule() {
+  // A tick that claimed something may have left more due: the next one comes as soon as an
+  // attempt frees its slot. Only a tick that found nothing waits a whole poll.
+  private schedule(delayMs: number) {
     if (this.stopped) return
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick()
-        .then(
-          () => undefined,
-          (error) => this.onError?.(error),
-        )
-        .finally(() => this.schedule())
-    }, this.pollMs)
+    this.timer = setTimeout(async () => {
+      let next = this.pollMs
+      try {
+        this.ticking = this.tick()
+        if ((await this.ticking) > 0) {
+          // Claimed in batches: the next claim once half the slots are free.
+          while (this.inFlight.size > this.concurrency / 2 && !this.stopped) {
+            await Promise.race([...this.inFlight].map((f) => f.done))
+          }
+          next = 0
+        }
+      } catch (error) {
+        this.onError?.(error)
+      }
+      this.schedule(next)
+    }, delayMs)
     this.timer.unref()
   }
 
-  /** Stops claiming; attempts in flight finish (or their lease lapses if the process dies). */
+  /**
+   * Stops claiming (SIGTERM). Attempts in flight may finish for `drainMs`; any still running
+   * then is aborted and its delivery released: due again at once, its attempt not counted,
+   * so another instance takes it without waiting out the lease. (A process that dies instead
+   * leaves its claims to lapse with the lease.)
+   */
   async stop() {
     this.stopped = true
     clearTimeout(this.timer)
-    await this.ticking
-    await Promise.allSettled([...this.inFlight])
+    await this.ticking?.catch(() => 0)
+    const all = Promise.allSettled([...this.inFlight].map((f) => f.done))
+    let timer: NodeJS.Timeout | undefined
+    const drained = await Promise.race([
+      all.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.drainMs)
+      }),
+    ])
+    clearTimeout(timer)
+    if (!drained) {
+      for (const flight of this.inFlight) flight.abort.abort()
+      await all
+    }
+    await this.successes.flushed()
+  }
+
+  /** Attempts in flight ended, and the successes they left written. */
+  private async settled() {
+    await Promise.allSettled([...this.inFlight].map((f) => f.done))
+    await this.successes.flushed()
   }
 
   /** Claims what is due and free slots allow, and starts those attempts. */
@@ -96,39 +161,46 @@ export class WebhookWorker {
     const free = this.concurrency - this.inFlight.size
     if (free <= 0) return 0
     const now = this.deps.clock.now()
-    const claimed = await claimDueDeliveries(
-      this.deps.db,
-      now,
-      new Date(now.getTime() + LEASE_MS),
-      free,
-    )
-    for (const { tenantId, id } of claimed) {
-      const attempt: Promise<void> = this.attempt(tenantId, id)
-        .catch((error) => this.onError?.(error))
-        .finally(() => this.inFlight.delete(attempt))
-      this.inFlight.add(attempt)
+    const leaseUntil = new Date(now.getTime() + this.leaseMs)
+    // Claims and outcomes commit without waiting for the disk (db/client.ts FLUSH_LATER):
+    // one lost in a database crash only sends a delivery again, which at-least-once allows.
+    const claimed = await claimDueDeliveries(this.deps.db, now, leaseUntil, free, this.tenants)
+    // Those whose webhook was deleted meanwhile went with it.
+    for (const found of await store.findClaimed(this.deps.db, claimed)) {
+      const abort = new AbortController()
+      const flight: InFlight = {
+        abort,
+        done: this.attempt(found, leaseUntil, abort.signal)
+          .catch((error) => this.onError?.(error))
+          .finally(() => this.inFlight.delete(flight)),
+      }
+      this.inFlight.add(flight)
     }
     return claimed.length
   }
 
   /** Delivers everything due now, attempts awaited (tests, and a drain). */
   async runOnce(): Promise<void> {
-    while ((await this.tick()) > 0) await Promise.allSettled([...this.inFlight])
-    await Promise.allSettled([...this.inFlight])
+    while ((await this.tick()) > 0) await this.settled()
+    await this.settled()
   }
 
-  private async attempt(tenantId: string, id: string) {
+  private async attempt(
+    { delivery, webhook }: { delivery: store.Delivery; webhook: store.Webhook },
+    leaseUntil: Date,
+    signal: AbortSignal,
+  ) {
     const { deps } = this
-    const found = await store.findClaimed(deps.db, tenantId, id)
-    if (!found) return // its webhook was deleted meanwhile (with it)
-    const { delivery, webhook } = found
+    const { tenantId, id } = delivery
     const now = deps.clock.now()
     if (!webhook.enabled) {
-      await store.updateDelivery(deps.db, tenantId, id, {
+      await store.recordAttempt(deps.db, tenantId, id, {
         status: 'Failed',
+        lastResponseStatus: null,
         lastError: 'the endpoint is disabled',
         nextAttemptAt: null,
       })
+      deps.webhookOutcomes.add('failed')
       return
     }
     const secrets = [openSecret(deps.cipher, tenantId, webhook.id, 'current', webhook.secretEnc)]
@@ -156,7 +228,7 @@ export class WebhookWorker {
           'webhook-timestamp': String(timestamp),
           'webhook-signature': signatures.join(' '),
         },
-        { allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: ATTEMPT_TIMEOUT_MS },
+        { allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: this.attemptTimeoutMs, signal },
       )
       status = res.status
       if (status < 200 || status > 299) {
@@ -165,16 +237,20 @@ export class WebhookWorker {
         retryAfter = retryAfterMs(res.headers['retry-after'], now)
       }
     } catch (caught) {
+      if (signal.aborted) {
+        // Stopping: the attempt is given back, as if never claimed (its lease still ours).
+        await store.releaseClaim(deps.db, tenantId, id, leaseUntil, deps.clock.now())
+        deps.webhookOutcomes.add('released')
+        return
+      }
       error = (caught as Error).message.slice(0, 500) || 'request failed'
     }
     if (error === null) {
-      await store.updateDelivery(deps.db, tenantId, id, {
-        status: 'Succeeded',
-        lastResponseStatus: status,
-        lastError: null,
-        nextAttemptAt: null,
-      })
+      // Written with others in one statement; the slot is free at once (the lease holds
+      // the row meanwhile).
+      this.successes.add({ tenantId, id, status: status ?? 0 })
       if (webhook.failingSince) await store.clearFailing(deps.db, tenantId, webhook.id)
+      deps.webhookOutcomes.add('succeeded')
       return
     }
     await this.failed(delivery, webhook, { status, error, retryAfter, now })
@@ -192,13 +268,14 @@ export class WebhookWorker {
     const wait = schedule[delivery.attempts - 1]
     const last = wait === undefined
     const delayMs = last ? 0 : Math.max(wait * 1000, outcome.retryAfter ?? 0)
-    await store.updateDelivery(deps.db, tenantId, delivery.id, {
+    await store.recordAttempt(deps.db, tenantId, delivery.id, {
       status: last ? 'Failed' : 'Pending',
       lastResponseStatus: outcome.status,
       lastError: outcome.error,
       nextAttemptAt: last ? null : new Date(outcome.now.getTime() + delayMs),
     })
     const since = await store.markFailing(deps.db, tenantId, webhook.id, outcome.now)
+    deps.webhookOutcomes.add(last ? 'failed' : 'retrying')
     if (since && outcome.now.getTime() - since.getTime() >= DISABLE_AFTER_MS) {
       await deps.db.transaction(async (tx) => {
         const cutoff = new Date(outcome.now.getTime() - DISABLE_AFTER_MS)
@@ -215,5 +292,41 @@ export class WebhookWorker {
         ])
       })
     }
+  }
+}
+
+/**
+ * Successes, written in batches: one statement for every success that ended while the last
+ * one ran (group commit), rather than a round trip that held each attempt's slot. A batch
+ * lost to a crash leaves its deliveries leased, then sent again: at least once.
+ */
+class SuccessWriter {
+  private readonly db: WorkerDeps['db']
+  private readonly onError: (error: unknown) => void
+  private queue: store.Success[] = []
+  private running: Promise<void> | undefined
+
+  constructor(db: WorkerDeps['db'], onError: (error: unknown) => void) {
+    this.db = db
+    this.onError = onError
+  }
+
+  add(success: store.Success) {
+    this.queue.push(success)
+    this.running ??= this.drain()
+  }
+
+  private async drain() {
+    while (this.queue.length > 0) {
+      const batch = this.queue
+      this.queue = []
+      await store.recordSuccesses(this.db, batch).catch(this.onError)
+    }
+    this.running = undefined
+  }
+
+  /** Resolves once every success added so far is written. */
+  async flushed() {
+    while (this.running) await this.running
   }
 }
