@@ -82,7 +82,7 @@ export function installAuthentication(
     const key = await authenticateApiKey(deps, request.tenant, token, {
       use: mode !== 'adminUser',
       // The 429 the spec lists on administration routes: a budget per admin or key, taken
-      // for a valid key only (in the key check's Redis round trip when the key is kept).
+      // for a valid key only (beside the key check's Redis read when the key is kept).
       alongside:
         mode === 'adminUser'
           ? undefined

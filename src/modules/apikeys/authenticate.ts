@@ -23,7 +23,7 @@ type KeyDeps = Pick<Deps, 'db' | 'clock' | 'apiKeyUsage' | 'apiKeys'>
  * The live key of this tenant that `token` is, or 401 invalid_api_key. `use` records the
  * use (lastUsedAt); a key that is about to be refused by the route is not used. `alongside`
  * (the request's rate-limit point) runs for the key found; for a kept key it runs together
- * with the epoch's read, in one Redis round trip, and a refused key still answers 401 first.
+ * with the epoch's read (both in flight at once), and a refused key still answers 401 first.
  */
 export async function authenticateApiKey(
   deps: KeyDeps,

@@ -3,7 +3,7 @@
 // a revoked key is refused from the very next request on, on every instance.
 //
 // Every instance reads each tenant's key epoch from Redis on every API-key request (in the
-// same round trip as the request's rate-limit point, auth.ts), and a kept key counts only
+// same moment as the request's rate-limit point, auth.ts), and a kept key counts only
 // while the epoch is the one it was read under. A revocation bumps the epoch after its
 // transaction committed and before it answers, so a request that follows the answer, on
 // any instance, sees a new epoch and reads the key from the database again. An entry is
