@@ -41,6 +41,8 @@ export async function authenticateApiKey(
   let epoch: string | undefined
   if (kept) {
     alongside = options.alongside?.(kept.id)
+    // Handled here too: should the database read below fail, its refusal is not unhandled.
+    alongside?.catch(() => {})
     epoch = await cache.epoch(tenant.id)
     if (epoch === kept.epoch) key = kept
   } else if (cache.enabled) {
@@ -56,14 +58,9 @@ export async function authenticateApiKey(
   const now = deps.clock.now()
   if (!key || (key.expiresAt && key.expiresAt <= now)) {
     // The point taken beside a kept key that turned out revoked is not the answer: 401 is.
-    alongside?.catch(() => {})
     throw new AppError('invalid_api_key')
   }
-  if (alongside && key.id === kept?.id) await alongside
-  else {
-    alongside?.catch(() => {})
-    await options.alongside?.(key.id)
-  }
+  await (alongside ?? options.alongside?.(key.id))
   if (options.use) deps.apiKeyUsage.touch(tenant.id, key.id, now)
   return key
 }
