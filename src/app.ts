@@ -16,6 +16,7 @@ import { Mailer } from './lib/mailer.ts'
 import { configureHashing, warmPasswords } from './lib/passwords.ts'
 import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import { connectRedis, type RedisTarget } from './lib/redis.ts'
+import { ApiKeyCache } from './modules/apikeys/cache.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
@@ -165,6 +166,7 @@ export async function buildApp(
     guard: new SignInGuard(limits),
     audit,
     apiKeyUsage: new ApiKeyUsage(db),
+    apiKeys: new ApiKeyCache(redis),
     revocations,
     tenants: new TenantCache(db),
     sessions: new SessionService({ db, clock, audit, tokens, revocations, mailer, config }),

@@ -10,6 +10,7 @@ import type { FieldCipher } from './lib/crypto.ts'
 import type { AccessTokens } from './lib/jwt.ts'
 import type { Mailer } from './lib/mailer.ts'
 import type { RateLimits, SignInGuard } from './lib/ratelimit.ts'
+import type { ApiKeyCache } from './modules/apikeys/cache.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
 import type { IdentityProvider } from './modules/oauth/provider.ts'
@@ -32,6 +33,8 @@ export interface Deps {
   guard: SignInGuard
   audit: AuditRecorder
   apiKeyUsage: ApiKeyUsage
+  /** Live API keys kept in process, checked against Redis's epoch (apikeys/cache.ts). */
+  apiKeys: ApiKeyCache
   revocations: RevocationCache
   tenants: TenantCache
   sessions: SessionService

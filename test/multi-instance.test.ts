@@ -2,16 +2,19 @@
 // instances on different ports share one PostgreSQL and, where set, one Redis. A refresh
 // token, a TOTP time step, a login code and an invitation are each single-use across
 // both; every budget of CONTRACT §6 and §8 counts requests made through either; a logout
-// on one reaches the other within 5 s (CONTRACT §4), with Redis and without it.
+// on one reaches the other within 5 s (CONTRACT §4), with Redis and without it; a revoked
+// API key is refused by the other at its next request.
 import assert from 'node:assert/strict'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { Secret, TOTP } from 'otpauth'
 import { and, eq } from '../src/db/orm.ts'
 import { users } from '../src/db/schema.ts'
+import { hashToken } from '../src/lib/crypto.ts'
 import { normalizeEmail } from '../src/lib/email.ts'
 import type { Limits } from '../src/lib/limits.ts'
 import { sessionRows } from './db.ts'
 import { expectError } from './envelope.ts'
+import { createKey } from './fixtures/apikeys.ts'
 import {
   createTenant,
   eventually,
@@ -156,6 +159,37 @@ describe('two instances on one PostgreSQL behave as one', { skip: NEEDS_POSTGRES
     })
     assert.equal(out.status, 200, JSON.stringify(out.body))
     await refusedWithin5s(noRedisB, t.slug, user.accessToken, 'B')
+  })
+
+  test('rule: an API key revoked on A is refused on B at the next request, with Redis and without', async (ctx) => {
+    const noRedisA = await startServer({ redisUrl: undefined })
+    const noRedisB = await startSecondInstance(noRedisA, { redisUrl: undefined })
+    ctx.after(async () => {
+      await noRedisB.close()
+      await noRedisA.close()
+    })
+    const pairs: [TestServer, SecondInstance][] = [
+      [a, b],
+      [noRedisA, noRedisB],
+    ]
+    for (const [first, second] of pairs) {
+      const t = await createTenant(first)
+      const { plaintext, apiKey } = await createKey(first, t.slug, t.admin.accessToken)
+      const url = `/v1/${t.slug}/users?limit=1`
+      assert.equal((await second.request('GET', url, undefined, { token: plaintext })).status, 200)
+      // With Redis B keeps the key it verified (apikeys/cache.ts); without, it keeps none.
+      const kept = second.deps.apiKeys.peek(t.tenantId, hashToken(plaintext)) !== undefined
+      assert.equal(kept, second.deps.config.redisUrl !== undefined)
+      const del = await first.request('DELETE', `/v1/${t.slug}/api-keys/${apiKey.id}`, undefined, {
+        token: t.admin.accessToken,
+      })
+      assert.equal(del.status, 200)
+      expectError(
+        await second.request('GET', url, undefined, { token: plaintext }),
+        401,
+        'invalid_api_key',
+      )
+    }
   })
 
   test('rule: a TOTP time step accepted by one instance is refused by the other', async () => {

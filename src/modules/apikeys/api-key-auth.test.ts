@@ -16,6 +16,7 @@ import {
 } from '../../../test/helpers.ts'
 import { and, eq } from '../../db/orm.ts'
 import { apiKeys } from '../../db/schema.ts'
+import { hashToken } from '../../lib/crypto.ts'
 
 let server: TestServer
 let t: TenantFixture
@@ -149,28 +150,72 @@ describe('where a key is refused', () => {
   })
 })
 
+/** Whether an instance keeps the key in process (apikeys/cache.ts: only with Redis). */
+function kept(deps: TestServer['deps'], plaintext: string) {
+  return deps.apiKeys.peek(t.tenantId, hashToken(plaintext)) !== undefined
+}
+
 describe('revocation and expiry', () => {
   test('a revoked key is refused on the next request, on this and on another instance', async () => {
     const second = await startSecondInstance(server)
     try {
       const { plaintext, apiKey } = await createKey(server, t.slug, admin)
       const url = `/v1/${t.slug}/audit?limit=1`
-      // Both instances have served the key before the revocation.
+      // Both instances have served the key before the revocation, and with Redis both keep
+      // it in process: the refusal below is the epoch's work, not a fresh read by chance.
       assert.equal((await server.request('GET', url, undefined, { token: plaintext })).status, 200)
       assert.equal((await second.request('GET', url, undefined, { token: plaintext })).status, 200)
+      assert.equal(kept(server.deps, plaintext), server.deps.redis !== undefined)
+      assert.equal(kept(second.deps, plaintext), server.deps.redis !== undefined)
       const del = await server.request('DELETE', `/v1/${t.slug}/api-keys/${apiKey.id}`, undefined, {
         token: admin,
       })
       assert.equal(del.status, 200)
       expectError(
-        await server.request('GET', url, undefined, { token: plaintext }),
+        await second.request('GET', url, undefined, { token: plaintext }),
         401,
         'invalid_api_key',
       )
       expectError(
-        await second.request('GET', url, undefined, { token: plaintext }),
+        await server.request('GET', url, undefined, { token: plaintext }),
         401,
         'invalid_api_key',
+      )
+    } finally {
+      await second.close()
+    }
+  })
+
+  test('a key revoked through the second instance is refused on the next request on the first', async () => {
+    const second = await startSecondInstance(server)
+    try {
+      const { plaintext, apiKey } = await createKey(server, t.slug, admin)
+      const other = await createKey(server, t.slug, admin)
+      const url = `/v1/${t.slug}/users?limit=1`
+      for (const token of [plaintext, other.plaintext]) {
+        assert.equal((await server.request('GET', url, undefined, { token })).status, 200)
+      }
+      assert.equal(kept(server.deps, plaintext), server.deps.redis !== undefined)
+      const del = await second.request('DELETE', `/v1/${t.slug}/api-keys/${apiKey.id}`, undefined, {
+        token: admin,
+      })
+      assert.equal(del.status, 200)
+      await unchanged(server, t.tenantId, async () => {
+        expectError(
+          await server.request('GET', url, undefined, { token: plaintext }),
+          401,
+          'invalid_api_key',
+        )
+      })
+      // The tenant's other key, kept under the epoch the revocation moved on, is read again
+      // and still accepted.
+      assert.equal(
+        (await server.request('GET', url, undefined, { token: other.plaintext })).status,
+        200,
+      )
+      assert.equal(
+        (await second.request('GET', url, undefined, { token: other.plaintext })).status,
+        200,
       )
     } finally {
       await second.close()

@@ -87,22 +87,22 @@ export async function listApiKeyPage(
 }
 
 /**
- * Revokes a key; the next request with it is refused (authenticate.ts reads the key every
- * time). Revoking a revoked key changes nothing and answers ok; an unknown or foreign id
- * is 404.
+ * Revokes a key; the next request with it is refused, on every instance: once the
+ * revocation committed, the tenant's key epoch moves on before the answer (cache.ts).
+ * Revoking a revoked key changes nothing and answers ok; an unknown or foreign id is 404.
  */
 export async function revokeApiKey(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db'>,
+  deps: Pick<Deps, 'apiKeys' | 'audit' | 'clock' | 'db'>,
   tenantId: string,
   id: string,
   actor: Actor,
 ) {
   if (!isUuid(id)) fail('not_found')
-  await deps.db.transaction(async (tx) => {
+  const revoked = await deps.db.transaction(async (tx) => {
     const key = await store.revokeApiKey(tx, tenantId, id, deps.clock.now())
     if (!key) {
       if (!(await store.findApiKey(tx, tenantId, id))) fail('not_found')
-      return
+      return false
     }
     await deps.audit.record(tx, tenantId, actor, [
       {
@@ -110,5 +110,9 @@ export async function revokeApiKey(
         metadata: { apiKeyId: key.id, name: key.name, prefix: key.prefix },
       },
     ])
+    return true
   })
+  // Committed: no instance may accept the key from here on. Should Redis not take the bump,
+  // the revocation stands (it is in the database) and kept copies expire within seconds.
+  if (revoked) await deps.apiKeys.revoked(tenantId, id).catch(() => {})
 }
