@@ -279,3 +279,15 @@ export async function validateSamlResponse(
   if (!email) refuse('saml_no_email')
   return { assertionId, nameId, nameIdFormat, email, attributes, notOnOrAfter }
 }
+
+/**
+ * The Response's InResponseTo, read before any check so that the ACS can find the request
+ * this browser has outstanding; validateSamlResponse then holds the signed assertion to it.
+ */
+export function responseInResponseTo(samlResponseBase64: string): string | undefined {
+  try {
+    return parse(samlResponseBase64).getAttribute('InResponseTo') || undefined
+  } catch {
+    return undefined
+  }
+}
