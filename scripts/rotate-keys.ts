@@ -8,6 +8,7 @@ import { type Database, openDatabase } from '../src/db/client.ts'
 import { FieldCipher } from '../src/lib/crypto.ts'
 import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
 import { applicationSecretColumn } from '../src/modules/applications/rotation.ts'
+import { ssoSecretColumn } from '../src/modules/federation/rotation.ts'
 import { firebaseSignerKeyColumn } from '../src/modules/import/rotation.ts'
 import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
 import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
@@ -25,6 +26,7 @@ export const SEALED_COLUMNS = {
   'users.password_hash': firebaseSignerKeyColumn,
   'webhooks.secret_enc': webhookSecretColumn('current'),
   'webhooks.previous_secret_enc': webhookSecretColumn('previous'),
+  'sso_connections.oidc_client_secret_enc': ssoSecretColumn,
 } as const
 
 /** The names the report uses, where the column alone would mislead. */

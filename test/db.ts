@@ -16,6 +16,10 @@ import {
   recoveryCodes,
   refreshTokens,
   sessions,
+  ssoConnections,
+  ssoDomains,
+  ssoIdentities,
+  ssoSamlAssertions,
   tenantLogos,
   tenants,
   users,
@@ -116,6 +120,26 @@ export async function tenantSnapshot(
       .from(emailConflicts)
       .where(eq(emailConflicts.tenantId, tenantId))
       .orderBy(asc(emailConflicts.userId)),
+    ssoConnections: await db
+      .select()
+      .from(ssoConnections)
+      .where(eq(ssoConnections.tenantId, tenantId))
+      .orderBy(asc(ssoConnections.id)),
+    ssoDomains: await db
+      .select()
+      .from(ssoDomains)
+      .where(eq(ssoDomains.tenantId, tenantId))
+      .orderBy(asc(ssoDomains.domain)),
+    ssoIdentities: await db
+      .select()
+      .from(ssoIdentities)
+      .where(eq(ssoIdentities.tenantId, tenantId))
+      .orderBy(asc(ssoIdentities.connectionId), asc(ssoIdentities.subject)),
+    ssoSamlAssertions: await db
+      .select()
+      .from(ssoSamlAssertions)
+      .where(eq(ssoSamlAssertions.tenantId, tenantId))
+      .orderBy(asc(ssoSamlAssertions.connectionId), asc(ssoSamlAssertions.assertionId)),
     // A delivery worker anywhere on the database (another test's, another instance) moves
     // an endpoint's failing_since and a delivery's progress on its own; what a request
     // changes is the rest.

@@ -43,6 +43,11 @@ export const ADMIN_OPERATIONS = [
   'listWebhookDeliveries',
   'retryWebhookDelivery',
   'testWebhook',
+  'createSsoConnection',
+  'listSsoConnections',
+  'getSsoConnection',
+  'updateSsoConnection',
+  'deleteSsoConnection',
 ] as const satisfies readonly (keyof Client)[]
 
 export type AdminClient = Pick<Client, (typeof ADMIN_OPERATIONS)[number]>

@@ -95,6 +95,11 @@ export const OPERATIONS = {
   listWebhookDeliveries: ['get', '/v1/{tenantSlug}/webhooks/{id}/deliveries'],
   retryWebhookDelivery: ['post', '/v1/{tenantSlug}/webhooks/{id}/deliveries/{deliveryId}/retry'],
   testWebhook: ['post', '/v1/{tenantSlug}/webhooks/{id}/test'],
+  createSsoConnection: ['post', '/v1/{tenantSlug}/sso-connections'],
+  listSsoConnections: ['get', '/v1/{tenantSlug}/sso-connections'],
+  getSsoConnection: ['get', '/v1/{tenantSlug}/sso-connections/{id}'],
+  updateSsoConnection: ['patch', '/v1/{tenantSlug}/sso-connections/{id}'],
+  deleteSsoConnection: ['delete', '/v1/{tenantSlug}/sso-connections/{id}'],
 } as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
 
 type Table = typeof OPERATIONS

@@ -362,6 +362,30 @@ test('every operationId is called through the SDK against the real service', asy
   assert.equal(retriedDelivery.delivery.id, delivery.id)
   assert.deepEqual(await backend.deleteWebhook({ path: { id: hookId } }), { ok: true })
 
+  // SSO connections (CONTRACT §12), with the key.
+  const sso = await backend.createSsoConnection({
+    body: {
+      name: 'Okta',
+      type: 'oidc',
+      domains: ['Corp.Example.COM'],
+      oidc: { issuer: 'https://corp.okta.example.com', clientId: 'c', clientSecret: 's' },
+    },
+  })
+  assert.deepEqual(sso.connection.domains, ['corp.example.com'])
+  const ssoId = sso.connection.id
+  const ssoList = await backend.listSsoConnections({ query: { limit: 50 } })
+  assert.deepEqual(
+    ssoList.items.map((c) => c.id),
+    [ssoId],
+  )
+  assert.equal((await backend.getSsoConnection({ path: { id: ssoId } })).connection.enforce, false)
+  const enforced = await backend.updateSsoConnection({
+    path: { id: ssoId },
+    body: { enforce: true },
+  })
+  assert.equal(enforced.connection.enforce, true)
+  assert.deepEqual(await backend.deleteSsoConnection({ path: { id: ssoId } }), { ok: true })
+
   // The admin's connected applications: a web app granted through the hosted pages.
   const redirectUri = 'https://app.example.com/callback'
   const webApp = await backend.createApplication({

@@ -11,6 +11,7 @@ import {
   emailConflicts,
   invites,
   sessions,
+  ssoConnections,
   tenants,
   users,
   webhooks,
@@ -231,6 +232,7 @@ export const PRUNED_TABLES = [
   'oauth_states',
   'webauthn_challenges',
   'oidc_models',
+  'sso_saml_assertions',
 ] as const
 export type PrunedTable = (typeof PRUNED_TABLES)[number]
 
@@ -258,6 +260,8 @@ export const NOT_PRUNED: Record<string, string> = {
  *   oidc_models     expired (codes, tokens, grants, sessions, interactions of the OpenID
  *                   provider; the adapter already ignores them; rows without an expiry,
  *                   registered clients, stay)
+ *   sso_saml_assertions  expired: past its NotOnOrAfter an assertion is refused anyway,
+ *                   so its id need not be remembered to refuse a replay
  */
 /** 60 days: with the purge's 30, an ended session stays at least the 90 days §9 speaks of. */
 const SESSION_MEMORY_MS = 60 * 24 * 60 * 60 * 1000
@@ -425,6 +429,31 @@ export async function revokedSessionsSince(
     .orderBy(asc(sessions.revokedAt), asc(sessions.id))
     .limit(limit)
   return rows as RevokedSession[]
+}
+
+/**
+ * SSO connections with a sealed OIDC client secret (CONTRACT §12), for key rotation: the
+ * next batch after `after` in key order; each row is then rewritten by its tenant.
+ */
+export async function findSealedSsoSecrets(
+  db: Handle,
+  after: { tenantId: string; id: string } | undefined,
+  limit: number,
+) {
+  const column = ssoConnections.oidcClientSecretEnc
+  return db
+    .select({ tenantId: ssoConnections.tenantId, id: ssoConnections.id, sealed: column })
+    .from(ssoConnections)
+    .where(
+      and(
+        isNotNull(column),
+        after
+          ? sql`(${ssoConnections.tenantId}, ${ssoConnections.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(asc(ssoConnections.tenantId), asc(ssoConnections.id))
+    .limit(limit)
 }
 
 /**

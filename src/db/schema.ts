@@ -341,6 +341,8 @@ export const oauthStates = pgTable(
     stateHash: text('state_hash').notNull(),
     codeVerifier: text('code_verifier').notNull(),
     nonce: text('nonce').notNull(),
+    /** The SSO connection (CONTRACT §12) a state was made for; null for the SPEC's idp. */
+    connectionId: uuid('connection_id'),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
     usedAt: ts('used_at'),
@@ -586,5 +588,112 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_webhook_created').on(t.tenantId, t.webhookId, t.createdAt, t.id),
     // The worker's queue: only pending rows, across tenants, by due time.
     index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status = 'Pending'`),
+  ],
+)
+
+/**
+ * Enterprise SSO connections (CONTRACT §12): OIDC or SAML 2.0 identity providers of one
+ * tenant, each owning email domains. The OIDC client secret is sealed (rotated by
+ * rotate-keys); `domains` is the connection's own list as answered, and sso_domains holds
+ * the same names once more, keyed by (tenant, domain), so a domain belongs to at most one
+ * connection of the tenant by the primary key itself.
+ */
+export const ssoConnections = pgTable(
+  'sso_connections',
+  {
+    tenantId: uuid('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    id: uuid('id').notNull(),
+    name: text('name').notNull(),
+    /** oidc | saml */
+    type: text('type').notNull(),
+    domains: text('domains').array().notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    jitProvisioning: boolean('jit_provisioning').notNull().default(true),
+    defaultRole: text('default_role').notNull().default('Member'),
+    enforce: boolean('enforce').notNull().default(false),
+    mfaSatisfied: boolean('mfa_satisfied').notNull().default(false),
+    oidcIssuer: text('oidc_issuer'),
+    oidcClientId: text('oidc_client_id'),
+    oidcScopes: text('oidc_scopes').array(),
+    oidcClientSecretEnc: text('oidc_client_secret_enc'),
+    samlIdpEntityId: text('saml_idp_entity_id'),
+    samlIdpSsoUrl: text('saml_idp_sso_url'),
+    samlIdpCertificates: text('saml_idp_certificates').array(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    index('sso_connections_tenant_created').on(t.tenantId, t.createdAt, t.id),
+  ],
+)
+
+/** Which connection of the tenant owns a domain (lowercase, IDNs in punycode). */
+export const ssoDomains = pgTable(
+  'sso_domains',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    domain: text('domain').notNull(),
+    connectionId: uuid('connection_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.domain] }),
+    foreignKey({
+      columns: [t.tenantId, t.connectionId],
+      foreignColumns: [ssoConnections.tenantId, ssoConnections.id],
+    }).onDelete('cascade'),
+    index('sso_domains_connection').on(t.tenantId, t.connectionId),
+  ],
+)
+
+/**
+ * A user's identity at an SSO connection, keyed by (connection, subject): the OIDC `sub`
+ * or the SAML NameID. The same subject at another connection is another identity.
+ */
+export const ssoIdentities = pgTable(
+  'sso_identities',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    connectionId: uuid('connection_id').notNull(),
+    subject: text('subject').notNull(),
+    userId: uuid('user_id').notNull(),
+    email: text('email'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.connectionId, t.subject] }),
+    foreignKey({
+      columns: [t.tenantId, t.connectionId],
+      foreignColumns: [ssoConnections.tenantId, ssoConnections.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      columns: [t.tenantId, t.userId],
+      foreignColumns: [users.tenantId, users.id],
+    }).onDelete('cascade'),
+    index('sso_identities_user').on(t.tenantId, t.userId),
+  ],
+)
+
+/**
+ * SAML assertion ids accepted (CONTRACT §12: an assertion ID accepted once), kept until the
+ * assertion could no longer be accepted anyway; inserted ON CONFLICT DO NOTHING, so of two
+ * posts of one assertion only one gets a row back.
+ */
+export const ssoSamlAssertions = pgTable(
+  'sso_saml_assertions',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    connectionId: uuid('connection_id').notNull(),
+    assertionId: text('assertion_id').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.connectionId, t.assertionId] }),
+    foreignKey({
+      columns: [t.tenantId, t.connectionId],
+      foreignColumns: [ssoConnections.tenantId, ssoConnections.id],
+    }).onDelete('cascade'),
   ],
 )

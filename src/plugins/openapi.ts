@@ -28,6 +28,7 @@ import { apiResourceComponents } from '../modules/apiresources/schemas.ts'
 import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
 import { connectedApplicationComponents } from '../modules/connectedapps/schemas.ts'
+import { ssoConnectionComponents } from '../modules/federation/schemas.ts'
 import { importComponents } from '../modules/import/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
@@ -65,6 +66,7 @@ const COMPONENTS = [
   ...apiResourceComponents,
   ...connectedApplicationComponents,
   ...webhookComponents,
+  ...ssoConnectionComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
@@ -162,6 +164,11 @@ const TAGS = [
   {
     name: 'Webhooks',
     description: 'Audit events sent to the tenant’s endpoints, signed per Standard Webhooks.',
+  },
+  {
+    name: 'SSO connections',
+    description:
+      'Enterprise single sign-on: the tenant’s OIDC and SAML 2.0 identity providers, each owning email domains.',
   },
 ]
 

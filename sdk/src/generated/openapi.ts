@@ -1313,6 +1313,55 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/sso-connections': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the SSO connections, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listSsoConnections']
+    put?: never
+    /**
+     * Create an SSO connection (OIDC or SAML 2.0)
+     * @description The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`).
+     */
+    post: operations['createSsoConnection']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/sso-connections/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read an SSO connection (never its secret) */
+    get: operations['getSsoConnection']
+    put?: never
+    post?: never
+    /**
+     * Delete an SSO connection and its users’ links to it
+     * @description The users stay; they sign in some other way.
+     */
+    delete: operations['deleteSsoConnection']
+    options?: never
+    head?: never
+    /**
+     * Change an SSO connection
+     * @description The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given.
+     */
+    patch: operations['updateSsoConnection']
+    trace?: never
+  }
   '/v1/{tenantSlug}/api-resources': {
     parameters: {
       query?: never
@@ -1863,6 +1912,8 @@ export interface components {
       /** @description Identities of the identity provider linked to the account. */
       identities: {
         issuer: string
+        /** Format: uuid */
+        connectionId?: string
         subject: string
         email: string | null
         /** Format: date-time */
@@ -2019,6 +2070,53 @@ export interface components {
     /** @description A page of a webhook’s deliveries, oldest first. */
     WebhookDeliveryPage: {
       items: components['schemas']['WebhookDelivery'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description An SSO connection of the tenant (never its secret). */
+    SsoConnection: {
+      id: string
+      name: string
+      type: 'oidc' | 'saml'
+      domains: string[]
+      enabled: boolean
+      jitProvisioning: boolean
+      defaultRole: 'Member' | 'Admin'
+      enforce: boolean
+      mfaSatisfied: boolean
+      /** @description Whether an OIDC client secret is stored. */
+      hasClientSecret: boolean
+      oidc: {
+        issuer: string
+        clientId: string
+        scopes: string[]
+        hasClientSecret: boolean
+        /** @description The redirect URI to register at the IdP. */
+        redirectUri: string
+      } | null
+      saml: {
+        idpEntityId: string
+        idpSsoUrl: string
+        idpCertificates: string[]
+        /** @description Our entityID, to register at the IdP. */
+        spEntityId: string
+        /** @description Our Assertion Consumer Service (HTTP-POST). */
+        acsUrl: string
+        /** @description Our SP metadata. */
+        metadataUrl: string
+      } | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description An SSO connection. */
+    SsoConnectionEnvelope: {
+      connection: components['schemas']['SsoConnection']
+    }
+    /** @description A page of SSO connections, oldest first. */
+    SsoConnectionPage: {
+      items: components['schemas']['SsoConnection'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
@@ -6183,6 +6281,10 @@ export interface operations {
           | 'WebhookDeleted'
           | 'WebhookSecretRotated'
           | 'WebhookDisabled'
+          | 'SsoConnectionCreated'
+          | 'SsoConnectionUpdated'
+          | 'SsoConnectionDeleted'
+          | 'SsoIdentityLinked'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -6321,6 +6423,10 @@ export interface operations {
           | 'WebhookDeleted'
           | 'WebhookSecretRotated'
           | 'WebhookDisabled'
+          | 'SsoConnectionCreated'
+          | 'SsoConnectionUpdated'
+          | 'SsoConnectionDeleted'
+          | 'SsoIdentityLinked'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
@@ -7692,6 +7798,466 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listSsoConnections: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of SSO connections, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SsoConnectionPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createSsoConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Okta",
+         *       "type": "oidc",
+         *       "domains": [
+         *         "example.com"
+         *       ],
+         *       "oidc": {
+         *         "issuer": "https://example.okta.com",
+         *         "clientId": "0oa1example",
+         *         "clientSecret": "a-client-secret"
+         *       }
+         *     }
+         */
+        'application/json': {
+          name: string
+          type: 'oidc' | 'saml'
+          /** @description Email domains this connection owns: DNS names of two labels or more, folded to lowercase, IDNs in their punycode form. A domain belongs to at most one connection of the tenant (409 domain_taken). */
+          domains: string[]
+          /** @default true */
+          enabled?: boolean
+          /** @default true */
+          jitProvisioning?: boolean
+          defaultRole?: 'Member' | 'Admin'
+          /** @default false */
+          enforce?: boolean
+          /** @default false */
+          mfaSatisfied?: boolean
+          /** @description Required for type oidc; refused for saml. */
+          oidc?: {
+            /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */
+            issuer: string
+            clientId: string
+            /** @description Stored sealed; never answered. */
+            clientSecret: string
+            /** @description Default `["openid","email","profile"]`; `openid` is always asked. */
+            scopes?: string[]
+          }
+          /** @description Required for type saml (refused for oidc): `{idpMetadataXml}` alone, or `{idpEntityId, idpSsoUrl, idpCertificates}`. */
+          saml?: {
+            /** @description The IdP’s metadata XML; read for the three fields below (sent alone). */
+            idpMetadataXml?: string
+            idpEntityId?: string
+            /** @description The IdP’s SingleSignOnService for the HTTP-Redirect binding. */
+            idpSsoUrl?: string
+            /** @description The IdP’s signing certificates (at least one). */
+            idpCertificates?: string[]
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description An SSO connection. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SsoConnectionEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `domain_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getSsoConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An SSO connection. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SsoConnectionEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteSsoConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateSsoConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "enforce": true
+         *     }
+         */
+        'application/json': {
+          name?: string
+          /** @description Email domains this connection owns: DNS names of two labels or more, folded to lowercase, IDNs in their punycode form. A domain belongs to at most one connection of the tenant (409 domain_taken). */
+          domains?: string[]
+          enabled?: boolean
+          jitProvisioning?: boolean
+          defaultRole?: 'Member' | 'Admin'
+          enforce?: boolean
+          mfaSatisfied?: boolean
+          /** @description Merged into the connection’s; the secret is kept unless one is given. */
+          oidc?: {
+            /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */
+            issuer?: string
+            clientId?: string
+            /** @description Stored sealed; never answered. */
+            clientSecret?: string
+            /** @description Default `["openid","email","profile"]`; `openid` is always asked. */
+            scopes?: string[]
+          }
+          /** @description Merged into the connection’s; `idpMetadataXml` (alone) replaces all three fields. */
+          saml?: {
+            /** @description The IdP’s metadata XML; read for the three fields below (sent alone). */
+            idpMetadataXml?: string
+            idpEntityId?: string
+            /** @description The IdP’s SingleSignOnService for the HTTP-Redirect binding. */
+            idpSsoUrl?: string
+            /** @description The IdP’s signing certificates (at least one). */
+            idpCertificates?: string[]
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description An SSO connection. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SsoConnectionEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `domain_taken`. */
+      409: {
         headers: {
           [name: string]: unknown
         }

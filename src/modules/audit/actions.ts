@@ -79,6 +79,14 @@ export const WEBHOOK_ACTIONS = [
   'WebhookDisabled',
 ] as const
 
+/** CONTRACT §12, enterprise SSO connections. */
+export const SSO_ACTIONS = [
+  'SsoConnectionCreated',
+  'SsoConnectionUpdated',
+  'SsoConnectionDeleted',
+  'SsoIdentityLinked',
+] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
@@ -88,6 +96,7 @@ export const AUDIT_ACTIONS = [
   ...PROVISIONING_ACTIONS,
   ...IMPORT_ACTIONS,
   ...WEBHOOK_ACTIONS,
+  ...SSO_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

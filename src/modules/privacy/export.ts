@@ -13,6 +13,7 @@ import {
   identitiesOf,
   passkeysOf,
   sessionsOf,
+  ssoIdentitiesOf,
 } from './queries.ts'
 
 /** The newest sessions exported (ended ones are kept at least 90 days, for the new-device check). */
@@ -30,6 +31,7 @@ export const EXPORT_READS = {
   sessions: sessionsOf,
   refresh_tokens: sessionsOf,
   idp_identities: identitiesOf,
+  sso_identities: ssoIdentitiesOf,
   passkeys: passkeysOf,
   recovery_codes: countUnusedRecoveryCodes,
   audit_events: eventsOf,
@@ -61,14 +63,15 @@ export async function exportPersonalData(
   // One snapshot: the lists agree with each other even while the user signs in elsewhere.
   const data = await deps.db.transaction(
     async (tx) => {
-      const [sessions, identities, passkeys, recoveryCodesRemaining, events] = [
+      const [sessions, identities, ssoIdentities, passkeys, recoveryCodesRemaining, events] = [
         await EXPORT_READS.sessions(tx, tenantId, userId, EXPORT_SESSION_CAP + 1),
         await EXPORT_READS.idp_identities(tx, tenantId, userId),
+        await EXPORT_READS.sso_identities(tx, tenantId, userId),
         await EXPORT_READS.passkeys(tx, tenantId, userId),
         await EXPORT_READS.recovery_codes(tx, tenantId, userId),
         await EXPORT_READS.audit_events(tx, tenantId, userId, EXPORT_EVENT_CAP + 1),
       ]
-      return { sessions, identities, passkeys, recoveryCodesRemaining, events }
+      return { sessions, identities, ssoIdentities, passkeys, recoveryCodesRemaining, events }
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },
   )
@@ -98,12 +101,22 @@ export async function exportPersonalData(
       signInIp: s.signInIp,
       signInUserAgent: s.signInUserAgent,
     })),
-    identities: data.identities.map((i) => ({
-      issuer: i.issuer,
-      subject: i.subject,
-      email: i.email,
-      createdAt: i.createdAt.toISOString(),
-    })),
+    identities: [
+      ...data.identities.map((i) => ({
+        issuer: i.issuer,
+        subject: i.subject,
+        email: i.email,
+        createdAt: i.createdAt.toISOString(),
+      })),
+      // SSO connections' identities (CONTRACT §12) name their connection too.
+      ...data.ssoIdentities.map((i) => ({
+        issuer: i.issuer,
+        connectionId: i.connectionId,
+        subject: i.subject,
+        email: i.email,
+        createdAt: i.createdAt.toISOString(),
+      })),
+    ],
     passkeys: data.passkeys.map((p) => ({
       id: p.id,
       name: p.name,

@@ -2,7 +2,14 @@
 // query here reads, tenant first, and the erasure writes through the owners' queries.
 import type { Handle } from '../../db/client.ts'
 import { and, asc, desc, eq, isNull, or, sql } from '../../db/orm.ts'
-import { auditEvents, idpIdentities, passkeys, recoveryCodes } from '../../db/schema.ts'
+import {
+  auditEvents,
+  idpIdentities,
+  passkeys,
+  recoveryCodes,
+  ssoConnections,
+  ssoIdentities,
+} from '../../db/schema.ts'
 import type { AuditEvent } from '../audit/queries.ts'
 
 export interface SessionRow {
@@ -68,6 +75,31 @@ export async function identitiesOf(db: Handle, tenantId: string, userId: string)
     .from(idpIdentities)
     .where(and(eq(idpIdentities.tenantId, tenantId), eq(idpIdentities.userId, userId)))
     .orderBy(asc(idpIdentities.createdAt))
+}
+
+/**
+ * The user's identities at the tenant's SSO connections (CONTRACT §12), each with the
+ * issuer (OIDC) or entity id (SAML) of its connection.
+ */
+export async function ssoIdentitiesOf(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select({
+      issuer: sql<string>`coalesce(${ssoConnections.oidcIssuer}, ${ssoConnections.samlIdpEntityId}, '')`,
+      connectionId: ssoIdentities.connectionId,
+      subject: ssoIdentities.subject,
+      email: ssoIdentities.email,
+      createdAt: ssoIdentities.createdAt,
+    })
+    .from(ssoIdentities)
+    .innerJoin(
+      ssoConnections,
+      and(
+        eq(ssoConnections.tenantId, ssoIdentities.tenantId),
+        eq(ssoConnections.id, ssoIdentities.connectionId),
+      ),
+    )
+    .where(and(eq(ssoIdentities.tenantId, tenantId), eq(ssoIdentities.userId, userId)))
+    .orderBy(asc(ssoIdentities.createdAt))
 }
 
 /** The user's passkeys, without the public key or the counter. */

@@ -26,6 +26,8 @@ const ExportedSession = Type.Object({
 
 const ExportedIdentity = Type.Object({
   issuer: Type.String(),
+  /** Set for an identity at an SSO connection (CONTRACT §12). */
+  connectionId: Type.Optional(Type.String({ format: 'uuid' })),
   subject: Type.String(),
   email: NullableString(),
   createdAt: DateTime,

@@ -217,6 +217,15 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     db.execute(sql`
       INSERT INTO oidc_models (tenant_id, model, id, payload, expires_at)
       VALUES (${args.tenant}, 'AccessToken', ${crypto.randomUUID()}, '{}', ${expires})`)
+  // A SAML assertion id accepted once (CONTRACT §12), of one SSO connection.
+  const connectionId = crypto.randomUUID()
+  await db.execute(sql`
+    INSERT INTO sso_connections (tenant_id, id, name, type, domains, created_at, updated_at)
+    VALUES (${args.tenant}, ${connectionId}, 'c', 'saml', '{}', ${old}, ${old})`)
+  const assertion = (expires: string) =>
+    db.execute(sql`
+      INSERT INTO sso_saml_assertions (tenant_id, connection_id, assertion_id, expires_at)
+      VALUES (${args.tenant}, ${connectionId}, ${crypto.randomUUID()}, ${expires})`)
   const deadSessions: string[] = []
   for (let i = 0; i < dead; i++) {
     // Expired sessions with their expired tokens, and sessions revoked in 2000.
@@ -226,6 +235,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     await state(old)
     await challenge(old)
     await model(old)
+    await assertion(old)
   }
   const live = await session(future, null, future)
   // Revoked long ago but with a token not yet expired: kept until the token is gone, so
@@ -235,6 +245,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
   await state(future)
   await challenge(future)
   await model(future)
+  await assertion(future)
   return { t, deadSessions, live, revokedWithToken }
 }
 
@@ -264,6 +275,7 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
     oauth_states: dead,
     webauthn_challenges: dead,
     oidc_models: dead,
+    sso_saml_assertions: dead,
   }
   for (const table of PRUNED_TABLES) {
     const { deleted, statements } = pruned[table]
@@ -280,6 +292,10 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
     sql`SELECT count(*)::int AS n FROM oidc_models WHERE tenant_id = ${t.tenantId}`,
   )) as unknown as { rows: { n: number }[] }
   assert.equal(models.rows[0].n, 1, 'the live oidc_models row stays')
+  const assertions = (await server.deps.db.execute(
+    sql`SELECT count(*)::int AS n FROM sso_saml_assertions WHERE tenant_id = ${t.tenantId}`,
+  )) as unknown as { rows: { n: number }[] }
+  assert.equal(assertions.rows[0].n, 1, 'the live sso_saml_assertions row stays')
   const sessionIds = await server.deps.db
     .select({ id: sessions.id })
     .from(sessions)

@@ -1,0 +1,215 @@
+// Shapes of the SSO connections routes (CONTRACT §12).
+import { type Static, Type } from 'typebox'
+import { DateTime, Page, PageParams, Role, ref, TenantSlugParams } from '../../schemas.ts'
+
+const Name = Type.String({ minLength: 1, maxLength: 200 })
+const ConnectionType = Type.Union([Type.Literal('oidc'), Type.Literal('saml')])
+const Domains = Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+  minItems: 1,
+  maxItems: 100,
+  description:
+    'Email domains this connection owns: DNS names of two labels or more, folded to lowercase, IDNs in their punycode form. A domain belongs to at most one connection of the tenant (409 domain_taken).',
+})
+const HttpsUrl = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 2000, description })
+const Certificate = Type.String({
+  minLength: 1,
+  maxLength: 20_000,
+  description: 'An X.509 certificate in PEM.',
+})
+
+const OidcInput = {
+  issuer: HttpsUrl(
+    'The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule.',
+  ),
+  clientId: Type.String({ minLength: 1, maxLength: 500 }),
+  clientSecret: Type.String({
+    minLength: 1,
+    maxLength: 2000,
+    description: 'Stored sealed; never answered.',
+  }),
+  scopes: Type.Array(
+    Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }),
+    {
+      maxItems: 50,
+      uniqueItems: true,
+      description: 'Default `["openid","email","profile"]`; `openid` is always asked.',
+    },
+  ),
+}
+
+const SamlInput = {
+  idpMetadataXml: Type.String({
+    minLength: 1,
+    maxLength: 512 * 1024,
+    description: 'The IdP’s metadata XML; read for the three fields below (sent alone).',
+  }),
+  idpEntityId: Type.String({ minLength: 1, maxLength: 1000 }),
+  idpSsoUrl: HttpsUrl('The IdP’s SingleSignOnService for the HTTP-Redirect binding.'),
+  idpCertificates: Type.Array(Certificate, {
+    maxItems: 10,
+    description: 'The IdP’s signing certificates (at least one).',
+  }),
+}
+
+export const CreateConnectionBody = Type.Object(
+  {
+    name: Name,
+    type: ConnectionType,
+    domains: Domains,
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+    jitProvisioning: Type.Optional(Type.Boolean({ default: true })),
+    defaultRole: Type.Optional(Role),
+    enforce: Type.Optional(Type.Boolean({ default: false })),
+    mfaSatisfied: Type.Optional(Type.Boolean({ default: false })),
+    oidc: Type.Optional(
+      Type.Object(
+        {
+          issuer: OidcInput.issuer,
+          clientId: OidcInput.clientId,
+          clientSecret: OidcInput.clientSecret,
+          scopes: Type.Optional(OidcInput.scopes),
+        },
+        { description: 'Required for type oidc; refused for saml.' },
+      ),
+    ),
+    saml: Type.Optional(
+      Type.Object(
+        {
+          idpMetadataXml: Type.Optional(SamlInput.idpMetadataXml),
+          idpEntityId: Type.Optional(SamlInput.idpEntityId),
+          idpSsoUrl: Type.Optional(SamlInput.idpSsoUrl),
+          idpCertificates: Type.Optional(SamlInput.idpCertificates),
+        },
+        {
+          description:
+            'Required for type saml (refused for oidc): `{idpMetadataXml}` alone, or `{idpEntityId, idpSsoUrl, idpCertificates}`.',
+        },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Okta',
+        type: 'oidc',
+        domains: ['example.com'],
+        oidc: {
+          issuer: 'https://example.okta.com',
+          clientId: '0oa1example',
+          clientSecret: 'a-client-secret',
+        },
+      },
+    ],
+  },
+)
+export type CreateConnectionBody = Static<typeof CreateConnectionBody>
+
+export const PatchConnectionBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    domains: Type.Optional(Domains),
+    enabled: Type.Optional(Type.Boolean()),
+    jitProvisioning: Type.Optional(Type.Boolean()),
+    defaultRole: Type.Optional(Role),
+    enforce: Type.Optional(Type.Boolean()),
+    mfaSatisfied: Type.Optional(Type.Boolean()),
+    oidc: Type.Optional(
+      Type.Object(
+        {
+          issuer: Type.Optional(OidcInput.issuer),
+          clientId: Type.Optional(OidcInput.clientId),
+          clientSecret: Type.Optional(OidcInput.clientSecret),
+          scopes: Type.Optional(OidcInput.scopes),
+        },
+        { description: 'Merged into the connection’s; the secret is kept unless one is given.' },
+      ),
+    ),
+    saml: Type.Optional(
+      Type.Object(
+        {
+          idpMetadataXml: Type.Optional(SamlInput.idpMetadataXml),
+          idpEntityId: Type.Optional(SamlInput.idpEntityId),
+          idpSsoUrl: Type.Optional(SamlInput.idpSsoUrl),
+          idpCertificates: Type.Optional(SamlInput.idpCertificates),
+        },
+        {
+          description:
+            'Merged into the connection’s; `idpMetadataXml` (alone) replaces all three fields.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false, examples: [{ enforce: true }] },
+)
+export type PatchConnectionBody = Static<typeof PatchConnectionBody>
+
+const ConnectionComponent = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    type: ConnectionType,
+    domains: Type.Array(Type.String()),
+    enabled: Type.Boolean(),
+    jitProvisioning: Type.Boolean(),
+    defaultRole: Role,
+    enforce: Type.Boolean(),
+    mfaSatisfied: Type.Boolean(),
+    hasClientSecret: Type.Boolean({ description: 'Whether an OIDC client secret is stored.' }),
+    oidc: Type.Union([
+      Type.Object({
+        issuer: Type.String(),
+        clientId: Type.String(),
+        scopes: Type.Array(Type.String()),
+        hasClientSecret: Type.Boolean(),
+        redirectUri: Type.String({ description: 'The redirect URI to register at the IdP.' }),
+      }),
+      Type.Null(),
+    ]),
+    saml: Type.Union([
+      Type.Object({
+        idpEntityId: Type.String(),
+        idpSsoUrl: Type.String(),
+        idpCertificates: Type.Array(Type.String()),
+        spEntityId: Type.String({ description: 'Our entityID, to register at the IdP.' }),
+        acsUrl: Type.String({ description: 'Our Assertion Consumer Service (HTTP-POST).' }),
+        metadataUrl: Type.String({ description: 'Our SP metadata.' }),
+      }),
+      Type.Null(),
+    ]),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'SsoConnection', description: 'An SSO connection of the tenant (never its secret).' },
+)
+export const ConnectionRecord = ref(ConnectionComponent)
+export type ConnectionRecord = Static<typeof ConnectionRecord>
+
+const ConnectionEnvelopeComponent = Type.Object(
+  { connection: ConnectionRecord },
+  { $id: 'SsoConnectionEnvelope', description: 'An SSO connection.' },
+)
+export const ConnectionEnvelope = ref(ConnectionEnvelopeComponent)
+
+const ConnectionPageComponent = Page(
+  'SsoConnectionPage',
+  ConnectionRecord,
+  'A page of SSO connections, oldest first.',
+)
+export const ConnectionPage = ref(ConnectionPageComponent)
+
+export const ListQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
+export type ListQuery = Static<typeof ListQuery>
+
+export const ConnectionParams = Type.Object({
+  ...TenantSlugParams.properties,
+  id: Type.String({ minLength: 1, maxLength: 100 }),
+})
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const ssoConnectionComponents = [
+  ConnectionComponent,
+  ConnectionEnvelopeComponent,
+  ConnectionPageComponent,
+]

@@ -1,0 +1,335 @@
+// SSO connections (CONTRACT §12): the admin API. An Admin's token or an API key creates,
+// lists, reads, changes and deletes them, each change audited in its transaction. Every
+// rule is checked before anything is written: domains (domains.ts), the OIDC issuer, the
+// SAML fields or metadata (saml-metadata.ts), and the one block the type needs. A domain
+// belongs to one connection of the tenant, decided by sso_domains' primary key.
+import { X509Certificate } from 'node:crypto'
+import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
+import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import { readPage } from '../../lib/paging.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { normalizeDomain } from './domains.ts'
+import * as store from './queries.ts'
+import { MetadataError, parseIdpMetadata } from './saml-metadata.ts'
+import type {
+  ConnectionRecord,
+  CreateConnectionBody,
+  ListQuery,
+  PatchConnectionBody,
+} from './schemas.ts'
+import { sealSsoSecret } from './secret.ts'
+
+type ConnectionDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db'>
+
+/** Asked when a connection names none; `openid` is always added. */
+export const DEFAULT_OIDC_SCOPES = ['openid', 'email', 'profile']
+
+const base = (deps: Pick<Deps, 'config'>, slug: string, id: string) =>
+  `${deps.config.publicUrl}/v1/${slug}/sso/${id}`
+
+/** CONTRACT §12: the redirect URI an OIDC connection registers at its IdP. */
+export const oidcRedirectUri = (deps: Pick<Deps, 'config'>, slug: string, id: string) =>
+  `${base(deps, slug, id)}/oidc/callback`
+/** CONTRACT §12: our SAML entityID for a connection. */
+export const samlEntityId = (deps: Pick<Deps, 'config'>, slug: string, id: string) =>
+  base(deps, slug, id)
+/** CONTRACT §12: our Assertion Consumer Service for a connection (HTTP-POST). */
+export const samlAcsUrl = (deps: Pick<Deps, 'config'>, slug: string, id: string) =>
+  `${base(deps, slug, id)}/saml/acs`
+/** CONTRACT §12: our SP metadata for a connection. */
+export const samlMetadataUrl = (deps: Pick<Deps, 'config'>, slug: string, id: string) =>
+  `${deps.config.publicUrl}/v1/${slug}/sso-connections/${id}/saml/metadata`
+
+export function presentConnection(
+  deps: Pick<Deps, 'config'>,
+  slug: string,
+  row: store.SsoConnection,
+): ConnectionRecord {
+  const hasClientSecret = row.oidcClientSecretEnc !== null
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type as ConnectionRecord['type'],
+    domains: row.domains,
+    enabled: row.enabled,
+    jitProvisioning: row.jitProvisioning,
+    defaultRole: row.defaultRole as ConnectionRecord['defaultRole'],
+    enforce: row.enforce,
+    mfaSatisfied: row.mfaSatisfied,
+    hasClientSecret,
+    oidc:
+      row.type === 'oidc'
+        ? {
+            issuer: row.oidcIssuer ?? '',
+            clientId: row.oidcClientId ?? '',
+            scopes: row.oidcScopes ?? DEFAULT_OIDC_SCOPES,
+            hasClientSecret,
+            redirectUri: oidcRedirectUri(deps, slug, row.id),
+          }
+        : null,
+    saml:
+      row.type === 'saml'
+        ? {
+            idpEntityId: row.samlIdpEntityId ?? '',
+            idpSsoUrl: row.samlIdpSsoUrl ?? '',
+            idpCertificates: row.samlIdpCertificates ?? [],
+            spEntityId: samlEntityId(deps, slug, row.id),
+            acsUrl: samlAcsUrl(deps, slug, row.id),
+            metadataUrl: samlMetadataUrl(deps, slug, row.id),
+          }
+        : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+function invalid(path: string, message: string): never {
+  fail('validation', { details: { issues: [{ path: `body.${path}`, message }] } })
+}
+
+/** Each domain folded (domains.ts); duplicates after folding collapse into one. */
+function checkDomains(domains: string[]): string[] {
+  const folded = domains.map(
+    (d, i) =>
+      normalizeDomain(d) ?? invalid(`domains.${i}`, 'not a domain name of two labels or more'),
+  )
+  return [...new Set(folded)]
+}
+
+/**
+ * An absolute https URL without credentials or fragment (http too when
+ * WEBHOOK_ALLOW_PRIVATE=true, the egress rule's switch, for development and tests).
+ */
+function checkUrl(deps: Pick<Deps, 'config'>, path: string, value: string, query = true) {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    invalid(path, 'not an absolute URL')
+  }
+  const allowed = deps.config.webhookAllowPrivate ? ['https:', 'http:'] : ['https:']
+  if (!allowed.includes(url.protocol)) invalid(path, 'must be https')
+  if (url.username || url.password) invalid(path, 'must not carry credentials')
+  if (value.includes('#')) invalid(path, 'must not have a fragment')
+  if (!query && url.search) invalid(path, 'must not have a query')
+}
+
+/** PEM certificates, each parsed; answered in their canonical PEM. */
+function checkCertificates(certificates: string[], path: string): string[] {
+  if (certificates.length === 0) invalid(path, 'at least one certificate is required')
+  return certificates.map((pem, i) => {
+    try {
+      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('not PEM')
+      return new X509Certificate(pem).toString().trim()
+    } catch {
+      return invalid(`${path}.${i}`, 'not an X.509 certificate in PEM')
+    }
+  })
+}
+
+type SamlFields = { samlIdpEntityId: string; samlIdpSsoUrl: string; samlIdpCertificates: string[] }
+
+/**
+ * The SAML block: `{idpMetadataXml}` alone, or fields. On create all three fields are
+ * needed; on patch the given ones are merged into `current`.
+ */
+function samlFields(
+  deps: Pick<Deps, 'config'>,
+  saml: NonNullable<CreateConnectionBody['saml']>,
+  current: SamlFields | undefined,
+): SamlFields {
+  const { idpMetadataXml, idpEntityId, idpSsoUrl, idpCertificates } = saml
+  if (idpMetadataXml !== undefined) {
+    if (idpEntityId !== undefined || idpSsoUrl !== undefined || idpCertificates !== undefined) {
+      invalid('saml', 'send idpMetadataXml alone, or the fields without it')
+    }
+    let parsed: ReturnType<typeof parseIdpMetadata>
+    try {
+      parsed = parseIdpMetadata(idpMetadataXml)
+    } catch (error) {
+      if (error instanceof MetadataError) invalid('saml.idpMetadataXml', error.message)
+      throw error
+    }
+    checkUrl(deps, 'saml.idpMetadataXml', parsed.idpSsoUrl)
+    return {
+      samlIdpEntityId: parsed.idpEntityId,
+      samlIdpSsoUrl: parsed.idpSsoUrl,
+      samlIdpCertificates: checkCertificates(parsed.idpCertificates, 'saml.idpMetadataXml'),
+    }
+  }
+  if (!current) {
+    if (idpEntityId === undefined) invalid('saml.idpEntityId', 'is required')
+    if (idpSsoUrl === undefined) invalid('saml.idpSsoUrl', 'is required')
+    if (idpCertificates === undefined) invalid('saml.idpCertificates', 'is required')
+  }
+  if (idpSsoUrl !== undefined) checkUrl(deps, 'saml.idpSsoUrl', idpSsoUrl)
+  return {
+    samlIdpEntityId: idpEntityId ?? (current as SamlFields).samlIdpEntityId,
+    samlIdpSsoUrl: idpSsoUrl ?? (current as SamlFields).samlIdpSsoUrl,
+    samlIdpCertificates:
+      idpCertificates === undefined
+        ? (current as SamlFields).samlIdpCertificates
+        : checkCertificates(idpCertificates, 'saml.idpCertificates'),
+  }
+}
+
+function oidcScopes(scopes: string[] | undefined): string[] | undefined {
+  if (scopes === undefined) return undefined
+  return scopes.includes('openid') ? scopes : ['openid', ...scopes]
+}
+
+async function findOr404(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
+  if (!isUuid(id)) fail('not_found')
+  const row = await store.findConnection(deps.db, tenantId, id)
+  if (!row) fail('not_found')
+  return row
+}
+
+export async function createConnection(
+  deps: ConnectionDeps,
+  tenant: { id: string; slug: string },
+  input: CreateConnectionBody,
+  actor: Actor,
+) {
+  const domains = checkDomains(input.domains)
+  if (input.type === 'oidc') {
+    if (!input.oidc) invalid('oidc', 'is required for type oidc')
+    if (input.saml) invalid('saml', 'is only for type saml')
+    checkUrl(deps, 'oidc.issuer', input.oidc.issuer, false)
+  } else {
+    if (!input.saml) invalid('saml', 'is required for type saml')
+    if (input.oidc) invalid('oidc', 'is only for type oidc')
+  }
+  const saml = input.saml ? samlFields(deps, input.saml, undefined) : undefined
+  const now = deps.clock.now()
+  const id = uuidv7(now.getTime())
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await store.insertConnection(tx, {
+      tenantId: tenant.id,
+      id,
+      name: input.name,
+      type: input.type,
+      domains,
+      enabled: input.enabled ?? true,
+      jitProvisioning: input.jitProvisioning ?? true,
+      defaultRole: input.defaultRole ?? 'Member',
+      enforce: input.enforce ?? false,
+      mfaSatisfied: input.mfaSatisfied ?? false,
+      ...(input.oidc
+        ? {
+            oidcIssuer: input.oidc.issuer,
+            oidcClientId: input.oidc.clientId,
+            oidcScopes: oidcScopes(input.oidc.scopes) ?? DEFAULT_OIDC_SCOPES,
+            oidcClientSecretEnc: sealSsoSecret(deps.cipher, tenant.id, id, input.oidc.clientSecret),
+          }
+        : {}),
+      ...(saml ?? {}),
+      createdAt: now,
+      updatedAt: now,
+    })
+    if (!(await store.claimDomains(tx, tenant.id, id, domains))) fail('domain_taken')
+    await deps.audit.record(tx, tenant.id, actor, [
+      {
+        action: 'SsoConnectionCreated',
+        metadata: { connectionId: id, name: input.name, type: input.type, domains },
+      },
+    ])
+    return created
+  })
+  return { connection: presentConnection(deps, tenant.slug, row) }
+}
+
+export async function listConnectionPage(
+  deps: Pick<Deps, 'config' | 'db'>,
+  tenant: { id: string; slug: string },
+  query: ListQuery,
+) {
+  return readPage(
+    query,
+    ({ limit, after }) => store.listConnections(deps.db, tenant.id, { limit, after }),
+    (row) => presentConnection(deps, tenant.slug, row),
+  )
+}
+
+export async function getConnection(
+  deps: Pick<Deps, 'config' | 'db'>,
+  tenant: { id: string; slug: string },
+  id: string,
+) {
+  return { connection: presentConnection(deps, tenant.slug, await findOr404(deps, tenant.id, id)) }
+}
+
+export async function updateConnection(
+  deps: ConnectionDeps,
+  tenant: { id: string; slug: string },
+  id: string,
+  input: PatchConnectionBody,
+  actor: Actor,
+) {
+  const current = await findOr404(deps, tenant.id, id)
+  const domains = input.domains === undefined ? undefined : checkDomains(input.domains)
+  if (input.oidc && current.type !== 'oidc') invalid('oidc', 'is only for type oidc')
+  if (input.saml && current.type !== 'saml') invalid('saml', 'is only for type saml')
+  if (input.oidc?.issuer !== undefined) checkUrl(deps, 'oidc.issuer', input.oidc.issuer, false)
+  const saml = input.saml
+    ? samlFields(deps, input.saml, {
+        samlIdpEntityId: current.samlIdpEntityId ?? '',
+        samlIdpSsoUrl: current.samlIdpSsoUrl ?? '',
+        samlIdpCertificates: current.samlIdpCertificates ?? [],
+      })
+    : undefined
+  const { oidc } = input
+  const now = deps.clock.now()
+  const row = await deps.db.transaction(async (tx) => {
+    const updated = await store.updateConnection(tx, tenant.id, id, {
+      ...(input.name === undefined ? {} : { name: input.name }),
+      ...(domains === undefined ? {} : { domains }),
+      ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
+      ...(input.jitProvisioning === undefined ? {} : { jitProvisioning: input.jitProvisioning }),
+      ...(input.defaultRole === undefined ? {} : { defaultRole: input.defaultRole }),
+      ...(input.enforce === undefined ? {} : { enforce: input.enforce }),
+      ...(input.mfaSatisfied === undefined ? {} : { mfaSatisfied: input.mfaSatisfied }),
+      ...(oidc?.issuer === undefined ? {} : { oidcIssuer: oidc.issuer }),
+      ...(oidc?.clientId === undefined ? {} : { oidcClientId: oidc.clientId }),
+      ...(oidc?.scopes === undefined ? {} : { oidcScopes: oidcScopes(oidc.scopes) }),
+      // The secret is kept unless a new one is given (CONTRACT §12).
+      ...(oidc?.clientSecret === undefined
+        ? {}
+        : { oidcClientSecretEnc: sealSsoSecret(deps.cipher, tenant.id, id, oidc.clientSecret) }),
+      ...(saml ?? {}),
+      updatedAt: now,
+    })
+    if (!updated) fail('not_found')
+    if (domains !== undefined && !(await store.claimDomains(tx, tenant.id, id, domains))) {
+      fail('domain_taken')
+    }
+    await deps.audit.record(tx, tenant.id, actor, [
+      {
+        action: 'SsoConnectionUpdated',
+        metadata: { connectionId: id, changed: Object.keys(input) },
+      },
+    ])
+    return updated
+  })
+  return { connection: presentConnection(deps, tenant.slug, row) }
+}
+
+export async function deleteConnection(
+  deps: ConnectionDeps,
+  tenantId: string,
+  id: string,
+  actor: Actor,
+) {
+  await findOr404(deps, tenantId, id)
+  await deps.db.transaction(async (tx) => {
+    const deleted = await store.deleteConnection(tx, tenantId, id)
+    if (!deleted) fail('not_found')
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'SsoConnectionDeleted',
+        metadata: { connectionId: id, name: deleted.name, type: deleted.type },
+      },
+    ])
+  })
+}
