@@ -8,6 +8,7 @@
 // be same-site with the service (the tests put both on localhost).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { readCookies, setCookie } from '../../web/http.ts'
 
 export const SAML_COOKIE = 'ta_saml'
 /** How long an AuthnRequest stays outstanding. */
@@ -24,19 +25,8 @@ interface Outstanding {
 const aad = (tenantId: string, connectionId: string) => `saml-request:${tenantId}:${connectionId}`
 const acsPath = (slug: string, connectionId: string) => `/v1/${slug}/sso/${connectionId}/saml/acs`
 
-function cookieValue(request: FastifyRequest): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === SAML_COOKIE) {
-      try {
-        return decodeURIComponent(part.slice(eq + 1).trim())
-      } catch {
-        return undefined
-      }
-    }
-  }
-  return undefined
-}
+const cookieValue = (request: FastifyRequest): string | undefined =>
+  readCookies(request)[SAML_COOKIE]
 
 function opened(
   deps: BindingDeps,
@@ -66,21 +56,15 @@ function write(
   connectionId: string,
   list: Outstanding[],
 ): void {
-  const https = deps.config.publicUrl.startsWith('https:')
-  const value = list.length
-    ? encodeURIComponent(deps.cipher.encrypt(JSON.stringify(list), aad(tenant.id, connectionId)))
+  const sealed = list.length
+    ? deps.cipher.encrypt(JSON.stringify(list), aad(tenant.id, connectionId))
     : ''
-  const parts = [
-    `${SAML_COOKIE}=${value}`,
-    `Path=${acsPath(tenant.slug, connectionId)}`,
-    'HttpOnly',
-    https ? 'SameSite=None' : 'SameSite=Lax',
-    ...(https ? ['Secure'] : []),
-    `Max-Age=${list.length ? SAML_REQUEST_TTL_MS / 1000 : 0}`,
-  ]
-  const previous = reply.getHeader('set-cookie')
-  const headers = previous === undefined ? [] : Array.isArray(previous) ? previous : [String(previous)]
-  reply.header('set-cookie', [...headers, parts.join('; ')])
+  setCookie(reply, SAML_COOKIE, sealed, {
+    path: acsPath(tenant.slug, connectionId),
+    secure: deps.config.publicUrl.startsWith('https:'),
+    sameSite: 'None',
+    maxAge: list.length ? SAML_REQUEST_TTL_MS / 1000 : 0,
+  })
 }
 
 /** Binds `requestId` to this browser for the connection's ACS. */
@@ -117,7 +101,13 @@ export function spendSamlRequest(
   const list = opened(deps, request, tenant.id, connectionId, now.getTime())
   const found = list.find((x) => x.id === inResponseTo)
   if (cookieValue(request) !== undefined) {
-    write(deps, reply, tenant, connectionId, list.filter((x) => x.id !== inResponseTo))
+    write(
+      deps,
+      reply,
+      tenant,
+      connectionId,
+      list.filter((x) => x.id !== inResponseTo),
+    )
   }
   return found?.id
 }
