@@ -12,6 +12,7 @@ import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
+import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
 import { ssoSamlRoutes } from './modules/federation/saml-routes.ts'
 import { importRoutes } from './modules/import/routes.ts'
@@ -77,6 +78,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(webhookRoutes, { deps, prefix: TENANT })
   await app.register(ssoConnectionRoutes, { deps, prefix: TENANT })
+  await app.register(ssoOidcRoutes, { deps, prefix: TENANT })
   await app.register(ssoSamlRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
   await app.register(connectedApplicationRoutes, { deps, prefix: TENANT })

@@ -2521,7 +2521,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `email_not_verified`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3449,7 +3449,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passwordless_disabled`. */
+      /** @description Forbidden. `details.reason`: `passwordless_disabled`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3602,7 +3602,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `password_login_disabled`. */
+      /** @description Forbidden. `details.reason`: `password_login_disabled`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3744,6 +3744,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_code`, `mfa_required`, `invalid_mfa_code`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `sso_required`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4009,7 +4018,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4098,7 +4107,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4649,7 +4658,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown

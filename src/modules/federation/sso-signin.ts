@@ -5,6 +5,8 @@
 // the browser on: back to the OpenID authorization request (§11) the sign-in serves, else to
 // the account page. A refusal is an error page (4xx) and a UserLoginFailed row with
 // `metadata.reason`.
+// The hosted page `/t/{slug}/sso/{id}` starts a sign-in: an OIDC one itself, a SAML one by
+// sending the browser on to `/v1/{slug}/sso/{id}/saml/start`.
 //
 // The authorization request a sign-in serves is noted when the browser leaves for the IdP
 // (`rememberSsoFlow`, called by the hosted page that starts SSO, where the pages' cookies
@@ -67,6 +69,8 @@ const flowCookieOptions = (deps: Pick<Deps, 'config'>, slug: string, connectionI
 interface Flow {
   interaction?: string
   clientId?: string
+  /** What binds the IdP's answer to this browser (the OIDC state), when set. */
+  binding?: string
 }
 
 /**
@@ -80,11 +84,13 @@ export function rememberSsoFlow(
   reply: FastifyReply,
   tenant: Pick<Tenant, 'id' | 'slug'>,
   connectionId: string,
+  binding?: string,
 ): void {
   const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
   const flow = {
     interaction: pendingInteractionUid(ctx, request),
     clientId: pendingInteractionClient(ctx, request),
+    binding,
     until: Date.now() + FLOW_TTL * 1000,
   }
   const sealed = deps.cipher.encrypt(JSON.stringify(flow), flowAad(tenant.id, connectionId))
@@ -92,6 +98,16 @@ export function rememberSsoFlow(
     ...flowCookieOptions(deps, tenant.slug, connectionId),
     maxAge: FLOW_TTL,
   })
+}
+
+/** The `binding` this browser's flow cookie carries for the connection, if any. */
+export function ssoFlowBinding(
+  deps: Pick<Deps, 'cipher'>,
+  request: FastifyRequest,
+  tenantId: string,
+  connectionId: string,
+): string | undefined {
+  return readFlow(deps, request, tenantId, connectionId).binding
 }
 
 function readFlow(
@@ -108,6 +124,7 @@ function readFlow(
     return {
       interaction: isInteractionUid(value.interaction) ? value.interaction : undefined,
       clientId: typeof value.clientId === 'string' ? value.clientId : undefined,
+      binding: typeof value.binding === 'string' ? value.binding : undefined,
     }
   } catch {
     return {}
@@ -151,7 +168,6 @@ export async function refuseSsoSignIn(
       },
     ])
   }
-  clearCookie(reply, FLOW_COOKIE, flowCookieOptions(deps, tenant.slug, connection.id))
   const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
   const body = html`<h1>Single sign-on did not work</h1>
 <div class="error-summary" role="alert"><p>${words}</p></div>
