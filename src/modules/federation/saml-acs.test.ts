@@ -357,3 +357,29 @@ describe('SAML ACS', () => {
     )
   })
 })
+
+describe('SAML and the tenant’s mfaPolicy', () => {
+  test('with mfaPolicy Required, only a multi-factor AuthnContext signs in', async () => {
+    const s = await setup(server)
+    const patched = await server.request(
+      'PATCH',
+      `/v1/${s.t.slug}/tenant`,
+      { mfaPolicy: 'Required' },
+      { token: s.t.admin.accessToken },
+    )
+    assert.equal(patched.status, 200, JSON.stringify(patched.body))
+    const one = await start(s)
+    const password = await post(
+      s,
+      { SAMLResponse: b64(signed(fields(s, one.requestId))) },
+      one.cookie,
+    )
+    assert.equal(password.status, 401, password.text.slice(0, 300))
+    assert.match(password.text, /Error code: mfa_required/)
+    const two = await start(s)
+    const mfa = fields(s, two.requestId, { authnContext: 'https://refeds.org/profile/mfa' })
+    const got = await post(s, { SAMLResponse: b64(signed(mfa)) }, two.cookie)
+    assert.equal(got.status, 303, got.text.slice(0, 300))
+    assert.equal(got.location, `/t/${s.t.slug}/account`)
+  })
+})

@@ -146,7 +146,7 @@ export async function ssoSamlRoutes(app: FastifyInstance, { deps }: { deps: Deps
       return finishSsoSignIn(deps, request, reply, connection, {
         subject: assertion.nameId,
         email: assertion.email,
-        mfa: false,
+        mfa: assertion.mfa,
       })
     },
   )

@@ -88,8 +88,17 @@ describe('SAML responses that are accepted', () => {
       nameIdFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
       email: 'ada@corp.example',
       attributes: { givenName: ['Ada'] },
+      authnContextClassRef: 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport',
+      mfa: false,
       notOnOrAfter: minutes(5),
     })
+  })
+
+  test('a multi-factor AuthnContext class is reported as mfa', async () => {
+    const f = fields({ authnContext: 'https://refeds.org/profile/mfa' })
+    const got = await validate(signedAssertionResponse(f))
+    assert.equal(got.authnContextClassRef, 'https://refeds.org/profile/mfa')
+    assert.equal(got.mfa, true)
   })
 
   test('a signed Response with an unsigned assertion is accepted', async () => {

@@ -32,6 +32,10 @@ export interface SamlAssertion {
   nameIdFormat: string | null
   email: string
   attributes: Record<string, string[]>
+  /** The signed AuthnStatement's AuthnContextClassRef, if any. */
+  authnContextClassRef: string | null
+  /** Whether that class is a multi-factor one (MFA_CONTEXT_CLASSES). */
+  mfa: boolean
   /**
    * The earlier of the two NotOnOrAfter (Conditions, SubjectConfirmationData): the assertion
    * is refused from notOnOrAfter + SAML_CLOCK_SKEW_MS on, so its ID need be remembered
@@ -47,6 +51,18 @@ export const EMAIL_ATTRIBUTES = [
   'mail',
   'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
 ] as const
+
+/**
+ * AuthnContext classes that say a second factor was used: SAML 2.0's two-factor classes
+ * (saml-authn-context-2.0-os §3.4), REFEDS MFA, and Microsoft Entra's multipleauthn.
+ */
+export const MFA_CONTEXT_CLASSES = new Set([
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorContract',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorUnregistered',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:TimeSyncToken',
+  'https://refeds.org/profile/mfa',
+  'http://schemas.microsoft.com/claims/multipleauthn',
+])
 
 const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol'
 const SAML_NS = 'urn:oasis:names:tc:SAML:2.0:assertion'
@@ -277,7 +293,23 @@ export async function validateSamlResponse(
       ? nameId
       : (EMAIL_ATTRIBUTES.map((name) => attributes[name]?.[0]).find((v) => v) ?? '')
   if (!email) refuse('saml_no_email')
-  return { assertionId, nameId, nameIdFormat, email, attributes, notOnOrAfter }
+  const contexts = children(signed, SAML_NS, 'AuthnStatement').flatMap((statement) =>
+    children(statement, SAML_NS, 'AuthnContext').flatMap((context) =>
+      children(context, SAML_NS, 'AuthnContextClassRef').map(text),
+    ),
+  )
+  const authnContextClassRef = contexts[0] || null
+  const mfa = contexts.length > 0 && contexts.every((c) => MFA_CONTEXT_CLASSES.has(c))
+  return {
+    assertionId,
+    nameId,
+    nameIdFormat,
+    email,
+    attributes,
+    authnContextClassRef,
+    mfa,
+    notOnOrAfter,
+  }
 }
 
 /**
