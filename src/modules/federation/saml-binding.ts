@@ -1,0 +1,113 @@
+// The SAML requests outstanding in one browser (CONTRACT §12: InResponseTo of an outstanding
+// request of this browser, bound by a cookie). Starting a sign-in adds the AuthnRequest's ID
+// to a sealed cookie scoped to the connection's ACS; the ACS accepts a response only to an ID
+// the cookie lists and not yet past its ten minutes, and spends it. The IdP posts the
+// response from its own site, a cross-site POST: over https the cookie is
+// `SameSite=None; Secure`, or the browser would not send it; over plain http (development
+// only) a browser refuses SameSite=None without Secure, so it is Lax there, and the IdP must
+// be same-site with the service (the tests put both on localhost).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps } from '../../deps.ts'
+import { readCookies, setCookie } from '../../web/http.ts'
+
+export const SAML_COOKIE = 'ta_saml'
+/** How long an AuthnRequest stays outstanding. */
+export const SAML_REQUEST_TTL_MS = 10 * 60 * 1000
+/** Sign-ins begun in several tabs each come back; the oldest beyond this are forgotten. */
+const KEPT = 5
+
+type BindingDeps = Pick<Deps, 'config' | 'cipher'>
+interface Outstanding {
+  id: string
+  exp: number
+}
+
+const aad = (tenantId: string, connectionId: string) => `saml-request:${tenantId}:${connectionId}`
+const acsPath = (slug: string, connectionId: string) => `/v1/${slug}/sso/${connectionId}/saml/acs`
+
+const cookieValue = (request: FastifyRequest): string | undefined =>
+  readCookies(request)[SAML_COOKIE]
+
+function opened(
+  deps: BindingDeps,
+  request: FastifyRequest,
+  tenantId: string,
+  connectionId: string,
+  now: number,
+): Outstanding[] {
+  const sealed = cookieValue(request)
+  if (!sealed) return []
+  try {
+    const list: unknown = JSON.parse(deps.cipher.decrypt(sealed, aad(tenantId, connectionId)))
+    if (!Array.isArray(list)) return []
+    return list.filter(
+      (x): x is Outstanding =>
+        typeof x?.id === 'string' && typeof x?.exp === 'number' && x.exp > now,
+    )
+  } catch {
+    return []
+  }
+}
+
+function write(
+  deps: BindingDeps,
+  reply: FastifyReply,
+  tenant: { id: string; slug: string },
+  connectionId: string,
+  list: Outstanding[],
+): void {
+  const sealed = list.length
+    ? deps.cipher.encrypt(JSON.stringify(list), aad(tenant.id, connectionId))
+    : ''
+  setCookie(reply, SAML_COOKIE, sealed, {
+    path: acsPath(tenant.slug, connectionId),
+    secure: deps.config.publicUrl.startsWith('https:'),
+    sameSite: 'None',
+    maxAge: list.length ? SAML_REQUEST_TTL_MS / 1000 : 0,
+  })
+}
+
+/** Binds `requestId` to this browser for the connection's ACS. */
+export function rememberSamlRequest(
+  deps: BindingDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  tenant: { id: string; slug: string },
+  connectionId: string,
+  requestId: string,
+  now: Date,
+): void {
+  const at = now.getTime()
+  const list = [
+    ...opened(deps, request, tenant.id, connectionId, at),
+    { id: requestId, exp: at + SAML_REQUEST_TTL_MS },
+  ]
+  write(deps, reply, tenant, connectionId, list.slice(-KEPT))
+}
+
+/**
+ * The request `inResponseTo` names, when this browser has it outstanding: spent (taken out of
+ * the cookie) either way, so a response is never matched twice. Undefined when it is not.
+ */
+export function spendSamlRequest(
+  deps: BindingDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  tenant: { id: string; slug: string },
+  connectionId: string,
+  inResponseTo: string | undefined,
+  now: Date,
+): string | undefined {
+  const list = opened(deps, request, tenant.id, connectionId, now.getTime())
+  const found = list.find((x) => x.id === inResponseTo)
+  if (cookieValue(request) !== undefined) {
+    write(
+      deps,
+      reply,
+      tenant,
+      connectionId,
+      list.filter((x) => x.id !== inResponseTo),
+    )
+  }
+  return found?.id
+}
