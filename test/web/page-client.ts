@@ -125,3 +125,12 @@ export function textOf(html: string): string {
     .replace(/\s+/g, ' ')
     .trim()
 }
+
+/**
+ * Where a page that goes on by itself (Pages.continueTo: a form's answer whose way on
+ * leaves the form-action of the CSP) sends the browser: its meta refresh, unescaped.
+ */
+export function continuesTo(html: string): string | undefined {
+  const url = /<meta http-equiv="refresh" content="0;url=([^"]*)">/.exec(html)?.[1]
+  return url?.replaceAll('&amp;', '&')
+}

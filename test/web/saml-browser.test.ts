@@ -83,7 +83,6 @@ test('SAML: from the hosted page of the connection through SimpleSAMLphp and bac
 
 test('SAML: from the sign-in page\'s "Sign in with SSO" form through SimpleSAMLphp and back', {
   skip: chromiumSkip,
-  todo: "the pages' CSP form-action 'self' blocks the form's redirect chain to the IdP's origin (web/pages/sso-sign-in.ts)",
 }, async (t) => {
   const s = await setup(t)
   await s.page.goto(`${s.publicUrl}/t/${s.tenant.slug}/sign-in`)

@@ -26,7 +26,7 @@ import {
   type OidcProviderFixture,
   startOidcProvider,
 } from '../../../test/oidc-provider.ts'
-import { PageClient } from '../../../test/web/page-client.ts'
+import { continuesTo, PageClient } from '../../../test/web/page-client.ts'
 import { and, eq } from '../../db/orm.ts'
 import { ssoIdentities } from '../../db/schema.ts'
 
@@ -118,8 +118,12 @@ async function ssoSignIn(
     _csrf: browser.csrf(),
     email,
   })
-  assert.equal(form.status, 303, await form.text())
-  const startPath = form.headers.get('location') ?? ''
+  const continued = await form.text()
+  // A page that goes on by itself: a redirect answering the form would end at the IdP,
+  // which the CSP's form-action forbids.
+  assert.equal(form.status, 200, continued)
+  const startPath = continuesTo(continued) ?? ''
+  assert.match(startPath, new RegExp(`^/t/${t.slug}/sso/[0-9a-f-]{36}$`))
   const started = await browser.once('GET', startPath)
   assert.equal(started.status, 303, await started.text())
   const authorization = started.headers.get('location') ?? ''
@@ -367,8 +371,8 @@ test('sso: an enforced domain routes the sign-in form to its connection, and its
     email: member.email,
     password: STRONG_PASSWORD,
   })
-  assert.equal(routed.status, 303)
-  assert.equal(routed.headers.get('location'), `/t/${t.slug}/sso/${id}`)
+  assert.equal(routed.status, 200)
+  assert.equal(continuesTo(await routed.text()), `/t/${t.slug}/sso/${id}`)
   const page = await new PageClient(server).get(`/t/${t.slug}/sign-in`)
   assert.match(page.html, /Sign in with SSO/)
 })

@@ -91,7 +91,8 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     const email = formText(request.body, 'email')
     // CONTRACT §12: an address of an enforced SSO domain gets no code; it signs in there.
     const enforced = await connectionForEmail(pages, request.tenant.id, email)
-    if (enforced?.enforce) return pages.redirect(request, reply, ssoStartPath(enforced.id))
+    if (enforced?.enforce)
+      return pages.continueTo(request, reply, pages.url(request, ssoStartPath(enforced.id)))
     try {
       await pages.api(request).requestLoginCode({ body: { email } })
       return codeEntryPage(pages, request, reply, email)

@@ -39,7 +39,8 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       // CONTRACT §12: an address of an enforced SSO domain goes to its connection (an
       // Admin's right password signed in above).
       const enforced = await connectionForEmail(pages, request.tenant.id, email)
-      if (enforced?.enforce) return pages.redirect(request, reply, ssoStartPath(enforced.id))
+      if (enforced?.enforce)
+        return pages.continueTo(request, reply, pages.url(request, ssoStartPath(enforced.id)))
       if (error instanceof AuthServiceError && error.reason === 'email_not_verified') {
         // The password was right: mail a code and go on to the verification page.
         await pages

@@ -3,7 +3,10 @@
 // connection (`/t/{slug}/sso/{id}`). That page notes the authorization request (§11) the
 // sign-in serves (federation/sso-signin.ts, rememberSsoFlow) and sends the browser to the
 // IdP: for OIDC through federation/oidc-signin.ts, for SAML through the SAML start route.
-// The way back (the OIDC callback, the SAML ACS) ends in finishSsoSignIn.
+// The way back (the OIDC callback, the SAML ACS) ends in finishSsoSignIn. A form that leads
+// there (this page's, an enforced domain's password or code form) answers with a page that
+// goes on by itself (Pages.continueTo): the CSP's form-action 'self' would stop a redirect
+// chain that answers a form and ends at the IdP.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUuid } from '../../lib/ids.ts'
 import { emailDomain } from '../../modules/federation/domains.ts'
@@ -70,7 +73,7 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
       }
       return ssoPage(pages, request, reply, { email, errors, status: 400 })
     }
-    return pages.redirect(request, reply, ssoStartPath(connection.id))
+    return pages.continueTo(request, reply, pages.url(request, ssoStartPath(connection.id)))
   })
 
   app.get('/sso/:id', async (request, reply) => {
