@@ -126,7 +126,7 @@ export interface paths {
     put?: never
     /**
      * Create an account with email and password
-     * @description A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`. Where the workspace requires a verified address (requireVerifiedEmail), the account is created without a session: the answer is `{ ok: true, verificationRequired: true }` and a 6-digit code is mailed for auth/verify-email.
+     * @description A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`; an address of a domain whose SSO connection is enforced is 403 `sso_required`. Where the workspace requires a verified address (requireVerifiedEmail), the account is created without a session: the answer is `{ ok: true, verificationRequired: true }` and a 6-digit code is mailed for auth/verify-email.
      */
     post: operations['signup']
     delete?: never
@@ -2444,6 +2444,15 @@ export interface operations {
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `email_taken`, `password_login_disabled`. */
       400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `sso_required`. */
+      403: {
         headers: {
           [name: string]: unknown
         }

@@ -237,7 +237,11 @@ export async function finishOidcSignIn(
     const amr = Array.isArray(claims.amr) ? claims.amr.filter((m) => typeof m === 'string') : []
     return {
       subject: claims.sub,
-      email: typeof source.email === 'string' ? source.email : null,
+      // An address the IdP itself says is unverified proves nothing (anyone could have typed
+      // it there): the sign-in goes on as if it had none, and is refused as not provisioned.
+      // An IdP that sends no email_verified (Entra ID) is trusted for its domains.
+      email:
+        typeof source.email === 'string' && source.email_verified !== false ? source.email : null,
       mfa: amr.includes('mfa') || new Set(amr).size >= 2,
     }
   } catch (error) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
-import { auditRows, codeRows, userByEmail } from '../../../test/db.ts'
+import { auditRows, codeRows, unchanged, userByEmail } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import { createApplication, oidcClient } from '../../../test/fixtures/oidc.ts'
 import { passkeySignIn, registerPasskey } from '../../../test/fixtures/passkeys.ts'
@@ -28,7 +28,7 @@ import {
 } from '../../../test/oidc-provider.ts'
 import { continuesTo, PageClient } from '../../../test/web/page-client.ts'
 import { and, eq } from '../../db/orm.ts'
-import { ssoIdentities } from '../../db/schema.ts'
+import { ssoIdentities, users } from '../../db/schema.ts'
 
 const REDIRECT = 'https://app.example.com/callback'
 let server: TestServer
@@ -250,6 +250,26 @@ test('sso: an email outside the connection’s domains, jitProvisioning off, a d
   assert.equal(await userByEmail(server, t.tenantId, stranger.email ?? ''), undefined)
   const existing = await signup(server, t.slug, `Known-${hex()}@${domain.toUpperCase()}`)
   const known = account(domain, { email: existing.email.toLowerCase() })
+  // Signup never proved the address: whoever registered it first would keep their password
+  // and sessions in the account SSO then links. Not linked until the address is confirmed.
+  const unproven = await ssoSignIn(new PageClient(server), t, idpA, known)
+  assert.equal(unproven.callback.status, 403, await unproven.callback.text())
+  const notLinked = await server.deps.db
+    .select()
+    .from(ssoIdentities)
+    .where(and(eq(ssoIdentities.tenantId, t.tenantId), eq(ssoIdentities.connectionId, id)))
+  assert.deepEqual(notLinked, [])
+  const unprovenFailure = (await auditRows(server, t.tenantId, 'UserLoginFailed')).at(-1)
+  assert.equal(unprovenFailure?.metadata?.reason, 'sso_user_not_provisioned')
+  assert.equal(unprovenFailure?.userId, existing.user.id)
+  // The IdP says its own address is unverified: the sign-in has no address, so no account.
+  const unverified = account(domain, { email: existing.email.toLowerCase(), email_verified: false })
+  const unverifiedSignIn = await ssoSignIn(new PageClient(server), t, idpA, unverified)
+  assert.equal(unverifiedSignIn.callback.status, 403)
+  await server.deps.db
+    .update(users)
+    .set({ emailVerified: true })
+    .where(and(eq(users.tenantId, t.tenantId), eq(users.id, existing.user.id)))
   const linked = await ssoSignIn(new PageClient(server), t, idpA, known)
   assert.equal(linked.callback.status, 303, await linked.callback.text())
   const rows = await server.deps.db
@@ -334,6 +354,21 @@ test('sso: an enforced domain routes the sign-in form to its connection, and its
   })
   assert.equal(before.status, 200)
   const id = await connect(t, idpA, 'Enforced', [domain], { enforce: true })
+
+  // A new password account for the domain would sign in by password: refused, none made.
+  const squatter = `newcomer-${hex()}@${domain}`
+  await unchanged(server, t.tenantId, async () => {
+    expectError(
+      await server.request(
+        'POST',
+        `/v1/${t.slug}/auth/signup`,
+        { email: squatter, password: STRONG_PASSWORD },
+        { ip: randomIp() },
+      ),
+      403,
+      'sso_required',
+    )
+  })
 
   expectError(
     await server.request('POST', `/v1/${t.slug}/auth/login`, {

@@ -141,6 +141,8 @@ const WORDS: Record<string, string> = {
   mfa_required:
     'This workspace needs a second factor that your organisation’s sign-in did not report.',
   email_taken: 'An account with your email address already exists here. Sign in with it instead.',
+  unconfirmed_account:
+    'An account with your email address exists here, but its address was never confirmed. Confirm it from the email you were sent, or ask an administrator, then sign in with single sign-on again.',
 }
 const DEFAULT_WORDS = 'Your organisation’s sign-in could not be completed. Please try again.'
 
@@ -216,8 +218,15 @@ function connectionSource(
     insertLink: (tx, userId, now) =>
       insertSsoIdentity(tx, { ...key, userId, email, createdAt: now }),
     updateLinkEmail: (tx, value) => updateSsoIdentityEmail(tx, key, value),
-    // CONTRACT §12: the tenant's user with that email (the connection owns its domain).
-    mayLink: () => undefined,
+    // CONTRACT §12: the tenant's user with that email (the connection owns its domain), but
+    // only one whose owner proved the address here: signup does not, so whoever registered
+    // a colleague's address first would otherwise keep their password and sessions in the
+    // colleague's account once it is linked. Confirming the address (or an admin removing
+    // the account) lets the SSO sign-in through.
+    mayLink: (user) =>
+      user.emailVerified
+        ? undefined
+        : { ...notProvisioned, message: WORDS.unconfirmed_account, userId: user.id },
     newUser: () =>
       connection.jitProvisioning
         ? { role: connection.defaultRole === 'Admin' ? 'Admin' : 'Member' }

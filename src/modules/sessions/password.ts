@@ -4,6 +4,7 @@ import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { issueCode } from '../codes/service.ts'
+import { enforcingConnection } from '../federation/enforce.ts'
 import { provePassword } from '../signin/password.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
@@ -55,6 +56,10 @@ export async function signup(
   actor: Actor,
 ): Promise<TokenEnvelope | VerificationRequired> {
   refusePasswords(tenant, 400)
+  // CONTRACT §12: an enforced domain's addresses sign in through their SSO connection only;
+  // a password account made first would also sit in the colleague's way (its address
+  // unconfirmed, SSO does not link to it).
+  if (await enforcingConnection(deps.db, tenant.id, input.email)) fail('sso_required')
   const passwordHash = await preparePassword(input.password, input.email, tenant.name)
   const verify = tenant.requireVerifiedEmail
   const result = await deps.db.transaction(async (tx) => {

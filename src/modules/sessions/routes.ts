@@ -17,12 +17,13 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Create an account with email and password',
         description:
-          'A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`. ' +
+          'A PasswordlessOnly workspace refuses it (400 `password_login_disabled`); an address with an account is 400 `email_taken`; an address of a domain whose SSO connection is enforced is 403 `sso_required`. ' +
           'Where the workspace requires a verified address (requireVerifiedEmail), the account is created without a session: the answer is `{ ok: true, verificationRequired: true }` and a 6-digit code is mailed for auth/verify-email.',
         params: TenantSlugParams,
         body: SignupBody,
         response: responses(SignupResult, {
           400: ['password_too_weak', 'email_taken', 'password_login_disabled'],
+          403: ['sso_required'],
           404: [],
           429: [],
         }),
