@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
-import { EgressRefused, egressFetch } from './egress.ts'
+import { EgressRefused, egressFetch, isInternalAddress } from './egress.ts'
 
 let server: Server
 let port = 0
@@ -57,4 +57,23 @@ test('egressFetch refuses an answer over its size limit, gives up on a slow serv
   const moved = await allowed(`http://127.0.0.1:${port}/moved`)
   assert.equal(moved.status, 302)
   assert.equal(moved.headers.get('location'), '/elsewhere')
+})
+
+test('internal addresses: every range the egress rule refuses, and public ones it lets through', () => {
+  const internal = [
+    ...['0.0.0.0', '10.1.2.3', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.0.1'],
+    ...['192.168.1.1', '198.18.0.1', '198.19.255.255', '224.0.0.1', '255.255.255.255'],
+    ...['::', '::1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '64:ff9b:1::a00:1'],
+    ...['2002:a00:1::1', 'fc00::1', 'fd12::1', 'fe80::1', 'ff02::1', 'not an address'],
+  ]
+  for (const address of internal) assert.equal(isInternalAddress(address), true, address)
+  const external = [
+    '1.1.1.1',
+    '8.8.8.8',
+    '198.20.0.1',
+    '203.0.113.1',
+    '2001:db8::1',
+    '2606:4700::1',
+  ]
+  for (const address of external) assert.equal(isInternalAddress(address), false, address)
 })

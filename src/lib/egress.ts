@@ -8,7 +8,11 @@ import http from 'node:http'
 import https from 'node:https'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 
-const INTERNAL = new BlockList()
+// Two lists: Node's BlockList checks an IPv4 address against IPv6 rules too, through its
+// mapped form, so ::ffff:0:0/96 in one list with the IPv4 rules made every IPv4 address
+// internal.
+const INTERNAL_V4 = new BlockList()
+const INTERNAL_V6 = new BlockList()
 for (const [net, bits] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -17,26 +21,33 @@ for (const [net, bits] of [
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.168.0.0', 16],
+  // Benchmarking (RFC 2544), routed inside some networks.
+  ['198.18.0.0', 15],
   ['224.0.0.0', 3],
 ] as const) {
-  INTERNAL.addSubnet(net, bits, 'ipv4')
+  INTERNAL_V4.addSubnet(net, bits, 'ipv4')
 }
 for (const [net, bits] of [
   ['::', 128],
   ['::1', 128],
   ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  // 6to4 embeds an IPv4 address (a private one among them) in the prefix.
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
 ] as const) {
-  INTERNAL.addSubnet(net, bits, 'ipv6')
+  INTERNAL_V6.addSubnet(net, bits, 'ipv6')
 }
 
 export function isInternalAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 0) return true
-  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  return family === 4
+    ? INTERNAL_V4.check(address, 'ipv4')
+    : INTERNAL_V6.check(address, 'ipv6') || INTERNAL_V4.check(address, 'ipv6')
 }
 
 export class EgressRefused extends Error {
