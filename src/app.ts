@@ -6,6 +6,7 @@ import type { Config } from './config.ts'
 import { type Database, openDatabase } from './db/client.ts'
 import { countEmailConflicts } from './db/cross-tenant.ts'
 import { loggableError } from './db/errors.ts'
+import { primaryOnly, ReplicaRouting } from './db/replica.ts'
 import type { Deps } from './deps.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { FieldCipher } from './lib/crypto.ts'
@@ -119,6 +120,10 @@ export async function buildApp(
       'accounts share an email address once normalised to NFC; they were not merged (table email_conflicts, README: Upgrading)',
     )
   }
+  const reads =
+    config.databaseReadUrl && database.kind === 'postgres'
+      ? await ReplicaRouting.open(database.db, config.databaseReadUrl, config.databaseReadMaxLagMs)
+      : primaryOnly(database.db)
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, app.log) : undefined
   const clock = options.clock ?? systemClock
   // Leaf services first, then those built on them: each is handed what it uses.
@@ -138,6 +143,7 @@ export async function buildApp(
     config,
     database,
     db,
+    reads,
     redis,
     clock,
     tokens,
@@ -165,6 +171,7 @@ export async function buildApp(
 
   await deps.revocations.start()
   deps.apiKeyUsage.start()
+  reads.start()
   const purge = options.purgeTimer === false ? undefined : scheduleUserPurge(deps, app.log)
   const webhooks =
     (options.webhookWorker ?? config.webhookWorker) ? new WebhookWorker(deps) : undefined
@@ -181,6 +188,7 @@ export async function buildApp(
     await webhooks?.stop()
     await deps.revocations.stop()
     await deps.mailer.drain()
+    await reads.stop()
     redis?.disconnect()
     if (!options.database) await database.close()
   })

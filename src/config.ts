@@ -26,6 +26,13 @@ export interface Config {
   /** `postgres://…`, `memory://`, or undefined for PGlite in `dataDir`. */
   databaseUrl: string | undefined
   dataDir: string
+  /**
+   * DATABASE_READ_URL: a streaming replica of DATABASE_URL for the reads that may be served
+   * from it (CONTRACT §15, db/replica.ts). Unset: every read goes to the primary.
+   */
+  databaseReadUrl: string | undefined
+  /** DATABASE_READ_MAX_LAG_MS: a replica further behind than this serves no read. */
+  databaseReadMaxLagMs: number
   redisUrl: string | undefined
   jwtSecret: string
   jwtPreviousSecrets: string[]
@@ -111,6 +118,19 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl && !/^(postgres|postgresql|memory):\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL: must start with postgres://, postgresql:// or memory://')
   }
+  const databaseReadUrl = emptyToUndefined(env.DATABASE_READ_URL)
+  if (databaseReadUrl && !/^postgres(ql)?:\/\//.test(databaseReadUrl)) {
+    problems.push('DATABASE_READ_URL: must start with postgres:// or postgresql://')
+  }
+  if (databaseReadUrl && !databaseUrl?.startsWith('postgres')) {
+    problems.push('DATABASE_READ_URL: needs DATABASE_URL on PostgreSQL (the replica of it)')
+  }
+  const databaseReadMaxLagMs = parseIntVar(
+    'DATABASE_READ_MAX_LAG_MS',
+    env.DATABASE_READ_MAX_LAG_MS,
+    1000,
+    problems,
+  )
   const redisUrl = emptyToUndefined(env.REDIS_URL)
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL: must start with redis:// or rediss://')
@@ -226,6 +246,8 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '127.0.0.1',
     publicUrl,
     databaseUrl,
+    databaseReadUrl,
+    databaseReadMaxLagMs,
     dataDir,
     redisUrl,
     jwtSecret,

@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import type { Database, Db } from './db/client.ts'
+import type { ReadRouting } from './db/replica.ts'
 import type { Clock } from './lib/clock.ts'
 import type { FieldCipher } from './lib/crypto.ts'
 import type { AccessTokens } from './lib/jwt.ts'
@@ -20,6 +21,8 @@ export interface Deps {
   config: Config
   database: Database
   db: Db
+  /** Where a read that may lag goes (db/replica.ts): the replica when caught up, else db. */
+  reads: ReadRouting
   redis: Redis | undefined
   clock: Clock
   tokens: AccessTokens

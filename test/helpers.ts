@@ -41,6 +41,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     publicUrl: 'http://auth.test',
     databaseUrl: process.env.DATABASE_URL || 'memory://',
     dataDir: '/tmp/tenant-auth-test',
+    databaseReadUrl: undefined,
+    databaseReadMaxLagMs: 1000,
     redisUrl: process.env.REDIS_URL || undefined,
     jwtSecret: TEST_JWT_SECRET,
     jwtPreviousSecrets: [],

@@ -49,7 +49,11 @@ describe('GET /ready', () => {
     assert.equal(res.status, 200)
     assert.deepEqual(res.body, {
       status: 'ready',
-      checks: { database: 'ok', redis: process.env.REDIS_URL ? 'ok' : 'disabled' },
+      checks: {
+        database: 'ok',
+        redis: process.env.REDIS_URL ? 'ok' : 'disabled',
+        replica: 'disabled',
+      },
     })
   })
 })

@@ -13,6 +13,7 @@ import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
 import { Settings } from './Settings.tsx'
 import { Users } from './Users.tsx'
+import { Webhooks } from './Webhooks.tsx'
 
 const AREAS = {
   users: ['Users', Users],
@@ -20,6 +21,7 @@ const AREAS = {
   keys: ['API keys', ApiKeys],
   applications: ['Applications', Applications],
   resources: ['API resources', ApiResources],
+  webhooks: ['Webhooks', Webhooks],
   settings: ['Settings', Settings],
   audit: ['Audit log', Audit],
   idp: ['Identity provider', IdentityProvider],

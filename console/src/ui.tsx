@@ -10,17 +10,30 @@ export interface Page<T> {
   nextCursor: string | null
 }
 
-/** Every page loaded so far, and `more()` for the next one. */
-export function usePages<T>(key: QueryKey, load: (cursor: string | undefined) => Promise<Page<T>>) {
+/**
+ * Every page loaded so far, and `more()` for the next one. `poll` says, from the items
+ * loaded, how often to load them again (milliseconds), or false to stop: a list that
+ * changes by itself (webhook deliveries in progress).
+ */
+export function usePages<T>(
+  key: QueryKey,
+  load: (cursor: string | undefined) => Promise<Page<T>>,
+  poll?: (items: T[]) => number | false,
+) {
   const query = useInfiniteQuery({
     queryKey: key,
     queryFn: ({ pageParam }) => load(pageParam),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
+    refetchInterval: poll
+      ? (q) => poll(q.state.data?.pages.flatMap((p) => p.items) ?? [])
+      : undefined,
   })
   const items = query.data?.pages.flatMap((p) => p.items) ?? []
   return {
     items,
+    refresh: () => query.refetch(),
+    refreshing: query.isRefetching,
     error: query.error,
     loading: query.isPending,
     hasMore: query.hasNextPage,

@@ -14,7 +14,10 @@ import { safeEqual } from '../lib/crypto.ts'
 import { AppError } from '../lib/errors.ts'
 import { hashLoad } from '../lib/passwords.ts'
 
-type MetricsDeps = Pick<Deps, 'config' | 'database' | 'redis' | 'limits' | 'audit' | 'revocations'>
+type MetricsDeps = Pick<
+  Deps,
+  'config' | 'database' | 'reads' | 'redis' | 'limits' | 'audit' | 'revocations'
+>
 
 /** Adds GET /metrics and its hooks; prom-client is loaded only when METRICS_TOKEN is set. */
 export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): Promise<void> {
@@ -94,6 +97,22 @@ export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): P
       this.set({ state: 'total' }, pool.total)
       this.set({ state: 'idle' }, pool.idle)
       this.set({ state: 'waiting' }, pool.waiting)
+    },
+  })
+  const reads = new Counter({
+    name: 'db_lagging_reads_total',
+    help: 'Reads that may be served by the replica (lists, audit, export), by the server that served them.',
+    labelNames: ['server'],
+    registers: [registry],
+  })
+  deps.reads.onRead = (server) => reads.inc({ server })
+  new Gauge({
+    name: 'db_replica_lag_seconds',
+    help: 'How far the read replica is behind the primary, by LSN; absent without DATABASE_READ_URL or while it is down.',
+    registers: [registry],
+    collect() {
+      const lag = deps.reads.lagMs()
+      if (lag !== undefined) this.set(lag / 1000)
     },
   })
   new Gauge({

@@ -89,6 +89,27 @@ export class PgCluster {
     return cluster
   }
 
+  /**
+   * A hot-standby streaming replica of this cluster (pg_basebackup -R, WAL streamed), on a
+   * port of its own and started.
+   */
+  async replica(): Promise<PgCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'faults-pg-replica-'))
+    const standby = new PgCluster(dir, await freePort())
+    lastResorts.add(standby.destroySync)
+    if (process.getuid?.() === 0) {
+      const uid = Number(spawnSync('id', ['-u', 'postgres']).stdout.toString())
+      const gid = Number(spawnSync('id', ['-g', 'postgres']).stdout.toString())
+      chownSync(dir, uid, gid)
+    }
+    await standby.pg('pg_basebackup', [
+      ...['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres'],
+      ...['-D', dir, '-R', '-X', 'stream', '--no-sync'],
+    ])
+    await standby.start()
+    return standby
+  }
+
   get url(): string {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`
   }

@@ -1535,12 +1535,14 @@ export interface components {
       /** @enum {string} */
       status: 'ok'
     }
-    /** @description Whether the database (and Redis) answer. */
+    /** @description Whether the database (and Redis) answer, and the replica. */
     Readiness: {
       status: 'ready' | 'unavailable'
       checks: {
         database: 'ok' | 'failing'
         redis: 'ok' | 'failing' | 'disabled'
+        /** @description The read replica (DATABASE_READ_URL): lagging and down never fail readiness; reads then go to the primary. */
+        replica: 'ok' | 'lagging' | 'down' | 'disabled'
       }
     }
     /** @description The tenant's record and settings. */
@@ -2167,7 +2169,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description Whether the database (and Redis) answer. */
+      /** @description Whether the database (and Redis) answer, and the replica. */
       200: {
         headers: {
           [name: string]: unknown
@@ -2185,7 +2187,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Whether the database (and Redis) answer. */
+      /** @description Whether the database (and Redis) answer, and the replica. */
       503: {
         headers: {
           [name: string]: unknown

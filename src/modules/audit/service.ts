@@ -48,8 +48,14 @@ export async function auditPageQuery(db: Handle, tenantId: string, query: AuditQ
   }
 }
 
-export async function listAuditPage(deps: Pick<Deps, 'db'>, tenantId: string, query: AuditQuery) {
-  const { statement, until } = await auditPageQuery(deps.db, tenantId, query)
+export async function listAuditPage(
+  deps: Pick<Deps, 'reads'>,
+  tenantId: string,
+  query: AuditQuery,
+) {
+  // A read that may lag: the replica serves it once caught up (db/replica.ts).
+  const db = await deps.reads.reader()
+  const { statement, until } = await auditPageQuery(db, tenantId, query)
   const rows = await statement
   const { limit } = query
   const page = rows.slice(0, limit)
@@ -57,7 +63,7 @@ export async function listAuditPage(deps: Pick<Deps, 'db'>, tenantId: string, qu
   let nextCursor: string | null = null
   if (rows.length > limit && last) nextCursor = encodeCursor(last.id)
   else if (until) nextCursor = encodeCursor(until.id)
-  const emails = await emailsOf(deps.db, tenantId, page)
+  const emails = await emailsOf(db, tenantId, page)
   return { items: page.map((e) => presentAuditEvent(e, emails)), nextCursor }
 }
 
@@ -77,7 +83,7 @@ export const exportProbe: {
  * generator, which reads no further page.
  */
 export async function* exportAuditEvents(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'reads'>,
   tenantId: string,
   filter: store.ExportFilter,
 ): AsyncGenerator<string> {
@@ -85,10 +91,12 @@ export async function* exportAuditEvents(
   let completed = false
   try {
     for (;;) {
-      const rows = await store.exportPage(deps.db, tenantId, filter, after, EXPORT_PAGE)
+      // Each page asks afresh where it may be read (db/replica.ts).
+      const db = await deps.reads.reader()
+      const rows = await store.exportPage(db, tenantId, filter, after, EXPORT_PAGE)
       exportProbe.onPage?.(tenantId, rows.length)
       if (rows.length === 0) break
-      const emails = await emailsOf(deps.db, tenantId, rows)
+      const emails = await emailsOf(db, tenantId, rows)
       let chunk = ''
       for (const row of rows) chunk += `${JSON.stringify(presentAuditEvent(row, emails))}\n`
       yield chunk

@@ -52,7 +52,7 @@ export async function serviceRoutes(app: FastifyInstance, { deps }: { deps: Deps
       reply.status(ready ? 200 : 503)
       return {
         status: ready ? ('ready' as const) : ('unavailable' as const),
-        checks: { database, redis },
+        checks: { database, redis, replica: deps.reads.state() },
       }
     },
   )

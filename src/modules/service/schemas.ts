@@ -15,9 +15,21 @@ const ReadinessComponent = Type.Object(
     checks: Type.Object({
       database: Type.Union([Type.Literal('ok'), Type.Literal('failing')]),
       redis: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('disabled')]),
+      replica: Type.Union(
+        [
+          Type.Literal('ok'),
+          Type.Literal('lagging'),
+          Type.Literal('down'),
+          Type.Literal('disabled'),
+        ],
+        {
+          description:
+            'The read replica (DATABASE_READ_URL): lagging and down never fail readiness; reads then go to the primary.',
+        },
+      ),
     }),
   },
-  { $id: 'Readiness', description: 'Whether the database (and Redis) answer.' },
+  { $id: 'Readiness', description: 'Whether the database (and Redis) answer, and the replica.' },
 )
 export const Ready = ref(ReadinessComponent)
 

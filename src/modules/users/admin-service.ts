@@ -21,13 +21,15 @@ export interface UserPage {
 }
 
 export async function listUserPage(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'reads'>,
   tenantId: string,
   query: ListUsersQuery,
 ): Promise<UserPage> {
+  // A read that may lag: the replica serves it once caught up (db/replica.ts).
+  const db = await deps.reads.reader()
   return readPage(
     query,
-    ({ limit, after }) => listUsers(deps.db, tenantId, { limit, afterId: after }),
+    ({ limit, after }) => listUsers(db, tenantId, { limit, afterId: after }),
     (user) => user,
   )
 }

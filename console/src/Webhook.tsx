@@ -1,0 +1,163 @@
+// One webhook endpoint (CONTRACT §13): its signing secret once (after creation or rotation:
+// the service keeps it sealed and never answers it again), what it receives, enable and
+// disable, a test event, rotation, deletion, its settings and its delivery log.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
+import { type Schemas, useConsole } from './api.ts'
+import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
+import { Deliveries } from './WebhookDeliveries.tsx'
+import { WebhookForm } from './WebhookForm.tsx'
+
+type Webhook = Schemas['Webhook']
+
+/**
+ * Secrets just answered by the API, by webhook id, until that webhook's page takes them:
+ * in memory only, so a reload (or another visit) never shows one again.
+ */
+const handedOver = new Map<string, string>()
+
+export function handOverSecret(id: string, secret: string): void {
+  handedOver.set(id, secret)
+}
+
+/** "All events", or the chosen ones (the first few, and how many more). */
+export function eventsText(events: string[]): string {
+  if (events.includes('*')) return 'All events'
+  const shown = events.slice(0, 2).join(', ')
+  return events.length > 2 ? `${shown} and ${events.length - 2} more` : shown
+}
+
+/** Enabled or not, and failing since when: what the list and the endpoint's page show. */
+export function StateText({ hook }: { hook: Webhook }) {
+  return (
+    <>
+      {hook.enabled ? 'Enabled' : 'Disabled'}
+      {hook.failingSince && (
+        <span className="failing"> · failing since {formatDate(hook.failingSince)}</span>
+      )}
+    </>
+  )
+}
+
+export function WebhookPage({ id }: { id: string }) {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const [secret, setSecret] = useState(() => handedOver.get(id) ?? '')
+  useEffect(() => {
+    handedOver.delete(id)
+  }, [id])
+  const key = ['webhooks', id]
+  const hook = useQuery({
+    queryKey: key,
+    queryFn: async () => (await session.api.getWebhook({ path: { id } })).webhook,
+  })
+  // A change is an audit event the endpoint may receive: its deliveries load again too.
+  const deliveries = () => queries.invalidateQueries({ queryKey: [...key, 'deliveries'] })
+  const saved = (updated: { webhook: Webhook }) => {
+    queries.setQueryData(key, updated.webhook)
+    void queries.invalidateQueries({ queryKey: ['webhooks'], exact: true })
+    void deliveries()
+  }
+  const update = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.updateWebhook({ path: { id }, body: body as never }),
+    onSuccess: saved,
+  })
+  const toggle = useMutation({
+    mutationFn: (enabled: boolean) =>
+      session.api.updateWebhook({ path: { id }, body: { enabled } }),
+    onSuccess: saved,
+  })
+  const rotate = useMutation({
+    mutationFn: () => session.api.rotateWebhookSecret({ path: { id } }),
+    onSuccess: (rotated) => {
+      setSecret(rotated.secret)
+      void deliveries()
+    },
+  })
+  const remove = useMutation({
+    mutationFn: () => session.api.deleteWebhook({ path: { id } }),
+    onSuccess: () => {
+      queries.removeQueries({ queryKey: key })
+      void queries.invalidateQueries({ queryKey: ['webhooks'] })
+      window.location.hash = '#webhooks'
+    },
+  })
+  const h = hook.data
+  return (
+    <>
+      <p>
+        <a href="#webhooks">All webhooks</a>
+      </p>
+      <ErrorText error={hook.error ?? toggle.error ?? rotate.error ?? remove.error} />
+      {h && (
+        <>
+          <h2 className="hook-url">{h.url}</h2>
+          {secret && (
+            <div className="created" role="status">
+              <p>
+                <strong>Copy the signing secret now:</strong> it is shown this once and cannot be
+                read again. Your endpoint verifies each delivery's signature with it. Rotate it if
+                it is lost.
+              </p>
+              <code className="secret" data-testid="webhook-secret">
+                {secret}
+              </code>
+              <div className="row">
+                <CopyButton text={secret} label="Copy secret" />
+                <button type="button" onClick={() => setSecret('')}>
+                  Done
+                </button>
+              </div>
+            </div>
+          )}
+          <dl className="facts app-facts">
+            <dt>Description</dt>
+            <dd>{h.description ?? '—'}</dd>
+            <dt>Events</dt>
+            <dd>{h.events.includes('*') ? 'All events' : h.events.join(', ')}</dd>
+            <dt>State</dt>
+            <dd>
+              <StateText hook={h} />
+            </dd>
+            <dt>Created</dt>
+            <dd>{formatDate(h.createdAt)}</dd>
+          </dl>
+          <div className="row">
+            <button
+              type="button"
+              disabled={toggle.isPending}
+              onClick={() => toggle.mutate(!h.enabled)}
+            >
+              {h.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <ConfirmButton
+              label="Rotate secret"
+              confirm="The old secret keeps signing beside the new one for 24 hours. Rotate?"
+              onConfirm={() => rotate.mutate()}
+            />
+            <ConfirmButton
+              label="Delete webhook"
+              danger
+              confirm="Delete this endpoint and its delivery log?"
+              onConfirm={() => remove.mutate()}
+            />
+          </div>
+          <Deliveries id={id} enabled={h.enabled} />
+          <section aria-labelledby="hook-settings-h">
+            <h2 id="hook-settings-h">Settings</h2>
+            <WebhookForm
+              key={h.updatedAt}
+              initial={h}
+              submitLabel="Save webhook"
+              pending={update.isPending}
+              error={update.error}
+              onSubmit={(body) => update.mutate(body)}
+            />
+            {update.isSuccess && <p role="status">Saved.</p>}
+          </section>
+        </>
+      )}
+    </>
+  )
+}

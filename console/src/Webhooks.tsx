@@ -1,0 +1,83 @@
+// Webhooks (CONTRACT §13): the tenant's endpoints, listed page by page with what they
+// receive and whether deliveries to them are failing, and a form to register one.
+// #webhooks?id=<id> opens one endpoint (Webhook.tsx); a new one opens there with its
+// signing secret, handed over in memory so that it is shown once.
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { type Schemas, useConsole } from './api.ts'
+import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import { eventsText, handOverSecret, StateText, WebhookPage } from './Webhook.tsx'
+import { WebhookForm } from './WebhookForm.tsx'
+
+type Webhook = Schemas['Webhook']
+
+export function Webhooks() {
+  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  return id ? <WebhookPage id={id} /> : <WebhookList />
+}
+
+function WebhookList() {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const list = usePages<Webhook>(['webhooks'], (cursor) =>
+    session.api.listWebhooks({ query: { limit: 50, cursor } }),
+  )
+  const create = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.createWebhook({ body: body as never }),
+    onSuccess: (created) => {
+      void queries.invalidateQueries({ queryKey: ['webhooks'] })
+      handOverSecret(created.webhook.id, created.secret)
+      window.location.hash = `#webhooks?id=${encodeURIComponent(created.webhook.id)}`
+    },
+  })
+  return (
+    <>
+      <p className="hint intro">
+        Endpoints that receive the workspace's audit events as signed HTTP POSTs (Standard
+        Webhooks); a delivery that is not answered with a 2xx is retried on a schedule.
+      </p>
+      <ErrorText error={list.error} />
+      {!list.loading && !list.error && list.items.length === 0 && (
+        <p>No webhooks yet: register the first endpoint below.</p>
+      )}
+      {list.items.length > 0 && (
+        <table>
+          <caption className="visually-hidden">Webhooks</caption>
+          <thead>
+            <tr>
+              <th scope="col">Endpoint</th>
+              <th scope="col">Events</th>
+              <th scope="col">State</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((hook) => (
+              <tr key={hook.id}>
+                <td>
+                  <a href={`#webhooks?id=${encodeURIComponent(hook.id)}`}>{hook.url}</a>
+                  {hook.description && <div className="hint">{hook.description}</div>}
+                </td>
+                <td>{eventsText(hook.events)}</td>
+                <td>
+                  <StateText hook={hook} />
+                </td>
+                <td>{formatDate(hook.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
+      <section aria-labelledby="new-hook-h">
+        <h2 id="new-hook-h">New endpoint</h2>
+        <WebhookForm
+          submitLabel="Create webhook"
+          pending={create.isPending}
+          error={create.error}
+          onSubmit={(body) => create.mutate(body)}
+        />
+      </section>
+    </>
+  )
+}
