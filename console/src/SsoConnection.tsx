@@ -1,6 +1,7 @@
 // One SSO connection (CONTRACT §12): what to register at the identity provider (the OIDC
 // redirect URI; the SAML entity ID, ACS URL and metadata URL), each with a copy button; a
-// test sign-in in a new tab; enable and disable; deletion; and its settings.
+// test sign-in in a new tab (the hosted page `/t/{slug}/sso/{id}` that starts a sign-in
+// naming the connection); enable and disable; deletion; and its settings.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
@@ -10,7 +11,7 @@ import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
 type Connection = Schemas['SsoConnection']
 
 export function SsoConnectionPage({ id }: { id: string }) {
-  const { session } = useConsole()
+  const { session, tenant } = useConsole()
   const queries = useQueryClient()
   const key = ['sso', id]
   const connection = useQuery({
@@ -55,7 +56,6 @@ export function SsoConnectionPage({ id }: { id: string }) {
       {c && (
         <>
           <h2 className="hook-url">{c.name}</h2>
-          <Register connection={c} />
           <dl className="facts app-facts">
             <dt>Type</dt>
             <dd>{typeName(c.type)}</dd>
@@ -77,6 +77,17 @@ export function SsoConnectionPage({ id }: { id: string }) {
             >
               {c.enabled ? 'Disable' : 'Enable'}
             </button>
+            {c.enabled && (
+              <a
+                className="button-link"
+                href={`/t/${encodeURIComponent(tenant)}/sso/${encodeURIComponent(c.id)}`}
+                target="_blank"
+                rel="noopener noreferrer"
+              >
+                Test this connection
+                <span className="visually-hidden"> (opens a new tab)</span>
+              </a>
+            )}
             <ConfirmButton
               label="Delete connection"
               danger
@@ -84,6 +95,12 @@ export function SsoConnectionPage({ id }: { id: string }) {
               onConfirm={() => remove.mutate()}
             />
           </div>
+          <p className="hint">
+            {c.enabled
+              ? 'Test this connection opens its sign-in in a new tab, as your people will go through it.'
+              : 'A disabled connection signs nobody in: enable it to test it.'}
+          </p>
+          <Register connection={c} />
           <section aria-labelledby="sso-settings-h">
             <h2 id="sso-settings-h">Settings</h2>
             <SsoConnectionForm
@@ -115,7 +132,7 @@ function Register({ connection: c }: { connection: Connection }) {
       : []
   return (
     <section aria-labelledby="sso-register-h">
-      <h3 id="sso-register-h">Register at your identity provider</h3>
+      <h2 id="sso-register-h">Register at your identity provider</h2>
       <p className="hint">
         {c.oidc
           ? 'Create an OpenID Connect web application there with this redirect URI, then enter its client ID and secret below.'

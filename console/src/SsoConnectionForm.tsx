@@ -54,6 +54,9 @@ const FIELDS = [
   'saml.idpCertificates',
 ]
 
+/** The schema's words for an empty field or list, said plainly. */
+const REQUIRED = /^must NOT have fewer than 1 (characters|items)$/
+
 const lines = (text: string) =>
   text
     .split('\n')
@@ -175,9 +178,10 @@ export function SsoConnectionForm(props: {
   ) => {
     const fieldId = `${id}-${key}`
     const hintId = options.hint ? `${fieldId}-hint` : undefined
-    let messages = errors.of(path)
-    // A certificate's message names it, not a line (the text holds several lines each).
-    if (options.rename) messages = messages.map((m) => m.replace(/^Line/, options.rename ?? ''))
+    const messages = errors.of(path).map((m) =>
+      // A certificate's message names it, not a line (the text holds several lines each).
+      REQUIRED.test(m) ? 'Required.' : options.rename ? m.replace(/^Line/, options.rename) : m,
+    )
     const common = {
       id: fieldId,
       value: draft[key] as string,

@@ -158,10 +158,8 @@ test('console SSO: bad input shown at the field the API names and nothing change
       await page.getByRole('button', { name: 'Create connection' }).click()
       await page.locator('.field-error').first().waitFor()
     })
-    await flagged(domains, /fewer than 1/)
-    await flagged(issuer, /fewer than 1/)
-    await flagged(clientId, /fewer than 1/)
-    await flagged(secret, /fewer than 1/)
+    for (const field of [domains, issuer, clientId, secret]) await flagged(field, 'Required.')
+    assert.equal(await page.getByLabel('Scopes').getAttribute('aria-invalid'), null)
     await visit(page, 'console-sso-invalid')
 
     // A one-label domain on the second line: the message names that line; nothing changed.
@@ -195,6 +193,9 @@ test('console SSO: bad input shown at the field the API names and nothing change
     )
     assert.equal(await copied(page, 'Copy Redirect URI'), oidc.oidc.redirectUri)
     assert.ok(!(await page.content()).includes('first-secret-value'))
+    const testLink = page.getByRole('link', { name: /^Test this connection/ })
+    assert.equal(await testLink.getAttribute('href'), `/t/${tenant.slug}/sso/${oidc.id}`)
+    assert.equal(await testLink.getAttribute('target'), '_blank')
     await visit(page, 'console-sso-oidc')
 
     // An edit without a secret keeps the stored one; a new secret replaces it.
@@ -220,6 +221,8 @@ test('console SSO: bad input shown at the field the API names and nothing change
     // Disable, then the list shows it disabled and enforced.
     await page.getByRole('button', { name: 'Disable', exact: true }).click()
     await page.getByRole('button', { name: 'Enable', exact: true }).waitFor()
+    assert.equal(await testLink.count(), 0, 'a disabled connection has nothing to test')
+    await visit(page, 'console-sso-oidc-disabled')
     assert.equal(
       (await getJson(tenant, `/sso-connections/${oidc.id}`)).body.connection.enabled,
       false,
