@@ -12,6 +12,7 @@ import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
 import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
+import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
 import { importRoutes } from './modules/import/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
@@ -76,6 +77,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(webhookRoutes, { deps, prefix: TENANT })
   await app.register(ssoConnectionRoutes, { deps, prefix: TENANT })
+  await app.register(ssoOidcRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
   await app.register(connectedApplicationRoutes, { deps, prefix: TENANT })
   // SCIM 2.0 provisioning (/scim/v2/{slug}/…): API keys only, SCIM's own errors and body type.

@@ -116,3 +116,102 @@ export function egressPost(
     request.end(body)
   })
 }
+
+/** What `egressFetch` is handed: the part of a Fetch API request it sends. */
+export interface EgressRequestInit {
+  method?: string
+  headers?: Headers | Record<string, string> | [string, string][]
+  body?: string | URLSearchParams | Uint8Array | null
+  signal?: AbortSignal | null
+}
+
+/** Statuses whose Response may carry no body (Fetch API). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304])
+
+/**
+ * A Fetch API `fetch` under the egress rule, for outbound requests to URLs a tenant admin
+ * configured that are read as documents (an SSO connection's OIDC discovery, keys and token
+ * endpoint: CONTRACT §12; openid-client's `customFetch`). Within `timeoutMs` (connect to the
+ * last byte); a body over `maxBytes` is refused; redirects are never followed (a 3xx is
+ * answered as it is).
+ */
+export function egressFetch(options: {
+  allowPrivate: boolean
+  timeoutMs: number
+  maxBytes: number
+}): (url: string, init?: EgressRequestInit) => Promise<Response> {
+  return (url, init = {}) =>
+    new Promise((resolve, reject) => {
+      const target = new URL(url)
+      const host = target.hostname.replace(/^\[|\]$/g, '')
+      if (isIP(host) !== 0 && !options.allowPrivate && isInternalAddress(host)) {
+        reject(new EgressRefused(host))
+        return
+      }
+      if (target.protocol !== 'https:' && target.protocol !== 'http:') {
+        reject(new Error(`refused: ${target.protocol} is not http(s)`))
+        return
+      }
+      const headers: Record<string, string> = {}
+      for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value
+      const body =
+        init.body === undefined || init.body === null
+          ? undefined
+          : init.body instanceof Uint8Array
+            ? Buffer.from(init.body)
+            : Buffer.from(String(init.body))
+      if (body) headers['content-length'] = String(body.length)
+      const client = target.protocol === 'https:' ? https : http
+      const request = client.request(
+        target,
+        {
+          method: init.method ?? 'GET',
+          headers,
+          lookup: guardedLookup(options.allowPrivate),
+          agent: false,
+          timeout: options.timeoutMs,
+        },
+        (response) => {
+          const chunks: Buffer[] = []
+          let size = 0
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length
+            if (size > options.maxBytes) {
+              request.destroy(new Error(`the answer is larger than ${options.maxBytes} bytes`))
+              return
+            }
+            chunks.push(chunk)
+          })
+          response.on('end', () => {
+            clearTimeout(deadline)
+            const status = response.statusCode ?? 502
+            const out = new Headers()
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (value === undefined) continue
+              for (const v of Array.isArray(value) ? value : [value]) out.append(name, v)
+            }
+            resolve(
+              new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), {
+                status,
+                headers: out,
+              }),
+            )
+          })
+          response.on('error', (error) => {
+            clearTimeout(deadline)
+            reject(error)
+          })
+        },
+      )
+      const deadline = setTimeout(() => {
+        request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
+      }, options.timeoutMs)
+      request.on('timeout', () => request.destroy(new Error('timed out')))
+      request.on('error', (error) => {
+        clearTimeout(deadline)
+        reject(error)
+      })
+      init.signal?.addEventListener('abort', () => request.destroy(new Error('aborted')))
+      request.end(body)
+    })
+}

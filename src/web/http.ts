@@ -55,15 +55,20 @@ export interface CookieOptions {
   path: string
   secure: boolean
   maxAge?: number
+  /**
+   * Lax unless said otherwise. `None` (only with `secure`; Lax without it) for a cookie that
+   * must come back with a cross-site POST, as a SAML response does (CONTRACT §12).
+   */
+  sameSite?: 'Lax' | 'None'
 }
 
-/** A Set-Cookie value: HttpOnly and SameSite=Lax always; Secure when the service is reached over HTTPS. */
+/** A Set-Cookie value: HttpOnly and SameSite=Lax (or None, see CookieOptions); Secure when the service is reached over HTTPS. */
 export function cookieHeader(name: string, value: string, o: CookieOptions): string {
   const parts = [
     `${name}=${encodeURIComponent(value)}`,
     `Path=${o.path}`,
     'HttpOnly',
-    'SameSite=Lax',
+    o.sameSite === 'None' && o.secure ? 'SameSite=None' : 'SameSite=Lax',
   ]
   if (o.secure) parts.push('Secure')
   if (o.maxAge !== undefined) parts.push(`Max-Age=${o.maxAge}`)

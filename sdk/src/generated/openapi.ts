@@ -2523,7 +2523,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `email_not_verified`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3451,7 +3451,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passwordless_disabled`. */
+      /** @description Forbidden. `details.reason`: `passwordless_disabled`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3604,7 +3604,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `password_login_disabled`. */
+      /** @description Forbidden. `details.reason`: `password_login_disabled`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3746,6 +3746,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_code`, `mfa_required`, `invalid_mfa_code`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `sso_required`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4011,7 +4020,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4100,7 +4109,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `mfa_disabled`, `passwordless_disabled`, `email_not_verified`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4651,7 +4660,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `sso_required`. */
       403: {
         headers: {
           [name: string]: unknown

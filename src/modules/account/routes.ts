@@ -69,7 +69,7 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
         response: responses(TokenEnvelope, {
           400: ['password_too_weak'],
           401: ['invalid_code', 'mfa_required', 'invalid_mfa_code'],
-          403: ['password_login_disabled'],
+          403: ['password_login_disabled', 'sso_required'],
           404: [],
           429: [],
         }),
@@ -121,6 +121,7 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
         response: responses(VerifyEmailResult, {
           400: [],
           401: ['invalid_code', 'mfa_required', 'invalid_mfa_code'],
+          403: ['sso_required'],
           404: [],
           429: [],
         }),

@@ -202,3 +202,13 @@ export async function acceptAssertionOnce(
     .returning({ assertionId: ssoSamlAssertions.assertionId })
   return rows.length > 0
 }
+
+/** Whether the tenant has an enabled connection (the sign-in page then offers SSO). */
+export async function hasEnabledConnection(db: Handle, tenantId: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: ssoConnections.id })
+    .from(ssoConnections)
+    .where(and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.enabled, true)))
+    .limit(1)
+  return rows.length > 0
+}

@@ -1,8 +1,13 @@
-// From a checked identity to a session (CONTRACT §7). Identities are keyed by (issuer,
-// subject), never by email alone: an existing link wins; else a user with the same email,
-// only when both the provider and this service verified that email; else a new Active
-// Member. A suspended or deleted user does not come back through the provider, and the
-// tenant's mfaPolicy holds here too: the provider must report a second factor (amr).
+// From a checked identity to a session: the one place where an external identity is linked
+// to a user and signed in, for the SPEC's identity provider (CONTRACT §7) and for the SSO
+// connections (§12, federation/sso-signin.ts). Identities are keyed by who vouches for them
+// ((issuer, subject) for the provider, (connection, subject) for a connection), never by
+// email alone: an existing link wins; else a user with the same email, when the source's
+// rule allows linking it; else a new Active user, when the source allows creating one. A
+// suspended or deleted user does not come back this way, and the tenant's mfaPolicy holds
+// here too, unless the source proved a second factor.
+
+import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { fail, type Reason } from '../../lib/errors.ts'
@@ -27,7 +32,47 @@ export interface Identity {
   amr: string[] | undefined
 }
 
-type Refusal = { reason: Reason; message: string; userId: string | null }
+export type Refusal = { reason: Reason; message: string; userId: string | null }
+
+/** An existing link of an identity: whose it is, and the address it last carried. */
+export interface Link {
+  userId: string
+  email: string | null
+}
+
+/**
+ * Who vouches for an identity, and its rules: how its links are stored, which existing
+ * account it may be linked to by email, what a new account looks like, whether it proved
+ * a second factor, and how the audit rows name it.
+ */
+export interface IdentitySource {
+  /** The address it vouches for, normalised, or null. */
+  email: string | null
+  /** The same address as the source wrote it, for a new account's email. */
+  givenEmail: string | null
+  /** Whether it verified that address. */
+  emailVerified: boolean
+  /** Merged into the metadata of every audit row of the sign-in. */
+  via: Record<string, unknown>
+  /** A refusal before any account is looked at (an address the source may not speak for). */
+  precheck?(): Refusal | undefined
+  findLink(tx: Handle): Promise<Link | undefined>
+  /** Links the identity to `userId`; false when a concurrent sign-in linked it first. */
+  insertLink(tx: Handle, userId: string, now: Date): Promise<boolean>
+  updateLinkEmail(tx: Handle, email: string | null): Promise<void>
+  /** Whether an existing, not yet linked account with the address may be linked. */
+  mayLink(user: User): Refusal | undefined
+  /** A new account's role, or a refusal when the source creates none. */
+  newUser(): { role: 'Member' | 'Admin' } | Refusal
+  /** Whether the source proved a second factor (so mfaPolicy is met). */
+  multiFactor: boolean
+  /** What the tenant's mfaPolicy refusal says (its details.methods are always []). */
+  noMfaMessage: string
+  /** Extra audit rows of a first link (SsoIdentityLinked). */
+  linkedEntries?(userId: string): AuditEntry[]
+  /** The error thrown when a new account cannot be made for want of an address. */
+  noEmail(): never
+}
 
 const REFUSALS = {
   deleted: 'This account has been deleted.',
@@ -41,13 +86,62 @@ const REFUSALS = {
   noEmail: 'The identity provider did not share an email address.',
 } as const
 
+/** The SPEC's identity provider (CONTRACT §7) as a source. */
+function providerSource(tenant: Tenant, identity: Identity): IdentitySource {
+  const email = identity.email ? normalizeEmail(identity.email) : null
+  const key = { tenantId: tenant.id, issuer: identity.issuer, subject: identity.subject }
+  return {
+    email,
+    givenEmail: identity.email,
+    emailVerified: identity.emailVerified,
+    via: { via: 'idp', issuer: identity.issuer, subject: identity.subject },
+    findLink: (tx) => findIdentity(tx, tenant.id, identity.issuer, identity.subject),
+    insertLink: (tx, userId, now) => insertIdentity(tx, { ...key, userId, email, createdAt: now }),
+    updateLinkEmail: (tx, value) => updateIdentityEmail(tx, key, value),
+    // An unverified address proves nothing: linking on it would hand the account to
+    // whoever typed that address at the provider. Nor may the account be one whose owner
+    // never proved the address here (signup does not verify it): whoever pre-registered
+    // it would share the victim's session.
+    mayLink: (user) => {
+      if (!identity.emailVerified) {
+        return { reason: 'email_taken', message: REFUSALS.unverified, userId: user.id }
+      }
+      if (!user.emailVerified) {
+        return { reason: 'email_taken', message: REFUSALS.unproven, userId: user.id }
+      }
+      return undefined
+    },
+    newUser: () => ({ role: 'Member' }),
+    multiFactor: reportsMultiFactor(identity.amr),
+    noMfaMessage: REFUSALS.noMfa,
+    noEmail: () => fail('idp_exchange_failed', { message: REFUSALS.noEmail }),
+  }
+}
+
 export async function signInWithIdentity(
   deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
   tenant: Tenant,
   identity: Identity,
   actor: Actor,
 ): Promise<TokenEnvelope> {
-  const email = identity.email ? normalizeEmail(identity.email) : null
+  return signInWithSource(deps, tenant, providerSource(tenant, identity), actor, {
+    failVia: { via: 'idp', issuer: identity.issuer },
+  })
+}
+
+/**
+ * Signs in the identity `source` vouches for (the rules above), in one transaction with
+ * its audit rows and the new session. A refusal is audited as UserLoginFailed (with
+ * `metadata.reason`) and thrown as that reason's AppError.
+ */
+export async function signInWithSource(
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
+  tenant: Tenant,
+  source: IdentitySource,
+  actor: Actor,
+  options: { failVia: Record<string, unknown> },
+): Promise<TokenEnvelope> {
+  const { email } = source
   // signingIn: a sign-in from a new device is mailed about once it committed (CONTRACT §9).
   const outcome = await deps.sessions.signingIn(async (tx) => {
     const refuse = async (refusal: Refusal) => {
@@ -56,13 +150,15 @@ export async function signInWithIdentity(
           action: 'UserLoginFailed',
           userId: refusal.userId,
           email,
-          metadata: { via: 'idp', email, reason: refusal.reason, issuer: identity.issuer },
+          metadata: { ...options.failVia, email, reason: refusal.reason },
         },
       ])
       return { refusal }
     }
 
-    const link = await findIdentity(tx, tenant.id, identity.issuer, identity.subject)
+    const early = source.precheck?.()
+    if (early) return refuse(early)
+    const link = await source.findLink(tx)
     let user: User | undefined
     let created = false
     if (link) {
@@ -77,63 +173,53 @@ export async function signInWithIdentity(
       }
     } else {
       user = email ? await findUserByEmail(tx, tenant.id, email) : undefined
-      // An unverified address proves nothing: linking on it would hand the account to
-      // whoever typed that address at the provider.
-      if (user && !identity.emailVerified) {
-        return refuse({ reason: 'email_taken', message: REFUSALS.unverified, userId: user.id })
-      }
-      // Nor may the account be one whose owner never proved the address here (signup
-      // does not verify it): whoever pre-registered it would share the victim's session.
-      if (user && !user.emailVerified) {
-        return refuse({ reason: 'email_taken', message: REFUSALS.unproven, userId: user.id })
-      }
+      const refusal = user ? source.mayLink(user) : undefined
+      if (refusal) return refuse(refusal)
     }
     if (user?.status === 'Suspended') {
       return refuse({ reason: 'account_suspended', message: REFUSALS.suspended, userId: user.id })
     }
+    const fresh = user ? undefined : source.newUser()
+    if (fresh && 'reason' in fresh) return refuse(fresh)
     // CONTRACT §5 for this path too; a user about to be created has no TOTP, so only
-    // Required asks it. The provider performed the factor, or the sign-in is refused.
+    // Required asks it. The source proved the factor, or the sign-in is refused.
     const mfaNeeded = user ? secondFactorRequired(tenant, user) : tenant.mfaPolicy === 'Required'
-    if (mfaNeeded && !reportsMultiFactor(identity.amr)) {
-      return refuse({ reason: 'mfa_required', message: REFUSALS.noMfa, userId: user?.id ?? null })
+    if (mfaNeeded && !source.multiFactor) {
+      return refuse({
+        reason: 'mfa_required',
+        message: source.noMfaMessage,
+        userId: user?.id ?? null,
+      })
     }
 
     const now = deps.clock.now()
     if (!user) {
-      if (!identity.email) fail('idp_exchange_failed', { message: REFUSALS.noEmail })
+      if (!email || !source.givenEmail) source.noEmail()
       user = await createUser(
         deps,
         tx,
         tenant,
         {
-          email: identity.email,
+          email: source.givenEmail,
           passwordHash: null,
-          role: 'Member',
+          role: fresh && !('reason' in fresh) ? fresh.role : 'Member',
           status: 'Active',
-          emailVerified: identity.emailVerified,
+          emailVerified: source.emailVerified,
         },
         () => fail('email_taken'),
       )
       created = true
     }
     if (!link) {
-      const linked = await insertIdentity(tx, {
-        tenantId: tenant.id,
-        issuer: identity.issuer,
-        subject: identity.subject,
-        userId: user.id,
-        email,
-        createdAt: now,
-      })
       // The same identity was linked by a concurrent callback: let that one win.
-      if (!linked) fail('idp_exchange_failed')
+      if (!(await source.insertLink(tx, user.id, now))) fail('idp_exchange_failed')
     } else if (link.email !== email) {
-      await updateIdentityEmail(tx, link, email)
+      await source.updateLinkEmail(tx, email)
     }
 
-    // Through an existing link the provider vouches for the address it verified (the
+    // Through an existing link the source vouches for the address it verified (the
     // user's own, not another); a user linked by email had verified it here already.
-    const verifies = identity.emailVerified && email === user.emailNormalized && !user.emailVerified
+    const verifies = source.emailVerified && email === user.emailNormalized && !user.emailVerified
     const updated = await updateUser(tx, tenant.id, user.id, {
       lastLoginAt: now,
       updatedAt: now,
@@ -142,12 +228,13 @@ export async function signInWithIdentity(
     if (!updated) fail('idp_exchange_failed')
 
     const who: Actor = { ...actor, type: 'user', id: user.id }
-    const via = { via: 'idp', issuer: identity.issuer, subject: identity.subject }
+    const { via } = source
     const entries: AuditEntry[] = []
     if (created) entries.push({ action: 'UserSignup', userId: user.id, email, metadata: via })
     if (verifies && !created) {
       entries.push({ action: 'UserEmailVerified', userId: user.id, email, metadata: via })
     }
+    if (!link && source.linkedEntries) entries.push(...source.linkedEntries(user.id))
     entries.push({
       action: 'UserLogin',
       userId: user.id,
@@ -159,7 +246,7 @@ export async function signInWithIdentity(
   })
   if ('refusal' in outcome) {
     const { reason, message } = outcome.refusal
-    // No method of ours can complete it: the second factor is the provider's to ask.
+    // No method of ours can complete it: the second factor is the source's to ask.
     fail(reason, { message, ...(reason === 'mfa_required' ? { details: { methods: [] } } : {}) })
   }
   return outcome.envelope

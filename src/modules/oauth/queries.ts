@@ -9,11 +9,20 @@ export type IdpIdentity = typeof idpIdentities.$inferSelect
 
 export async function insertState(
   db: Handle,
-  row: { tenantId: string; stateHash: string; codeVerifier: string; nonce: string; now: Date },
+  row: {
+    tenantId: string
+    stateHash: string
+    codeVerifier: string
+    nonce: string
+    now: Date
+    /** The SSO connection (CONTRACT §12) the state is for; none for the SPEC's idp. */
+    connectionId?: string
+  },
   ttlSeconds: number,
 ): Promise<void> {
   await db.insert(oauthStates).values({
     tenantId: row.tenantId,
+    connectionId: row.connectionId ?? null,
     stateHash: row.stateHash,
     codeVerifier: row.codeVerifier,
     nonce: row.nonce,
@@ -24,9 +33,17 @@ export async function insertState(
 
 /**
  * Spends a state in one statement: unknown, used, expired and other tenants' states all
- * answer undefined, and of two concurrent callbacks with one state only one gets it.
+ * answer undefined, and of two concurrent callbacks with one state only one gets it. A
+ * state is spent only where it was made for: the SPEC's idp callback (no `connectionId`) or
+ * that SSO connection's.
  */
-export async function spendState(db: Handle, tenantId: string, stateHash: string, now: Date) {
+export async function spendState(
+  db: Handle,
+  tenantId: string,
+  stateHash: string,
+  now: Date,
+  connectionId: string | null = null,
+) {
   const rows = await db
     .update(oauthStates)
     .set({ usedAt: now })
@@ -34,6 +51,9 @@ export async function spendState(db: Handle, tenantId: string, stateHash: string
       and(
         eq(oauthStates.tenantId, tenantId),
         eq(oauthStates.stateHash, stateHash),
+        connectionId === null
+          ? isNull(oauthStates.connectionId)
+          : eq(oauthStates.connectionId, connectionId),
         isNull(oauthStates.usedAt),
         gt(oauthStates.expiresAt, now),
       ),

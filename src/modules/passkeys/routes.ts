@@ -193,7 +193,7 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         response: responses(TokenEnvelope, {
           400: [],
           401: ['invalid_credentials', 'account_suspended'],
-          403: ['passkeys_disabled'],
+          403: ['passkeys_disabled', 'sso_required'],
           404: [],
           429: ['rate_limited'],
         }),

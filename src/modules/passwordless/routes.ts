@@ -71,7 +71,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
         response: responses(TokenEnvelope, {
           400: [],
           401: ['invalid_code', 'mfa_required', 'mfa_not_enrolled', 'invalid_mfa_code'],
-          403: ['passwordless_disabled'],
+          403: ['passwordless_disabled', 'sso_required'],
           404: [],
           429: [],
         }),

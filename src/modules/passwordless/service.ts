@@ -7,6 +7,7 @@ import type { Mail } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { issueCode, onRequestFloor } from '../codes/service.ts'
+import { ssoRequired } from '../federation/enforce.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { proveLoginCode } from '../signin/login-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
@@ -47,6 +48,9 @@ async function issueLoginCode(
   const sent = await deps.db.transaction(async (tx) => {
     const entries: AuditEntry[] = []
     let user = await findUserByEmail(tx, tenant.id, email)
+    // An address of an enforced SSO domain signs in there (CONTRACT §12): answered the
+    // same, but no code, and no JIT signup.
+    if (await ssoRequired(tx, tenant.id, email, user)) return undefined
     if (!user && tenant.passwordlessJitSignup) {
       const joined = await joinPending(deps, tx, tenant, rawEmail)
       user = joined.user

@@ -52,7 +52,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
             'mfa_required',
             'invalid_mfa_code',
           ],
-          403: ['email_not_verified'],
+          403: ['email_not_verified', 'sso_required'],
           404: [],
           429: ['rate_limited'],
         }),

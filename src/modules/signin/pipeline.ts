@@ -10,9 +10,10 @@
 // failure in between leaves the code unspent and no change without its audit row.
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
-import { AppError } from '../../lib/errors.ts'
+import { AppError, fail } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { ssoRequired } from '../federation/enforce.ts'
 import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
@@ -74,6 +75,20 @@ export async function completeSignIn(
   actor: Actor,
   record: SignInRecord = {},
 ): Promise<TokenEnvelope> {
+  // CONTRACT §12: a user of an enforced SSO domain signs in there (Admins excepted). The
+  // first factor was right, so its try is given back; the refusal is audited.
+  if (await ssoRequired(deps.db, tenant.id, proof.user.emailNormalized, proof.user)) {
+    await proof.attempt.release()
+    await deps.audit.record(deps.db, tenant.id, actor, [
+      {
+        action: 'UserLoginFailed',
+        userId: proof.user.id,
+        email: proof.email,
+        metadata: { via: proof.via, email: proof.email, reason: 'sso_required' },
+      },
+    ])
+    fail('sso_required')
+  }
   let second: SecondFactorProof | undefined
   try {
     second = await secondFactor()

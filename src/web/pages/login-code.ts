@@ -18,6 +18,7 @@ import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
 import { codesAllowed, type Pending, type Req, signedIn, statusOf, totpFigure } from './flow.ts'
 import { secondFactorPage } from './second-factor.ts'
+import { connectionForEmail, ssoStartPath } from './sso-sign-in.ts'
 
 async function codeRequestPage(
   pages: Pages,
@@ -88,6 +89,9 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
 
   app.post('/sign-in/code', async (request: Req, reply) => {
     const email = formText(request.body, 'email')
+    // CONTRACT §12: an address of an enforced SSO domain gets no code; it signs in there.
+    const enforced = await connectionForEmail(pages, request.tenant.id, email)
+    if (enforced?.enforce) return pages.redirect(request, reply, ssoStartPath(enforced.id))
     try {
       await pages.api(request).requestLoginCode({ body: { email } })
       return codeEntryPage(pages, request, reply, email)

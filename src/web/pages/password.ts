@@ -9,6 +9,7 @@ import { type Req, signedIn, statusOf } from './flow.ts'
 import { idpRefusal } from './idp-sign-in.ts'
 import { secondFactorPage } from './second-factor.ts'
 import { signInPage } from './sign-in-page.ts'
+import { connectionForEmail, ssoStartPath } from './sso-sign-in.ts'
 
 export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
   app.get('/', async (request, reply) => {
@@ -35,6 +36,10 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
         const methods = (error.details?.methods as string[] | undefined) ?? ['totp']
         return secondFactorPage(pages, request, reply, { email, password }, methods)
       }
+      // CONTRACT §12: an address of an enforced SSO domain goes to its connection (an
+      // Admin's right password signed in above).
+      const enforced = await connectionForEmail(pages, request.tenant.id, email)
+      if (enforced?.enforce) return pages.redirect(request, reply, ssoStartPath(enforced.id))
       if (error instanceof AuthServiceError && error.reason === 'email_not_verified') {
         // The password was right: mail a code and go on to the verification page.
         await pages

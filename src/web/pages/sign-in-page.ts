@@ -1,6 +1,7 @@
 // The sign-in page: each way to sign in that the tenant allows (a password, an emailed
 // code, a passkey, its identity provider), and why the last try did not work.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { hasEnabledConnection } from '../../modules/federation/queries.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { emailField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
@@ -14,6 +15,7 @@ export async function signInPage(
 ) {
   const tenant = request.tenant
   const csrf = pages.csrf(request, reply)
+  const sso = await hasEnabledConnection(pages.deps.db, tenant.id)
   const body = html`<h1>Sign in to ${tenant.name}</h1>
 ${notice(state.note)}
 ${errorSummary(state.errors)}
@@ -31,6 +33,7 @@ ${
   tenant.idpOauthEnabled &&
   html`<p><a class="button" href="${pages.url(request, 'sign-in/idp')}">Sign in with your organisation's account</a></p>`
 }
+${sso && html`<p><a class="button" href="${pages.url(request, 'sign-in/sso')}">Sign in with SSO</a></p>`}
 ${
   tenant.passkeysEnabled &&
   html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>

@@ -1,7 +1,7 @@
 // The ways to sign in, one file per flow (as Ory's kratos-selfservice-ui-node has one per
 // flow): the sign-in page (sign-in-page.ts) and a password (password.ts), the second step
 // (second-factor.ts), an emailed code (login-code.ts), the identity provider
-// (idp-sign-in.ts), signing up (sign-up.ts), an invitation (invite.ts) and signing out
+// (idp-sign-in.ts), SSO connections (sso-sign-in.ts), signing up (sign-up.ts), an invitation (invite.ts) and signing out
 // (sign-out.ts); passkeys (passkeys.ts) and getting back in (recovery.ts) register on their
 // own. Every sign-in ends in flow.ts `signedIn`, which goes back to the OpenID interaction
 // it serves; every POST is behind the one CSRF check (csrf.ts).
@@ -15,6 +15,7 @@ import { passwordSignInRoutes } from './password.ts'
 import { secondFactorRoutes } from './second-factor.ts'
 import { signOutRoutes } from './sign-out.ts'
 import { signUpRoutes } from './sign-up.ts'
+import { ssoSignInRoutes } from './sso-sign-in.ts'
 
 // Other pages import these from here.
 export { expiredForm } from '../csrf.ts'
@@ -27,6 +28,7 @@ export function signInRoutes(app: FastifyInstance, pages: Pages): void {
     secondFactorRoutes(app, pages)
     loginCodeRoutes(app, pages)
     idpSignInRoutes(app, pages)
+    ssoSignInRoutes(app, pages)
     signUpRoutes(app, pages)
     invitationRoutes(app, pages)
     signOutRoutes(app, pages)

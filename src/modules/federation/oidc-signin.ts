@@ -1,0 +1,247 @@
+// Signing in through an OIDC SSO connection (CONTRACT §12), with openid-client: discovery
+// from the connection's issuer, the authorization request (code flow, PKCE S256, state and
+// nonce, as §7), and the callback at `{PUBLIC_URL}/v1/{slug}/sso/{id}/oidc/callback`, which
+// spends the state, exchanges the code (the ID token checked: signature, iss, aud, nonce,
+// exp) and hands the identity to finishSsoSignIn. Every request to the IdP goes through the
+// egress rule of §13 (lib/egress.ts): a time limit, a size limit, no internal addresses
+// unless WEBHOOK_ALLOW_PRIVATE=true, no redirects followed.
+import type * as Client from 'openid-client'
+import type { Deps } from '../../deps.ts'
+import { hashToken } from '../../lib/crypto.ts'
+import { egressFetch } from '../../lib/egress.ts'
+import * as states from '../oauth/queries.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import type { SsoConnection } from './queries.ts'
+import { openSsoSecret } from './secret.ts'
+import { DEFAULT_OIDC_SCOPES, oidcRedirectUri } from './service.ts'
+
+/** §7's rule for states: ten minutes, once. */
+const STATE_TTL = 10 * 60
+const TIMEOUT_MS = 10_000
+/** Discovery documents, key sets and token answers are small: 512 KiB is plenty. */
+const MAX_BYTES = 512 * 1024
+/** Clients kept per process (one per connection version), and for how long. */
+const CACHE_SIZE = 256
+const CACHE_TTL_MS = 60 * 60 * 1000
+
+const openid = () => import('openid-client')
+
+type OidcDeps = Pick<Deps, 'cipher' | 'clock' | 'config' | 'db'>
+
+/** The PKCE verifier is sealed at rest, bound to its tenant and connection. */
+const verifierAad = (tenantId: string, connectionId: string) =>
+  `sso-oidc-state:${tenantId}:${connectionId}`
+
+/**
+ * One openid-client Configuration per connection (keyed by its id and last change, so an
+ * edit is a new client), at most CACHE_SIZE, oldest evicted, each rebuilt after an hour or
+ * after a failure that was not the IdP's own refusal (so an outage is not remembered).
+ */
+export class OidcClients {
+  private readonly entries = new Map<
+    string,
+    { client: Promise<Client.Configuration>; at: number }
+  >()
+  private readonly deps: OidcDeps
+
+  constructor(deps: OidcDeps) {
+    this.deps = deps
+  }
+
+  get(connection: SsoConnection): Promise<Client.Configuration> {
+    const key = `${connection.tenantId}:${connection.id}:${connection.updatedAt.getTime()}`
+    const now = Date.now()
+    const known = this.entries.get(key)
+    if (known && now - known.at < CACHE_TTL_MS) {
+      // Most recently used last: Map keeps insertion order.
+      this.entries.delete(key)
+      this.entries.set(key, known)
+      return known.client
+    }
+    const client = this.build(connection)
+    this.entries.set(key, { client, at: now })
+    client.catch(() => this.entries.delete(key))
+    while (this.entries.size > CACHE_SIZE) {
+      const oldest = this.entries.keys().next().value
+      if (oldest === undefined) break
+      this.entries.delete(oldest)
+    }
+    return client
+  }
+
+  forget(connection: SsoConnection, error: unknown, lib: typeof Client): void {
+    if (error instanceof lib.ResponseBodyError || error instanceof lib.AuthorizationResponseError) {
+      return
+    }
+    for (const key of this.entries.keys()) {
+      if (key.startsWith(`${connection.tenantId}:${connection.id}:`)) this.entries.delete(key)
+    }
+  }
+
+  private async build(connection: SsoConnection): Promise<Client.Configuration> {
+    const client = await openid()
+    const { cipher, config } = this.deps
+    const secret = connection.oidcClientSecretEnc
+      ? openSsoSecret(cipher, connection.tenantId, connection.id, connection.oidcClientSecretEnc)
+      : undefined
+    if (!connection.oidcIssuer || !connection.oidcClientId || secret === undefined) {
+      throw new Error('the connection has no usable OIDC client')
+    }
+    const fetch = egressFetch({
+      allowPrivate: config.webhookAllowPrivate,
+      timeoutMs: TIMEOUT_MS,
+      maxBytes: MAX_BYTES,
+    }) as unknown as Client.CustomFetch
+    const insecure = new URL(connection.oidcIssuer).protocol === 'http:'
+    const configuration = await client.discovery(
+      new URL(connection.oidcIssuer),
+      connection.oidcClientId,
+      undefined,
+      client.ClientSecretBasic(secret),
+      {
+        timeout: TIMEOUT_MS / 1000,
+        // http only where the egress rule allows internal addresses (development, tests).
+        execute: insecure && config.webhookAllowPrivate ? [client.allowInsecureRequests] : [],
+        [client.customFetch]: fetch,
+      },
+    )
+    configuration[client.customFetch] = fetch
+    configuration.timeout = TIMEOUT_MS / 1000
+    // ID tokens come straight from the token endpoint; their signatures are checked too.
+    client.enableNonRepudiationChecks(configuration)
+    return configuration
+  }
+}
+
+const clientsByDeps = new WeakMap<object, OidcClients>()
+
+/** The one client cache of an app's dependencies. */
+export function oidcClientsOf(deps: OidcDeps): OidcClients {
+  let clients = clientsByDeps.get(deps.db)
+  if (!clients) {
+    clients = new OidcClients(deps)
+    clientsByDeps.set(deps.db, clients)
+  }
+  return clients
+}
+
+export class OidcUnavailable extends Error {}
+
+/**
+ * The URL to send the browser to, with a single-use state (hashed at rest, its PKCE
+ * verifier sealed) bound to the tenant and the connection; answers the state too, for the
+ * browser binding. Throws OidcUnavailable when the IdP cannot be reached.
+ */
+export async function startOidcSignIn(
+  deps: OidcDeps,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
+  connection: SsoConnection,
+): Promise<{ url: string; state: string }> {
+  const client = await openid()
+  const clients = oidcClientsOf(deps)
+  let configuration: Client.Configuration
+  try {
+    configuration = await clients.get(connection)
+  } catch (error) {
+    clients.forget(connection, error, client)
+    throw new OidcUnavailable(String((error as Error)?.message ?? error))
+  }
+  const state = client.randomState()
+  const nonce = client.randomNonce()
+  const codeVerifier = client.randomPKCECodeVerifier()
+  const now = deps.clock.now()
+  await states.deleteStaleStates(deps.db, tenant.id, now, STATE_TTL)
+  await states.insertState(
+    deps.db,
+    {
+      tenantId: tenant.id,
+      connectionId: connection.id,
+      stateHash: hashToken(state),
+      codeVerifier: deps.cipher.encrypt(codeVerifier, verifierAad(tenant.id, connection.id)),
+      nonce,
+      now,
+    },
+    STATE_TTL,
+  )
+  const url = client.buildAuthorizationUrl(configuration, {
+    response_type: 'code',
+    redirect_uri: oidcRedirectUri(deps, tenant.slug, connection.id),
+    scope: (connection.oidcScopes ?? DEFAULT_OIDC_SCOPES).join(' '),
+    state,
+    nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+  })
+  return { url: url.href, state }
+}
+
+/** Why a callback did not produce an identity: `reason` for the audit row and the page. */
+export class OidcRefused extends Error {
+  readonly reason: string
+  readonly status: number
+  constructor(reason: string, status: number, detail?: string) {
+    super(detail ?? reason)
+    this.reason = reason
+    this.status = status
+  }
+}
+
+/**
+ * The callback's identity: the state spent (unknown, used, expired, another tenant's or
+ * another connection's: 400 invalid_state), the IdP's `error` (401 idp_error), the code
+ * exchanged and the ID token checked (401 idp_exchange_failed otherwise).
+ */
+export async function finishOidcSignIn(
+  deps: OidcDeps,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
+  connection: SsoConnection,
+  query: Record<string, string | undefined>,
+): Promise<{ subject: string; email: string | null; mfa: boolean }> {
+  const now = deps.clock.now()
+  const spend = (state: string) =>
+    states.spendState(deps.db, tenant.id, hashToken(state), now, connection.id)
+  if (query.error) {
+    if (query.state) await spend(query.state)
+    throw new OidcRefused('idp_error', 401, query.error)
+  }
+  if (!query.state || !query.code) throw new OidcRefused('invalid_state', 400)
+  const request = await spend(query.state)
+  if (!request) throw new OidcRefused('invalid_state', 400)
+  let codeVerifier: string
+  try {
+    codeVerifier = deps.cipher.decrypt(request.codeVerifier, verifierAad(tenant.id, connection.id))
+  } catch {
+    throw new OidcRefused('invalid_state', 400)
+  }
+  const client = await openid()
+  const clients = oidcClientsOf(deps)
+  try {
+    const configuration = await clients.get(connection)
+    const current = new URL(oidcRedirectUri(deps, tenant.slug, connection.id))
+    current.searchParams.set('code', query.code)
+    current.searchParams.set('state', query.state)
+    if (query.iss) current.searchParams.set('iss', query.iss)
+    const tokens = await client.authorizationCodeGrant(configuration, current, {
+      pkceCodeVerifier: codeVerifier,
+      expectedState: query.state,
+      expectedNonce: request.nonce,
+      idTokenExpected: true,
+    })
+    const claims = tokens.claims()
+    if (!claims) throw new Error('no ID token')
+    let source: Record<string, unknown> = claims
+    // Some IdPs keep the email at userinfo; its `sub` must match the ID token's.
+    if (typeof claims.email !== 'string' && configuration.serverMetadata().userinfo_endpoint) {
+      source = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub)
+    }
+    const amr = Array.isArray(claims.amr) ? claims.amr.filter((m) => typeof m === 'string') : []
+    return {
+      subject: claims.sub,
+      email: typeof source.email === 'string' ? source.email : null,
+      mfa: amr.includes('mfa') || new Set(amr).size >= 2,
+    }
+  } catch (error) {
+    clients.forget(connection, error, client)
+    throw new OidcRefused('idp_exchange_failed', 401, String((error as Error)?.message ?? error))
+  }
+}

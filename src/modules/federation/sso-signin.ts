@@ -1,0 +1,302 @@
+// The end of every SSO sign-in (CONTRACT §12), whatever the protocol: the OIDC callback
+// (federation/oidc-signin.ts) and the SAML Assertion Consumer Service hand the identity
+// they checked to `finishSsoSignIn`, which applies the identity rules through the one
+// linking core (oauth/link.ts, signInWithSource), opens the hosted-pages session and sends
+// the browser on: back to the OpenID authorization request (§11) the sign-in serves, else to
+// the account page. A refusal is an error page (4xx) and a UserLoginFailed row with
+// `metadata.reason`.
+// The hosted page `/t/{slug}/sso/{id}` starts a sign-in: an OIDC one itself, a SAML one by
+// sending the browser on to `/v1/{slug}/sso/{id}/saml/start`.
+//
+// The authorization request a sign-in serves is noted when the browser leaves for the IdP
+// (`rememberSsoFlow`, called by the hosted page that starts SSO, where the pages' cookies
+// are visible): a sealed cookie scoped to `/v1/{slug}/sso/{id}`, so it comes back to both the
+// OIDC callback and the SAML ACS (SameSite=None on https: the ACS is a cross-site POST).
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps } from '../../deps.ts'
+import { isEmail, normalizeEmail } from '../../lib/email.ts'
+import { AppError } from '../../lib/errors.ts'
+import { html } from '../../web/html.ts'
+import { clearCookie, readCookies, setCookie, setPageHeaders } from '../../web/http.ts'
+import { page } from '../../web/layout.ts'
+import {
+  beginSession,
+  interactionPath,
+  isInteractionUid,
+  pagePath,
+  pendingInteractionClient,
+  pendingInteractionUid,
+} from '../../web/session.ts'
+import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
+import type { Tenant } from '../tenants/queries.ts'
+import { logoExists } from '../tenants/queries.ts'
+import { emailDomain } from './domains.ts'
+import {
+  findSsoIdentity,
+  insertSsoIdentity,
+  type SsoConnection,
+  updateSsoIdentityEmail,
+} from './queries.ts'
+
+/** What a protocol checked about the person: the identity is keyed by (connection, subject). */
+export interface SsoAssertion {
+  /** The OIDC `sub`, or the SAML NameID. */
+  subject: string
+  /**
+   * The address the IdP asserts (OIDC: the `email` claim; SAML: the NameID when its format
+   * is emailAddress, else the first of the attributes `email`, `mail`, or
+   * `http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress`), or null.
+   */
+  email: string | null
+  /** Whether the IdP reported multi-factor authentication (OIDC `amr`, SAML AuthnContext). */
+  mfa: boolean
+}
+
+export type SsoSignInDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'sessions'>
+
+const FLOW_COOKIE = 'ta_sso_flow'
+const FLOW_TTL = 600
+
+const overHttps = (deps: Pick<Deps, 'config'>) => deps.config.publicUrl.startsWith('https:')
+const flowPath = (slug: string, connectionId: string) => `/v1/${slug}/sso/${connectionId}`
+const flowAad = (tenantId: string, connectionId: string) => `sso-flow:${tenantId}:${connectionId}`
+const flowCookieOptions = (deps: Pick<Deps, 'config'>, slug: string, connectionId: string) => ({
+  path: flowPath(slug, connectionId),
+  secure: overHttps(deps),
+  sameSite: 'None' as const,
+})
+
+interface Flow {
+  interaction?: string
+  clientId?: string
+  /** What binds the IdP's answer to this browser (the OIDC state), when set. */
+  binding?: string
+}
+
+/**
+ * Notes, for ten minutes and this connection's routes only, the authorization request (§11)
+ * the browser is signing in for, read from the hosted pages' cookies. Call it on a request
+ * the pages' cookies reach (a `/t/{slug}/…` page), before sending the browser to the IdP.
+ */
+export function rememberSsoFlow(
+  deps: Pick<Deps, 'cipher' | 'config'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
+  connectionId: string,
+  binding?: string,
+): void {
+  const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
+  const flow = {
+    interaction: pendingInteractionUid(ctx, request),
+    clientId: pendingInteractionClient(ctx, request),
+    binding,
+    until: Date.now() + FLOW_TTL * 1000,
+  }
+  const sealed = deps.cipher.encrypt(JSON.stringify(flow), flowAad(tenant.id, connectionId))
+  setCookie(reply, FLOW_COOKIE, sealed, {
+    ...flowCookieOptions(deps, tenant.slug, connectionId),
+    maxAge: FLOW_TTL,
+  })
+}
+
+/** The `binding` this browser's flow cookie carries for the connection, if any. */
+export function ssoFlowBinding(
+  deps: Pick<Deps, 'cipher'>,
+  request: FastifyRequest,
+  tenantId: string,
+  connectionId: string,
+): string | undefined {
+  return readFlow(deps, request, tenantId, connectionId).binding
+}
+
+function readFlow(
+  deps: Pick<Deps, 'cipher'>,
+  request: FastifyRequest,
+  tenantId: string,
+  connectionId: string,
+): Flow {
+  const sealed = readCookies(request)[FLOW_COOKIE]
+  if (!sealed) return {}
+  try {
+    const value = JSON.parse(deps.cipher.decrypt(sealed, flowAad(tenantId, connectionId)))
+    if (typeof value?.until !== 'number' || value.until < Date.now()) return {}
+    return {
+      interaction: isInteractionUid(value.interaction) ? value.interaction : undefined,
+      clientId: typeof value.clientId === 'string' ? value.clientId : undefined,
+      binding: typeof value.binding === 'string' ? value.binding : undefined,
+    }
+  } catch {
+    return {}
+  }
+}
+
+/** Why an SSO sign-in was refused, in words for the person (by `metadata.reason`). */
+const WORDS: Record<string, string> = {
+  sso_user_not_provisioned:
+    'Your organisation’s sign-in worked, but this workspace has no account for you. Ask an administrator of this workspace.',
+  connection_disabled: 'This single sign-on connection is turned off. Ask an administrator.',
+  account_suspended: 'This account is suspended. Ask an administrator of this workspace.',
+  invalid_credentials: 'This account cannot sign in here.',
+  mfa_required:
+    'This workspace needs a second factor that your organisation’s sign-in did not report.',
+  email_taken: 'An account with your email address already exists here. Sign in with it instead.',
+}
+const DEFAULT_WORDS = 'Your organisation’s sign-in could not be completed. Please try again.'
+
+/**
+ * Answers an SSO sign-in that failed with the error page (status `status`, 4xx) and, unless
+ * `audited`, a UserLoginFailed row naming the connection and `reason` (CONTRACT §12: every
+ * refusal is audited with metadata.reason). For the SAML ACS's own refusals too.
+ */
+export async function refuseSsoSignIn(
+  deps: Pick<Deps, 'audit' | 'cipher' | 'config' | 'db'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  connection: Pick<SsoConnection, 'tenantId' | 'id'>,
+  reason: string,
+  options: { status?: number; email?: string | null; audited?: boolean } = {},
+): Promise<FastifyReply> {
+  const { tenant } = request
+  const email = options.email ?? null
+  if (!options.audited) {
+    await deps.audit.record(deps.db, tenant.id, request.actor, [
+      {
+        action: 'UserLoginFailed',
+        email,
+        metadata: { method: 'sso', connectionId: connection.id, reason, email },
+      },
+    ])
+  }
+  const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
+  const body = html`<h1>Single sign-on did not work</h1>
+<div class="error-summary" role="alert"><p>${words}</p></div>
+<p><a class="button" href="${pagePath(tenant.slug)}/sign-in">Back to sign-in</a></p>
+<p class="hint">Error code: ${reason}</p>`
+  const hasLogo = await logoExists(deps.db, tenant.id)
+  const brand = { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
+  setPageHeaders(reply)
+  return reply
+    .code(options.status ?? 403)
+    .type('text/html; charset=utf-8')
+    .send(page(brand, 'Sign-in error', body, { noScript: true }).value)
+}
+
+/** The connection's rules of §12 as a source for oauth/link.ts. */
+function connectionSource(
+  tenant: Tenant,
+  connection: SsoConnection,
+  assertion: SsoAssertion,
+  given: string | null,
+  clientId: string | undefined,
+): IdentitySource {
+  const email = given && normalizeEmail(given)
+  const key = { tenantId: tenant.id, connectionId: connection.id, subject: assertion.subject }
+  const notProvisioned = {
+    reason: 'sso_user_not_provisioned' as const,
+    message: WORDS.sso_user_not_provisioned,
+    userId: null,
+  }
+  return {
+    email,
+    givenEmail: given,
+    // The connection owns the address's domain: its IdP speaks for the address.
+    emailVerified: true,
+    via: {
+      method: 'sso',
+      connectionId: connection.id,
+      subject: assertion.subject,
+      ...(clientId ? { clientId } : {}),
+    },
+    precheck: () => {
+      const domain = email ? emailDomain(email) : undefined
+      return domain && connection.domains.includes(domain) ? undefined : notProvisioned
+    },
+    findLink: (tx) => findSsoIdentity(tx, tenant.id, connection.id, assertion.subject),
+    insertLink: (tx, userId, now) =>
+      insertSsoIdentity(tx, { ...key, userId, email, createdAt: now }),
+    updateLinkEmail: (tx, value) => updateSsoIdentityEmail(tx, key, value),
+    // CONTRACT §12: the tenant's user with that email (the connection owns its domain).
+    mayLink: () => undefined,
+    newUser: () =>
+      connection.jitProvisioning
+        ? { role: connection.defaultRole === 'Admin' ? 'Admin' : 'Member' }
+        : notProvisioned,
+    multiFactor: connection.mfaSatisfied || assertion.mfa,
+    noMfaMessage: WORDS.mfa_required,
+    linkedEntries: (userId) => [
+      {
+        action: 'SsoIdentityLinked',
+        userId,
+        email,
+        metadata: { connectionId: connection.id, subject: assertion.subject },
+      },
+    ],
+    noEmail: () => {
+      throw new AppError('sso_user_not_provisioned')
+    },
+  }
+}
+
+/**
+ * Signs in the person `assertion` describes through `connection` (of the request's tenant),
+ * and answers the browser: a 303 to the authorization request the sign-in serves (noted by
+ * `rememberSsoFlow`) or to the account page, with the hosted-pages session set; or the error
+ * page. The rules (CONTRACT §12): a disabled connection signs nobody in; the email must lie
+ * in the connection's domains (else 403 sso_user_not_provisioned); the identity's existing
+ * link, else the tenant's user with that email, else a new Active user with `defaultRole`
+ * and a verified email when `jitProvisioning` (else 403 sso_user_not_provisioned); a
+ * suspended or deleted user is refused; the tenant's mfaPolicy must be met by the IdP's
+ * `mfa` unless the connection is `mfaSatisfied`. Audit: UserLogin with metadata.method
+ * "sso" and connectionId, SsoIdentityLinked on the first link, UserSignup for a new user,
+ * UserLoginFailed with metadata.reason for every refusal.
+ */
+export async function finishSsoSignIn(
+  deps: SsoSignInDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  connection: SsoConnection,
+  assertion: SsoAssertion,
+): Promise<FastifyReply> {
+  const { tenant } = request
+  if (connection.tenantId !== tenant.id) throw new Error('the connection is not this tenant’s')
+  const raw = assertion.email?.trim() ?? ''
+  const email = raw && isEmail(raw) ? normalizeEmail(raw) : null
+  if (!connection.enabled) {
+    return refuseSsoSignIn(deps, request, reply, connection, 'connection_disabled', { email })
+  }
+  const flow = readFlow(deps, request, tenant.id, connection.id)
+  let envelope: Awaited<ReturnType<typeof signInWithSource>>
+  try {
+    envelope = await signInWithSource(
+      deps,
+      tenant,
+      connectionSource(tenant, connection, assertion, email && raw, flow.clientId),
+      request.actor,
+      { failVia: { method: 'sso', connectionId: connection.id } },
+    )
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error
+    // signInWithSource audited its refusals; what it threw beyond them (a race) was not.
+    const audited = error.reason !== 'idp_exchange_failed' && error.reason !== 'email_taken'
+    return refuseSsoSignIn(deps, request, reply, connection, error.reason, {
+      status: error.status,
+      email,
+      audited,
+    })
+  }
+  const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
+  beginSession(ctx, request, reply, {
+    accessToken: envelope.accessToken,
+    refreshToken: envelope.refreshToken,
+    expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
+    amr: assertion.mfa ? ['fed', 'mfa'] : ['fed'],
+    interaction: flow.interaction,
+  })
+  clearCookie(reply, FLOW_COOKIE, flowCookieOptions(deps, tenant.slug, connection.id))
+  setPageHeaders(reply)
+  const next = flow.interaction
+    ? interactionPath(tenant.slug, flow.interaction)
+    : `${pagePath(tenant.slug)}/account`
+  return reply.code(303).header('location', next).type('text/plain; charset=utf-8').send('')
+}

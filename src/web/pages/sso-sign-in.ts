@@ -1,0 +1,103 @@
+// Signing in through an SSO connection (CONTRACT §12): "Sign in with SSO" takes an email and
+// routes by its domain to the tenant's connection that owns it, or a link names the
+// connection (`/t/{slug}/sso/{id}`). That page notes the authorization request (§11) the
+// sign-in serves (federation/sso-signin.ts, rememberSsoFlow) and sends the browser to the
+// IdP: for OIDC through federation/oidc-signin.ts, for SAML through the SAML start route.
+// The way back (the OIDC callback, the SAML ACS) ends in finishSsoSignIn.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isUuid } from '../../lib/ids.ts'
+import { emailDomain } from '../../modules/federation/domains.ts'
+import { OidcUnavailable, startOidcSignIn } from '../../modules/federation/oidc-signin.ts'
+import { findConnection, findConnectionByDomain } from '../../modules/federation/queries.ts'
+import { rememberSsoFlow } from '../../modules/federation/sso-signin.ts'
+import type { Pages } from '../context.ts'
+import { html } from '../html.ts'
+import { formText } from '../http.ts'
+import { emailField, errorSummary, type FormErrors, form } from '../layout.ts'
+import type { Req } from './flow.ts'
+
+/** `sso/{id}`: the page that starts a sign-in through connection `id`. */
+export const ssoStartPath = (id: string) => `sso/${id}`
+
+/** The enabled connection owning `email`'s domain, if any. */
+export async function connectionForEmail(pages: Pages, tenantId: string, email: string) {
+  const domain = emailDomain(email)
+  if (!domain) return undefined
+  const connection = await findConnectionByDomain(pages.deps.db, tenantId, domain)
+  return connection?.enabled ? connection : undefined
+}
+
+function ssoPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  state: { email?: string; errors?: FormErrors; status?: number } = {},
+) {
+  const csrf = pages.csrf(request, reply)
+  const body = html`<h1>Sign in with SSO</h1>
+<p>Enter your work email address: you will sign in with your organisation’s account.</p>
+${errorSummary(state.errors)}
+${form(pages.url(request, 'sign-in/sso'), csrf, emailField(state.email, state.errors), 'Continue')}
+<p><a href="${pages.url(request, 'sign-in')}">Other ways to sign in</a></p>`
+  return pages.send(request, reply, 'Sign in with SSO', body, { status: state.status })
+}
+
+function errorPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  words: string,
+  status: number,
+) {
+  const body = html`<h1>Single sign-on is not available</h1>
+<div class="error-summary" role="alert"><p>${words}</p></div>
+<p><a class="button" href="${pages.url(request, 'sign-in')}">Back to sign-in</a></p>`
+  return pages.send(request, reply, 'Sign-in error', body, { status })
+}
+
+export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
+  app.get('/sign-in/sso', async (request, reply) => ssoPage(pages, request, reply))
+
+  app.post('/sign-in/sso', async (request: Req, reply) => {
+    const email = formText(request.body, 'email').trim()
+    const connection = await connectionForEmail(pages, request.tenant.id, email)
+    if (!connection) {
+      const errors = {
+        fields: {
+          email:
+            'This address does not sign in with single sign-on here. Use another way to sign in.',
+        },
+      }
+      return ssoPage(pages, request, reply, { email, errors, status: 400 })
+    }
+    return pages.redirect(request, reply, ssoStartPath(connection.id))
+  })
+
+  app.get('/sso/:id', async (request, reply) => {
+    const { tenant } = request
+    const { id } = request.params as { id: string }
+    const connection = isUuid(id) ? await findConnection(pages.deps.db, tenant.id, id) : undefined
+    if (!connection?.enabled) {
+      return errorPage(pages, request, reply, 'There is no such single sign-on here.', 404)
+    }
+    if (connection.type === 'saml') {
+      rememberSsoFlow(pages.deps, request, reply, tenant, connection.id)
+      return reply.redirect(`/v1/${tenant.slug}/sso/${connection.id}/saml/start`, 303)
+    }
+    try {
+      const { url, state } = await startOidcSignIn(pages.deps, tenant, connection)
+      rememberSsoFlow(pages.deps, request, reply, tenant, connection.id, state)
+      return reply.redirect(url, 303)
+    } catch (error) {
+      if (!(error instanceof OidcUnavailable)) throw error
+      request.log.warn({ err: error.message, connectionId: id }, 'SSO IdP unavailable')
+      return errorPage(
+        pages,
+        request,
+        reply,
+        'Your organisation’s sign-in cannot be reached just now. Please try again later.',
+        503,
+      )
+    }
+  })
+}
