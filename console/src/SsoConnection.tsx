@@ -41,8 +41,9 @@ export function SsoConnectionPage({ id }: { id: string }) {
   const remove = useMutation({
     mutationFn: () => session.api.deleteSsoConnection({ path: { id } }),
     onSuccess: () => {
+      // The list loads afresh rather than show the deleted connection for a moment.
       queries.removeQueries({ queryKey: key })
-      void queries.invalidateQueries({ queryKey: ['sso'] })
+      queries.removeQueries({ queryKey: ['sso'], exact: true })
       window.location.hash = '#sso'
     },
   })

@@ -29,6 +29,7 @@ import {
   type TenantFixture,
   type TestServer,
 } from '../helpers.ts'
+import { type OidcProviderFixture, startOidcProvider } from '../oidc-provider.ts'
 
 const SHOTS = process.env.SCREENSHOT_DIR ?? RESULT_SHOTS
 const VIEWPORTS = {
@@ -55,16 +56,22 @@ ${CERT_BODY}
 
 let server: TestServer
 let browser: Browser
+let idp: OidcProviderFixture
+/** PUBLIC_URL: Chromium resolves auth.test to the test server. */
+const origin = 'http://auth.test'
 
 before(async (ctx) => {
   if (skip) return
-  server = await startTestServer(ctx)
-  browser = await launchChromium()
+  // The OIDC test IdP is on loopback: the egress rule lets the service reach it only so.
+  server = await startTestServer(ctx, { webhookAllowPrivate: true })
+  idp = await startOidcProvider()
+  browser = await launchChromium(new URL(server.url).port)
   mkdirSync(SHOTS, { recursive: true })
 })
 
 after(async () => {
   await browser?.close()
+  await idp?.close()
 })
 
 /** axe clean, photographed at both widths, and never wider than a phone's screen. */
@@ -96,11 +103,17 @@ async function flagged(field: Locator, text: string | RegExp): Promise<void> {
   assert.ok(typeof text === 'string' ? said.includes(text) : text.test(said), said)
 }
 
-async function consoleOf(tenant: TenantFixture): Promise<{ context: BrowserContext; page: Page }> {
+async function consoleOf(
+  tenant: TenantFixture,
+  base = server.url,
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
+  // Only a secure context has a clipboard: 127.0.0.1 is one, http://auth.test is not.
+  if (base === server.url) {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+  }
   const page = await context.newPage()
-  await page.goto(`${server.url}/console/?tenant=${tenant.slug}`)
+  await page.goto(`${base}/console/?tenant=${tenant.slug}`)
   await page.getByLabel('Email address').fill(tenant.adminEmail)
   await page.getByLabel('Password').fill(STRONG_PASSWORD)
   await page.getByRole('button', { name: 'Sign in' }).click()
@@ -314,6 +327,71 @@ test('console SSO: bad input shown at the field the API names and nothing change
     await page.getByRole('link', { name: 'Okta (Initech)' }).waitFor()
     assert.equal(await page.getByRole('link', { name: 'Entra ID' }).count(), 0)
     assert.equal((await getJson(tenant, `/sso-connections/${saml.id}`)).status, 404)
+  } finally {
+    await context.close()
+  }
+})
+
+test('console SSO: "Test this connection" opens the sign-in round trip in a new tab: to the IdP and back, signed in to the hosted pages as the IdP’s user', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Umbrella' })
+  const domain = `umbrella-${Date.now().toString(36)}.example`
+  // At PUBLIC_URL, where the IdP sends the browser back: the cookies of the start page must
+  // come back to the callback.
+  const { context, page } = await consoleOf(tenant, origin)
+  try {
+    // Created with the IdP's issuer; its redirect URI registered there; the client's
+    // credentials typed in the settings.
+    await page.getByRole('link', { name: 'SSO', exact: true }).click()
+    await page.getByLabel('Name', { exact: true }).fill('Umbrella IdP')
+    await page.getByLabel('Issuer URL').fill(idp.issuer)
+    await page.getByLabel('Client ID').fill('pending')
+    await page.getByLabel('Client secret').fill('pending')
+    await page.getByLabel('Email domains').fill(domain)
+    await page.getByRole('button', { name: 'Create connection' }).click()
+    await page.getByRole('heading', { name: 'Umbrella IdP', level: 2 }).waitFor()
+    const [{ id: connectionId }] = (await getJson(tenant, '/sso-connections')).body.items
+    const redirectUri = await page.locator('.copyable code').textContent()
+    assert.match(redirectUri ?? '', /\/oidc\/callback$/)
+    const registered = await idp.addClient(redirectUri ?? '')
+    await page.getByLabel('Client ID').fill(registered.clientId)
+    await page.getByLabel('Client secret').fill(registered.clientSecret)
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByText('Saved.').waitFor()
+
+    // The test opens a new tab that goes to the IdP. The IdP's login page is programmatic
+    // (test/oidc-provider.ts): the fixture signs in from the authorization request the tab
+    // made, and the tab follows the IdP's answer back.
+    const toIdp: string[] = []
+    context.on('request', (request) => {
+      if (request.url().startsWith(`${idp.issuer}/auth`)) toIdp.push(request.url())
+    })
+    const [tab] = await Promise.all([
+      context.waitForEvent('page'),
+      page.getByRole('link', { name: /^Test this connection/ }).click(),
+    ])
+    await tab.waitForURL((url) => url.origin === idp.issuer)
+    const authorization = toIdp[0] ?? ''
+    assert.equal(new URL(authorization).searchParams.get('client_id'), registered.clientId)
+    const who = { sub: `sub-${domain}`, email: `pat@${domain}`, email_verified: true }
+    const back = await idp.authorize(authorization, who)
+    await tab.goto(back.toString())
+    await tab.waitForURL(`${origin}/t/${tenant.slug}/account`)
+    await tab.getByText(who.email).first().waitFor()
+    await tab.screenshot({ path: join(SHOTS, 'console-sso-tested-desktop.png'), fullPage: true })
+    const logins = (await getJson(tenant, '/audit?action=UserLogin')).body.items
+    assert.ok(
+      logins.some(
+        (e: { metadata: Record<string, unknown> }) =>
+          e.metadata.method === 'sso' && e.metadata.connectionId === connectionId,
+      ),
+      JSON.stringify(logins),
+    )
+
+    // The admin's console is still signed in beside it.
+    await page.getByRole('link', { name: 'All connections' }).click()
+    await page.getByRole('link', { name: 'Umbrella IdP' }).waitFor()
   } finally {
     await context.close()
   }
