@@ -177,13 +177,17 @@ export function egressFetch(options: {
           response.on('data', (chunk: Buffer) => {
             size += chunk.length
             if (size > options.maxBytes) {
-              request.destroy(new Error(`the answer is larger than ${options.maxBytes} bytes`))
+              clearTimeout(deadline)
+              reject(new Error(`the answer is larger than ${options.maxBytes} bytes`))
+              response.destroy()
+              request.destroy()
               return
             }
             chunks.push(chunk)
           })
           response.on('end', () => {
             clearTimeout(deadline)
+            if (size > options.maxBytes) return
             const status = response.statusCode ?? 502
             const out = new Headers()
             for (const [name, value] of Object.entries(response.headers)) {

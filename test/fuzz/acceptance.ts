@@ -62,7 +62,32 @@ const WEBHOOK_CONTENT: Rule[] = [
   ],
   [/^body\.events$/, /^(not audit actions: .*|"\*" stands alone)$/],
 ]
+// CONTRACT §12: a connection's domains are DNS names, its URLs absolute https, its block the
+// one its type needs (either SAML form), its certificates PEM and its metadata SAML metadata;
+// the fields' descriptions say so.
+const SSO_CONTENT: Rule[] = [
+  [/^body\.domains\.\d+$/, /^not a domain name of two labels or more$/],
+  [
+    /^body\.(oidc\.issuer|saml\.idpSsoUrl|saml\.idpMetadataXml)$/,
+    /^(not an absolute URL|must be https|must not carry credentials|must not have a fragment|must not have a query)$/,
+  ],
+  [
+    /^body\.(oidc|saml)$/,
+    /^(is required for type \w+|is only for type \w+|send idpMetadataXml alone, or the fields without it)$/,
+  ],
+  [/^body\.saml\.\w+$/, /^is required$/],
+  [
+    /^body\.saml\.idpCertificates(\.\d+)?$/,
+    /^(at least one certificate is required|not an X\.509 certificate in PEM)$/,
+  ],
+  [
+    /^body\.saml\.idpMetadataXml(\.\d+)?$/,
+    /^(metadata .*|the .*|no .*|not an X\.509 certificate in PEM|at least one certificate is required)$/,
+  ],
+]
 const CONTENT: Record<string, Rule[]> = {
+  createSsoConnection: SSO_CONTENT,
+  updateSsoConnection: SSO_CONTENT,
   registerPasskey: PASSKEY_CONTENT,
   passkeySignIn: PASSKEY_CONTENT,
   reauthenticate: PASSKEY_CONTENT,

@@ -28,6 +28,7 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/account/applications/:clientId/revoke': 'form',
   '/sign-in': 'form',
   '/sign-in/second-factor': 'form',
+  '/sign-in/sso': 'form',
   '/sign-in/code': 'form',
   '/sign-in/code/verify': 'form',
   '/sign-in/code/second-factor': 'form',

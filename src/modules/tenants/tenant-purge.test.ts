@@ -27,6 +27,8 @@ import {
   emailConflicts,
   oauthStates,
   oidcModels,
+  ssoIdentities,
+  ssoSamlAssertions,
   tenants,
   webauthnChallenges,
 } from '../../db/schema.ts'
@@ -119,6 +121,35 @@ async function populated(): Promise<TenantFixture> {
     userId: u.userId,
     emailNormalized: u.email,
     nfc: u.email,
+  })
+  // An SSO connection with its domain (CONTRACT §12), an identity at it and a SAML
+  // assertion id it accepted.
+  const sso = await server.request(
+    'POST',
+    `/v1/${t.slug}/sso-connections`,
+    {
+      name: 'IdP',
+      type: 'oidc',
+      domains: [`d${crypto.randomUUID().slice(0, 8)}.example.com`],
+      oidc: { issuer: 'https://idp.example.com', clientId: 'c', clientSecret: 's' },
+    },
+    { token: key },
+  )
+  assert.equal(sso.status, 200, JSON.stringify(sso.body))
+  const connectionId = sso.body.connection.id
+  await server.deps.db.insert(ssoIdentities).values({
+    tenantId: t.tenantId,
+    connectionId,
+    subject: randomToken(),
+    userId: u.userId,
+    email: u.email,
+    createdAt: now,
+  })
+  await server.deps.db.insert(ssoSamlAssertions).values({
+    tenantId: t.tenantId,
+    connectionId,
+    assertionId: randomToken(),
+    expiresAt: soon,
   })
   return t
 }
