@@ -4,7 +4,9 @@
 // a certificate that is none) and changes nothing; an OIDC connection is created and shows
 // the redirect URI to copy; a SAML one is created from pasted IdP metadata and shows the SP
 // entity ID, ACS URL and metadata URL to copy; an edit keeps the client secret unless a new
-// one is typed; disable; delete after confirmation. Every view is checked with axe-core,
+// one is typed, and new metadata replaces a SAML IdP's fields; disable; delete after
+// confirmation; "Test this connection" runs the OIDC round trip in a new tab against a real
+// OpenID provider (test/oidc-provider.ts) and ends signed in. Every view is checked with axe-core,
 // must not scroll sideways at phone width, and is photographed at desktop and phone widths
 // (into SCREENSHOT_DIR, else test-results/screenshots/).
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
@@ -312,6 +314,18 @@ test('console SSO: bad input shown at the field the API names and nothing change
     const samlEdited = (await getJson(tenant, `/sso-connections/${saml.id}`)).body.connection
     assert.equal(samlEdited.saml.idpSsoUrl, 'https://idp.initech.example/sso/v2')
     assert.equal(samlEdited.saml.idpEntityId, 'https://idp.initech.example/saml')
+
+    // New metadata replaces the entity ID, sign-in URL and certificates whole.
+    await page.getByLabel('Replace from new IdP metadata XML').check()
+    await page
+      .getByLabel('IdP metadata XML', { exact: true })
+      .fill(METADATA.replaceAll('idp.initech.example', 'idp2.initech.example'))
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByLabel('IdP entity ID').waitFor()
+    const replaced = (await getJson(tenant, `/sso-connections/${saml.id}`)).body.connection
+    assert.equal(replaced.saml.idpEntityId, 'https://idp2.initech.example/saml')
+    assert.equal(replaced.saml.idpSsoUrl, 'https://idp2.initech.example/sso')
+    assert.equal(await page.getByLabel('IdP entity ID').inputValue(), replaced.saml.idpEntityId)
 
     // The list holds both; delete the SAML one after confirming.
     await page.getByRole('link', { name: 'All connections' }).click()
