@@ -11,6 +11,7 @@ import * as client from 'openid-client'
 import { auditRows, codeRows, userByEmail } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import { createApplication, oidcClient } from '../../../test/fixtures/oidc.ts'
+import { passkeySignIn, registerPasskey } from '../../../test/fixtures/passkeys.ts'
 import {
   createTenant,
   randomIp,
@@ -312,6 +313,7 @@ test('sso: an enforced domain routes the sign-in form to its connection, and its
   assert.equal(policy.status, 200)
   const domain = `e-${hex()}.example.com`
   const member = await signup(server, t.slug, `m-${hex()}@${domain}`)
+  const { authenticator } = await registerPasskey(server, t.slug, member.accessToken)
   const adminEmail = `boss-${hex()}@${domain}`
   const boss = await signup(server, t.slug, adminEmail)
   const promoted = await server.request(
@@ -334,6 +336,11 @@ test('sso: an enforced domain routes the sign-in form to its connection, and its
       email: member.email,
       password: STRONG_PASSWORD,
     }),
+    403,
+    'sso_required',
+  )
+  expectError(
+    await passkeySignIn(server, t.slug, authenticator, { email: member.email }),
     403,
     'sso_required',
   )
