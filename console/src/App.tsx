@@ -12,6 +12,7 @@ import { AuthServiceError, Console, connect, describeError, useConsole } from '.
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
 import { Settings } from './Settings.tsx'
+import { SsoConnections } from './SsoConnections.tsx'
 import { Users } from './Users.tsx'
 import { Webhooks } from './Webhooks.tsx'
 
@@ -22,6 +23,7 @@ const AREAS = {
   applications: ['Applications', Applications],
   resources: ['API resources', ApiResources],
   webhooks: ['Webhooks', Webhooks],
+  sso: ['SSO', SsoConnections],
   settings: ['Settings', Settings],
   audit: ['Audit log', Audit],
   idp: ['Identity provider', IdentityProvider],

@@ -1,0 +1,342 @@
+// The fields of an SSO connection (CONTRACT §12), for creating one and for editing it: its
+// name, OIDC (issuer, client id and secret, scopes) or SAML (the IdP's metadata XML pasted,
+// or its entity ID, sign-in URL and certificates), the email domains it owns (one a line),
+// and its switches. The API checks everything and its messages are shown beside the field
+// they name; 409 domain_taken goes to the domains. On edit the body holds only what changed,
+// and the client secret only when a new one is typed (the stored one is kept otherwise).
+import { type FormEvent, useState } from 'react'
+import type { Schemas } from './api.ts'
+import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+
+type Connection = Schemas['SsoConnection']
+type Kind = Connection['type']
+type Role = Connection['defaultRole']
+
+export interface Draft {
+  name: string
+  type: Kind
+  domains: string
+  enabled: boolean
+  jitProvisioning: boolean
+  defaultRole: Role
+  enforce: boolean
+  mfaSatisfied: boolean
+  issuer: string
+  clientId: string
+  clientSecret: string
+  scopes: string
+  samlFrom: 'metadata' | 'fields'
+  idpMetadataXml: string
+  idpEntityId: string
+  idpSsoUrl: string
+  idpCertificates: string
+}
+
+export const TYPES: [Kind, string][] = [
+  ['oidc', 'OpenID Connect'],
+  ['saml', 'SAML 2.0'],
+]
+
+export const typeName = (type: Kind) => TYPES.find(([value]) => value === type)?.[1] ?? type
+
+const FIELDS = [
+  'name',
+  'type',
+  'domains',
+  'defaultRole',
+  'oidc.issuer',
+  'oidc.clientId',
+  'oidc.clientSecret',
+  'oidc.scopes',
+  'saml.idpMetadataXml',
+  'saml.idpEntityId',
+  'saml.idpSsoUrl',
+  'saml.idpCertificates',
+]
+
+/** The schema's words for an empty field or list, said plainly. */
+const REQUIRED = /^must NOT have fewer than 1 (characters|items)$/
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+const words = (text: string) => text.split(/\s+/).filter(Boolean)
+
+/**
+ * The PEM certificates pasted one after another; text without any PEM block is sent as it
+ * is, so that the API says what is wrong with it.
+ */
+function certificates(text: string): string[] {
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)
+  if (blocks) return blocks
+  return text.trim() ? [text.trim()] : []
+}
+
+export function draftOf(c?: Connection): Draft {
+  return {
+    name: c?.name ?? '',
+    type: c?.type ?? 'oidc',
+    domains: c?.domains.join('\n') ?? '',
+    enabled: c?.enabled ?? true,
+    jitProvisioning: c?.jitProvisioning ?? true,
+    defaultRole: c?.defaultRole ?? 'Member',
+    enforce: c?.enforce ?? false,
+    mfaSatisfied: c?.mfaSatisfied ?? false,
+    issuer: c?.oidc?.issuer ?? '',
+    clientId: c?.oidc?.clientId ?? '',
+    clientSecret: '',
+    scopes: c?.oidc?.scopes.join(' ') ?? 'openid email profile',
+    samlFrom: c ? 'fields' : 'metadata',
+    idpMetadataXml: '',
+    idpEntityId: c?.saml?.idpEntityId ?? '',
+    idpSsoUrl: c?.saml?.idpSsoUrl ?? '',
+    idpCertificates: c?.saml?.idpCertificates.join('\n') ?? '',
+  }
+}
+
+/** Only the entries of `block` that differ from `before`'s; undefined when none do. */
+function changed(block: Record<string, unknown>, before: Record<string, unknown>) {
+  const diff = Object.entries(block).filter(
+    ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
+  )
+  return diff.length ? Object.fromEntries(diff) : undefined
+}
+
+function protocolBlock(draft: Draft): Record<string, unknown> {
+  if (draft.type === 'oidc') {
+    return {
+      oidc: {
+        issuer: draft.issuer.trim(),
+        clientId: draft.clientId.trim(),
+        clientSecret: draft.clientSecret || undefined,
+        scopes: words(draft.scopes),
+      },
+    }
+  }
+  return {
+    saml:
+      draft.samlFrom === 'metadata'
+        ? { idpMetadataXml: draft.idpMetadataXml.trim() }
+        : {
+            idpEntityId: draft.idpEntityId.trim(),
+            idpSsoUrl: draft.idpSsoUrl.trim(),
+            idpCertificates: certificates(draft.idpCertificates),
+          },
+  }
+}
+
+/** The body for the API; on edit only what changed from `stored` (enabling has its button). */
+export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    name: draft.name.trim(),
+    domains: lines(draft.domains),
+    jitProvisioning: draft.jitProvisioning,
+    defaultRole: draft.defaultRole,
+    enforce: draft.enforce,
+    mfaSatisfied: draft.mfaSatisfied,
+  }
+  if (!stored) {
+    const block = protocolBlock(draft)
+    // On create an empty secret is sent, for the API to name the field it needs.
+    if (block.oidc) (block.oidc as Record<string, unknown>).clientSecret = draft.clientSecret
+    return { ...body, type: draft.type, enabled: draft.enabled, ...block }
+  }
+  const top = changed(body, bodyOf(stored)) ?? {}
+  const [key, block] = Object.entries(protocolBlock(draft))[0] as [string, Record<string, unknown>]
+  const before = (protocolBlock(stored)[key] ?? {}) as Record<string, unknown>
+  // Pasted metadata replaces the three fields whole; otherwise only the fields that changed.
+  const diff = block.idpMetadataXml !== undefined ? block : changed(block, before)
+  return diff ? { ...top, [key]: diff } : top
+}
+
+export function SsoConnectionForm(props: {
+  initial?: Connection
+  submitLabel: string
+  pending: boolean
+  error: unknown
+  onSubmit(body: Record<string, unknown>): void
+}) {
+  const { initial } = props
+  const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
+  const errors = formErrors(props.error, FIELDS, { domain_taken: 'domains' })
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
+    setDraft({ ...draft, [key]: value })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
+  }
+  const id = initial ? `sso-${initial.id}` : 'new-sso'
+
+  /** A text field (or textarea) with its label, hint and the API's messages. */
+  const field = (
+    key: keyof Draft & string,
+    path: string,
+    label: string,
+    options: { hint?: string; rows?: number; type?: string; mono?: boolean; rename?: string } = {},
+  ) => {
+    const fieldId = `${id}-${key}`
+    const hintId = options.hint ? `${fieldId}-hint` : undefined
+    const messages = errors.of(path).map((m) =>
+      // A certificate's message names it, not a line (the text holds several lines each).
+      REQUIRED.test(m) ? 'Required.' : options.rename ? m.replace(/^Line/, options.rename) : m,
+    )
+    const common = {
+      id: fieldId,
+      value: draft[key] as string,
+      onChange: (e: { target: { value: string } }) => set(key, e.target.value as never),
+      className: options.mono ? 'mono' : undefined,
+      ...described(`${fieldId}-error`, messages, hintId),
+    }
+    return (
+      <>
+        <label htmlFor={fieldId}>{label}</label>
+        {options.hint && (
+          <p className="hint" id={hintId}>
+            {options.hint}
+          </p>
+        )}
+        {options.rows ? (
+          <textarea rows={options.rows} spellCheck={false} {...common} />
+        ) : (
+          <input type={options.type ?? 'text'} spellCheck={false} {...common} />
+        )}
+        <FieldError id={`${fieldId}-error`} messages={messages} />
+      </>
+    )
+  }
+
+  const check = (
+    key: 'enabled' | 'jitProvisioning' | 'enforce' | 'mfaSatisfied',
+    label: string,
+  ) => (
+    <div className="check">
+      <input
+        type="checkbox"
+        id={`${id}-${key}`}
+        checked={draft[key]}
+        onChange={(e) => set(key, e.target.checked)}
+      />
+      <label htmlFor={`${id}-${key}`}>{label}</label>
+    </div>
+  )
+
+  return (
+    <form className="settings sso-form" onSubmit={submit} noValidate>
+      <ErrorText error={errors.rest} />
+      {field('name', 'name', 'Name', { hint: 'Shown to people signing in, e.g. "Okta".' })}
+      {!initial && (
+        <fieldset className="choice">
+          <legend>Protocol</legend>
+          {TYPES.map(([value, label]) => (
+            <div className="check" key={value}>
+              <input
+                type="radio"
+                id={`${id}-type-${value}`}
+                name={`${id}-type`}
+                checked={draft.type === value}
+                onChange={() => set('type', value)}
+              />
+              <label htmlFor={`${id}-type-${value}`}>{label}</label>
+            </div>
+          ))}
+        </fieldset>
+      )}
+      {draft.type === 'oidc' ? (
+        <fieldset className="protocol">
+          <legend>OpenID Connect identity provider</legend>
+          {field('issuer', 'oidc.issuer', 'Issuer URL', {
+            type: 'url',
+            hint: 'The IdP’s issuer, e.g. https://example.okta.com (its discovery document is read from there).',
+          })}
+          {field('clientId', 'oidc.clientId', 'Client ID')}
+          {field('clientSecret', 'oidc.clientSecret', 'Client secret', {
+            type: 'password',
+            hint: initial?.hasClientSecret
+              ? 'A secret is stored. Leave this empty to keep it, or type a new one.'
+              : 'Stored sealed; never shown again.',
+          })}
+          {field('scopes', 'oidc.scopes', 'Scopes', {
+            hint: 'Separated by spaces; openid is always asked.',
+          })}
+        </fieldset>
+      ) : (
+        <fieldset className="protocol">
+          <legend>SAML 2.0 identity provider</legend>
+          <div className="check">
+            <input
+              type="radio"
+              id={`${id}-from-metadata`}
+              name={`${id}-from`}
+              checked={draft.samlFrom === 'metadata'}
+              onChange={() => set('samlFrom', 'metadata')}
+            />
+            <label htmlFor={`${id}-from-metadata`}>
+              {initial ? 'Replace from new IdP metadata XML' : 'Paste the IdP’s metadata XML'}
+            </label>
+          </div>
+          <div className="check">
+            <input
+              type="radio"
+              id={`${id}-from-fields`}
+              name={`${id}-from`}
+              checked={draft.samlFrom === 'fields'}
+              onChange={() => set('samlFrom', 'fields')}
+            />
+            <label htmlFor={`${id}-from-fields`}>Entity ID, sign-in URL and certificates</label>
+          </div>
+          {draft.samlFrom === 'metadata' ? (
+            field('idpMetadataXml', 'saml.idpMetadataXml', 'IdP metadata XML', {
+              rows: 8,
+              mono: true,
+              hint: 'The whole <EntityDescriptor> document your IdP offers for download.',
+            })
+          ) : (
+            <>
+              {field('idpEntityId', 'saml.idpEntityId', 'IdP entity ID')}
+              {field('idpSsoUrl', 'saml.idpSsoUrl', 'IdP sign-in URL', {
+                type: 'url',
+                hint: 'Its SingleSignOnService for the HTTP-Redirect binding.',
+              })}
+              {field('idpCertificates', 'saml.idpCertificates', 'IdP signing certificates', {
+                rows: 8,
+                mono: true,
+                rename: 'Certificate',
+                hint: 'One or more PEM blocks (-----BEGIN CERTIFICATE----- …), one after another.',
+              })}
+            </>
+          )}
+        </fieldset>
+      )}
+      {field('domains', 'domains', 'Email domains', {
+        rows: 3,
+        hint: 'One a line, e.g. example.com. People with these addresses sign in here; a domain belongs to one connection.',
+      })}
+      <fieldset className="switches">
+        <legend>Sign-in</legend>
+        {!initial && check('enabled', 'Enabled: people can sign in with it from now on')}
+        {check('jitProvisioning', 'Create accounts on first sign-in (just-in-time provisioning)')}
+        <div className="inline-field">
+          <label htmlFor={`${id}-defaultRole`}>Role of new accounts</label>
+          <select
+            id={`${id}-defaultRole`}
+            value={draft.defaultRole}
+            onChange={(e) => set('defaultRole', e.target.value as Role)}
+          >
+            <option value="Member">Member</option>
+            <option value="Admin">Admin</option>
+          </select>
+        </div>
+        {check(
+          'enforce',
+          'Enforce: these domains must sign in here (no passwords or codes; Admins excepted)',
+        )}
+        {check('mfaSatisfied', 'The IdP’s sign-in satisfies the workspace’s MFA policy')}
+      </fieldset>
+      <button type="submit" className="primary" disabled={props.pending}>
+        {props.submitLabel}
+      </button>
+    </form>
+  )
+}
