@@ -9,30 +9,14 @@
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { unchanged } from '../db.ts'
-import {
-  checkAccessibility,
-  launchChromium,
-  RESULT_SHOTS,
-  chromiumSkip as skip,
-} from '../fixtures/browser.ts'
+import { launchChromium, RESULT_SHOTS, chromiumSkip as skip } from '../fixtures/browser.ts'
+import { consoleOf, descriptionOf, visit } from '../fixtures/console.ts'
 import { issuerOf, oauthError, oidcClient } from '../fixtures/oidc.ts'
-import {
-  createTenant,
-  STRONG_PASSWORD,
-  startTestServer,
-  type TenantFixture,
-  type TestServer,
-} from '../helpers.ts'
-
-const VIEWPORTS = {
-  desktop: { width: 1280, height: 860 },
-  phone: { width: 390, height: 844 },
-} as const
+import { createTenant, startTestServer, type TenantFixture, type TestServer } from '../helpers.ts'
 
 let server: TestServer
 let browser: Browser
@@ -47,41 +31,6 @@ before(async (ctx) => {
 after(async () => {
   await browser?.close()
 })
-
-/** axe clean, photographed at both widths, and never wider than a phone's screen. */
-async function visit(page: Page, name: string): Promise<void> {
-  await checkAccessibility(page, name)
-  for (const [width, size] of Object.entries(VIEWPORTS)) {
-    await page.setViewportSize(size)
-    await page.screenshot({ path: join(RESULT_SHOTS, `${name}-${width}.png`), fullPage: true })
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth)
-    assert.ok(wide <= size.width, `${name} is ${wide}px wide at ${size.width}px`)
-  }
-  await page.setViewportSize(VIEWPORTS.desktop)
-}
-
-/** What a screen reader says after the field's name: the texts its aria-describedby names. */
-function descriptionOf(field: Locator): Promise<string> {
-  return field.evaluate((el) =>
-    (el.getAttribute('aria-describedby') ?? '')
-      .split(' ')
-      .map((id) => document.getElementById(id)?.textContent ?? '')
-      .join(' '),
-  )
-}
-
-/** A browser whose pages may read what the console copies. */
-async function consoleOf(tenant: TenantFixture): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
-  const page = await context.newPage()
-  await page.goto(`${server.url}/console/?tenant=${tenant.slug}`)
-  await page.getByLabel('Email address').fill(tenant.adminEmail)
-  await page.getByLabel('Password').fill(STRONG_PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
-  return { context, page }
-}
 
 /** Clicks a copy button and answers what it put on the clipboard. */
 async function copied(page: Page, button: string): Promise<string> {
@@ -114,7 +63,7 @@ test('console applications: a web app’s secret is shown once and works, its qu
 }, async () => {
   const tenant = await createTenant(server, { name: 'Initrode' })
   const issuer = issuerOf(server, tenant.slug)
-  const { context, page } = await consoleOf(tenant)
+  const { context, page } = await consoleOf(browser, server.url, tenant)
   await page.getByRole('link', { name: 'Applications', exact: true }).click()
   await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor()
   await page.getByText('No applications yet').waitFor()
@@ -222,7 +171,7 @@ test('console API resources: created with scopes, a duplicate identifier refused
 }, async () => {
   const tenant = await createTenant(server, { name: 'Vandelay' })
   const issuer = issuerOf(server, tenant.slug)
-  const { context, page } = await consoleOf(tenant)
+  const { context, page } = await consoleOf(browser, server.url, tenant)
   await page.getByRole('link', { name: 'API resources', exact: true }).click()
   await page.getByRole('heading', { name: 'API resources', level: 1 }).waitFor()
 

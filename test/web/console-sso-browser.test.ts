@@ -14,31 +14,16 @@ import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { ssoConnections } from '../../src/db/schema.ts'
 import { unchanged } from '../db.ts'
-import {
-  checkAccessibility,
-  launchChromium,
-  RESULT_SHOTS,
-  chromiumSkip as skip,
-} from '../fixtures/browser.ts'
-import {
-  createTenant,
-  STRONG_PASSWORD,
-  startTestServer,
-  type TenantFixture,
-  type TestServer,
-} from '../helpers.ts'
+import { launchChromium, RESULT_SHOTS, chromiumSkip as skip } from '../fixtures/browser.ts'
+import { consoleOf, descriptionOf, visit } from '../fixtures/console.ts'
+import { createTenant, startTestServer, type TenantFixture, type TestServer } from '../helpers.ts'
 import { type OidcProviderFixture, startOidcProvider } from '../oidc-provider.ts'
 
 const SHOTS = process.env.SCREENSHOT_DIR ?? RESULT_SHOTS
-const VIEWPORTS = {
-  desktop: { width: 1280, height: 860 },
-  phone: { width: 390, height: 844 },
-} as const
-
 const CERT = readFileSync(
   new URL('../fixtures/sso/idp-signing.pem', import.meta.url),
   'utf8',
@@ -76,51 +61,11 @@ after(async () => {
   await idp?.close()
 })
 
-/** axe clean, photographed at both widths, and never wider than a phone's screen. */
-async function visit(page: Page, name: string): Promise<void> {
-  await checkAccessibility(page, name)
-  for (const [width, size] of Object.entries(VIEWPORTS)) {
-    await page.setViewportSize(size)
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true })
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth)
-    assert.ok(wide <= size.width, `${name} is ${wide}px wide at ${size.width}px`)
-  }
-  await page.setViewportSize(VIEWPORTS.desktop)
-}
-
-/** What a screen reader says after the field's name: the texts its aria-describedby names. */
-function descriptionOf(field: Locator): Promise<string> {
-  return field.evaluate((el) =>
-    (el.getAttribute('aria-describedby') ?? '')
-      .split(' ')
-      .map((id) => document.getElementById(id)?.textContent ?? '')
-      .join(' '),
-  )
-}
-
 /** The field is marked invalid and its description carries `text`. */
 async function flagged(field: Locator, text: string | RegExp): Promise<void> {
   assert.equal(await field.getAttribute('aria-invalid'), 'true')
   const said = await descriptionOf(field)
   assert.ok(typeof text === 'string' ? said.includes(text) : text.test(said), said)
-}
-
-async function consoleOf(
-  tenant: TenantFixture,
-  base = server.url,
-): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
-  // Only a secure context has a clipboard: 127.0.0.1 is one, http://auth.test is not.
-  if (base === server.url) {
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
-  }
-  const page = await context.newPage()
-  await page.goto(`${base}/console/?tenant=${tenant.slug}`)
-  await page.getByLabel('Email address').fill(tenant.adminEmail)
-  await page.getByLabel('Password').fill(STRONG_PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
-  return { context, page }
 }
 
 /** Clicks the copy button named `name` and answers what it put on the clipboard. */
@@ -156,12 +101,12 @@ test('console SSO: bad input shown at the field the API names and nothing change
   skip,
 }, async () => {
   const tenant = await createTenant(server, { name: 'Initech' })
-  const { context, page } = await consoleOf(tenant)
+  const { context, page } = await consoleOf(browser, server.url, tenant)
   try {
     await page.getByRole('link', { name: 'SSO', exact: true }).click()
     await page.getByRole('heading', { name: 'SSO', level: 1 }).waitFor()
     await page.getByText('No SSO connections yet').waitFor()
-    await visit(page, 'console-sso-empty')
+    await visit(page, 'console-sso-empty', SHOTS)
 
     // Nothing but a name: the API's messages at the domains and the OIDC fields.
     const domains = page.getByLabel('Email domains')
@@ -175,7 +120,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
     })
     for (const field of [domains, issuer, clientId, secret]) await flagged(field, 'Required.')
     assert.equal(await page.getByLabel('Scopes').getAttribute('aria-invalid'), null)
-    await visit(page, 'console-sso-invalid')
+    await visit(page, 'console-sso-invalid', SHOTS)
 
     // A one-label domain on the second line: the message names that line; nothing changed.
     await issuer.fill('https://initech.okta.example')
@@ -211,7 +156,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
     const testLink = page.getByRole('link', { name: /^Test this connection/ })
     assert.equal(await testLink.getAttribute('href'), `/t/${tenant.slug}/sso/${oidc.id}`)
     assert.equal(await testLink.getAttribute('target'), '_blank')
-    await visit(page, 'console-sso-oidc')
+    await visit(page, 'console-sso-oidc', SHOTS)
 
     // An edit without a secret keeps the stored one; a new secret replaces it.
     const sealed = await sealedSecret(tenant, oidc.id)
@@ -237,7 +182,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
     await page.getByRole('button', { name: 'Disable', exact: true }).click()
     await page.getByRole('button', { name: 'Enable', exact: true }).waitFor()
     assert.equal(await testLink.count(), 0, 'a disabled connection has nothing to test')
-    await visit(page, 'console-sso-oidc-disabled')
+    await visit(page, 'console-sso-oidc-disabled', SHOTS)
     assert.equal(
       (await getJson(tenant, `/sso-connections/${oidc.id}`)).body.connection.enabled,
       false,
@@ -276,7 +221,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
       )
     })
     assert.equal(await domains.getAttribute('aria-invalid'), null)
-    await visit(page, 'console-sso-saml-invalid')
+    await visit(page, 'console-sso-saml-invalid', SHOTS)
 
     // From the pasted metadata: its page shows the SP entity ID, ACS URL and metadata URL.
     await xml.fill(METADATA)
@@ -295,7 +240,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
     assert.equal(await copied(page, 'Copy SP entity ID'), saml.saml.spEntityId)
     assert.equal(await copied(page, 'Copy ACS URL'), saml.saml.acsUrl)
     assert.equal(await copied(page, 'Copy SP metadata URL'), saml.saml.metadataUrl)
-    await visit(page, 'console-sso-saml')
+    await visit(page, 'console-sso-saml', SHOTS)
 
     // Its fields, edited: a certificate that is none is named; nothing changed.
     const certs = page.getByLabel('IdP signing certificates')
@@ -306,7 +251,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
       await page.getByText('Certificate 1: not an X.509 certificate in PEM').waitFor()
     })
     await flagged(certs, 'Certificate 1: not an X.509 certificate in PEM')
-    await visit(page, 'console-sso-saml-edit-invalid')
+    await visit(page, 'console-sso-saml-edit-invalid', SHOTS)
     await certs.fill(CERT)
     await page.getByLabel('IdP sign-in URL').fill('https://idp.initech.example/sso/v2')
     await page.getByRole('button', { name: 'Save connection' }).click()
@@ -330,7 +275,7 @@ test('console SSO: bad input shown at the field the API names and nothing change
     // The list holds both; delete the SAML one after confirming.
     await page.getByRole('link', { name: 'All connections' }).click()
     await page.getByRole('row').filter({ hasText: 'Entra ID' }).waitFor()
-    await visit(page, 'console-sso-list')
+    await visit(page, 'console-sso-list', SHOTS)
     await page.getByRole('link', { name: 'Entra ID' }).click()
     await page.getByRole('button', { name: 'Delete connection' }).click()
     await unchanged(server, tenant.tenantId, async () => {
@@ -353,7 +298,7 @@ test('console SSO: "Test this connection" opens the sign-in round trip in a new 
   const domain = `umbrella-${Date.now().toString(36)}.example`
   // At PUBLIC_URL, where the IdP sends the browser back: the cookies of the start page must
   // come back to the callback.
-  const { context, page } = await consoleOf(tenant, origin)
+  const { context, page } = await consoleOf(browser, origin, tenant, { clipboard: false })
   try {
     // Created with the IdP's issuer; its redirect URI registered there; the client's
     // credentials typed in the settings.

@@ -13,30 +13,14 @@ import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { after, before, test } from 'node:test'
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { WebhookWorker } from '../../src/modules/webhooks/worker.ts'
 import { unchanged } from '../db.ts'
-import {
-  checkAccessibility,
-  launchChromium,
-  RESULT_SHOTS,
-  chromiumSkip as skip,
-} from '../fixtures/browser.ts'
-import {
-  createTenant,
-  STRONG_PASSWORD,
-  startTestServer,
-  type TenantFixture,
-  type TestServer,
-} from '../helpers.ts'
-
-const VIEWPORTS = {
-  desktop: { width: 1280, height: 860 },
-  phone: { width: 390, height: 844 },
-} as const
+import { launchChromium, RESULT_SHOTS, chromiumSkip as skip } from '../fixtures/browser.ts'
+import { consoleOf, descriptionOf, visit } from '../fixtures/console.ts'
+import { createTenant, startTestServer, type TenantFixture, type TestServer } from '../helpers.ts'
 
 let server: TestServer
 let browser: Browser
@@ -52,41 +36,6 @@ before(async (ctx) => {
 after(async () => {
   await browser?.close()
 })
-
-/** axe clean, photographed at both widths, and never wider than a phone's screen. */
-async function visit(page: Page, name: string): Promise<void> {
-  await checkAccessibility(page, name)
-  for (const [width, size] of Object.entries(VIEWPORTS)) {
-    await page.setViewportSize(size)
-    await page.screenshot({ path: join(RESULT_SHOTS, `${name}-${width}.png`), fullPage: true })
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth)
-    assert.ok(wide <= size.width, `${name} is ${wide}px wide at ${size.width}px`)
-  }
-  await page.setViewportSize(VIEWPORTS.desktop)
-}
-
-/** What a screen reader says after the field's name: the texts its aria-describedby names. */
-function descriptionOf(field: Locator): Promise<string> {
-  return field.evaluate((el) =>
-    (el.getAttribute('aria-describedby') ?? '')
-      .split(' ')
-      .map((id) => document.getElementById(id)?.textContent ?? '')
-      .join(' '),
-  )
-}
-
-/** A browser whose pages may read what the console copies. */
-async function consoleOf(tenant: TenantFixture): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
-  const page = await context.newPage()
-  await page.goto(`${server.url}/console/?tenant=${tenant.slug}`)
-  await page.getByLabel('Email address').fill(tenant.adminEmail)
-  await page.getByLabel('Password').fill(STRONG_PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
-  return { context, page }
-}
 
 /** Clicks a copy button and answers what it put on the clipboard. */
 async function copied(page: Page, button: string): Promise<string> {
@@ -143,7 +92,7 @@ test('console webhooks: bad fields shown where the API names them and nothing ch
   const tenant = await createTenant(server, { name: 'Globex' })
   const sink = await receiver([500])
   const worker = new WebhookWorker(server.deps)
-  const { context, page } = await consoleOf(tenant)
+  const { context, page } = await consoleOf(browser, server.url, tenant)
   try {
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click()
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor()
