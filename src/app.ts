@@ -3,6 +3,7 @@
 
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Config } from './config.ts'
+import { afterCommitErrors, trackCommits } from './db/after-commit.ts'
 import { type Database, openDatabase } from './db/client.ts'
 import { countEmailConflicts } from './db/cross-tenant.ts'
 import { loggableError } from './db/errors.ts'
@@ -118,6 +119,9 @@ export async function buildApp(
     (await openDatabase(config.databaseUrl, config.dataDir, {
       poolMode: config.databasePoolMode,
     }))
+  // After-commit work (db/after-commit.ts) waits for the commit of every transaction.
+  trackCommits(database.db)
+  afterCommitErrors.onError = (err) => app.log.warn({ err }, 'after-commit work')
   if (options.migrate !== false) await database.migrate()
   const conflicts = await countEmailConflicts(database.db)
   if (conflicts > 0) {

@@ -59,17 +59,19 @@ export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): P
     labelNames: ['outcome', 'method', 'reason'],
     registers: [registry],
   })
-  deps.audit.onRecord = (entries) => {
+  deps.audit.subscribe((entries) => {
     for (const entry of entries) {
-      const meta = (entry.metadata ?? {}) as { via?: unknown; reason?: unknown }
-      const method = typeof meta.via === 'string' ? meta.via : 'password'
+      const meta = (entry.metadata ?? {}) as { via?: unknown; method?: unknown; reason?: unknown }
+      // SSO sign-ins name theirs `method` (CONTRACT §12), the others `via`.
+      const named = meta.via ?? meta.method
+      const method = typeof named === 'string' ? named : 'password'
       if (entry.action === 'UserLogin') signIns.inc({ outcome: 'success', method, reason: '' })
       if (entry.action === 'UserLoginFailed') {
         const reason = typeof meta.reason === 'string' ? meta.reason : 'unknown'
         signIns.inc({ outcome: 'failure', method, reason })
       }
     }
-  }
+  })
 
   const refusals = new Counter({
     name: 'rate_limit_refusals_total',

@@ -195,22 +195,42 @@ export interface AuditRow {
   userId: string | null
   email: string | null
   metadata: Record<string, unknown>
+  /** The body a webhook subscribed to this action is sent (CONTRACT §13). */
+  webhookPayload: unknown
 }
 
 // Every write of the service records one or more events, so it is one raw named statement
 // for any number of rows (arrays unnested in order): the query builder's multi-row INSERT
-// was built and planned again on each sign-in (issue 10).
+// was built and planned again on each sign-in (issue 10). The same statement queues the
+// webhook outbox (CONTRACT §13): a delivery for each enabled webhook of the tenant
+// subscribed to an event, so a delivery exists exactly when its event committed, with no
+// second round trip; a tenant without webhooks pays one empty probe of the webhooks key.
 const appendEvents = namedStatement(
   'audit_append',
-  `INSERT INTO audit_events
-     (tenant_id, id, action, actor_type, actor_id, user_id, email, ip, user_agent, metadata,
-      created_at)
-   SELECT $1, e.id, e.action, $2, $3, e.user_id, e.email, $4, $5, e.metadata::jsonb, $6
-   FROM unnest($7::uuid[], $8::text[], $9::uuid[], $10::text[], $11::text[])
-     AS e(id, action, user_id, email, metadata)`,
+  `WITH e AS (
+     SELECT * FROM unnest($7::uuid[], $8::text[], $9::uuid[], $10::text[], $11::text[],
+       $12::text[]) AS e(id, action, user_id, email, metadata, payload)
+   ), events AS (
+     INSERT INTO audit_events
+       (tenant_id, id, action, actor_type, actor_id, user_id, email, ip, user_agent, metadata,
+        created_at)
+     SELECT $1, e.id, e.action, $2, $3, e.user_id, e.email, $4, $5, e.metadata::jsonb, $6
+     FROM e
+   )
+   INSERT INTO webhook_deliveries
+     (tenant_id, id, webhook_id, event_id, event_type, payload, status, attempts,
+      next_attempt_at, created_at)
+   SELECT w.tenant_id, gen_random_uuid(), w.id, e.id, e.action, e.payload::jsonb, 'Pending', 0,
+     $6, $6
+   FROM e
+   JOIN webhooks w ON w.tenant_id = $1 AND w.enabled
+     AND (e.action = ANY(w.events) OR w.events = ARRAY['*'])`,
 )
 
-/** Appends events; apart from an erasure's scrub, the audit log is never updated here. */
+/**
+ * Appends events and queues their webhook deliveries; apart from an erasure's scrub, the
+ * audit log is never updated here.
+ */
 export async function insertAuditEvents(
   handle: Handle,
   write: AuditWrite,
@@ -228,6 +248,7 @@ export async function insertAuditEvents(
     rows.map((r) => r.userId),
     rows.map((r) => r.email),
     rows.map((r) => JSON.stringify(r.metadata)),
+    rows.map((r) => JSON.stringify(r.webhookPayload)),
   ])
 }
 

@@ -1,9 +1,9 @@
 // The one internal API for the audit log. Services call `audit(handle, ...)` inside the
 // transaction that makes the change, so an event is stored exactly when its change is.
+import { afterCommit } from '../../db/after-commit.ts'
 import type { Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { appendOutbox } from '../webhooks/queries.ts'
 import type { AuditAction } from './actions.ts'
 import { presentAuditEvent } from './present.ts'
 import { insertAuditEvents } from './queries.ts'
@@ -38,8 +38,15 @@ export class AuditRecorder {
     this.clock = clock
   }
 
-  /** Told of the entries of every write (the metrics count sign-in outcomes from them). */
-  onRecord: ((entries: AuditEntry[]) => void) | undefined
+  private readonly listeners: ((entries: AuditEntry[]) => void)[] = []
+
+  /**
+   * Tells `listener` of the entries of every write once it committed (the metrics count
+   * sign-in outcomes from them); a write rolled back is never told.
+   */
+  subscribe(listener: (entries: AuditEntry[]) => void): void {
+    this.listeners.push(listener)
+  }
 
   async record(handle: Handle, tenantId: string, actor: Actor, entries: AuditEntry[]) {
     if (entries.length === 0) return
@@ -52,27 +59,26 @@ export class AuditRecorder {
       userAgent: actor.userAgent?.slice(0, 512) ?? null,
       createdAt: now,
     }
-    const rows = entries.map((e) => ({
-      id: uuidv7(now.getTime()),
-      action: e.action,
-      userId: e.userId ?? null,
-      email: e.email ?? null,
-      metadata: e.metadata ?? {},
-    }))
+    const rows = entries.map((e) => {
+      const row = {
+        id: uuidv7(now.getTime()),
+        action: e.action,
+        userId: e.userId ?? null,
+        email: e.email ?? null,
+        metadata: e.metadata ?? {},
+      }
+      // What a webhook subscribed to it is sent (CONTRACT §13), queued by the same statement.
+      return {
+        ...row,
+        webhookPayload: webhookBody(tenantId, presentAuditEvent({ ...write, ...row })),
+      }
+    })
     await insertAuditEvents(handle, write, rows)
-    // The webhook outbox (CONTRACT §13), on the same handle: a delivery exists exactly when
-    // its event committed.
-    await appendOutbox(
-      handle,
-      tenantId,
-      now,
-      rows.map((row) => ({
-        id: row.id,
-        action: row.action,
-        payload: webhookBody(tenantId, presentAuditEvent({ ...write, ...row })),
-      })),
-    )
-    this.onRecord?.(entries)
+    if (this.listeners.length > 0) {
+      afterCommit(handle, () => {
+        for (const listener of this.listeners) listener(entries)
+      })
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // Invitations (SPEC, Invite state table; CONTRACT §2): create (mailing the token), list,
 // revoke. Accepting is in accept.ts. The token is 256 random bits, returned once and
 // stored as its SHA-256 only.
+import { afterCommit } from '../../db/after-commit.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { displayEmail, normalizeEmail } from '../../lib/email.ts'
@@ -93,10 +94,12 @@ export async function createInvite(
         metadata: { inviteId: row.id, role, expiresAt: expiresAt.toISOString(), sendEmail },
       },
     ])
+    // After the commit: a rolled-back invitation is never mailed.
+    if (sendEmail) {
+      afterCommit(tx, () => deps.mailer.deliver(inviteMail(deps.config, tenant, row, token)))
+    }
     return row
   })
-  // After the commit: a rolled-back invitation is never mailed.
-  if (sendEmail) deps.mailer.deliver(inviteMail(deps.config, tenant, invite, token))
   return { token, invite: presentInvite(invite, now) }
 }
 

@@ -2,6 +2,7 @@
 // 6-digit code is mailed as the second factor of a password login. It is valid 10 minutes,
 // burned by the 5th wrong guess, superseded by a newer one, and rate limited like login
 // codes (its own buckets: 3 per 15 minutes per address, 10 per minute per IP).
+import { afterCommit } from '../../db/after-commit.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import type { Actor } from '../audit/recorder.ts'
@@ -38,7 +39,7 @@ export async function requestEmailOtp(
   await attempt.release()
   // Only a user the policy asks for a second factor has a use for the code.
   if (!secondFactorRequired(tenant, user)) return
-  const code = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     const issued = await issueCode(deps, tx, {
       tenantId: tenant.id,
       userId: user.id,
@@ -47,7 +48,7 @@ export async function requestEmailOtp(
     await deps.audit.record(tx, tenant.id, { ...actor, type: 'user', id: user.id }, [
       { action: 'MfaEmailOtpSent', userId: user.id, email, metadata: { email } },
     ])
-    return issued as string
+    const code = issued as string
+    afterCommit(tx, () => deps.mailer.deliver(codeMail('mfa', user.email, tenant.name, code)))
   })
-  deps.mailer.deliver(codeMail('mfa', user.email, tenant.name, code))
 }

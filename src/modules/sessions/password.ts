@@ -1,4 +1,5 @@
 // Sign-in and sign-up with a password (SPEC, Authentication; CONTRACT §4 and §6).
+import { afterCommit } from '../../db/after-commit.ts'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
@@ -82,9 +83,9 @@ export async function signup(
     if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who) }
     const owner = { tenantId: tenant.id, userId: user.id, purpose: 'verify' as const }
     const code = (await issueCode(deps, tx, owner)) as string
-    return { mail: codeMail('verify', user.email, tenant.name, code) }
+    // Sent once the user exists: a rolled-back signup mails nothing.
+    afterCommit(tx, () => deps.mailer.deliver(codeMail('verify', user.email, tenant.name, code)))
+    return {}
   })
-  // Sent once the user exists: a rolled-back signup mails nothing.
-  if (result.mail) deps.mailer.deliver(result.mail)
   return result.envelope ?? { ok: true, verificationRequired: true }
 }

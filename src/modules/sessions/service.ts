@@ -1,6 +1,7 @@
 // Sessions (SPEC, Authentication; CONTRACT §4): issuing token envelopes, refresh-token
 // rotation with reuse detection, logout, and revoking a user's sessions.
 import type { Config } from '../../config.ts'
+import { afterCommit } from '../../db/after-commit.ts'
 import type { Db, Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
@@ -52,13 +53,6 @@ export interface EndedSessions {
  */
 export type SessionsEndedListener = (ended: EndedSessions[]) => void
 
-/** A security alert waiting for its sign-in's transaction to commit. */
-interface QueuedAlert {
-  tenant: Tenant
-  user: User
-  alert: SecurityAlert
-}
-
 const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
@@ -75,8 +69,8 @@ export type RevokeUserSessions = (
 
 export class SessionService {
   private readonly deps: SessionServiceDeps
-  /** The alerts of each transaction opened by `signingIn`, mailed once it commits. */
-  private readonly queued = new WeakMap<Handle, QueuedAlert[]>()
+  /** The transactions opened by `signingIn`: their alerts are mailed once they commit. */
+  private readonly signingInTx = new WeakSet<Handle>()
   private readonly endListeners: SessionsEndedListener[] = []
   constructor(deps: SessionServiceDeps) {
     this.deps = deps
@@ -106,21 +100,19 @@ export class SessionService {
    * creation, an invitation) open a plain transaction: no device check, no alert.
    */
   async signingIn<T>(work: (tx: Handle, revoke: RevokeUserSessions) => Promise<T>): Promise<T> {
-    const queue: QueuedAlert[] = []
     // A `revoking` transaction: a sign-in may end the sessions that existed (a reset).
-    const result = await this.revoking(async (tx, revoke) => {
-      this.queued.set(tx, queue)
+    return this.revoking(async (tx, revoke) => {
+      this.signingInTx.add(tx)
       return work(tx, revoke)
     })
-    for (const { tenant, user, alert } of queue) sendSecurityAlert(this.deps, tenant, user, alert)
-    return result
   }
 
   /** Queues a security alert to mail when the `signingIn` transaction `tx` commits. */
   alertOnCommit(tx: Handle, tenant: Tenant, user: User, alert: SecurityAlert): void {
-    const queue = this.queued.get(tx)
-    if (!queue) throw new Error('alertOnCommit needs a transaction opened by signingIn')
-    queue.push({ tenant, user, alert })
+    if (!this.signingInTx.has(tx)) {
+      throw new Error('alertOnCommit needs a transaction opened by signingIn')
+    }
+    afterCommit(tx, () => sendSecurityAlert(this.deps, tenant, user, alert))
   }
 
   /**
@@ -140,10 +132,10 @@ export class SessionService {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
     const refreshToken = randomToken()
-    const queue = tenant.securityNotifications ? this.queued.get(tx) : undefined
+    const alerting = tenant.securityNotifications && this.signingInTx.has(tx)
     // A session's expires_at trails its last use by a refresh token's lifetime (each
     // refresh extends it), so "used in the last 90 days" is "expires after this".
-    const recentIfExpiresAfter = queue
+    const recentIfExpiresAfter = alerting
       ? new Date(now.getTime() - DEVICE_MEMORY_DAYS * DAY_MS + REFRESH_TOKEN_TTL * 1000)
       : undefined
     const prior = await store.insertSession(tx, {
@@ -157,12 +149,9 @@ export class SessionService {
       userAgent: actor.userAgent,
       recentIfExpiresAfter,
     })
-    if (queue && isNewDevice(prior, actor.ip, actor.userAgent)) {
-      queue.push({
-        tenant,
-        user,
-        alert: { event: 'new_device', ip: actor.ip, userAgent: actor.userAgent },
-      })
+    if (alerting && isNewDevice(prior, actor.ip, actor.userAgent)) {
+      const alert = { event: 'new_device' as const, ip: actor.ip, userAgent: actor.userAgent }
+      afterCommit(tx, () => sendSecurityAlert(this.deps, tenant, user, alert))
     }
     await this.deps.audit.record(tx, tenant.id, actor, [
       ...entries,
@@ -196,6 +185,8 @@ export class SessionService {
       // token family: "whole family revoked").
       await db.transaction(async (tx) => {
         const ended = await store.revokeSession(tx, tenant.id, state.sessionId, 'reuse')
+        const family = { tenantId: tenant.id, userId: state.userId, sessionIds: [state.sessionId] }
+        afterCommit(tx, () => this.announce([family]))
         if (ended) {
           await this.deps.audit.record(tx, tenant.id, actor, [
             {
@@ -211,7 +202,6 @@ export class SessionService {
           ])
         }
       })
-      this.announce([{ tenantId: tenant.id, userId: state.userId, sessionIds: [state.sessionId] }])
       fail('refresh_token_reused')
     }
     if (state.usedAt) fail('refresh_token_reused')
@@ -226,9 +216,11 @@ export class SessionService {
     const { db } = this.deps
     const state = await store.findRefreshToken(db, tenant.id, hashToken(refreshToken))
     if (!state || state.revokedAt) return
-    const ended = await db.transaction(async (tx) => {
+    await db.transaction(async (tx) => {
       const ok = await store.revokeSession(tx, tenant.id, state.sessionId, 'logout')
       if (ok) {
+        const ended = { tenantId: tenant.id, userId: state.userId, sessionIds: [state.sessionId] }
+        afterCommit(tx, () => this.announce([ended]))
         const who = { ...actor, type: 'user' as const, id: state.userId }
         await this.deps.audit.record(tx, tenant.id, who, [
           { action: 'UserLogout', userId: state.userId, metadata: { sessionId: state.sessionId } },
@@ -239,11 +231,7 @@ export class SessionService {
           },
         ])
       }
-      return ok
     })
-    if (ended) {
-      this.announce([{ tenantId: tenant.id, userId: state.userId, sessionIds: [state.sessionId] }])
-    }
   }
 
   /**
@@ -271,6 +259,9 @@ export class SessionService {
         clock.now(),
       )
       if (ok) {
+        afterCommit(tx, () =>
+          this.announce([{ tenantId: tenant.id, userId, sessionIds: [sessionId] }]),
+        )
         await audit.record(tx, tenant.id, actor, [
           ...entries,
           { action: 'SessionRevoked', userId, metadata: { sessionId, reason } },
@@ -279,7 +270,6 @@ export class SessionService {
       return ok
     })
     if (!ended) fail('not_found')
-    this.announce([{ tenantId: tenant.id, userId, sessionIds: [sessionId] }])
   }
 
   /** Ends every session of the signed-in user (logout-all); answers how many. */
@@ -301,8 +291,7 @@ export class SessionService {
    * of them here, so no caller can end a session and forget to tell it.
    */
   async revoking<T>(work: (tx: Handle, revoke: RevokeUserSessions) => Promise<T>): Promise<T> {
-    const ended: EndedSessions[] = []
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const revoke: RevokeUserSessions = async (tenantId, userId, actor, reason, keep) => {
         const ids = await store.revokeUserSessions(tx, tenantId, userId, reason, keep)
         await this.deps.audit.record(
@@ -315,13 +304,11 @@ export class SessionService {
             metadata: { sessionId, reason },
           })),
         )
-        ended.push({ tenantId, userId, sessionIds: ids })
+        afterCommit(tx, () => this.announce([{ tenantId, userId, sessionIds: ids }]))
         return ids
       }
       return work(tx, revoke)
     })
-    this.announce(ended)
-    return result
   }
 
   private envelope(user: User, sessionId: string, refreshToken: string, now: Date) {

@@ -5,6 +5,7 @@
 // The admin proves again who it is, like a sign-in and counted in the same budgets: its
 // password (through the bounded hash queue), or, for an admin without a password, a login
 // code (auth/request-login-code) spent by the deletion.
+import { afterCommit } from '../../db/after-commit.ts'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { verifyPasswordTry } from '../../lib/passwords.ts'
@@ -41,7 +42,7 @@ export async function deleteTenant(
   if (!admin) fail('session_revoked')
   const attempt = await confirm(deps, tenant, admin, input, actor)
 
-  const ended = await deps.db.transaction(async (tx) => {
+  await deps.db.transaction(async (tx) => {
     // Locked, so two deletions (or a deletion and a settings change) run one after the other.
     if (!(await findTenantById(tx, tenant.id, { lock: true }))) fail('tenant_not_found')
     if (input.code !== undefined) {
@@ -50,6 +51,7 @@ export async function deleteTenant(
     }
     await softDeleteTenant(tx, tenant.id, deps.clock.now())
     const ids = await revokeTenantSessions(tx, tenant.id, 'tenant-deleted')
+    afterCommit(tx, () => deps.revocations.add(ids))
     await deps.audit.record(tx, tenant.id, actor, [
       {
         action: 'TenantSoftDeleted',
@@ -61,13 +63,11 @@ export async function deleteTenant(
         },
       },
     ])
-    return ids
   })
   await attempt.succeeded()
   // This instance forgets the tenant at once; the others within their cache's 2 seconds.
   deps.tenants.forget(tenant.slug)
   deps.tenants.forgetLogo(tenant.id)
-  deps.revocations.add(ended)
 }
 
 /**

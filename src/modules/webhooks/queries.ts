@@ -1,9 +1,9 @@
 // The queries of the webhooks and webhook_deliveries tables; no other file writes them but
-// db/cross-tenant.ts (the delivery worker's claim across tenants, key rotation's scan).
+// db/cross-tenant.ts (the delivery worker's claim across tenants, key rotation's scan) and
+// the audit log's append (audit/queries.ts), which queues the outbox in its own statement.
 import { FLUSH_LATER, type Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
 import { and, asc, eq, isNotNull, lte, sql } from '../../db/orm.ts'
-import { namedStatement } from '../../db/prepared.ts'
 import { webhookDeliveries, webhooks } from '../../db/schema.ts'
 
 export type Webhook = typeof webhooks.$inferSelect
@@ -77,44 +77,6 @@ export async function resealWebhookSecret(
     .where(and(eq(webhooks.tenantId, row.tenantId), eq(webhooks.id, row.id), eq(column, from)))
     .returning({ id: webhooks.id })
   return rows.length > 0
-}
-
-/** One audit event as the outbox takes it: its id, action and the body to send. */
-export interface OutboxEvent {
-  id: string
-  action: string
-  payload: Record<string, unknown>
-}
-
-// One statement for every event of an audit write and every endpoint subscribed to it,
-// run on the audit write's own handle (its transaction). A tenant without webhooks costs
-// one probe of the webhooks primary key, which finds nothing.
-const appendDeliveries = namedStatement(
-  'webhook_outbox_append',
-  `INSERT INTO webhook_deliveries
-     (tenant_id, id, webhook_id, event_id, event_type, payload, status, attempts,
-      next_attempt_at, created_at)
-   SELECT w.tenant_id, gen_random_uuid(), w.id, e.id, e.action, e.payload::jsonb, 'Pending', 0,
-      $2, $2
-   FROM unnest($3::uuid[], $4::text[], $5::text[]) AS e(id, action, payload)
-   JOIN webhooks w ON w.tenant_id = $1 AND w.enabled
-     AND (e.action = ANY(w.events) OR w.events = ARRAY['*'])`,
-)
-
-/** Queues the events for every enabled webhook of the tenant subscribed to them. */
-export async function appendOutbox(
-  handle: Handle,
-  tenantId: string,
-  at: Date,
-  events: OutboxEvent[],
-): Promise<void> {
-  await appendDeliveries(handle, [
-    tenantId,
-    at,
-    events.map((e) => e.id),
-    events.map((e) => e.action),
-    events.map((e) => JSON.stringify(e.payload)),
-  ])
 }
 
 export async function insertDelivery(db: Handle, row: NewDelivery): Promise<Delivery> {
