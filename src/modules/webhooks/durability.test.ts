@@ -90,6 +90,10 @@ async function start(
     WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1',
     RATE_LIMIT_SIGNUP: '100000/3600',
     RATE_LIMIT_TENANT_CREATION: '100000/3600',
+    // Behind the test runner's PgBouncer (TEST_PGBOUNCER=1) the service must run as there.
+    ...(process.env.DATABASE_POOL_MODE
+      ? { DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE }
+      : {}),
     ...db,
     ...env,
   })
