@@ -14,6 +14,7 @@
 // are not kept (every request reads the key, as before). When Redis does not answer, the
 // key is read from the database. Should the epoch's bump fail (Redis away from the revoking
 // instance only), an entry is still read again from the database once it is MAX_AGE_MS old.
+import { randomInt } from 'node:crypto'
 import type { Redis } from 'ioredis'
 
 /** Kept keys at most (one entry is about 300 bytes); the oldest go first. */
@@ -52,11 +53,20 @@ export class ApiKeyCache {
     return entry && now - entry.at < MAX_AGE_MS ? entry : undefined
   }
 
-  /** The tenant's key epoch, or undefined when Redis does not answer (then nothing is kept). */
+  /**
+   * The tenant's key epoch, or undefined when Redis does not answer (then nothing is kept).
+   * A missing epoch (never set, or lost with a flushed or restarted Redis) starts at a random
+   * value, never at a fixed one: after a loss, an entry kept under the old value must not
+   * match again, which a fixed start would let happen to one kept before a revocation.
+   */
   async epoch(tenantId: string): Promise<string | undefined> {
     if (!this.redis) return undefined
     try {
-      return (await this.redis.get(epochKey(tenantId))) ?? '0'
+      const key = epochKey(tenantId)
+      const value = await this.redis.get(key)
+      if (value !== null) return value
+      await this.redis.set(key, String(randomInt(2 ** 47)), 'NX')
+      return (await this.redis.get(key)) ?? undefined
     } catch {
       return undefined
     }
