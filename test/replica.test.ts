@@ -15,6 +15,9 @@ import {
   uniqueEmail,
 } from './helpers.ts'
 
+/** How long a state may take to show: far more than it needs, for a busy machine. */
+const WAIT = 20_000
+
 let primary: PgCluster
 let replica: PgCluster
 let server: TestServer
@@ -55,7 +58,10 @@ async function listedEmails(slug: string, token: string): Promise<string[]> {
 }
 
 test('replica: a caught-up replica serves lists, and every write is seen by the next read', async () => {
-  assert.ok(await eventually(async () => (await replicaCheck()) === 'ok'), '/ready: replica ok')
+  assert.ok(
+    await eventually(async () => (await replicaCheck()) === 'ok', WAIT),
+    '/ready: replica ok',
+  )
   const tenant = await createTenant(server)
   const token = tenant.admin.accessToken
   for (let i = 0; i < 15; i++) {
@@ -77,7 +83,7 @@ test('replica: a caught-up replica serves lists, and every write is seen by the 
     await eventually(async () => {
       await listedEmails(tenant.slug, token)
       return served.replica > before
-    }),
+    }, WAIT),
     'an idle, caught-up replica serves the read',
   )
 })
@@ -91,11 +97,17 @@ test('replica: one whose replay is paused is bypassed at once and reported laggi
     const { email } = await signup(server, tenant.slug, uniqueEmail('paused'))
     assert.ok((await listedEmails(tenant.slug, token)).includes(email), 'the primary answered')
     assert.equal(served.replica, fromReplica, 'the stale replica served nothing')
-    assert.ok(await eventually(async () => (await replicaCheck()) === 'lagging'), '/ready: lagging')
+    assert.ok(
+      await eventually(async () => (await replicaCheck()) === 'lagging', WAIT),
+      '/ready: lagging',
+    )
   } finally {
     await query(replica.url, 'SELECT pg_wal_replay_resume()')
   }
-  assert.ok(await eventually(async () => (await replicaCheck()) === 'ok'), 'ok once it replays')
+  assert.ok(
+    await eventually(async () => (await replicaCheck()) === 'ok', WAIT),
+    'ok once it replays',
+  )
 })
 
 test('replica: one that is down is bypassed; /ready says down and stays 200', async () => {
@@ -110,9 +122,9 @@ test('replica: one that is down is bypassed; /ready says down and stays 200', as
     })
     assert.equal(exported.status, 200)
     assert.match(await exported.text(), /"UserSignup"/)
-    assert.ok(await eventually(async () => (await replicaCheck()) === 'down'), '/ready: down')
+    assert.ok(await eventually(async () => (await replicaCheck()) === 'down', WAIT), '/ready: down')
   } finally {
     await replica.start()
   }
-  assert.ok(await eventually(async () => (await replicaCheck()) === 'ok', 15_000), 'back: ok')
+  assert.ok(await eventually(async () => (await replicaCheck()) === 'ok', WAIT), 'back: ok')
 })

@@ -101,7 +101,7 @@ test('lists are read on the replica while it keeps up; a caller always sees its 
       assert.equal(await replicaListedAt(), listedBefore, 'read on the primary, not the replica')
     }
     assert.ok(
-      await until(async () => (await ready()).body.checks?.replica === 'lagging', 5000, 200),
+      await until(async () => (await ready()).body.checks?.replica === 'lagging', 20_000, 200),
       'a replica past DATABASE_READ_MAX_LAG_MS is lagging',
     )
     const res = await ready()
