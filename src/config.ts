@@ -4,9 +4,10 @@
 // bootstrap (server.ts, strip-cache.js, main.ts); buildApp() receives a Config.
 import { resolve } from 'node:path'
 import { loadDevJwtKey, loadDevSecrets } from './config/dev-keys.ts'
+import { limitVariable } from './config/limits.ts'
 import type { EncryptionKey, RedisSentinel } from './config/parsers.ts'
 import { parseEncryptionKeys } from './config/parsers.ts'
-import { ENV_SCHEMA, limitVariable } from './config/schema.ts'
+import { ENV_SCHEMA } from './config/schema.ts'
 import { readEnvironment, type Values, type Variable } from './config/variables.ts'
 import type { PoolMode } from './db/client.ts'
 import { type JwtAlgorithm, parsePrivateKeys } from './lib/jwt.ts'

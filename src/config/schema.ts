@@ -3,11 +3,11 @@
 // once at start (readEnvironment) and applies the rules that tie variables together;
 // `npm run docs:config` writes docs/configuration.md from it; test/config-reference.test.ts
 // fails when that page is stale or when src/ reads a variable this schema does not declare.
-// A new variable is one entry here (and its field in config.ts's Config).
+// A new variable is one entry here, or in limits.ts or start.ts (and its field in Config).
 import Type from 'typebox'
 import { JWT_ALGORITHMS } from '../lib/jwt.ts'
-import { DEFAULT_LIMITS, type Limits, parseLimit } from '../lib/limits.ts'
 import { parseOidcSigningKeys } from '../lib/oidc-keys.ts'
+import { limits } from './limits.ts'
 import {
   hmacSecret,
   hmacSecrets,
@@ -16,6 +16,7 @@ import {
   parseSentinels,
   parseTrustProxy,
 } from './parsers.ts'
+import { start } from './start.ts'
 import { flag, httpUrl, integer, oneOf, parsed, text, urlOf } from './variables.ts'
 
 const DEV_GENERATED = 'development: generated once, kept in `DATA_DIR`'
@@ -331,62 +332,6 @@ const access = {
   ),
 }
 
-/** What each budget counts (CONTRACT §6, §8, §11, §16), for the reference page. */
-const LIMIT_DESCRIPTIONS: Record<keyof Limits, string> = {
-  loginFailures:
-    'Failed password logins per (tenant, email, IP); then 429 until the window passes, even with the right password',
-  loginFailuresPerIp:
-    'Failed first-factor sign-ins (password, login, reset or verification code, invite token) per client address, across every email and tenant (password spraying)',
-  accountFailures:
-    'Consecutive failures per account across all IPs and factors (remembered for a day unless a success resets them); then 429 for `SECONDS`',
-  codeRequestsPerEmail:
-    'Login-code, email-OTP, password-reset and verification requests per (tenant, email), each kind in its own bucket',
-  codeRequestsPerIp:
-    'Login-code requests per IP, and, in buckets of the same size of their own, email-OTP, password-reset and verification requests per IP',
-  tenantCreation: 'Tenant creations per IP',
-  signup: 'Signups per IP',
-  tokenEndpoints:
-    'Refresh, code verification, invite acceptance, OAuth callback and passkey verification, per IP',
-  adminRequests: 'Requests to administration routes per (tenant, admin user or API key)',
-  dataExports: 'Personal-data exports (`POST me/export`) per (tenant, user)',
-  metricsFailures: 'Wrong `METRICS_TOKEN` guesses at `GET /metrics` per client address',
-  oidcToken:
-    "Requests to an OpenID provider's token endpoint per (tenant, client id), once the client is authenticated",
-  clientRegistration: 'Dynamic client registrations (RFC 7591) per IP across tenants',
-}
-
-const LIMIT_CONTRACT: Partial<Record<keyof Limits, string>> = {
-  loginFailuresPerIp: '§8',
-  metricsFailures: '§16',
-  oidcToken: '§11',
-  clientRegistration: '§11',
-}
-
-/** RATE_LIMIT_LOGIN_FAILURES for loginFailures. */
-export function limitVariable(name: keyof Limits): `RATE_LIMIT_${string}` {
-  return `RATE_LIMIT_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
-}
-
-function budgetVariable(name: keyof Limits) {
-  const { points, seconds } = DEFAULT_LIMITS[name]
-  const budget = (raw: string) =>
-    parseLimit(raw) ?? { problem: 'expected POINTS/SECONDS, for example 10/900' }
-  return parsed(budget, {
-    group: 'Rate limits',
-    contract: LIMIT_CONTRACT[name] ?? '§6',
-    kind: '`POINTS/SECONDS`',
-    default: `${points}/${seconds}`,
-    description: LIMIT_DESCRIPTIONS[name],
-  })
-}
-
-const limits = Object.fromEntries(
-  (Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]).map((name) => [
-    limitVariable(name),
-    budgetVariable(name),
-  ]),
-) as Record<`RATE_LIMIT_${string}`, ReturnType<typeof budgetVariable>>
-
 const capacity = {
   USER_RETENTION_DAYS: integer({
     group: 'Capacity and retention',
@@ -416,7 +361,7 @@ const capacity = {
   ),
 }
 
-const processVariables = {
+const modeAndLogs = {
   NODE_ENV: Type.Optional(
     text({
       group: 'Mode and logs',
@@ -433,42 +378,6 @@ const processVariables = {
     default: 'info',
     description: 'The least level of the JSON log lines written.',
   }),
-  UV_THREADPOOL_SIZE: Type.Optional(
-    text({
-      group: 'Start (read before the configuration)',
-      kind: 'integer',
-      shown: '2 × cores + 2 (set by `src/server.ts`)',
-      description:
-        "libuv's thread pool, where password hashes, file and DNS work run; read by Node when the pool starts.",
-    }),
-  ),
-  STRIP_CACHE: Type.Optional(
-    text({
-      group: 'Start (read before the configuration)',
-      kind: '`0`',
-      shown: 'on',
-      description:
-        '`0` turns off the stripped-source cache `npm start` loads (`src/strip-cache.js`); Node then strips the TypeScript at every start.',
-    }),
-  ),
-  STRIP_CACHE_DIR: Type.Optional(
-    text({
-      group: 'Start (read before the configuration)',
-      kind: 'path',
-      shown: '`node_modules/.cache/tenant-auth-stripped`',
-      description:
-        'Where the stripped sources are kept: a folder owned by root or the service’s user that no group or other user may write (else it is not used).',
-    }),
-  ),
-  NODE_COMPILE_CACHE: Type.Optional(
-    text({
-      group: 'Start (read before the configuration)',
-      kind: 'path',
-      shown: '`$TMPDIR/node-compile-cache`',
-      description:
-        "Node's compile cache, turned on by `src/server.ts`: starts after the first import the service in about two thirds of the time.",
-    }),
-  ),
 }
 
 export const ENV_SCHEMA = Type.Object({
@@ -483,5 +392,6 @@ export const ENV_SCHEMA = Type.Object({
   ...access,
   ...limits,
   ...capacity,
-  ...processVariables,
+  ...modeAndLogs,
+  ...start,
 })
