@@ -7,9 +7,9 @@
 // image does not need), and Node's binary from the pinned `node` package. The image has no
 // npm: `node --run <script>` runs package.json's scripts. Nothing is downloaded beyond the
 // npm registry (the dependencies) and Debian's mirror (the base, scripts/image-base.ts).
-import { cpSync, globSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, globSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { capture, IMAGE, podmanArgs, run } from './container.ts'
+import { capture, IMAGE, podmanArgs, podmanOk, run } from './container.ts'
 import { ensureBase } from './image-base.ts'
 
 const root = join(import.meta.dirname, '..')
@@ -46,11 +46,12 @@ const UNUSED_IN_MODULES = [
   '@types',
 ]
 
-function main(): void {
-  const refreshBase = process.argv.includes('--refresh-base')
+/** Builds the image; answers its size in bytes. Fails past MAX_IMAGE_BYTES. */
+export function buildImage(refreshBase = false): number {
   const started = performance.now()
   ensureBase(refreshBase)
   run(process.execPath, [join(root, 'scripts/build-console.ts'), '--if-needed'])
+  const previous = podmanOk('image', ['exists', IMAGE]) ? imageId() : undefined
   mkdirSync(join(root, '.tmp'), { recursive: true })
   const context = mkdtempSync(join(root, '.tmp', 'image-'))
   try {
@@ -70,13 +71,19 @@ function main(): void {
   } finally {
     rmSync(context, { recursive: true, force: true })
   }
+  // The image this build replaced, untagged now: removed (never another's dangling image).
+  if (previous && previous !== imageId()) podmanOk('rmi', [previous])
   const bytes = Number(capture('podman', ['image', 'inspect', '--format', '{{.Size}}', IMAGE]))
   const seconds = Math.round((performance.now() - started) / 1000)
   console.log(`image: ${IMAGE} built in ${seconds} s, ${(bytes / 1e6).toFixed(1)} MB`)
   if (bytes > MAX_IMAGE_BYTES) {
-    console.error(`image: larger than ${MAX_IMAGE_BYTES / 1e6} MB (CONTRACT §23)`)
-    process.exit(1)
+    throw new Error(`image: ${bytes} bytes, larger than ${MAX_IMAGE_BYTES / 1e6} MB (CONTRACT §23)`)
   }
+  return bytes
+}
+
+function imageId(): string {
+  return capture('podman', ['image', 'inspect', '--format', '{{.Id}}', IMAGE])
 }
 
 function prepareContext(context: string): void {
@@ -100,8 +107,6 @@ function prepareContext(context: string): void {
   mkdirSync(join(app, 'node_modules/.cache'), { recursive: true })
   // Nobody but root may change what runs (a change in the image itself would copy every file).
   run('chmod', ['-R', 'u=rwX,go=rX', context])
-  writeFileSync(join(context, '.containerignore'), '')
-  if (!statSync(join(context, 'node')).isFile()) throw new Error('image: no node binary')
 }
 
-main()
+if (import.meta.main) buildImage(process.argv.includes('--refresh-base'))
