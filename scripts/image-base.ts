@@ -20,8 +20,13 @@ import { BASE_IMAGE, podmanOk, run } from './container.ts'
 export const CACHE_DIR = process.env.IMAGE_CACHE_DIR || '/var/cache/tenant-auth'
 const TARBALL = join(CACHE_DIR, 'bookworm-minbase.tar')
 
-/** What a service in the image never reads; removed from the root file system. */
+/**
+ * What a service in the image never reads, removed from the root file system; and the build
+ * machine's resolver and name, which debootstrap copied in (a container is given its own).
+ */
 const STRIPPED = [
+  'etc/resolv.conf',
+  'etc/hostname',
   'usr/share/doc/*',
   'usr/share/man/*',
   'usr/share/info/*',
