@@ -137,7 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
   const encryptionKeys = v.ENCRYPTION_KEYS ?? devEncryptionKeys(devSecrets?.(), problems)
   const oidcSigningKeys =
     v.OIDC_SIGNING_KEYS?.keys ?? (production ? [] : devOidcKeys(dataDir, problems))
-  const idp = identityProvider(v, env, problems)
+  const idp = identityProvider(v, given, problems)
   const hashConcurrency =
     v.HASH_CONCURRENCY ?? defaultHashConcurrency({ UV_THREADPOOL_SIZE: v.UV_THREADPOOL_SIZE })
   const limits = Object.fromEntries(
@@ -195,7 +195,11 @@ type Settings = Values<typeof ENV_SCHEMA.properties>
 /** The IdP of hosted sign-in (CONTRACT §1): by discovery, or by its three endpoints. */
 const ENDPOINTS = ['IDP_AUTHORIZATION_URL', 'IDP_TOKEN_URL', 'IDP_USERINFO_URL']
 
-function identityProvider(v: Settings, env: Env, problems: string[]): IdpConfig | undefined {
+function identityProvider(
+  v: Settings,
+  given: (name: string) => boolean,
+  problems: string[],
+): IdpConfig | undefined {
   const idp = {
     issuer: v.IDP_ISSUER,
     authorizationUrl: v.IDP_AUTHORIZATION_URL,
@@ -203,9 +207,9 @@ function identityProvider(v: Settings, env: Env, problems: string[]): IdpConfig 
     userinfoUrl: v.IDP_USERINFO_URL,
     scopes: v.IDP_SCOPES,
   }
-  const set = (name: string) => env[name] !== undefined && env[name] !== ''
-  if (!['IDP_ISSUER', ...ENDPOINTS].some(set)) return undefined
-  if (!set('IDP_ISSUER') && !ENDPOINTS.every(set)) {
+  // Given, valid or not: a mistyped endpoint is still a choice of the explicit ones.
+  if (!['IDP_ISSUER', ...ENDPOINTS].some(given)) return undefined
+  if (!given('IDP_ISSUER') && !ENDPOINTS.every(given)) {
     problems.push(
       'IDP_ISSUER: set it, or all three of IDP_AUTHORIZATION_URL, IDP_TOKEN_URL and IDP_USERINFO_URL',
     )
