@@ -20,10 +20,21 @@
 // The cache lives in node_modules/.cache/tenant-auth-stripped (beside Node's compile cache
 // of the tests), or in STRIP_CACHE_DIR. Never in a shared temporary directory: what the
 // cache holds is run as the service's code, so its folder must be as private as the
-// code's own; where none can be written, every start strips (and nothing is cached).
-// STRIP_CACHE=0 turns the hook off.
+// code's own: a folder is used only when root or this user owns it and no group and no
+// other user may write it. One the service cannot write is still read: the container image
+// fills it at build time for every file the service runs (fillCache) and runs as a user who
+// can change none of it. Where no folder can be used so, every start strips (and nothing is
+// cached). STRIP_CACHE=0 turns the hook off.
 import { createHash } from 'node:crypto'
-import { accessSync, constants, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { registerHooks, stripTypeScriptTypes } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -39,6 +50,12 @@ if (process.env.STRIP_CACHE !== '0' && directory) {
       return { format: 'module', source: stripped(path, source), shortCircuit: true }
     },
   })
+}
+
+/** Strips these files into the cache now (the image's build, for every file of src/). */
+export function fillCache(paths) {
+  if (!directory) throw new Error('strip-cache: no cache folder can be written')
+  for (const path of paths) stripped(path, readFileSync(path, 'utf8'))
 }
 
 /** The file's source without its types: from the cache, or stripped now and cached. */
@@ -84,6 +101,7 @@ function quietly(strip) {
 
 function cacheDirectory() {
   const here = fileURLToPath(new URL('..', import.meta.url))
+  let readOnly
   for (const candidate of [
     process.env.STRIP_CACHE_DIR,
     join(here, 'node_modules', '.cache', 'tenant-auth-stripped'),
@@ -91,11 +109,27 @@ function cacheDirectory() {
     if (!candidate) continue
     try {
       mkdirSync(candidate, { recursive: true })
+    } catch {
+      // Cannot be made: it may exist read-only, or not at all.
+    }
+    if (!privateFolder(candidate)) continue
+    try {
       accessSync(candidate, constants.W_OK)
       return candidate
     } catch {
-      // Read-only: try the next.
+      readOnly ??= candidate
     }
   }
-  return undefined
+  return readOnly
+}
+
+/** Owned by root or this user, writable by no group and no other user. */
+function privateFolder(path) {
+  try {
+    const stat = statSync(path)
+    const owner = stat.uid === 0 || stat.uid === process.getuid?.()
+    return stat.isDirectory() && owner && (stat.mode & 0o022) === 0
+  } catch {
+    return false
+  }
 }

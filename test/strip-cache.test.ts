@@ -4,7 +4,7 @@
 // TypeScript source.
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { readdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { tempDir } from './helpers.ts'
@@ -85,4 +85,76 @@ test('STRIP_CACHE=0 leaves the stripping to Node and writes nothing', () => {
   assert.equal(off.stripper, true)
   assert.equal(off.value, 63)
   assert.equal(readdirSync(cache).filter((f) => f.endsWith('.js')).length, 2, 'nothing written')
+})
+
+// The container image (Containerfile) fills the cache as root at build time and runs the
+// service as a user who cannot write it: the cache is read, and only from a folder nobody
+// else can change (what it holds runs as the service's code).
+const canSwitchUser = process.getuid?.() === 0
+const NOBODY = 65534
+
+function fill(dir: string, cache: string) {
+  const fill = `const { fillCache } = await import(${JSON.stringify(HOOK)}); fillCache(${JSON.stringify(
+    [join(dir, 'main.ts'), join(dir, 'twice.ts')],
+  )})`
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', fill], {
+    env: { PATH: process.env.PATH ?? '', STRIP_CACHE_DIR: cache },
+    encoding: 'utf8',
+  })
+  assert.equal(res.status, 0, res.stderr)
+}
+
+function startAs(uid: number, dir: string, cache: string) {
+  const res = spawnSync(process.execPath, ['--import', HOOK, join(dir, 'main.ts')], {
+    env: { PATH: process.env.PATH ?? '', STRIP_CACHE_DIR: cache },
+    encoding: 'utf8',
+    uid,
+    gid: uid,
+  })
+  assert.equal(res.status, 0, res.stderr)
+  return JSON.parse(res.stdout) as { value: number; stripper: boolean }
+}
+
+test('a cache the service cannot write is read when only root or its own user can change it', {
+  skip: canSwitchUser ? false : 'needs root, to start the service as another user',
+}, () => {
+  const dir = tempDir()
+  const cache = tempDir()
+  chmodSync(dir, 0o755)
+  project(dir, 2)
+  fill(dir, cache)
+  assert.equal(readdirSync(cache).filter((f) => f.endsWith('.js')).length, 2)
+  chmodSync(cache, 0o755)
+  assert.deepEqual(startAs(NOBODY, dir, cache), {
+    value: 42,
+    stripper: false,
+    line: 4,
+    col: 23,
+  })
+  assert.equal(readdirSync(cache).filter((f) => f.endsWith('.js')).length, 2, 'nothing written')
+})
+
+test('a read-only cache that a group or anyone may write is never read', {
+  skip: canSwitchUser ? false : 'needs root, to start the service as another user',
+}, () => {
+  const dir = tempDir()
+  chmodSync(dir, 0o755)
+  project(dir, 2)
+  for (const [mode, owner] of [
+    [0o775, 0],
+    [0o757, 0],
+    [0o755, 4242],
+  ] as const) {
+    const cache = tempDir()
+    fill(dir, cache)
+    // What a start would run, changed by someone else: it must not be run.
+    for (const file of readdirSync(cache)) {
+      writeFileSync(join(cache, file), 'console.log(JSON.stringify({ value: 666 }))')
+    }
+    chmodSync(cache, mode)
+    chownSync(cache, owner, owner)
+    const started = startAs(NOBODY, dir, cache)
+    assert.equal(started.value, 42, `mode ${mode.toString(8)}, owner ${owner}`)
+    assert.equal(started.stripper, true)
+  }
 })
