@@ -45,6 +45,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { defaultHashConcurrency } from '../src/lib/passwords.ts'
 import { START_ARGS } from '../test/start-args.ts'
+import { guard } from './compare.ts'
 import {
   clientCredentialsBody,
   exchangeBody,
@@ -75,6 +76,13 @@ const PASSWORD = 'plum-orbit-canvas-77'
 const ALL = 'login,me,refresh,admin,cc,introspect,code,webhooks,flood,memory,startup,oidcpool'
 const only = new Set((process.env.BENCH_ONLY ?? ALL).split(','))
 const cores = availableParallelism()
+// --compare <saved>.json: after the run, each path's CPU per request against that saved run,
+// exiting 1 past a 10 % regression (bench/compare.ts). Read first, so a wrong path fails now.
+const compareArg = process.argv.indexOf('--compare')
+const compareFile = compareArg >= 0 ? process.argv[compareArg + 1] : undefined
+if (compareArg >= 0 && (!compareFile || !existsSync(compareFile))) {
+  throw new Error(`--compare needs a saved bench report: ${compareFile ?? '(none given)'}`)
+}
 
 // The OpenID provider's key, RSA 2048 as the provider signs with by default (RS256); the
 // bare signing route gets the same one.
@@ -650,7 +658,7 @@ for (const extra of process.env.BENCH_ONLY ? [] : ['bench/jwt.ts']) {
   console.log(`\n== ${extra}`)
   spawnSync(process.execPath, [extra], { stdio: 'inherit' })
 }
-process.exit(0)
+process.exit(compareFile && !guard(compareFile, report) ? 1 : 0)
 
 // ---------------------------------------------------------------------------------------
 
