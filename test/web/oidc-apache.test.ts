@@ -17,13 +17,14 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { type AddressInfo, connect, createServer as createTcpServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, type TestContext, test } from 'node:test'
 import type { Browser, Page, Request } from 'playwright-core'
 import { inFreshBrowser, chromiumSkip as skip } from '../fixtures/browser.ts'
 import { createApplication, issuerOf, signInOnSignInPage } from '../fixtures/oidc.ts'
+import { freePort, listening } from '../fixtures/ports.ts'
 import { launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
 import { createTenant, signup, type TenantFixture, type TestServer } from '../helpers.ts'
 
@@ -176,34 +177,6 @@ async function stopApache(): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
   await exited
   clearTimeout(timer)
-}
-
-async function freePort(): Promise<number> {
-  const probe = createTcpServer()
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
-  const { port } = probe.address() as AddressInfo
-  await new Promise((done) => probe.close(done))
-  return port
-}
-
-/** Resolves once `port` takes connections; rejects if `child` exits first or in 30 s. */
-async function listening(child: ChildProcess, port: number): Promise<void> {
-  const until = Date.now() + 30_000
-  while (child.exitCode === null && child.signalCode === null) {
-    const open = await new Promise<boolean>((done) => {
-      const socket = connect(port, '127.0.0.1')
-      const answer = (up: boolean) => {
-        socket.destroy()
-        done(up)
-      }
-      socket.once('connect', () => answer(true))
-      socket.once('error', () => answer(false))
-    })
-    if (open) return
-    if (Date.now() > until) throw new Error(`nothing listens on ${port} after 30 s`)
-    await new Promise((done) => setTimeout(done, 50))
-  }
-  throw new Error(`apache2 exited (${child.exitCode ?? child.signalCode})`)
 }
 
 /** What the application behind Apache answered for the page the browser shows. */
