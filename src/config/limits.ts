@@ -25,6 +25,8 @@ const LIMIT_DESCRIPTIONS: Record<keyof Limits, string> = {
   metricsFailures: 'Wrong `METRICS_TOKEN` guesses at `GET /metrics` per client address',
   oidcToken:
     "Requests to an OpenID provider's token endpoint per (tenant, client id), once the client is authenticated",
+  oidcInvalidGrants:
+    "Requests to an OpenID provider's token endpoint whose client is authenticated (a public client by its id alone) but whose grant is refused (`invalid_grant`, `invalid_request`, …), per client address; they never spend the client's budget",
   clientRegistration: 'Dynamic client registrations (RFC 7591) per IP across tenants',
 }
 
@@ -32,6 +34,7 @@ const LIMIT_CONTRACT: Partial<Record<keyof Limits, string>> = {
   loginFailuresPerIp: '§8',
   metricsFailures: '§16',
   oidcToken: '§11',
+  oidcInvalidGrants: '§11',
   clientRegistration: '§11',
 }
 

@@ -35,6 +35,11 @@ export interface Limits {
   metricsFailures: Budget
   /** OpenID provider token-endpoint requests per (tenant, client) (CONTRACT §11). */
   oidcToken: Budget
+  /**
+   * OpenID provider token requests of an authenticated client whose grant was refused
+   * (a junk refresh token or code under a public client's id), per client address.
+   */
+  oidcInvalidGrants: Budget
   /** Dynamic client registrations (RFC 7591) per IP, across tenants (CONTRACT §11). */
   clientRegistration: Budget
 }
@@ -52,6 +57,7 @@ export const DEFAULT_LIMITS: Limits = {
   dataExports: { points: 5, seconds: 60 * 60 },
   metricsFailures: { points: 20, seconds: 5 * 60 },
   oidcToken: { points: 600, seconds: 60 },
+  oidcInvalidGrants: { points: 60, seconds: 60 },
   clientRegistration: { points: 10, seconds: 60 * 60 },
 }
 
