@@ -40,6 +40,11 @@ export interface Limits {
    * (a junk refresh token or code under a public client's id), per client address.
    */
   oidcInvalidGrants: Budget
+  /**
+   * User codes entered at a provider's device page that find no pending device
+   * authorization, per client address (RFC 8628 §5.1).
+   */
+  deviceUserCodes: Budget
   /** Dynamic client registrations (RFC 7591) per IP, across tenants (CONTRACT §11). */
   clientRegistration: Budget
 }
@@ -58,6 +63,7 @@ export const DEFAULT_LIMITS: Limits = {
   metricsFailures: { points: 20, seconds: 5 * 60 },
   oidcToken: { points: 600, seconds: 60 },
   oidcInvalidGrants: { points: 60, seconds: 60 },
+  deviceUserCodes: { points: 20, seconds: 10 * 60 },
   clientRegistration: { points: 10, seconds: 60 * 60 },
 }
 

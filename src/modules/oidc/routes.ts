@@ -15,8 +15,10 @@ import type { IncomingMessage } from 'node:http'
 import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { AppError } from '../../lib/errors.ts'
 import type { LimitName } from '../../lib/ratelimit.ts'
 import { backchannelOnSessionsEnded, logBackchannelErrors } from './backchannel.ts'
+import { DEVICE_CODES_REFUSED, SETTLE_DEVICE_CODE } from './device.ts'
 import { endHostedSessionOnLogout } from './logout.ts'
 import { asPublicRequest, poolOf, SETTLE_TOKEN_LIMITS, type TokenOutcome } from './pool.ts'
 import { admitRegistration, REGISTRATION_PATH } from './registration.ts'
@@ -27,6 +29,8 @@ const DISCOVERY = '/.well-known/openid-configuration'
 type RawRequest = IncomingMessage & {
   baseUrl?: string
   body?: Buffer
+  [DEVICE_CODES_REFUSED]?: number
+  [SETTLE_DEVICE_CODE]?: () => Promise<void>
   [SETTLE_TOKEN_LIMITS]?: (outcome: TokenOutcome) => Promise<void>
 }
 
@@ -95,6 +99,42 @@ const OUTCOME_BUDGET: Record<TokenOutcome, LimitName> = {
   grantRefused: 'oidcInvalidGrants',
 }
 
+/**
+ * RFC 8628 §5.1 (device.ts): a code entered at the device page takes a point per client
+ * address; past the budget the request becomes the form's GET, marked refused.
+ */
+async function deviceCodeLimits(deps: Deps, raw: RawRequest, ip: string): Promise<string> {
+  const key = `device-user-code:${ip}`
+  try {
+    await deps.limits.hit('deviceUserCodes', key)
+  } catch (error) {
+    if (!(error instanceof AppError) || error.reason !== 'rate_limited') throw error
+    raw[DEVICE_CODES_REFUSED] = error.retryAfter ?? 60
+    raw.method = 'GET'
+    raw.body = undefined
+    delete raw.headers['content-type']
+    delete raw.headers['content-length']
+    return '/device'
+  }
+  raw[SETTLE_DEVICE_CODE] = () => deps.limits.refund('deviceUserCodes', key)
+  return '/device'
+}
+
+interface DeviceSettleContext {
+  req: RawRequest
+  oidc?: { entities?: { DeviceCode?: unknown } }
+}
+
+/** Gives a code's point back once it found its pending device authorization. */
+async function settleDeviceCode(ctx: DeviceSettleContext, next: () => Promise<void>) {
+  try {
+    await next()
+  } finally {
+    const settle = ctx.req[SETTLE_DEVICE_CODE]
+    if (settle && ctx.oidc?.entities?.DeviceCode) await settle()
+  }
+}
+
 export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   // Production without OIDC_SIGNING_KEYS: the provider is off, its paths 404. The pool is
   // shared with the hosted pages, which lead the interactions (web/pages/authorize.ts).
@@ -109,6 +149,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       on(event: string, listener: (...args: unknown[]) => void): void
     }
     koa.use(endHostedSessionOnLogout(deps, tenant, fastify.log))
+    koa.use(settleDeviceCode)
     logBackchannelErrors(koa, fastify.log, tenant.id)
   })
   deps.sessions.onSessionsEnded(backchannelOnSessionsEnded({ db: deps.db, pool, log: fastify.log }))
@@ -123,12 +164,16 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     },
   )
 
-  const hand = async (request: FastifyRequest, reply: FastifyReply, path: string) => {
+  const hand = async (request: FastifyRequest, reply: FastifyReply, asked: string) => {
+    let path = asked
     const tenant = request.tenant
     const raw = request.raw as RawRequest
     const route = path.split('?')[0]
     if (request.method === 'POST' && route === '/token') {
       await tokenLimits(deps, tenant.id, raw, request.clientIp)
+    }
+    if (request.method === 'POST' && route === '/device') {
+      path = await deviceCodeLimits(deps, raw, request.clientIp)
     }
     // CONTRACT §11, Dynamic registration: the tenant's setting, read per request, opens it.
     if (tenant.dynamicClientRegistration) {
