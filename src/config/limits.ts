@@ -25,6 +25,10 @@ const LIMIT_DESCRIPTIONS: Record<keyof Limits, string> = {
   metricsFailures: 'Wrong `METRICS_TOKEN` guesses at `GET /metrics` per client address',
   oidcToken:
     "Requests to an OpenID provider's token endpoint per (tenant, client id), once the client is authenticated",
+  oidcInvalidGrants:
+    "Requests to an OpenID provider's token endpoint whose client is authenticated (a public client by its id alone) but whose grant is refused (`invalid_grant`, `invalid_request`, …), per client address; they never spend the client's budget",
+  deviceUserCodes:
+    "User codes entered at an OpenID provider's device page (`{issuer}/device`) that find no pending device authorization (wrong, expired or used), per client address across tenants (RFC 8628 §5.1); then every code from that address, a right one too, gets a 429 page",
   clientRegistration: 'Dynamic client registrations (RFC 7591) per IP across tenants',
 }
 
@@ -32,6 +36,8 @@ const LIMIT_CONTRACT: Partial<Record<keyof Limits, string>> = {
   loginFailuresPerIp: '§8',
   metricsFailures: '§16',
   oidcToken: '§11',
+  oidcInvalidGrants: '§11',
+  deviceUserCodes: '§11',
   clientRegistration: '§11',
 }
 

@@ -35,6 +35,16 @@ export interface Limits {
   metricsFailures: Budget
   /** OpenID provider token-endpoint requests per (tenant, client) (CONTRACT §11). */
   oidcToken: Budget
+  /**
+   * OpenID provider token requests of an authenticated client whose grant was refused
+   * (a junk refresh token or code under a public client's id), per client address.
+   */
+  oidcInvalidGrants: Budget
+  /**
+   * User codes entered at a provider's device page that find no pending device
+   * authorization, per client address (RFC 8628 §5.1).
+   */
+  deviceUserCodes: Budget
   /** Dynamic client registrations (RFC 7591) per IP, across tenants (CONTRACT §11). */
   clientRegistration: Budget
 }
@@ -52,6 +62,8 @@ export const DEFAULT_LIMITS: Limits = {
   dataExports: { points: 5, seconds: 60 * 60 },
   metricsFailures: { points: 20, seconds: 5 * 60 },
   oidcToken: { points: 600, seconds: 60 },
+  oidcInvalidGrants: { points: 60, seconds: 60 },
+  deviceUserCodes: { points: 20, seconds: 10 * 60 },
   clientRegistration: { points: 10, seconds: 60 * 60 },
 }
 

@@ -51,7 +51,7 @@ const FIELD_WORDS: Record<string, string> = {
   recoveryCode: 'Enter a recovery code, like abcde-fghij.',
 }
 
-function inMinutes(seconds: number | undefined): string {
+export function inMinutes(seconds: number | undefined): string {
   if (!seconds || seconds <= 60) return 'in a minute'
   const minutes = Math.ceil(seconds / 60)
   return minutes >= 90 ? `in about ${Math.round(minutes / 60)} hours` : `in ${minutes} minutes`

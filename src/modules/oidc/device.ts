@@ -5,6 +5,17 @@
 // this much longer than the code lives (oidc-provider checks the code's own `exp`).
 import { TenantAdapter } from './adapter.ts'
 
+/**
+ * RFC 8628 §5.1, user-code brute forcing: each code entered at {issuer}/device takes a
+ * point of RATE_LIMIT_DEVICE_USER_CODES per client address before the lookup, and one that
+ * finds its pending device authorization gives it back (routes.ts). Past the budget the
+ * request is turned into the code form's GET, marked with the seconds to wait under this
+ * key, and the form (web/pages/device.ts) says so with a 429: nothing is looked up.
+ */
+export const DEVICE_CODES_REFUSED = Symbol('deviceCodesRefused')
+/** Where routes.ts leaves, on the raw request, the refund of a code that was found. */
+export const SETTLE_DEVICE_CODE = Symbol('settleDeviceCode')
+
 export const DEVICE_CODE_ROW_GRACE = 3600
 
 export class DeviceCodeAdapter extends TenantAdapter {

@@ -11,14 +11,21 @@ export const DEFAULT_POOL_SIZE = 200
 /** Where routes.ts leaves, on the raw request, how to settle the token endpoint's limits. */
 export const SETTLE_TOKEN_LIMITS = Symbol('settleTokenLimits')
 
+/** What a token request came to, for its limits (routes.ts, tokenLimits). */
+export type TokenOutcome = 'issued' | 'clientRefused' | 'grantRefused'
+
+/** The answers of an authenticated client's request that are not a refused grant. */
+const NOT_REFUSED = new Set(['authorization_pending', 'slow_down', 'server_error'])
+
 interface SettleContext {
-  req: { [SETTLE_TOKEN_LIMITS]?: (clientAuthenticated: boolean) => Promise<void> }
+  req: { [SETTLE_TOKEN_LIMITS]?: (outcome: TokenOutcome) => Promise<void> }
   body?: unknown
 }
 
 /**
- * Runs once the provider has answered, before the answer is sent: whether the request's
- * client was authenticated (any answer but invalid_client) settles its limits (routes.ts).
+ * Runs once the provider has answered, before the answer is sent: what the request came
+ * to (invalid_client: its client was not authenticated; another error: its grant was
+ * refused; else tokens, or the device flow's pending answers) settles its limits.
  */
 async function settleTokenLimits(ctx: SettleContext, next: () => Promise<void>) {
   try {
@@ -27,7 +34,13 @@ async function settleTokenLimits(ctx: SettleContext, next: () => Promise<void>) 
     const settle = ctx.req[SETTLE_TOKEN_LIMITS]
     if (settle) {
       const error = (ctx.body as { error?: unknown } | undefined)?.error
-      await settle(error !== 'invalid_client')
+      await settle(
+        error === 'invalid_client'
+          ? 'clientRefused'
+          : typeof error === 'string' && !NOT_REFUSED.has(error)
+            ? 'grantRefused'
+            : 'issued',
+      )
     }
   }
 }

@@ -230,6 +230,12 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
     },
+    // CONTRACT §11 and the README's "Claims by scope (ID token and userinfo)": the ID token
+    // carries the claims of the scopes granted (email, profile), not only userinfo, which
+    // is what oidc-provider's default (true: OIDC Core §5.4's letter for a code flow) does.
+    // Libraries that read the ID token alone (Auth.js, express-openid-connect, passport)
+    // would otherwise have no address.
+    conformIdTokenClaims: false,
     // The policies read which kind of application asks (clients.ts).
     extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
     // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.

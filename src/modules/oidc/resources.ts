@@ -4,10 +4,16 @@
 // resource defines, cut to what the client may have:
 //   - a machine app by client credentials: its allowedScopes; asking for a scope beyond
 //     them (or one the resource does not define) is invalid_scope, never silently dropped;
-//   - an interactive app: every scope of the resource (the user's role decides at consent,
-//     which the hosted pages will do).
+//   - an interactive app: at the authorization endpoint every scope of the resource (the
+//     hosted pages cut the grant to the user's role at consent, web/pages/authorize.ts); at
+//     the token endpoint (code, refresh token, device code) only the scopes whose `roles`
+//     hold the grant's user's role as it is now, so a demoted Admin's old refresh token, or
+//     a new authorization over the grant made while an Admin, mints no Admin-only scope
+//     (oidc-provider issues the token's scopes cut to these). The grant itself is left as
+//     it is: promoted again, the user has them back.
 import type { Db } from '../../db/client.ts'
 import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
+import { findUserById } from '../users/queries.ts'
 
 /** oidc-provider's error classes (it ships no types). */
 export interface ProviderErrors {
@@ -16,7 +22,19 @@ export interface ProviderErrors {
 }
 
 interface ResourceContext {
-  oidc: { params: { grant_type?: string; scope?: string } }
+  oidc: {
+    route?: string
+    params: { grant_type?: string; scope?: string }
+    grant?: { accountId?: string }
+  }
+}
+
+/** The scopes of a resource a user of `role` may be granted (CONTRACT §11). */
+export function scopesForRole(
+  resource: { scopes: { name: string; roles: string[] }[] },
+  role: string,
+): string[] {
+  return resource.scopes.filter((s) => s.roles.includes(role)).map((s) => s.name)
 }
 
 interface ProviderClient {
@@ -41,6 +59,9 @@ export function resourceServerInfo(db: Db, tenantId: string, errors: ProviderErr
           }
         }
       }
+    } else if (ctx.oidc.route === 'token' && ctx.oidc.grant?.accountId) {
+      const user = await findUserById(db, tenantId, ctx.oidc.grant.accountId)
+      scopes = user ? scopesForRole(resource, user.role) : []
     }
     return {
       scope: scopes.join(' '),

@@ -15,9 +15,12 @@ import type { IncomingMessage } from 'node:http'
 import { parse } from 'node:querystring'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { LimitName } from '../../lib/ratelimit.ts'
 import { backchannelOnSessionsEnded, logBackchannelErrors } from './backchannel.ts'
+import { DEVICE_CODES_REFUSED, SETTLE_DEVICE_CODE } from './device.ts'
 import { endHostedSessionOnLogout } from './logout.ts'
-import { asPublicRequest, poolOf, SETTLE_TOKEN_LIMITS } from './pool.ts'
+import { asPublicRequest, poolOf, SETTLE_TOKEN_LIMITS, type TokenOutcome } from './pool.ts'
 import { admitRegistration, REGISTRATION_PATH } from './registration.ts'
 
 const BODY_LIMIT = 56 * 1024
@@ -26,7 +29,9 @@ const DISCOVERY = '/.well-known/openid-configuration'
 type RawRequest = IncomingMessage & {
   baseUrl?: string
   body?: Buffer
-  [SETTLE_TOKEN_LIMITS]?: (clientAuthenticated: boolean) => Promise<void>
+  [DEVICE_CODES_REFUSED]?: number
+  [SETTLE_DEVICE_CODE]?: () => Promise<void>
+  [SETTLE_TOKEN_LIMITS]?: (outcome: TokenOutcome) => Promise<void>
 }
 
 /** The client a token request names: HTTP Basic (RFC 6749 §2.3.1), else `client_id`. */
@@ -47,29 +52,87 @@ function clientIdOf(raw: RawRequest): string {
 
 /**
  * The token endpoint's limits (CONTRACT §11, Limits). The client a request names is not
- * known to be that client until oidc-provider has authenticated it, so the request takes a
- * point of both budgets first (consumed before the work, as every limit here) and gives one
- * back once the provider has answered (pool.ts, settleTokenLimits): a request whose client
- * authentication failed (invalid_client) keeps only its point of RATE_LIMIT_TOKEN_ENDPOINTS
- * per client address, so whoever sends a client's id without its credentials spends their
- * own budget, never the client's; an authenticated one keeps only its point of
- * RATE_LIMIT_OIDC_TOKEN per (tenant, client). A public client (PKCE, no secret) is
- * authenticated by its id alone, as oidc-provider has it.
+ * known to be that client until oidc-provider has authenticated it, nor its grant to be
+ * one until the provider has checked it, so the request takes a point of each budget that
+ * may be its own first (consumed before the work, as every limit here; an address past
+ * either of its budgets is refused before it touches the client's) and gives back all but
+ * one once the provider has answered (pool.ts, settleTokenLimits):
+ *   - the client authentication failed (invalid_client): a point of RATE_LIMIT_TOKEN_ENDPOINTS
+ *     per client address, so whoever sends a client's id without its credentials spends
+ *     their own budget, never the client's;
+ *   - the client was authenticated but its grant refused (a junk refresh token or code,
+ *     any other error than the device flow's pending answers): a point of
+ *     RATE_LIMIT_OIDC_INVALID_GRANTS per client address. A public client (PKCE, no secret)
+ *     is authenticated by its id alone, as oidc-provider has it, so without this anyone
+ *     who read its id in a browser would spend its budget (issue 36 F4);
+ *   - tokens issued (or the device flow's authorization_pending, slow_down): a point of
+ *     RATE_LIMIT_OIDC_TOKEN per (tenant, client).
  */
 async function tokenLimits(deps: Deps, tenantId: string, raw: RawRequest, ip: string) {
-  const failures = `oidc-client-auth:${ip}`
-  const client = `${tenantId}:${clientIdOf(raw)}`
-  await deps.limits.hit('tokenEndpoints', failures)
+  const held: [LimitName, string][] = [
+    ['oidcInvalidGrants', `oidc-invalid-grant:${ip}`],
+    ['tokenEndpoints', `oidc-client-auth:${ip}`],
+    ['oidcToken', `${tenantId}:${clientIdOf(raw)}`],
+  ]
+  const taken: [LimitName, string][] = []
   try {
-    await deps.limits.hit('oidcToken', client)
+    for (const [name, key] of held) {
+      await deps.limits.hit(name, key)
+      taken.push([name, key])
+    }
   } catch (error) {
-    await deps.limits.refund('tokenEndpoints', failures)
+    await Promise.all(taken.map(([name, key]) => deps.limits.refund(name, key)))
     throw error
   }
-  raw[SETTLE_TOKEN_LIMITS] = (clientAuthenticated) =>
-    clientAuthenticated
-      ? deps.limits.refund('tokenEndpoints', failures)
-      : deps.limits.refund('oidcToken', client)
+  raw[SETTLE_TOKEN_LIMITS] = (outcome) => {
+    const kept: LimitName = OUTCOME_BUDGET[outcome]
+    return Promise.all(
+      held.filter(([name]) => name !== kept).map(([name, key]) => deps.limits.refund(name, key)),
+    ).then(() => undefined)
+  }
+}
+
+/** Which budget a token request's outcome keeps its point of (tokenLimits). */
+const OUTCOME_BUDGET: Record<TokenOutcome, LimitName> = {
+  issued: 'oidcToken',
+  clientRefused: 'tokenEndpoints',
+  grantRefused: 'oidcInvalidGrants',
+}
+
+/**
+ * RFC 8628 §5.1 (device.ts): a code entered at the device page takes a point per client
+ * address; past the budget the request becomes the form's GET, marked refused.
+ */
+async function deviceCodeLimits(deps: Deps, raw: RawRequest, ip: string): Promise<string> {
+  const key = `device-user-code:${ip}`
+  try {
+    await deps.limits.hit('deviceUserCodes', key)
+  } catch (error) {
+    if (!(error instanceof AppError) || error.reason !== 'rate_limited') throw error
+    raw[DEVICE_CODES_REFUSED] = error.retryAfter ?? 60
+    raw.method = 'GET'
+    raw.body = undefined
+    delete raw.headers['content-type']
+    delete raw.headers['content-length']
+    return '/device'
+  }
+  raw[SETTLE_DEVICE_CODE] = () => deps.limits.refund('deviceUserCodes', key)
+  return '/device'
+}
+
+interface DeviceSettleContext {
+  req: RawRequest
+  oidc?: { entities?: { DeviceCode?: unknown } }
+}
+
+/** Gives a code's point back once it found its pending device authorization. */
+async function settleDeviceCode(ctx: DeviceSettleContext, next: () => Promise<void>) {
+  try {
+    await next()
+  } finally {
+    const settle = ctx.req[SETTLE_DEVICE_CODE]
+    if (settle && ctx.oidc?.entities?.DeviceCode) await settle()
+  }
 }
 
 export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
@@ -86,6 +149,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       on(event: string, listener: (...args: unknown[]) => void): void
     }
     koa.use(endHostedSessionOnLogout(deps, tenant, fastify.log))
+    koa.use(settleDeviceCode)
     logBackchannelErrors(koa, fastify.log, tenant.id)
   })
   deps.sessions.onSessionsEnded(backchannelOnSessionsEnded({ db: deps.db, pool, log: fastify.log }))
@@ -100,12 +164,16 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     },
   )
 
-  const hand = async (request: FastifyRequest, reply: FastifyReply, path: string) => {
+  const hand = async (request: FastifyRequest, reply: FastifyReply, asked: string) => {
+    let path = asked
     const tenant = request.tenant
     const raw = request.raw as RawRequest
     const route = path.split('?')[0]
     if (request.method === 'POST' && route === '/token') {
       await tokenLimits(deps, tenant.id, raw, request.clientIp)
+    }
+    if (request.method === 'POST' && route === '/device') {
+      path = await deviceCodeLimits(deps, raw, request.clientIp)
     }
     // CONTRACT §11, Dynamic registration: the tenant's setting, read per request, opens it.
     if (tenant.dynamicClientRegistration) {

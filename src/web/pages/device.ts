@@ -12,11 +12,14 @@
 // oidc-provider draws these pages through its hooks and keeps the form's CSRF secret
 // (`xsrf`) in its own session; the forms here carry the same fields as its defaults.
 import type { Db } from '../../db/client.ts'
+import { DEVICE_CODES_REFUSED } from '../../modules/oidc/device.ts'
 import { type Html, html } from '../html.ts'
 import { errorSummary, type FormErrors, field, notice } from '../layout.ts'
+import { inMinutes } from '../messages.ts'
 import { type KoaContext, sendProviderPage } from '../provider-page.ts'
 
 interface DeviceContext extends KoaContext {
+  req: { [DEVICE_CODES_REFUSED]?: number }
   oidc: {
     urlFor(route: string): string
     session: { state?: { secret?: string } }
@@ -57,7 +60,15 @@ export function devicePages(db: Db, tenantId: string) {
     const aborted = err?.name === 'AbortedError'
     const message = err && !aborted ? (CODE_ERRORS[err.name ?? ''] ?? undefined) : undefined
     let errors: FormErrors | undefined
-    if (message) errors = { form: 'The code was not accepted.', fields: { user_code: message } }
+    // RFC 8628 §5.1: this address tried too many codes (routes.ts); nothing was looked up.
+    const wait = ctx.req[DEVICE_CODES_REFUSED]
+    if (wait !== undefined) {
+      errors = {
+        form: `Too many codes were tried from your network. Please try again ${inMinutes(wait)}.`,
+      }
+      ctx.set('retry-after', String(wait))
+    } else if (message)
+      errors = { form: 'The code was not accepted.', fields: { user_code: message } }
     else if (err && !aborted) {
       // Any other failure (a form sent twice, an expired page): the form again, from fresh.
       errors = { form: 'That did not work. Please enter the code again.' }
@@ -78,7 +89,7 @@ ${field({
 })}
 <button type="submit" class="primary">Continue</button>
 </form>`
-    await send(ctx, 'Connect a device', body, errors ? 400 : 200)
+    await send(ctx, 'Connect a device', body, wait !== undefined ? 429 : errors ? 400 : 200)
   }
 
   async function userCodeConfirmSource(
