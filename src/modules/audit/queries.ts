@@ -205,6 +205,9 @@ export interface AuditRow {
 // webhook outbox (CONTRACT §13): a delivery for each enabled webhook of the tenant
 // subscribed to an event, so a delivery exists exactly when its event committed, with no
 // second round trip; a tenant without webhooks pays one empty probe of the webhooks key.
+// The body is the event as the audit list shows it (§13), so it gains `userEmail` here: the
+// live address of the user it concerns, read in the same statement (a user written earlier
+// in the transaction is seen; a deleted user's address never is, as in the list).
 const appendEvents = namedStatement(
   'audit_append',
   `WITH e AS (
@@ -220,11 +223,14 @@ const appendEvents = namedStatement(
    INSERT INTO webhook_deliveries
      (tenant_id, id, webhook_id, event_id, event_type, payload, status, attempts,
       next_attempt_at, created_at)
-   SELECT w.tenant_id, gen_random_uuid(), w.id, e.id, e.action, e.payload::jsonb, 'Pending', 0,
-     $6, $6
+   SELECT w.tenant_id, gen_random_uuid(), w.id, e.id, e.action,
+     CASE WHEN u.email IS NULL THEN e.payload::jsonb
+       ELSE jsonb_set(e.payload::jsonb, '{data,event,userEmail}', to_jsonb(u.email)) END,
+     'Pending', 0, $6, $6
    FROM e
    JOIN webhooks w ON w.tenant_id = $1 AND w.enabled
-     AND (e.action = ANY(w.events) OR w.events = ARRAY['*'])`,
+     AND (e.action = ANY(w.events) OR w.events = ARRAY['*'])
+   LEFT JOIN users u ON u.tenant_id = $1 AND u.id = e.user_id AND u.deleted_at IS NULL`,
 )
 
 /**

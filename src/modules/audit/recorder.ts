@@ -82,7 +82,10 @@ export class AuditRecorder {
   }
 }
 
-/** A Standard Webhooks body (CONTRACT §13): the event as the audit list shows it. */
+/**
+ * A Standard Webhooks body (CONTRACT §13): the event as the audit list shows it; the append
+ * statement (queries.ts) adds the concerned user's `userEmail`, which only it reads.
+ */
 export function webhookBody(tenantId: string, event: { action: string; createdAt: string }) {
   return { type: event.action, timestamp: event.createdAt, data: { tenantId, event } }
 }

@@ -5,11 +5,17 @@
 import { domainToASCII } from 'node:url'
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
+// domainToASCII parses its input as a URL's host and keeps only that host, so
+// "corp.example/x", "corp.example?q", "user@corp.example" or "corp%2eexample" would come
+// back as a domain. A domain is written with letters (any script, for IDNs), digits,
+// hyphens and dots: anything else (URL delimiters, escapes, spaces, controls) is refused
+// before the folding (§12: "anything else is 400 validation").
+const DOMAIN_CHARS = /^[\p{L}\p{M}\p{N}.\-\u3002\uFF0E\uFF61]+$/u
 
 /** The domain's canonical form, or undefined when it is not a DNS name of two labels or more. */
 export function normalizeDomain(input: string): string | undefined {
   const trimmed = input.trim()
-  if (trimmed === '' || trimmed.endsWith('.')) return undefined
+  if (trimmed === '' || trimmed.endsWith('.') || !DOMAIN_CHARS.test(trimmed)) return undefined
   // domainToASCII lowercases, maps (UTS #46) and punycodes; '' when it cannot.
   const ascii = domainToASCII(trimmed.normalize('NFC'))
   if (!ascii || ascii.length > 253) return undefined

@@ -297,6 +297,41 @@ test('sso connections: bad bodies are 400 validation and change nothing', async 
   })
 })
 
+test('sso connections: a domain written with URL parts (path, query, fragment, port, userinfo, escapes) is 400 validation and nothing is stored (§12)', async () => {
+  const created = await create(oidcBody())
+  const id = created.body.connection.id
+  const bad = [
+    'corp.example/x',
+    'corp.example?q',
+    'corp.example#f',
+    'corp.example/',
+    'corp.example\\x',
+    'user@corp.example',
+    'corp%2eexample.com',
+    'corp.example.com:443',
+    '[corp.example.com]',
+  ]
+  await unchanged(server, t.tenantId, async () => {
+    for (const d of bad) {
+      const r = await create(oidcBody([d]))
+      try {
+        expectValidation(r)
+      } catch (error) {
+        assert.fail(`POST ${JSON.stringify(d)}: ${(error as Error).message}`)
+      }
+      const p = await call('PATCH', `${base()}/${id}`, { domains: [d] })
+      try {
+        expectValidation(p)
+      } catch (error) {
+        assert.fail(`PATCH ${JSON.stringify(d)}: ${(error as Error).message}`)
+      }
+    }
+  })
+  // The host those spellings hide was never taken: a well-formed connection may own it.
+  const list = await call('GET', `${base()}?limit=100`)
+  assert.ok(!list.body.items.some((c: { domains: string[] }) => c.domains.includes('corp.example')))
+})
+
 test("sso connections: another tenant's connection is 404, a Member is 403, and nothing changes", async () => {
   const created = await create(oidcBody())
   const id = created.body.connection.id

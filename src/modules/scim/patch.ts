@@ -91,7 +91,9 @@ function applyAt(resource: Resource, op: Op, path: Path, value: unknown) {
     return
   } else {
     if (!isObject(value)) throw invalidValue(`${name} takes an object.`)
-    if (op === 'replace') for (const key of Object.keys(current)) delete current[key]
+    // add and replace alike merge: RFC 7644 §3.5.2.3, "Sub-attributes that are not
+    // specified in the 'value' parameter are left unchanged" (the same with no path, whose
+    // value names the complex attribute). Clearing one takes remove or a PUT.
     Object.assign(current, canonicalKeys(value, WRITABLE[name] ?? []))
   }
   resource[name] = current

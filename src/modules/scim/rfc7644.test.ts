@@ -142,6 +142,45 @@ test('RFC 7644 §3.5.2.1 add and §3.5.2.3 replace without a path: the kept attr
   expectScimError(remove, 400, 'invalidPath')
 })
 
+test('RFC 7644 §3.5.2.3: a replace of the complex name, with path "name" and without a path, leaves the sub-attributes it does not name', async () => {
+  const t = await scimTenant(server)
+  const created = await t.scim('POST', '/Users', {
+    schemas: [USER_SCHEMA],
+    userName: 'barbara@example.com',
+    displayName: 'Babs Jensen',
+    externalId: 'bj-1',
+    name: { givenName: 'Barbara', familyName: 'Jensen' },
+  })
+  assert.equal(created.status, 201, JSON.stringify(created.body))
+  const id = created.body.id
+  const patch = (operation: Record<string, unknown>) =>
+    t.scim('PATCH', `/Users/${id}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [operation],
+    })
+  const withPath = await patch({ op: 'replace', path: 'name', value: { givenName: 'Babs' } })
+  assert.equal(withPath.status, 200, JSON.stringify(withPath.body))
+  assert.deepEqual(withPath.body.name, { givenName: 'Babs', familyName: 'Jensen' })
+  let row = await userRow(server, t.tenantId, id)
+  assert.equal(row?.givenName, 'Babs')
+  assert.equal(row?.familyName, 'Jensen', 'familyName was not named, so it stays')
+
+  const withoutPath = await patch({ op: 'Replace', value: { name: { familyName: 'Jensen-Lee' } } })
+  assert.equal(withoutPath.status, 200, JSON.stringify(withoutPath.body))
+  assert.deepEqual(withoutPath.body.name, { givenName: 'Babs', familyName: 'Jensen-Lee' })
+  // The core schema's URN as the key (RFC 7644 §3.5.2, Figure 1) is the same operation.
+  const urn = await patch({ op: 'replace', value: { [USER_SCHEMA]: { name: { givenName: 'B' } } } })
+  assert.equal(urn.status, 200, JSON.stringify(urn.body))
+  assert.deepEqual(urn.body.name, { givenName: 'B', familyName: 'Jensen-Lee' })
+  row = await userRow(server, t.tenantId, id)
+  assert.equal(row?.givenName, 'B')
+  assert.equal(row?.familyName, 'Jensen-Lee')
+  // Nothing else moved.
+  assert.equal(row?.displayName, 'Babs Jensen')
+  assert.equal(row?.externalId, 'bj-1')
+  assert.equal(row?.emailNormalized, 'barbara@example.com')
+})
+
 test('RFC 7644 §3.6 DELETE (with §3.14 If-Match): stale 412, then 204 and the user is 404', async () => {
   const created = await t.scim('POST', '/Users', {
     schemas: [USER_SCHEMA],

@@ -50,6 +50,39 @@ test('delivery: a signup reaches a subscribed endpoint as a signed Standard Webh
   assert.throws(() => verify(hook.secret, { ...got, body: got.body.replace('User', 'Usex') }))
 })
 
+test('delivery: data.event is the event exactly as the audit list answers it, userEmail included (§13)', async (t) => {
+  const { server, tenant, worker } = await setup(t)
+  const sink = await receiver(t)
+  const hook = await addHook(server, tenant, sink.url, ['*'])
+  const user = await signup(server, tenant.slug)
+  const login = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+    email: user.email,
+    password: user.password,
+  })
+  assert.equal(login.status, 200)
+  // An event about no user carries no userEmail, in both.
+  const failed = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+    email: 'nobody@example.com',
+    password: 'wrong password 1',
+  })
+  assert.equal(failed.status, 401)
+  await worker.runOnce()
+  const delivered = sink.received.map((r) => verify(hook.secret, r).data.event)
+  assert.ok(delivered.length >= 3, JSON.stringify(delivered))
+  const list = await server.request('GET', `/v1/${tenant.slug}/audit?limit=100`, undefined, {
+    token: tenant.admin.accessToken,
+  })
+  assert.equal(list.status, 200)
+  const listed = new Map(list.body.items.map((e: { id: string }) => [e.id, e]))
+  for (const event of delivered) {
+    assert.deepEqual(event, listed.get(event.id), `${event.action} as the audit list shows it`)
+  }
+  const signupEvent = delivered.find((e) => e.action === 'UserSignup')
+  assert.equal(signupEvent?.userEmail, user.email)
+  assert.ok(delivered.some((e) => e.action === 'UserLogin' && e.userEmail === user.email))
+  assert.ok(delivered.some((e) => e.action === 'UserLoginFailed' && e.userEmail === undefined))
+})
+
 test('delivery: a 500 is retried on the schedule with the same webhook-id, then succeeds', async (t) => {
   const { server, tenant, worker } = await setup(t)
   const sink = await receiver(t, (n, res) => {
