@@ -74,7 +74,7 @@ export function ApiKeys() {
           </button>
         </div>
       )}
-      <table>
+      <table className="cards">
         <caption className="visually-hidden">API keys</caption>
         <thead>
           <tr>
@@ -88,12 +88,12 @@ export function ApiKeys() {
         <tbody>
           {list.items.map((key) => (
             <tr key={key.id}>
-              <td>{key.name}</td>
-              <td>
+              <td data-label="Name">{key.name}</td>
+              <td data-label="Key">
                 <code>{key.prefix}…</code>
               </td>
-              <td>{formatDate(key.createdAt)}</td>
-              <td>{formatDate(key.lastUsedAt)}</td>
+              <td data-label="Created">{formatDate(key.createdAt)}</td>
+              <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
               <td className="actions">
                 {key.revokedAt ? (
                   'Revoked'

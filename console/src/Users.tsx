@@ -49,7 +49,7 @@ export function Users() {
         />
       </div>
       <ErrorText error={list.error ?? change.error} />
-      <table>
+      <table className="cards">
         <caption className="visually-hidden">Users</caption>
         <thead>
           <tr>
@@ -65,8 +65,10 @@ export function Users() {
           {shown.map((user) => (
             <Fragment key={user.id}>
               <tr>
-                <td>{user.email}</td>
-                <td>
+                <td data-label="Email" className="long">
+                  {user.email}
+                </td>
+                <td data-label="Role">
                   <label className="visually-hidden" htmlFor={`role-${user.id}`}>
                     Role of {user.email}
                   </label>
@@ -81,9 +83,9 @@ export function Users() {
                     <option>Admin</option>
                   </select>
                 </td>
-                <td>{user.status}</td>
-                <td>{user.totpEnrolled ? 'Yes' : 'No'}</td>
-                <td>{formatDate(user.lastLoginAt)}</td>
+                <td data-label="Status">{user.status}</td>
+                <td data-label="Authenticator">{user.totpEnrolled ? 'Yes' : 'No'}</td>
+                <td data-label="Last sign-in">{formatDate(user.lastLoginAt)}</td>
                 <td className="actions">
                   {user.status === 'Suspended' ? (
                     <button
@@ -137,7 +139,7 @@ export function Users() {
               </tr>
               {open === user.id && (
                 <tr>
-                  <td colSpan={6}>
+                  <td colSpan={6} className="whole">
                     <UserSessions userId={user.id} />
                   </td>
                 </tr>
