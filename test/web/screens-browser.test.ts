@@ -145,3 +145,34 @@ test('console: no view is wider than a 390 px phone, the header keeps Sign out i
   }
   await context.close()
 })
+
+test('API keys: the new key panel has Copy and Done side by side and is no wider than the list; axe clean at both widths', {
+  skip,
+}, async () => {
+  const w = await longWorkspace()
+  const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 860 } })
+  const page = await context.newPage()
+  await signInToConsole(page, w.slug, w.adminEmail)
+  await page.getByRole('link', { name: 'API keys', exact: true }).click()
+  await page.getByLabel('Name', { exact: true }).fill('CI')
+  await page.getByRole('button', { name: 'Create key' }).click()
+  const panel = page.getByRole('status').filter({ hasText: 'Copy the key now' })
+  await panel.getByRole('code').waitFor()
+  const table = page.getByRole('table', { name: 'API keys' })
+  await table.getByRole('cell', { name: 'CI', exact: true }).waitFor()
+  for (const width of Object.values(WIDTHS)) {
+    await page.setViewportSize({ width, height: 860 })
+    const copy = await box(panel.getByRole('button', { name: 'Copy' }))
+    const done = await box(panel.getByRole('button', { name: 'Done' }))
+    assert.equal(copy.y, done.y, `${width} px: Copy and Done on one line`)
+    assert.ok(done.x > copy.x + copy.width, `${width} px: Done after Copy`)
+    const shown = await box(panel)
+    const list = await box(table)
+    assert.ok(
+      shown.width <= list.width + 0.5,
+      `${width} px: the panel (${shown.width} px) is no wider than the list (${list.width} px)`,
+    )
+  }
+  await check(page, 'console-api-key-created')
+  await context.close()
+})
