@@ -176,3 +176,25 @@ test('API keys: the new key panel has Copy and Done side by side and is no wider
   await check(page, 'console-api-key-created')
   await context.close()
 })
+
+test('users list: the signed-in admin’s own row offers no Suspend, Delete or Erase data; another user’s does', {
+  skip,
+}, async () => {
+  const w = await longWorkspace()
+  const member = await signup(server, w.slug, longEmail('katherine'))
+  const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 860 } })
+  const page = await context.newPage()
+  await signInToConsole(page, w.slug, w.adminEmail)
+  const rowOf = (email: string) => page.getByRole('row', { name: new RegExp(email) })
+  await rowOf(member.email).getByRole('button', { name: 'Suspend' }).waitFor()
+  for (const name of ['Suspend', 'Delete', 'Erase data']) {
+    assert.equal(await rowOf(member.email).getByRole('button', { name }).count(), 1, name)
+    assert.equal(await rowOf(w.adminEmail).getByRole('button', { name }).count(), 0, name)
+  }
+  // What the admin may still do on their own row: their sessions, their events.
+  await rowOf(w.adminEmail).getByRole('button', { name: 'Sessions' }).waitFor()
+  await rowOf(w.adminEmail)
+    .getByRole('link', { name: /Audit events/ })
+    .waitFor()
+  await context.close()
+})
