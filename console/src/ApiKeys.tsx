@@ -60,56 +60,61 @@ export function ApiKeys() {
         </button>
       </form>
       <ErrorText error={create.error ?? revoke.error ?? list.error} />
-      {secret && (
-        <div className="created" role="status">
-          <p>
-            <strong>Copy the key now:</strong> it is shown this once and cannot be read again.
-          </p>
-          <code className="secret" data-testid="api-key">
-            {secret}
-          </code>
-          <CopyButton text={secret} />
-          <button type="button" onClick={() => setSecret('')}>
-            Done
-          </button>
-        </div>
-      )}
-      <table>
-        <caption className="visually-hidden">API keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.items.map((key) => (
-            <tr key={key.id}>
-              <td>{key.name}</td>
-              <td>
-                <code>{key.prefix}…</code>
-              </td>
-              <td>{formatDate(key.createdAt)}</td>
-              <td>{formatDate(key.lastUsedAt)}</td>
-              <td className="actions">
-                {key.revokedAt ? (
-                  'Revoked'
-                ) : (
-                  <ConfirmButton
-                    label="Revoke"
-                    danger
-                    confirm="Revoke this key?"
-                    onConfirm={() => revoke.mutate(key.id)}
-                  />
-                )}
-              </td>
+      {/* The new key's panel is as wide as the list below it, no wider. */}
+      <div className="beside-list">
+        {secret && (
+          <div className="created" role="status">
+            <p>
+              <strong>Copy the key now:</strong> it is shown this once and cannot be read again.
+            </p>
+            <code className="secret" data-testid="api-key">
+              {secret}
+            </code>
+            <div className="row">
+              <CopyButton text={secret} />
+              <button type="button" onClick={() => setSecret('')}>
+                Done
+              </button>
+            </div>
+          </div>
+        )}
+        <table className="cards">
+          <caption className="visually-hidden">API keys</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Actions</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list.items.map((key) => (
+              <tr key={key.id}>
+                <td data-label="Name">{key.name}</td>
+                <td data-label="Key">
+                  <code>{key.prefix}…</code>
+                </td>
+                <td data-label="Created">{formatDate(key.createdAt)}</td>
+                <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
+                <td className="actions">
+                  {key.revokedAt ? (
+                    'Revoked'
+                  ) : (
+                    <ConfirmButton
+                      label="Revoke"
+                      danger
+                      confirm="Revoke this key?"
+                      onConfirm={() => revoke.mutate(key.id)}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </>
   )

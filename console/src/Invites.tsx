@@ -71,7 +71,7 @@ export function Invites() {
           <CopyButton text={link} label="Copy link" />
         </div>
       )}
-      <table>
+      <table className="cards">
         <caption className="visually-hidden">Invites</caption>
         <thead>
           <tr>
@@ -85,10 +85,12 @@ export function Invites() {
         <tbody>
           {list.items.map((invite) => (
             <tr key={invite.id}>
-              <td>{invite.email}</td>
-              <td>{invite.role}</td>
-              <td>{invite.status}</td>
-              <td>{formatDate(invite.expiresAt)}</td>
+              <td data-label="Email" className="long">
+                {invite.email}
+              </td>
+              <td data-label="Role">{invite.role}</td>
+              <td data-label="Status">{invite.status}</td>
+              <td data-label="Expires">{formatDate(invite.expiresAt)}</td>
               <td className="actions">
                 {invite.status === 'Pending' && (
                   <ConfirmButton

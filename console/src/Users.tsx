@@ -1,7 +1,9 @@
 // Users: the tenant's users page by page, filtered by address among those loaded; for each,
 // suspend or reactivate, change role, reset the authenticator, see and end their sessions,
 // delete, or erase (personal data, at once: CONTRACT §9); and open the audit log filtered
-// to the user, whose own events (a sign-out, say) name no address to search by.
+// to the user, whose own events (a sign-out, say) name no address to search by. The
+// signed-in admin's own row offers none of suspend, delete or erase: a slip there locks
+// them out of the console they are using.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
@@ -14,6 +16,9 @@ export function Users() {
   const queries = useQueryClient()
   const [filter, setFilter] = useState('')
   const [open, setOpen] = useState<string | null>(null)
+  const me = useQuery({ queryKey: ['me'], queryFn: () => session.api.getMe() })
+  /** Until /me answers, any row may be the admin's own. */
+  const mayBeOwn = (user: User) => me.data === undefined || user.id === me.data.id
   const list = usePages<User>(['users'], (cursor) =>
     session.api.listUsers({ query: { limit: 50, cursor } }),
   )
@@ -49,7 +54,7 @@ export function Users() {
         />
       </div>
       <ErrorText error={list.error ?? change.error} />
-      <table>
+      <table className="cards">
         <caption className="visually-hidden">Users</caption>
         <thead>
           <tr>
@@ -65,8 +70,10 @@ export function Users() {
           {shown.map((user) => (
             <Fragment key={user.id}>
               <tr>
-                <td>{user.email}</td>
-                <td>
+                <td data-label="Email" className="long">
+                  {user.email}
+                </td>
+                <td data-label="Role">
                   <label className="visually-hidden" htmlFor={`role-${user.id}`}>
                     Role of {user.email}
                   </label>
@@ -81,11 +88,11 @@ export function Users() {
                     <option>Admin</option>
                   </select>
                 </td>
-                <td>{user.status}</td>
-                <td>{user.totpEnrolled ? 'Yes' : 'No'}</td>
-                <td>{formatDate(user.lastLoginAt)}</td>
+                <td data-label="Status">{user.status}</td>
+                <td data-label="Authenticator">{user.totpEnrolled ? 'Yes' : 'No'}</td>
+                <td data-label="Last sign-in">{formatDate(user.lastLoginAt)}</td>
                 <td className="actions">
-                  {user.status === 'Suspended' ? (
+                  {mayBeOwn(user) ? null : user.status === 'Suspended' ? (
                     <button
                       type="button"
                       onClick={() =>
@@ -121,23 +128,27 @@ export function Users() {
                   <a href={`#audit?user=${encodeURIComponent(user.id)}`}>
                     Audit events<span className="visually-hidden"> of {user.email}</span>
                   </a>
-                  <ConfirmButton
-                    label="Delete"
-                    danger
-                    confirm={`Delete ${user.email}?`}
-                    onConfirm={() => change.mutate({ user, kind: 'delete' })}
-                  />
-                  <ConfirmButton
-                    label="Erase data"
-                    danger
-                    confirm={`Erase ${user.email} and their data now?`}
-                    onConfirm={() => change.mutate({ user, kind: 'erase' })}
-                  />
+                  {!mayBeOwn(user) && (
+                    <>
+                      <ConfirmButton
+                        label="Delete"
+                        danger
+                        confirm={`Delete ${user.email}?`}
+                        onConfirm={() => change.mutate({ user, kind: 'delete' })}
+                      />
+                      <ConfirmButton
+                        label="Erase data"
+                        danger
+                        confirm={`Erase ${user.email} and their data now?`}
+                        onConfirm={() => change.mutate({ user, kind: 'erase' })}
+                      />
+                    </>
+                  )}
                 </td>
               </tr>
               {open === user.id && (
                 <tr>
-                  <td colSpan={6}>
+                  <td colSpan={6} className="whole">
                     <UserSessions userId={user.id} />
                   </td>
                 </tr>
