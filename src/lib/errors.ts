@@ -58,6 +58,10 @@ export const REASONS = {
   api_key_not_allowed: [403, 'API keys cannot use this route.'],
   admin_required: [403, 'This route needs an administrator.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
+  credential_protected: [
+    403,
+    "An API key or an import cannot set this user's password or address (README, Security).",
+  ],
   sso_required: [403, 'This address signs in through its organisation’s single sign-on.'],
   sso_user_not_provisioned: [403, 'This single sign-on connection cannot sign this user in here.'],
   tenant_creation_forbidden: [401, 'A tenant creation token is required.'],

@@ -1655,7 +1655,7 @@ export interface components {
       index: number
       status: 'created' | 'updated' | 'skipped' | 'error'
       id?: string
-      /** @description `duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error). */
+      /** @description `duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed`, `credential_protected` (error: an update may not replace the password of an Admin or of a user with a second factor). */
       reason?: string
     }
     ImportAnswer: {

@@ -90,7 +90,7 @@ const ImportResultComponent = Type.Object(
     reason: Type.Optional(
       Type.String({
         description:
-          '`duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed` (error).',
+          '`duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed`, `credential_protected` (error: an update may not replace the password of an Admin or of a user with a second factor).',
       }),
     ),
   },

@@ -8,6 +8,7 @@ import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { credentialGuard } from '../users/credentials.ts'
 import {
   findLiveByEmails,
   insertImportedUsers,
@@ -55,6 +56,9 @@ export async function importUsers(
       tenantId,
       rows.map((r) => r.email),
     )
+    // The credential guard (users/credentials.ts), for every caller: an import update never
+    // replaces the password of an Admin or of a user with a second factor.
+    const guard = await credentialGuard(tx, tenantId, [...existing.values()])
     const now = deps.clock.now()
     const inserts: NewUser[] = []
     const insertIndex = new Map<string, number>()
@@ -63,6 +67,10 @@ export async function importUsers(
       const found = existing.get(email)
       if (found && onConflict === 'skip') {
         results[index] = { index, status: 'skipped', id: found.id, reason: 'exists' }
+        continue
+      }
+      if (found && input.passwordHash !== undefined && guard(found, 'password') !== undefined) {
+        results[index] = { index, status: 'error', id: found.id, reason: 'credential_protected' }
         continue
       }
       const id = found?.id ?? uuidv7(now.getTime())

@@ -1,7 +1,7 @@
 // The queries of the passkeys and webauthn_challenges tables; no other file writes them.
 // Every query names the tenant: a credential or a challenge of another tenant is never found.
 import type { Handle } from '../../db/client.ts'
-import { and, desc, eq, gt, isNull, lt } from '../../db/orm.ts'
+import { and, desc, eq, gt, inArray, isNull, lt } from '../../db/orm.ts'
 import { passkeys, webauthnChallenges } from '../../db/schema.ts'
 
 export type PasskeyRow = typeof passkeys.$inferSelect
@@ -89,6 +89,20 @@ export async function listPasskeys(db: Handle, tenantId: string, userId: string)
     .from(passkeys)
     .where(and(eq(passkeys.tenantId, tenantId), eq(passkeys.userId, userId)))
     .orderBy(desc(passkeys.createdAt), desc(passkeys.id))
+}
+
+/** Which of these users hold at least one passkey (the credential guard's second factor). */
+export async function usersWithPasskeys(
+  db: Handle,
+  tenantId: string,
+  userIds: string[],
+): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set()
+  const rows = await db
+    .selectDistinct({ userId: passkeys.userId })
+    .from(passkeys)
+    .where(and(eq(passkeys.tenantId, tenantId), inArray(passkeys.userId, userIds)))
+  return new Set(rows.map((r) => r.userId))
 }
 
 export interface CredentialShape {

@@ -3,6 +3,7 @@
 // @simplewebauthn/server; this file adds what the library leaves to the relying party:
 // the challenge store (single use, 5 minutes, bound to tenant, ceremony and user), the
 // tenant switch, the per-user cap, and the audit row and alert of each change.
+import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
@@ -202,6 +203,11 @@ function passkeyName(given: string | undefined, userAgent: string | null): strin
 export async function listOwnPasskeys(deps: Pick<Deps, 'db'>, tenant: Tenant, userId: string) {
   const rows = await store.listPasskeys(deps.db, tenant.id, userId)
   return { items: rows.map(present) }
+}
+
+/** The users among `userIds` with a passkey registered (users/credentials.ts asks). */
+export function passkeyHolders(db: Handle, tenantId: string, userIds: string[]) {
+  return store.usersWithPasskeys(db, tenantId, userIds)
 }
 
 /** DELETE me/passkeys/{id}: another user's or an unknown id is 404 `not_found`. */

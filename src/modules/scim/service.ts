@@ -7,12 +7,13 @@ import type { Handle } from '../../db/client.ts'
 import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
-import { AppError } from '../../lib/errors.ts'
+import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { changeUser, deleteUser, type UserChange } from '../users/admin-service.ts'
+import { credentialGuard, isMachine } from '../users/credentials.ts'
 import { findUserByEmail, findUserById, type User } from '../users/queries.ts'
 import { createUser, preparePassword } from '../users/service.ts'
 import { notFound, ScimError, uniqueness } from './errors.ts'
@@ -193,6 +194,14 @@ async function change(
     checkVersion(user, ifMatch)
     const input = read(user)
     const emailNormalized = normalizeEmail(input.email)
+    // The credential guard (users/credentials.ts): a key never takes over an Admin, nor
+    // sets a password over a second factor.
+    const guard = await credentialGuard(tx, tenant.id, [user])
+    const refusal =
+      (emailNormalized !== user.emailNormalized ? guard(user, 'email') : undefined) ??
+      (input.password !== undefined ? guard(user, 'password') : undefined)
+    if (refusal !== undefined && isMachine(actor))
+      fail('credential_protected', { message: refusal })
     if (emailNormalized !== user.emailNormalized) {
       const holder = await findUserByEmail(tx, tenant.id, emailNormalized)
       if (holder && holder.id !== user.id) throw taken()

@@ -421,10 +421,17 @@ export async function findLiveByEmails(
   tx: Handle,
   tenantId: string,
   emails: string[],
-): Promise<Map<string, { id: string; emailNormalized: string }>> {
+): Promise<
+  Map<string, { id: string; emailNormalized: string; role: string; totpEnabled: boolean }>
+> {
   if (emails.length === 0) return new Map()
   const rows = await tx
-    .select({ id: users.id, emailNormalized: users.emailNormalized })
+    .select({
+      id: users.id,
+      emailNormalized: users.emailNormalized,
+      role: users.role,
+      totpEnabled: users.totpEnabled,
+    })
     .from(users)
     .where(
       and(
