@@ -7,30 +7,33 @@ import { ConfigError, loadConfig } from '../src/config.ts'
 import { type Database, openDatabase } from '../src/db/client.ts'
 import { FieldCipher } from '../src/lib/crypto.ts'
 import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
-import { applicationSecretColumn } from '../src/modules/applications/rotation.ts'
-import { ssoSecretColumn } from '../src/modules/federation/rotation.ts'
-import { firebaseSignerKeyColumn } from '../src/modules/import/rotation.ts'
-import { totpSecretColumn } from '../src/modules/mfa/rotation.ts'
-import { idpClientSecretColumn } from '../src/modules/oauth/rotation.ts'
-import { webhookSecretColumn } from '../src/modules/webhooks/rotation.ts'
+import { clientSecretColumn } from '../src/modules/applications/secret.ts'
+import { ssoSecretColumn } from '../src/modules/federation/secret.ts'
+import { signerKeyColumn } from '../src/modules/import/signer-key.ts'
+import { totpSecretColumn } from '../src/modules/mfa/totp.ts'
+import { idpClientSecretColumn } from '../src/modules/oauth/service.ts'
+import { webhookSecretColumns } from '../src/modules/webhooks/secret.ts'
 
 /**
- * Every sealed column of the schema, by name (table.column), with its rotation.
- * test/tables.test.ts requires every `*_enc` column to be named here.
+ * Every sealed column of the schema (each declared once, by sealedColumn, next to its
+ * AAD), by name (table.column). test/tables.test.ts requires every `*_enc` column to be
+ * named here.
  */
-export const SEALED_COLUMNS = {
-  'users.totp_secret_enc': totpSecretColumn,
-  'tenants.idp_client_secret_enc': idpClientSecretColumn,
-  'applications.client_secret_enc': applicationSecretColumn,
-  // Imported Firebase hashes carry their project's signer key sealed inside the hash.
-  'users.password_hash': firebaseSignerKeyColumn,
-  'webhooks.secret_enc': webhookSecretColumn('current'),
-  'webhooks.previous_secret_enc': webhookSecretColumn('previous'),
-  'sso_connections.oidc_client_secret_enc': ssoSecretColumn,
-} as const
+export const SEALED_COLUMNS = Object.fromEntries(
+  [
+    totpSecretColumn,
+    idpClientSecretColumn,
+    clientSecretColumn,
+    // Imported Firebase hashes carry their project's signer key sealed inside the hash.
+    signerKeyColumn,
+    webhookSecretColumns.current,
+    webhookSecretColumns.previous,
+    ssoSecretColumn,
+  ].map((column) => [column.name, column]),
+)
 
 /** The names the report uses, where the column alone would mislead. */
-const LABELS: Partial<Record<keyof typeof SEALED_COLUMNS, string>> = {
+const LABELS: Record<string, string> = {
   'users.password_hash': 'users.password_hash (Firebase signer keys)',
 }
 
@@ -41,9 +44,9 @@ export async function rotateKeys(
 ): Promise<{ name: string; report: RotationReport }[]> {
   const { db } = database
   const reports: { name: string; report: RotationReport }[] = []
-  for (const [column, rotation] of Object.entries(SEALED_COLUMNS)) {
-    const name = LABELS[column as keyof typeof SEALED_COLUMNS] ?? column
-    reports.push({ name, report: await rotateColumn(cipher, rotation(db, cipher)) })
+  for (const [column, sealed] of Object.entries(SEALED_COLUMNS)) {
+    const name = LABELS[column] ?? column
+    reports.push({ name, report: await rotateColumn(cipher, sealed.rotation(db, cipher)) })
   }
   return reports
 }

@@ -1,109 +1,13 @@
 // Queries that cross tenants on purpose, in one file so that tenant isolation can be
 // audited in one place: every other query names its tenant. Each is maintenance or a
-// lookup whose key is itself global (a token hash).
+// lookup whose key is itself global (a token hash). Key rotation's scan of the sealed
+// columns crosses tenants too; it is written once, in db/sealed-column.ts.
 
 import type { Invite } from '../modules/invites/queries.ts'
 import type { Tenant } from '../modules/tenants/queries.ts'
 import { FLUSH_LATER, type Handle } from './client.ts'
-import { and, asc, eq, gt, isNotNull, isNull, type SQL, sql } from './orm.ts'
-import {
-  applications,
-  emailConflicts,
-  invites,
-  sessions,
-  ssoConnections,
-  tenants,
-  users,
-  webhooks,
-} from './schema.ts'
-
-export interface SealedSecretRow {
-  tenantId: string
-  userId: string
-  sealed: string
-}
-
-/**
- * Key rotation: the next batch of sealed TOTP secrets after `after`, in key order. This
- * maintenance read spans tenants on purpose; each row is then rewritten by its tenant.
- */
-export async function findSealedSecrets(
-  db: Handle,
-  after: { tenantId: string; userId: string } | undefined,
-  limit: number,
-): Promise<SealedSecretRow[]> {
-  const rows = await db
-    .select({ tenantId: users.tenantId, userId: users.id, sealed: users.totpSecretEnc })
-    .from(users)
-    .where(
-      and(
-        isNotNull(users.totpSecretEnc),
-        after
-          ? sql`(${users.tenantId}, ${users.id}) > (${after.tenantId}::uuid, ${after.userId}::uuid)`
-          : undefined,
-      ),
-    )
-    .orderBy(users.tenantId, users.id)
-    .limit(limit)
-  return rows as SealedSecretRow[]
-}
-
-/** Replaces one sealed secret if it is still the one read (a concurrent enrolment wins). */
-export async function resealSecret(db: Handle, row: SealedSecretRow, sealed: string) {
-  const rows = await db
-    .update(users)
-    .set({ totpSecretEnc: sealed })
-    .where(
-      and(
-        eq(users.tenantId, row.tenantId),
-        eq(users.id, row.userId),
-        eq(users.totpSecretEnc, row.sealed),
-      ),
-    )
-    .returning({ id: users.id })
-  return rows.length > 0
-}
-
-/**
- * Key rotation: the next batch of imported Firebase hashes (whose signer key is sealed
- * inside users.password_hash, lib/foreign-hashes.ts) after `after`, in key order.
- */
-export async function findFirebaseHashes(
-  db: Handle,
-  after: { tenantId: string; userId: string } | undefined,
-  limit: number,
-): Promise<SealedSecretRow[]> {
-  const rows = await db
-    .select({ tenantId: users.tenantId, userId: users.id, sealed: users.passwordHash })
-    .from(users)
-    .where(
-      and(
-        sql`${users.passwordHash} LIKE '$firebase-scrypt$%'`,
-        after
-          ? sql`(${users.tenantId}, ${users.id}) > (${after.tenantId}::uuid, ${after.userId}::uuid)`
-          : undefined,
-      ),
-    )
-    .orderBy(users.tenantId, users.id)
-    .limit(limit)
-  return rows as SealedSecretRow[]
-}
-
-/** Replaces one stored hash if it is still the one read (a sign-in's rehash wins). */
-export async function replaceFirebaseHash(db: Handle, row: SealedSecretRow, passwordHash: string) {
-  const rows = await db
-    .update(users)
-    .set({ passwordHash })
-    .where(
-      and(
-        eq(users.tenantId, row.tenantId),
-        eq(users.id, row.userId),
-        eq(users.passwordHash, row.sealed),
-      ),
-    )
-    .returning({ id: users.id })
-  return rows.length > 0
-}
+import { and, asc, eq, isNotNull, isNull, type SQL, sql } from './orm.ts'
+import { emailConflicts, invites, sessions, tenants } from './schema.ts'
 
 export interface PurgedUser {
   tenantId: string
@@ -331,60 +235,6 @@ export async function countEmailConflicts(db: Handle): Promise<number> {
   return row?.n ?? 0
 }
 
-/** Tenants whose client secret is sealed, for key rotation (id order, in batches). */
-export async function findSealedClientSecrets(
-  db: Handle,
-  afterId: string | undefined,
-  limit: number,
-) {
-  return db
-    .select({ tenantId: tenants.id, sealed: tenants.idpClientSecretEnc })
-    .from(tenants)
-    .where(
-      and(isNotNull(tenants.idpClientSecretEnc), afterId ? gt(tenants.id, afterId) : undefined),
-    )
-    .orderBy(asc(tenants.id))
-    .limit(limit)
-}
-
-/** Replaces a sealed secret only if it is still the one that was read (compare and swap). */
-export async function resealClientSecret(db: Handle, tenantId: string, from: string, to: string) {
-  const rows = await db
-    .update(tenants)
-    .set({ idpClientSecretEnc: to })
-    .where(and(eq(tenants.id, tenantId), eq(tenants.idpClientSecretEnc, from)))
-    .returning({ id: tenants.id })
-  return rows.length > 0
-}
-
-/**
- * Applications whose client secret is sealed (CONTRACT §11), for key rotation: the next
- * batch after `after` in key order; each row is then rewritten by its tenant.
- */
-export async function findSealedApplicationSecrets(
-  db: Handle,
-  after: { tenantId: string; id: string } | undefined,
-  limit: number,
-) {
-  return db
-    .select({
-      tenantId: applications.tenantId,
-      id: applications.id,
-      sealed: applications.clientSecretEnc,
-    })
-    .from(applications)
-    .where(
-      and(
-        isNotNull(applications.clientSecretEnc),
-        after
-          ? sql`(${applications.tenantId}, ${applications.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
-          : undefined,
-      ),
-    )
-    .orderBy(asc(applications.tenantId), asc(applications.id))
-    .limit(limit)
-}
-
 /** The invitation of a token, with its (live) tenant. */
 export async function findInviteByTokenHash(
   db: Handle,
@@ -429,57 +279,6 @@ export async function revokedSessionsSince(
     .orderBy(asc(sessions.revokedAt), asc(sessions.id))
     .limit(limit)
   return rows as RevokedSession[]
-}
-
-/**
- * SSO connections with a sealed OIDC client secret (CONTRACT §12), for key rotation: the
- * next batch after `after` in key order; each row is then rewritten by its tenant.
- */
-export async function findSealedSsoSecrets(
-  db: Handle,
-  after: { tenantId: string; id: string } | undefined,
-  limit: number,
-) {
-  const column = ssoConnections.oidcClientSecretEnc
-  return db
-    .select({ tenantId: ssoConnections.tenantId, id: ssoConnections.id, sealed: column })
-    .from(ssoConnections)
-    .where(
-      and(
-        isNotNull(column),
-        after
-          ? sql`(${ssoConnections.tenantId}, ${ssoConnections.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
-          : undefined,
-      ),
-    )
-    .orderBy(asc(ssoConnections.tenantId), asc(ssoConnections.id))
-    .limit(limit)
-}
-
-/**
- * Webhooks with a sealed secret in `slot` (CONTRACT §13), for key rotation: the next batch
- * after `after` in key order; each row is then rewritten by its tenant.
- */
-export async function findSealedWebhookSecrets(
-  db: Handle,
-  slot: 'current' | 'previous',
-  after: { tenantId: string; id: string } | undefined,
-  limit: number,
-) {
-  const column = slot === 'current' ? webhooks.secretEnc : webhooks.previousSecretEnc
-  return db
-    .select({ tenantId: webhooks.tenantId, id: webhooks.id, sealed: column })
-    .from(webhooks)
-    .where(
-      and(
-        isNotNull(column),
-        after
-          ? sql`(${webhooks.tenantId}, ${webhooks.id}) > (${after.tenantId}::uuid, ${after.id}::uuid)`
-          : undefined,
-      ),
-    )
-    .orderBy(asc(webhooks.tenantId), asc(webhooks.id))
-    .limit(limit)
 }
 
 /**

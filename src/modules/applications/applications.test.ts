@@ -16,8 +16,7 @@ import { and, eq } from '../../db/orm.ts'
 import { applications } from '../../db/schema.ts'
 import { FieldCipher } from '../../lib/crypto.ts'
 import { rotateColumn } from '../../lib/rotation.ts'
-import { applicationSecretColumn } from './rotation.ts'
-import { openSecret } from './secret.ts'
+import { clientSecretColumn, openSecret } from './secret.ts'
 
 let server: TestServer
 let t: TenantFixture
@@ -330,7 +329,7 @@ test('npm run rotate-keys re-seals client secrets under the first ENCRYPTION_KEY
   const rotated = new FieldCipher([{ version: 'v2', key: Buffer.alloc(32, 42) }, v1])
   // This tenant's rows only (a shared database holds other tests' applications): the scan
   // walks (tenant_id, id) order, so it starts at the tenant and stops past it.
-  const column = applicationSecretColumn(server.deps.db, rotated)
+  const column = clientSecretColumn.rotation(server.deps.db, rotated)
   const start = { tenantId: t.tenantId, id: '00000000-0000-0000-0000-000000000000', sealed: '' }
   const own: typeof column = {
     ...column,

@@ -86,24 +86,3 @@ export async function deleteApplication(db: Handle, tenantId: string, id: string
     .returning()
   return rows[0] as Application | undefined
 }
-
-/** Replaces a sealed secret only if it is still the one read (a rotation meanwhile wins). */
-export async function resealApplicationSecret(
-  db: Handle,
-  row: { tenantId: string; id: string },
-  from: string,
-  to: string,
-) {
-  const rows = await db
-    .update(applications)
-    .set({ clientSecretEnc: to })
-    .where(
-      and(
-        eq(applications.tenantId, row.tenantId),
-        eq(applications.id, row.id),
-        eq(applications.clientSecretEnc, from),
-      ),
-    )
-    .returning({ id: applications.id })
-  return rows.length > 0
-}

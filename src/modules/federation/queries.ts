@@ -118,27 +118,6 @@ export async function findConnectionByDomain(db: Handle, tenantId: string, domai
   return rows[0]?.connection as SsoConnection | undefined
 }
 
-/** Replaces a sealed secret only if it is still the one read (a change meanwhile wins). */
-export async function resealSsoSecret(
-  db: Handle,
-  row: { tenantId: string; id: string },
-  from: string,
-  to: string,
-) {
-  const rows = await db
-    .update(ssoConnections)
-    .set({ oidcClientSecretEnc: to })
-    .where(
-      and(
-        eq(ssoConnections.tenantId, row.tenantId),
-        eq(ssoConnections.id, row.id),
-        eq(ssoConnections.oidcClientSecretEnc, from),
-      ),
-    )
-    .returning({ id: ssoConnections.id })
-  return rows.length > 0
-}
-
 export async function findSsoIdentity(
   db: Handle,
   tenantId: string,

@@ -1,9 +1,19 @@
 // The OIDC client secret of an SSO connection (CONTRACT §12): sealed under ENCRYPTION_KEYS
 // and bound to its row by the AAD, so a sealed value cannot be moved to another connection.
+import { ssoConnections } from '../../db/schema.ts'
+import { sealedColumn } from '../../db/sealed-column.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 
 export const secretAad = (tenantId: string, connectionId: string) =>
   `sso-secret:${tenantId}:${connectionId}`
+
+/** sso_connections.oidc_client_secret_enc. */
+export const ssoSecretColumn = sealedColumn(
+  ssoConnections,
+  ssoConnections.oidcClientSecretEnc,
+  (row) => secretAad(row.tenantId, row.id),
+  { describe: (row) => `SSO connection ${row.id} of tenant ${row.tenantId} (client secret)` },
+)
 
 export function sealSsoSecret(
   cipher: FieldCipher,
@@ -11,7 +21,7 @@ export function sealSsoSecret(
   connectionId: string,
   secret: string,
 ): string {
-  return cipher.encrypt(secret, secretAad(tenantId, connectionId))
+  return ssoSecretColumn.seal(cipher, { tenantId, id: connectionId }, secret)
 }
 
 /** The plaintext, or undefined when no listed key opens it. */
@@ -21,9 +31,5 @@ export function openSsoSecret(
   connectionId: string,
   sealed: string,
 ): string | undefined {
-  try {
-    return cipher.decrypt(sealed, secretAad(tenantId, connectionId))
-  } catch {
-    return undefined
-  }
+  return ssoSecretColumn.open(cipher, { tenantId, id: connectionId }, sealed)
 }

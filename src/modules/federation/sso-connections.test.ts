@@ -19,9 +19,8 @@ import { and, eq } from '../../db/orm.ts'
 import { ssoConnections } from '../../db/schema.ts'
 import { FieldCipher } from '../../lib/crypto.ts'
 import { rotateColumn } from '../../lib/rotation.ts'
-import { ssoSecretColumn } from './rotation.ts'
 import { MetadataError, parseIdpMetadata } from './saml-metadata.ts'
-import { openSsoSecret } from './secret.ts'
+import { openSsoSecret, ssoSecretColumn } from './secret.ts'
 
 const CERT = readFileSync(
   new URL('../../../test/fixtures/sso/idp-signing.pem', import.meta.url),
@@ -361,7 +360,7 @@ test('npm run rotate-keys re-seals an OIDC connection secret under the first ENC
   const id = made.body.connection.id
   const [v1] = server.deps.config.encryptionKeys
   const rotated = new FieldCipher([{ version: 'v2', key: Buffer.alloc(32, 42) }, v1])
-  const column = ssoSecretColumn(server.deps.db, rotated)
+  const column = ssoSecretColumn.rotation(server.deps.db, rotated)
   const start = {
     tenantId: tenant.tenantId,
     id: '00000000-0000-0000-0000-000000000000',

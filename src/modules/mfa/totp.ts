@@ -4,6 +4,8 @@
 // bound to their row by the AAD `<tenantId>:<userId>`: a sealed secret copied onto another
 // user does not open.
 import { Secret, TOTP } from 'otpauth'
+import { users } from '../../db/schema.ts'
+import { sealedColumn } from '../../db/sealed-column.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 
 export const TOTP_PERIOD = 30
@@ -53,7 +55,13 @@ export async function qrCodeSvg(uri: string): Promise<string> {
   return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
 }
 
-const aad = (tenantId: string, userId: string) => `${tenantId}:${userId}`
+/** users.totp_secret_enc, sealed to its user's row. */
+export const totpSecretColumn = sealedColumn(
+  users,
+  users.totpSecretEnc,
+  (row) => `${row.tenantId}:${row.id}`,
+  { describe: (row) => `tenant ${row.tenantId} user ${row.id}` },
+)
 
 export function sealTotpSecret(
   cipher: FieldCipher,
@@ -61,7 +69,7 @@ export function sealTotpSecret(
   userId: string,
   secretBase32: string,
 ): string {
-  return cipher.encrypt(secretBase32, aad(tenantId, userId))
+  return totpSecretColumn.seal(cipher, { tenantId, id: userId }, secretBase32)
 }
 
 /**
@@ -75,11 +83,7 @@ export function openTotpSecret(
   userId: string,
   sealed: string,
 ): string | undefined {
-  try {
-    return cipher.decrypt(sealed, aad(tenantId, userId))
-  } catch {
-    return undefined
-  }
+  return totpSecretColumn.open(cipher, { tenantId, id: userId }, sealed)
 }
 
 /** The enrolment answer: the secret for manual entry, its URI and a QR code of the URI. */

@@ -3,6 +3,8 @@
 // with PKCE S256, RFC 7636, and an OpenID nonce), and the callback that spends the state,
 // exchanges the code and signs the user in.
 import type * as Client from 'openid-client'
+import { tenants } from '../../db/schema.ts'
+import { sealedColumn } from '../../db/sealed-column.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { displayEmail, isEmail } from '../../lib/email.ts'
@@ -35,6 +37,14 @@ const openid = () => import('openid-client')
 
 /** The field key's additional data: a sealed secret cannot be moved to another tenant. */
 export const secretAad = (tenantId: string) => `${tenantId}:idp`
+
+/** tenants.idp_client_secret_enc (a tenant's row: its key is the tenant's id). */
+export const idpClientSecretColumn = sealedColumn(
+  tenants,
+  tenants.idpClientSecretEnc,
+  (row) => secretAad(row.tenantId),
+  { describe: (row) => `tenant ${row.tenantId}` },
+)
 
 /** The PKCE verifier is sealed at rest too, bound to its tenant. */
 export const stateAad = (tenantId: string) => `${tenantId}:oauth-state`

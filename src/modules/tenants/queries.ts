@@ -1,5 +1,5 @@
 // The queries of the tenants and tenant_logos tables; no other file writes them (the
-// key rotation's rewrite of sealed secrets, which crosses tenants, is in db/cross-tenant.ts).
+// key rotation's rewrite of sealed secrets, which crosses tenants, is in db/sealed-column.ts).
 
 import type { Db, Handle } from '../../db/client.ts'
 import { and, eq, isNull, or, sql } from '../../db/orm.ts'

@@ -62,23 +62,6 @@ export async function deleteWebhook(db: Handle, tenantId: string, id: string) {
   return rows[0] as Webhook | undefined
 }
 
-/** Replaces a sealed secret only if it is still the one read (a rotation meanwhile wins). */
-export async function resealWebhookSecret(
-  db: Handle,
-  row: { tenantId: string; id: string },
-  slot: 'current' | 'previous',
-  from: string,
-  to: string,
-) {
-  const column = slot === 'current' ? webhooks.secretEnc : webhooks.previousSecretEnc
-  const rows = await db
-    .update(webhooks)
-    .set(slot === 'current' ? { secretEnc: to } : { previousSecretEnc: to })
-    .where(and(eq(webhooks.tenantId, row.tenantId), eq(webhooks.id, row.id), eq(column, from)))
-    .returning({ id: webhooks.id })
-  return rows.length > 0
-}
-
 export async function insertDelivery(db: Handle, row: NewDelivery): Promise<Delivery> {
   const rows = await db.insert(webhookDeliveries).values(row).returning()
   return rows[0]

@@ -2,6 +2,8 @@
 // Standard Webhooks writes them; shown once, sealed under ENCRYPTION_KEYS and bound to
 // their row (and to which of the two slots they sit in) by the AAD.
 import { randomBytes } from 'node:crypto'
+import { webhooks } from '../../db/schema.ts'
+import { sealedColumn } from '../../db/sealed-column.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 
 export const SECRET_PREFIX = 'whsec_'
@@ -11,6 +13,20 @@ export type SecretSlot = 'current' | 'previous'
 export function secretAad(tenantId: string, webhookId: string, slot: SecretSlot): string {
   return `webhook-secret:${slot}:${tenantId}:${webhookId}`
 }
+
+const slotColumn = (slot: SecretSlot) =>
+  sealedColumn(
+    webhooks,
+    slot === 'current' ? webhooks.secretEnc : webhooks.previousSecretEnc,
+    (row) => secretAad(row.tenantId, row.id, slot),
+    { describe: (row) => `webhook ${row.id} of tenant ${row.tenantId} (${slot} secret)` },
+  )
+
+/** webhooks.secret_enc and, during a rotation's overlap, webhooks.previous_secret_enc. */
+export const webhookSecretColumns = {
+  current: slotColumn('current'),
+  previous: slotColumn('previous'),
+} as const
 
 export function newSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`
@@ -28,7 +44,7 @@ export function sealSecret(
   slot: SecretSlot,
   secret: string,
 ): string {
-  return cipher.encrypt(secret, secretAad(tenantId, webhookId, slot))
+  return webhookSecretColumns[slot].seal(cipher, { tenantId, id: webhookId }, secret)
 }
 
 /** The plaintext, or undefined when no listed key opens it. */
@@ -39,9 +55,5 @@ export function openSecret(
   slot: SecretSlot,
   sealed: string,
 ): string | undefined {
-  try {
-    return cipher.decrypt(sealed, secretAad(tenantId, webhookId, slot))
-  } catch {
-    return undefined
-  }
+  return webhookSecretColumns[slot].open(cipher, { tenantId, id: webhookId }, sealed)
 }

@@ -16,8 +16,7 @@ import { and, eq } from '../../db/orm.ts'
 import { webhooks } from '../../db/schema.ts'
 import { FieldCipher } from '../../lib/crypto.ts'
 import { rotateColumn } from '../../lib/rotation.ts'
-import { webhookSecretColumn } from './rotation.ts'
-import { openSecret } from './secret.ts'
+import { openSecret, webhookSecretColumns } from './secret.ts'
 
 let server: TestServer
 let t: TenantFixture
@@ -266,7 +265,7 @@ test('npm run rotate-keys re-seals both webhook secrets under the first ENCRYPTI
   const rotated = new FieldCipher([{ version: 'v2', key: Buffer.alloc(32, 42) }, v1])
   for (const slot of ['current', 'previous'] as const) {
     // This tenant's rows only: the scan walks (tenant_id, id) order from the tenant on.
-    const column = webhookSecretColumn(slot)(server.deps.db, rotated)
+    const column = webhookSecretColumns[slot].rotation(server.deps.db, rotated)
     const start = {
       tenantId: tenant.tenantId,
       id: '00000000-0000-0000-0000-000000000000',
