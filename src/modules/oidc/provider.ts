@@ -337,8 +337,36 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       url: (_ctx: unknown, interaction: { uid: string }) =>
         `${config.publicUrl}/t/${tenant.slug}/authorize/${interaction.uid}`,
     },
+    // Discovery lists exactly what works (OIDC Discovery §3, RFC 8414 §2): every
+    // application is registered for `code` alone (clients.ts, registration.ts), so no
+    // implicit or hybrid response type and no `none`; a confidential client sends its
+    // secret by HTTP Basic or in the body (registration accepts both), a public one
+    // none: no client_secret_jwt or private_key_jwt (CONTRACT §22 builds the latter).
+    responseTypes: ['code'],
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    // Every feature by name: on where a rule of CONTRACT §11 asks for it (and a test
+    // covers it), off otherwise, whatever oidc-provider's default. PAR and DPoP (on by
+    // its default) are off until CONTRACT §22 builds them.
     features: {
       devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      ciba: { enabled: false },
+      mTLS: { enabled: false },
+      attestClientAuth: { enabled: false },
+      clientIdMetadataDocument: { enabled: false },
+      claimsParameter: { enabled: false },
+      encryption: { enabled: false },
+      fapi: { enabled: false },
+      jwtIntrospection: { enabled: false },
+      jwtResponseModes: { enabled: false },
+      jwtUserinfo: { enabled: false },
+      registrationManagement: { enabled: false },
+      richAuthorizationRequests: { enabled: false },
+      requestObjects: { enabled: false },
+      rpMetadataChoices: { enabled: false },
+      // The userinfo endpoint (CONTRACT §11, Claims by scope).
+      userinfo: { enabled: true },
       clientCredentials: { enabled: true },
       // RFC 7662 §2.1: a confidential client of the tenant (an API checking the tokens it
       // receives) may introspect any token of this issuer; a public client only its own.
