@@ -55,6 +55,62 @@ test('discovery: the tenant is an issuer with every endpoint of §11; registrati
   assert.deepEqual(rfc8414.body, doc)
 })
 
+test('discovery lists exactly what works: code only, the client authentications applications have, no PAR or DPoP', async () => {
+  const doc = (await get(`/oidc/${t.slug}/.well-known/openid-configuration`)).body
+  const base = issuerOf(server, t.slug)
+  assert.deepEqual(Object.keys(doc).sort(), [
+    'authorization_endpoint',
+    'authorization_response_iss_parameter_supported',
+    'backchannel_logout_session_supported',
+    'backchannel_logout_supported',
+    'claim_types_supported',
+    'claims_parameter_supported',
+    'claims_supported',
+    'code_challenge_methods_supported',
+    'device_authorization_endpoint',
+    'end_session_endpoint',
+    'grant_types_supported',
+    'id_token_signing_alg_values_supported',
+    'introspection_endpoint',
+    'issuer',
+    'jwks_uri',
+    'request_uri_parameter_supported',
+    'response_modes_supported',
+    'response_types_supported',
+    'revocation_endpoint',
+    'scopes_supported',
+    'subject_types_supported',
+    'token_endpoint',
+    'token_endpoint_auth_methods_supported',
+    'userinfo_endpoint',
+  ])
+  assert.deepEqual(doc.response_types_supported, ['code'])
+  assert.deepEqual(doc.grant_types_supported, [
+    'authorization_code',
+    'refresh_token',
+    'client_credentials',
+    'urn:ietf:params:oauth:grant-type:device_code',
+  ])
+  assert.deepEqual(doc.token_endpoint_auth_methods_supported, [
+    'client_secret_basic',
+    'client_secret_post',
+    'none',
+  ])
+  // CONTRACT §11: RS256 by default, ES256 offered.
+  assert.deepEqual(doc.id_token_signing_alg_values_supported, ['RS256', 'ES256'])
+  assert.deepEqual(doc.scopes_supported, ['openid', 'offline_access', 'email', 'profile'])
+  assert.equal(doc.claims_parameter_supported, false)
+  assert.equal(doc.request_uri_parameter_supported, false)
+  // PAR is off: its endpoint is a path the provider does not serve.
+  const par = await server.request('POST', `/oidc/${t.slug}/request`, undefined, {
+    raw: 'client_id=x&response_type=code',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  })
+  assert.equal(par.status, 404)
+  assert.equal(doc.pushed_authorization_request_endpoint, undefined)
+  assert.ok(doc.token_endpoint.startsWith(base))
+})
+
 test('discovery: a forged Host or X-Forwarded-Host / -Proto never moves the endpoints off PUBLIC_URL', async () => {
   const forged = await server.request(
     'GET',

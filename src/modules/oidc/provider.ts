@@ -23,7 +23,7 @@ import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
 import { requestMemo } from './request-memo.ts'
-import { type ProviderErrors, resourceServerInfo } from './resources.ts'
+import { type ProviderErrors, resourceServerInfo, roleScopes } from './resources.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
 export interface OidcInteraction {
@@ -46,6 +46,9 @@ export interface OidcInteraction {
 }
 
 export interface OidcGrant {
+  getOIDCScopeEncountered(): string
+  getOIDCClaimsEncountered(): string[]
+  getResourceScopeEncountered(resource: string): string
   addOIDCScope(scope: string): void
   addOIDCClaims(claims: string[]): void
   addResourceScope(resource: string, scope: string): void
@@ -163,24 +166,90 @@ function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
     'hosted_session_ended',
     'End-User authentication is required',
     'login_required',
-    async (ctx: PolicyContext) => {
-      const { session, result } = ctx.oidc
-      // Without an account the base `no_session` check asks for the sign-in.
-      if (!session.accountId) return false
-      if (result?.login) {
-        const fresh = result.login[SERVICE_SESSION]
-        const sid = typeof fresh === 'string' ? fresh : undefined
-        if (session[SERVICE_SESSION] !== sid) session[SERVICE_SESSION] = sid
-      }
-      const sid = session[SERVICE_SESSION]
-      if (!sid) return true
-      const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
-      if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
-      const now = deps.clock.now()
-      const live = await findLiveSession(deps.db, tenantId, sid, session.accountId, now)
-      return live?.status !== 'Active'
-    },
+    (ctx: PolicyContext) => hostedSessionEnded(deps, tenantId, ctx),
   )
+}
+
+/** Whether the provider session's account may not be reused (hostedSessionCheck). */
+async function hostedSessionEnded(deps: ProviderDeps, tenantId: string, ctx: PolicyContext) {
+  const { session, result } = ctx.oidc
+  // Without an account the base `no_session` check asks for the sign-in.
+  if (!session.accountId) return false
+  if (result?.login) {
+    const fresh = result.login[SERVICE_SESSION]
+    const sid = typeof fresh === 'string' ? fresh : undefined
+    if (session[SERVICE_SESSION] !== sid) session[SERVICE_SESSION] = sid
+  }
+  const sid = session[SERVICE_SESSION]
+  if (!sid) return true
+  const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
+  if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
+  const now = deps.clock.now()
+  const live = await findLiveSession(deps.db, tenantId, sid, session.accountId, now)
+  return live?.status !== 'Active'
+}
+
+interface GrantContext extends PolicyContext {
+  oidc: PolicyContext['oidc'] & {
+    client: { clientId: string; metadata(): Record<string, unknown> }
+    account?: { accountId: string }
+    session: PolicyContext['oidc']['session'] & { grantIdFor(clientId: string): string }
+    result?: { login?: Record<string, unknown>; consent?: { grantId?: string } }
+    requestParamOIDCScopes: Set<string>
+    requestParamScopes: Set<string>
+    requestParamClaims: Set<string>
+    resourceServers: Record<string, { scopes: Set<string> }>
+    provider: OidcProvider
+  }
+}
+
+/**
+ * CONTRACT §11, Consent; OIDC Core §3.1.2.1: a first-party application is pre-configured
+ * consent. oidc-provider's default finds the grant the browser's session holds for the
+ * client; for a first-party application this also grants, without the interaction page,
+ * whatever the request asks that the grant has not met yet: its OpenID scopes and claims,
+ * and its resource scopes cut to the user's role (the others rejected, as the hosted
+ * consent does, web/pages/authorize.ts). So prompt=none into a first-party application
+ * the user has not used yet answers a code, not consent_required. Only while the
+ * provider session may be reused (hostedSessionEnded): a stale one goes to the sign-in
+ * first, and grants nothing as its earlier user.
+ */
+function loadExistingGrant(deps: ProviderDeps, tenantId: string) {
+  return async (ctx: GrantContext) => {
+    const { oidc } = ctx
+    const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
+    const found = grantId ? await oidc.provider.Grant.find(grantId) : undefined
+    const accountId = oidc.account?.accountId
+    if (oidc.client.metadata().first_party !== true || !accountId) return found
+    if (await hostedSessionEnded(deps, tenantId, ctx)) return found
+    const grant = found ?? new oidc.provider.Grant({ accountId, clientId: oidc.client.clientId })
+    let changed = !found
+    const scopes = new Set(grant.getOIDCScopeEncountered().split(' '))
+    const missingScopes = [...oidc.requestParamOIDCScopes].filter((s) => !scopes.has(s))
+    if (missingScopes.length > 0) {
+      grant.addOIDCScope(missingScopes.join(' '))
+      changed = true
+    }
+    const claims = new Set(grant.getOIDCClaimsEncountered())
+    const missingClaims = [...oidc.requestParamClaims].filter((c) => !claims.has(c))
+    if (missingClaims.length > 0) {
+      grant.addOIDCClaims(missingClaims)
+      changed = true
+    }
+    for (const [indicator, server] of Object.entries(oidc.resourceServers)) {
+      const met = new Set(grant.getResourceScopeEncountered(indicator).split(' '))
+      const asked = [...oidc.requestParamScopes].filter((s) => server.scopes.has(s) && !met.has(s))
+      if (asked.length === 0) continue
+      const mayHave = new Set(await roleScopes(deps.db, tenantId, indicator, accountId))
+      const allowed = asked.filter((s) => mayHave.has(s))
+      const refused = asked.filter((s) => !mayHave.has(s))
+      if (allowed.length > 0) grant.addResourceScope(indicator, allowed.join(' '))
+      if (refused.length > 0) grant.rejectResourceScope(indicator, refused.join(' '))
+      changed = true
+    }
+    if (changed) await grant.save()
+    return grant
+  }
 }
 
 function interactionsPolicy(deps: ProviderDeps, tenantId: string) {
@@ -236,6 +305,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // Libraries that read the ID token alone (Auth.js, express-openid-connect, passport)
     // would otherwise have no address.
     conformIdTokenClaims: false,
+    loadExistingGrant: loadExistingGrant(deps, tenant.id),
     // The policies read which kind of application asks (clients.ts).
     extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
     // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.
@@ -267,8 +337,36 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       url: (_ctx: unknown, interaction: { uid: string }) =>
         `${config.publicUrl}/t/${tenant.slug}/authorize/${interaction.uid}`,
     },
+    // Discovery lists exactly what works (OIDC Discovery §3, RFC 8414 §2): every
+    // application is registered for `code` alone (clients.ts, registration.ts), so no
+    // implicit or hybrid response type and no `none`; a confidential client sends its
+    // secret by HTTP Basic or in the body (registration accepts both), a public one
+    // none: no client_secret_jwt or private_key_jwt (CONTRACT §22 builds the latter).
+    responseTypes: ['code'],
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    // Every feature by name: on where a rule of CONTRACT §11 asks for it (and a test
+    // covers it), off otherwise, whatever oidc-provider's default. PAR and DPoP (on by
+    // its default) are off until CONTRACT §22 builds them.
     features: {
       devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      ciba: { enabled: false },
+      mTLS: { enabled: false },
+      attestClientAuth: { enabled: false },
+      clientIdMetadataDocument: { enabled: false },
+      claimsParameter: { enabled: false },
+      encryption: { enabled: false },
+      fapi: { enabled: false },
+      jwtIntrospection: { enabled: false },
+      jwtResponseModes: { enabled: false },
+      jwtUserinfo: { enabled: false },
+      registrationManagement: { enabled: false },
+      richAuthorizationRequests: { enabled: false },
+      requestObjects: { enabled: false },
+      rpMetadataChoices: { enabled: false },
+      // The userinfo endpoint (CONTRACT §11, Claims by scope).
+      userinfo: { enabled: true },
       clientCredentials: { enabled: true },
       // RFC 7662 §2.1: a confidential client of the tenant (an API checking the tokens it
       // receives) may introspect any token of this issuer; a public client only its own.

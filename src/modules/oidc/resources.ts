@@ -41,6 +41,20 @@ interface ProviderClient {
   metadata(): Record<string, unknown>
 }
 
+/** The scopes of the tenant's resource `identifier` the user may be granted now. */
+export async function roleScopes(
+  db: Db,
+  tenantId: string,
+  identifier: string,
+  userId: string,
+): Promise<string[]> {
+  const [resource, user] = await Promise.all([
+    findApiResourceByIdentifier(db, tenantId, identifier),
+    findUserById(db, tenantId, userId),
+  ])
+  return resource && user ? scopesForRole(resource, user.role) : []
+}
+
 export function resourceServerInfo(db: Db, tenantId: string, errors: ProviderErrors) {
   return async (ctx: ResourceContext, identifier: string, client: ProviderClient) => {
     const resource = await findApiResourceByIdentifier(db, tenantId, identifier)
