@@ -91,6 +91,52 @@ describe('method-not-allowed: a path asked with a method it lacks', () => {
     assert.ok(!allowed.includes('PUT'))
   })
 
+  test('a concrete path beside a templated one is its own path (OpenAPI): PATCH users/import is 405 with Allow POST, before authentication, not routed to users/{userId}', async () => {
+    const admin = { authorization: `Bearer ${t.admin.accessToken}`, ...JSON_TYPE }
+    await unchanged(server, t.tenantId, async () => {
+      for (const headers of [{}, admin]) {
+        const res = await send('PATCH', `/v1/${t.slug}/users/import`, '{"role":"Admin"}', headers)
+        expect405(res, 'POST')
+        expect405(await send('GET', `/v1/${t.slug}/users/import`, undefined, headers), 'POST')
+      }
+      expect405(await send('OPTIONS', `/v1/${t.slug}/me/passkeys/registration-options`), 'POST')
+      expect405(await send('DELETE', `/v1/${t.slug}/me/passkeys/registration-options`), 'POST')
+    })
+  })
+
+  test('every path of the OpenAPI document asked with a method it lacks is 405 whose Allow is the document’s methods, before authentication', async () => {
+    const doc = (await server.request('GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, unknown>>
+    }
+    const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+    const failures: string[] = []
+    let checked = 0
+    await unchanged(server, t.tenantId, async () => {
+      for (const [template, item] of Object.entries(doc.paths)) {
+        const documented = new Set(
+          Object.keys(item)
+            .map((m) => m.toUpperCase())
+            .filter((m) => METHODS.includes(m)),
+        )
+        if (documented.has('GET')) documented.add('HEAD')
+        const allow = [...documented].sort().join(', ')
+        const path = template.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+          name === 'tenantSlug' ? t.slug : '01a23573-54f2-715e-bda0-dc20387b3dc9',
+        )
+        for (const method of METHODS.filter((m) => !documented.has(m))) {
+          checked++
+          const res = await send(method, path)
+          const got = `${res.status} Allow: ${res.headers.get('allow')}`
+          if (res.status !== 405 || res.headers.get('allow') !== allow) {
+            failures.push(`${method} ${template}: ${got}, expected 405 Allow: ${allow}`)
+          }
+        }
+      }
+    })
+    assert.ok(checked > 200, `${checked} requests`)
+    assert.deepEqual(failures, [])
+  })
+
   test('QUERY (with or without a content type) is 405 too', async () => {
     const login = `/v1/${t.slug}/auth/login`
     expect405(await send('QUERY', login), 'POST')

@@ -11,11 +11,13 @@ import addFormats from 'ajv-formats'
 import * as fc from 'fast-check'
 import { isEmail } from '../src/lib/email.ts'
 import { REASONS, type Reason } from '../src/lib/errors.ts'
-import { startTestServer } from './helpers.ts'
+import { expectValidation } from './envelope.ts'
+import { createTenant, startTestServer, type TestServer } from './helpers.ts'
 
 let doc: any
+let server: TestServer
 before(async (t) => {
-  const server = await startTestServer(t)
+  server = await startTestServer(t)
   doc = (await server.request('GET', '/v1/openapi.json')).body
 })
 
@@ -278,13 +280,20 @@ describe('request schemas say what the service accepts', () => {
   function requestSchemas(): [string, any][] {
     const out: [string, any][] = []
     const walk = (where: string, node: any) => {
-      if (!node || typeof node !== 'object' || node.$ref) return
+      if (!node || typeof node !== 'object') return
+      // A request schema is written out in place: a reference would hide it from this walk.
+      assert.equal(node.$ref, undefined, `${where}: $ref in a request schema`)
       out.push([where, node])
       for (const [key, value] of Object.entries<any>(node.properties ?? {})) {
         walk(`${where}.${key}`, value)
       }
       if (node.items) walk(`${where}[]`, node.items)
-      for (const branch of node.anyOf ?? []) walk(`${where}|`, branch)
+      if (node.additionalProperties && typeof node.additionalProperties === 'object') {
+        walk(`${where}{}`, node.additionalProperties)
+      }
+      for (const branch of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])]) {
+        walk(`${where}|`, branch)
+      }
     }
     for (const { key, op } of operations()) {
       for (const p of op.parameters ?? []) walk(`${key} ${p.in} ${p.name}`, p.schema)
@@ -326,6 +335,67 @@ describe('request schemas say what the service accepts', () => {
     // The pattern lets everything else through, astral characters included.
     const free = byId('login').requestBody.content['application/json'].schema.properties.password
     assert.ok(compile(free)('pässwörd 💥 \t\u200b\uffff'), 'the rest of Unicode')
+  })
+
+  test('every email field of every operation carries the service’s rule: dotless domains, U+0000 and lone surrogates refused (issue 36)', () => {
+    const compile = compiler()
+    const carriers = new Set<string>()
+    for (const [where, schema] of requestSchemas()) {
+      if (!/[. ]email$/.test(where) || schema.type !== 'string') continue
+      carriers.add(where.split(' ').slice(0, 2).join(' '))
+      assert.equal(schema.format, undefined, `${where}: format ${schema.format}`)
+      const validate = compile(schema)
+      assert.ok(validate('ada@example.com'), `${where} refuses a good address`)
+      // An import row's address is judged per row (CONTRACT §14: the row is `error` with
+      // `invalid_email`, the others are imported), so its schema holds only §8's rule.
+      const perRow = where.includes('body.users[]')
+      if (perRow) assert.match(schema.description, /`invalid_email`/, where)
+      for (const bad of [
+        ...(perRow ? [] : ['ada@localhost', 'a@io', 'ada@example']),
+        'ada@exa\u0000mple.com',
+        'ada\ud800@example.com',
+        'ada@example.com\udc00',
+      ]) {
+        assert.ok(!validate(bad), `${where} allows ${JSON.stringify(bad)}`)
+      }
+    }
+    // The operations the fuzzer named, and every other that takes an address.
+    for (const path of [
+      'POST /v1/tenants',
+      'POST /v1/{tenantSlug}/auth/signup',
+      'POST /v1/{tenantSlug}/auth/login',
+      'POST /v1/{tenantSlug}/auth/request-login-code',
+      'POST /v1/{tenantSlug}/auth/verify-login-code',
+      'POST /v1/{tenantSlug}/auth/request-email-otp',
+      'POST /v1/{tenantSlug}/auth/request-password-reset',
+      'POST /v1/{tenantSlug}/auth/reset-password',
+      'POST /v1/{tenantSlug}/auth/totp/initial-enroll',
+      'POST /v1/{tenantSlug}/auth/totp/initial-verify',
+      'POST /v1/{tenantSlug}/auth/passkey/options',
+      'POST /v1/{tenantSlug}/invites',
+      'POST /v1/{tenantSlug}/users/import',
+    ]) {
+      assert.ok(carriers.has(path), `${path} has an email field`)
+    }
+    assert.ok(carriers.size >= 15, [...carriers].join('\n'))
+  })
+
+  test('the service refuses what the document refuses: a dotless address is 400 validation on every operation whose email field says so', async () => {
+    const tenant = await createTenant(server)
+    let sent = 0
+    for (const [where, schema] of requestSchemas()) {
+      if (!/[. ]email$/.test(where) || schema.type !== 'string' || where.includes('[]')) continue
+      const [method, template, , field] = where.split(/ |(?<=body)\./)
+      const path = template.replace('{tenantSlug}', tenant.slug)
+      // body.email, or body.admin.email: the address where the schema has it.
+      const keys = field.split('.')
+      let body: Record<string, unknown> = { [keys.at(-1) as string]: 'ada@localhost' }
+      for (const key of keys.slice(0, -1).reverse()) body = { [key]: body }
+      const res = await server.request(method, path, body, { token: tenant.admin.accessToken })
+      expectValidation(res, `body.${field}`)
+      sent++
+    }
+    assert.ok(sent >= 13, `${sent} operations`)
   })
 
   test("an email is the service's own rule, not format: email", () => {
