@@ -198,3 +198,29 @@ test('users list: the signed-in admin’s own row offers no Suspend, Delete or E
     .waitFor()
   await context.close()
 })
+
+/** What a screen reader says after the field's name: the texts its aria-describedby names. */
+function descriptionOf(field: Locator): Promise<string> {
+  return field.evaluate((el) =>
+    (el.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  )
+}
+
+test('landing page: the 12-character rule is under the password field before any submit; the first-administrator note sits above the form, not under the password label', {
+  skip,
+}, async () => {
+  const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 860 } })
+  const page = await context.newPage()
+  await page.goto(`${server.url}/`)
+  const password = page.getByLabel('Choose a password')
+  assert.match(await descriptionOf(password), /At least 12 characters/)
+  assert.doesNotMatch(await descriptionOf(password), /administrator/)
+  const note = page.getByText('first administrator')
+  const first = await box(page.getByLabel('Workspace name'))
+  assert.ok((await box(note)).y < first.y, 'the note comes before the first field')
+  await check(page, 'landing')
+  await context.close()
+})
