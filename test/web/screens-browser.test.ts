@@ -224,3 +224,27 @@ test('landing page: the 12-character rule is under the password field before any
   await check(page, 'landing')
   await context.close()
 })
+
+/** Signs in on the hosted pages and lands on the account page. */
+async function signInToAccount(page: Page, slug: string, email: string): Promise<void> {
+  await page.goto(`${server.url}/t/${slug}/sign-in`)
+  await page.getByLabel('Email address').fill(email)
+  await page.getByLabel('Password').fill(STRONG_PASSWORD)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor()
+}
+
+test('account page at 390 px: a long address stays inside the card', { skip }, async () => {
+  const w = await longWorkspace()
+  const context = await browser.newContext({ viewport: { width: WIDTHS.phone, height: 860 } })
+  const page = await context.newPage()
+  await signInToAccount(page, w.slug, w.adminEmail)
+  const card = await box(page.getByRole('main'))
+  const address = await box(page.getByRole('definition').filter({ hasText: w.adminEmail }))
+  assert.ok(
+    address.x + address.width <= card.x + card.width,
+    `the address ends at ${address.x + address.width} px, the card at ${card.x + card.width} px`,
+  )
+  await check(page, 'account')
+  await context.close()
+})
