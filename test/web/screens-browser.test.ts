@@ -248,3 +248,37 @@ test('account page at 390 px: a long address stays inside the card', { skip }, a
   await check(page, 'account')
   await context.close()
 })
+
+test('account page: one Sign out button; an admin has a link to the console with the workspace filled in, a member none', {
+  skip,
+}, async () => {
+  const w = await longWorkspace()
+  const member = await signup(server, w.slug, longEmail('katherine'))
+  const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 860 } })
+  const page = await context.newPage()
+  await signInToAccount(page, w.slug, w.adminEmail)
+  // Another session of the admin's elsewhere: ended by its own button, not "Sign out".
+  const elsewhere = await server.request('POST', `/v1/${w.slug}/auth/login`, {
+    email: w.adminEmail,
+    password: STRONG_PASSWORD,
+  })
+  assert.equal(elsewhere.status, 200)
+  await page.reload()
+  const main = page.getByRole('main')
+  assert.equal(await main.getByRole('button', { name: /sign out/i }).count(), 1)
+  assert.equal(await main.getByRole('button', { name: 'Sign out', exact: true }).count(), 1)
+  // The other two: the workspace's creation and the sign-in above.
+  assert.equal(await main.getByRole('button', { name: /^End session/ }).count(), 2)
+  const link = main.getByRole('link', { name: 'Admin console' })
+  assert.equal(await link.getAttribute('href'), `/console/?tenant=${w.slug}`)
+  await check(page, 'account-admin')
+  await link.click()
+  assert.equal(await page.getByLabel('Workspace').inputValue(), w.slug)
+  await context.close()
+
+  const memberContext = await browser.newContext()
+  const memberPage = await memberContext.newPage()
+  await signInToAccount(memberPage, w.slug, member.email)
+  assert.equal(await memberPage.getByRole('link', { name: 'Admin console' }).count(), 0)
+  await memberContext.close()
+})
