@@ -35,9 +35,22 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void close('SIGTERM'))
   process.on('SIGINT', () => void close('SIGINT'))
   await app.listen({ port: config.port, host: config.host })
+  // One line for the person who ran `npm start`: where to open the service. On stderr, so
+  // that stdout stays one JSON object per line for whatever reads the log.
+  console.error(`tenant-auth listening: open ${startUrl(config, app.server.address())}`)
   // npm start passes --expose-gc for this: empty heap pages go back once the service is idle.
   // Its timer never keeps the process alive, so the drain on SIGTERM needs no stop.
   compactWhenIdle(app.server, app.log)
+}
+
+/** PUBLIC_URL, or (left at its default) localhost at the port actually bound (PORT=0 picks one). */
+function startUrl(config: { publicUrl: string; port: number }, bound: unknown): string {
+  const port = (bound as { port?: number } | null)?.port ?? config.port
+  const url =
+    config.publicUrl === `http://localhost:${config.port}`
+      ? `http://localhost:${port}`
+      : config.publicUrl
+  return `${url.replace(/\/+$/, '')}/`
 }
 
 main().catch((error) => {

@@ -188,3 +188,29 @@ test('an idle service gives its empty heap pages back after the start, and not w
   proc.child.kill('SIGTERM')
   assert.equal(await proc.exit, 0)
 })
+
+test('the start says, beside the JSON log, which address to open: one plain line on stderr, stdout JSON only', async () => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  // The log at info, as `npm start` runs by default: every stdout line stays a JSON object.
+  const started = run({ DATA_DIR: tempDir(), PORT: String(port), LOG_LEVEL: 'info' })
+  let stdout = ''
+  let stderr = ''
+  started.child.stdout?.on('data', (d) => {
+    stdout += d
+  })
+  started.child.stderr?.on('data', (d) => {
+    stderr += d
+  })
+  await waitReady(base)
+  started.child.kill('SIGTERM')
+  assert.equal(await started.exit, 0)
+  assert.deepEqual(
+    stderr.trim().split('\n'),
+    [`tenant-auth listening: open http://localhost:${port}/`],
+    'one human line on stderr',
+  )
+  const lines = stdout.trim().split('\n')
+  assert.ok(lines.length > 0)
+  for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line)
+})

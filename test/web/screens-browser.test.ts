@@ -198,3 +198,87 @@ test('users list: the signed-in admin’s own row offers no Suspend, Delete or E
     .waitFor()
   await context.close()
 })
+
+/** What a screen reader says after the field's name: the texts its aria-describedby names. */
+function descriptionOf(field: Locator): Promise<string> {
+  return field.evaluate((el) =>
+    (el.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  )
+}
+
+test('landing page: the 12-character rule is under the password field before any submit; the first-administrator note sits above the form, not under the password label', {
+  skip,
+}, async () => {
+  const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 860 } })
+  const page = await context.newPage()
+  await page.goto(`${server.url}/`)
+  const password = page.getByLabel('Choose a password')
+  assert.match(await descriptionOf(password), /At least 12 characters/)
+  assert.doesNotMatch(await descriptionOf(password), /administrator/)
+  const note = page.getByText('first administrator')
+  const first = await box(page.getByLabel('Workspace name'))
+  assert.ok((await box(note)).y < first.y, 'the note comes before the first field')
+  await check(page, 'landing')
+  await context.close()
+})
+
+/** Signs in on the hosted pages and lands on the account page. */
+async function signInToAccount(page: Page, slug: string, email: string): Promise<void> {
+  await page.goto(`${server.url}/t/${slug}/sign-in`)
+  await page.getByLabel('Email address').fill(email)
+  await page.getByLabel('Password').fill(STRONG_PASSWORD)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor()
+}
+
+test('account page at 390 px: a long address stays inside the card', { skip }, async () => {
+  const w = await longWorkspace()
+  const context = await browser.newContext({ viewport: { width: WIDTHS.phone, height: 860 } })
+  const page = await context.newPage()
+  await signInToAccount(page, w.slug, w.adminEmail)
+  const card = await box(page.getByRole('main'))
+  const address = await box(page.getByRole('definition').filter({ hasText: w.adminEmail }))
+  assert.ok(
+    address.x + address.width <= card.x + card.width,
+    `the address ends at ${address.x + address.width} px, the card at ${card.x + card.width} px`,
+  )
+  await check(page, 'account')
+  await context.close()
+})
+
+test('account page: one Sign out button; an admin has a link to the console with the workspace filled in, a member none', {
+  skip,
+}, async () => {
+  const w = await longWorkspace()
+  const member = await signup(server, w.slug, longEmail('katherine'))
+  const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 860 } })
+  const page = await context.newPage()
+  await signInToAccount(page, w.slug, w.adminEmail)
+  // Another session of the admin's elsewhere: ended by its own button, not "Sign out".
+  const elsewhere = await server.request('POST', `/v1/${w.slug}/auth/login`, {
+    email: w.adminEmail,
+    password: STRONG_PASSWORD,
+  })
+  assert.equal(elsewhere.status, 200)
+  await page.reload()
+  const main = page.getByRole('main')
+  assert.equal(await main.getByRole('button', { name: /sign out/i }).count(), 1)
+  assert.equal(await main.getByRole('button', { name: 'Sign out', exact: true }).count(), 1)
+  // The other two: the workspace's creation and the sign-in above.
+  assert.equal(await main.getByRole('button', { name: /^End session/ }).count(), 2)
+  const link = main.getByRole('link', { name: 'Admin console' })
+  assert.equal(await link.getAttribute('href'), `/console/?tenant=${w.slug}`)
+  await check(page, 'account-admin')
+  await link.click()
+  assert.equal(await page.getByLabel('Workspace').inputValue(), w.slug)
+  await context.close()
+
+  const memberContext = await browser.newContext()
+  const memberPage = await memberContext.newPage()
+  await signInToAccount(memberPage, w.slug, member.email)
+  assert.equal(await memberPage.getByRole('link', { name: 'Admin console' }).count(), 0)
+  await memberContext.close()
+})

@@ -63,7 +63,18 @@ export async function accountPage(
   const csrf = pages.csrf(request, reply)
   const apps = await connectedAppsSection(pages, request, connected.items as ConnectedApp[], csrf)
   const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
-  const body = html`<h1>Your account</h1>
+  // One Sign out, at the top beside the way to the console (for an admin, the workspace
+  // filled in): the current device's row below has no button of its own.
+  const body = html`<div class="account-head">
+<h1>Your account</h1>
+<div class="account-actions">
+${me.role === 'Admin' && html`<a href="/console/?tenant=${request.tenant.slug}" class="button">Admin console</a>`}
+<form method="post" action="${pages.url(request, 'sign-out')}" class="sign-out">
+<input type="hidden" name="_csrf" value="${csrf}">
+<button type="submit">Sign out</button>
+</form>
+</div>
+</div>
 ${notice(state.note)}
 ${errorSummary(state.errors)}
 <section aria-labelledby="profile-h">
@@ -123,7 +134,7 @@ ${form(
     (
       s,
     ) => html`<li><span><strong>${describeUserAgent(s.userAgent)}</strong>${s.current ? html` <span class="tag ok">this device</span>` : ''}<br><span class="hint">${s.ip ?? 'unknown address'}, last active ${s.lastUsedAt.slice(0, 16).replace('T', ' ')} UTC</span></span>
-<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="Sign out ${s.current ? 'this device' : `${describeUserAgent(s.userAgent)} at ${s.ip ?? 'an unknown address'}`}">Sign out</button></form></li>`,
+${s.current ? '' : html`<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="End session: ${describeUserAgent(s.userAgent)} at ${s.ip ?? 'an unknown address'}">End session</button></form>`}</li>`,
   )}</ul>
 </section>
 ${apps}
@@ -169,10 +180,6 @@ ${form(
   'Delete my account',
   { danger: true },
 )}
-</section>
-<form method="post" action="${pages.url(request, 'sign-out')}" class="sign-out">
-<input type="hidden" name="_csrf" value="${csrf}">
-<button type="submit">Sign out</button>
-</form>`
+</section>`
   return pages.send(request, reply, 'Your account', body, { status: state.status, wide: true })
 }

@@ -187,6 +187,7 @@ ${
   token === undefined
     ? html`<p>Workspaces are created by the operator of this service (TENANT_CREATION_TOKEN is set).</p>`
     : html`<h2>Create a workspace</h2>
+<p>You become the workspace’s first administrator: the email address and password below sign you in to its console.</p>
 ${errorSummary(errors)}
 ${form(
   '/',
@@ -194,7 +195,7 @@ ${form(
   html`${field({ name: 'name', label: 'Workspace name', value: values?.name, autocomplete: 'organization', errors })}
 ${field({ name: 'slug', label: 'Workspace address', hint: 'Lowercase letters, digits and hyphens: its pages live at /t/{address}/.', value: values?.slug, autocomplete: 'off', errors })}
 ${field({ name: 'email', label: 'Your email address', type: 'email', value: values?.email, autocomplete: 'username', errors })}
-${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'You will be the workspace’s first administrator.', errors })}`,
+${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors })}`,
   'Create workspace',
 )}`
 }`
