@@ -14,16 +14,22 @@ import {
   type TestServer,
 } from './helpers.ts'
 
+// A bcrypt hash of some password (the import test fixtures'): only its replacing counts.
+const IMPORTED_BCRYPT = '$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy'
+
 let a: TestServer
 let b: Awaited<ReturnType<typeof startSecondInstance>>
 let slug: string
+let adminToken: string
 
 before(async () => {
   a = await startServer()
   // With Redis, the second instance reads the database's revocation feed only once a
   // minute, so the broadcast alone must bring it each revocation within 5 s.
   b = await startSecondInstance(a, process.env.REDIS_URL ? { revocationPollMs: 60_000 } : {})
-  slug = (await createTenant(a)).slug
+  const tenant = await createTenant(a)
+  slug = tenant.slug
+  adminToken = tenant.admin.accessToken
 })
 after(async () => {
   await b.close()
@@ -92,6 +98,22 @@ describe('revocation reaches every instance within 5 seconds', () => {
     assert.equal(res.status, 200)
     await refusedOnSecond(other.body.accessToken)
     assert.equal((await meOn(b, user.accessToken)).status, 200)
+  })
+
+  test('a password replaced by an import update ends every session of the user', async () => {
+    const user = await signup(a, slug)
+    assert.equal((await meOn(b, user.accessToken)).status, 200)
+    const res = await a.request(
+      'POST',
+      `/v1/${slug}/users/import`,
+      {
+        users: [{ email: user.email, passwordHash: IMPORTED_BCRYPT }],
+        onConflict: 'update',
+      },
+      { token: adminToken },
+    )
+    assert.equal(res.body.results[0].status, 'updated', JSON.stringify(res.body))
+    await refusedOnSecond(user.accessToken)
   })
 
   test('account deletion', async () => {

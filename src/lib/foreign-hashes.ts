@@ -16,8 +16,20 @@ import { verify as bcryptVerify } from '@node-rs/bcrypt'
 export const HASH_BOUNDS = {
   bcryptCost: 14,
   pbkdf2Iterations: 2_000_000,
+  /**
+   * Not in the contract (issue 36 F2): PBKDF2's whole cost is its iterations times the
+   * 32-byte blocks of output (each block runs every iteration again), so the bound on
+   * iterations holds for the product: a 750-byte key (24 blocks) at 2,000,000 iterations
+   * would cost 24 times what the contract's bound means.
+   */
+  pbkdf2BlockIterations: 2_000_000,
   /** Bytes of memory for scrypt and argon2. */
   memoryBytes: 128 * 1024 * 1024,
+  /**
+   * Not in the contract (issue 36 F2): scrypt's p runs the whole memory-hard pass p times,
+   * so memory × passes (128·N·r·p bytes) is bounded by the contract's memory bound.
+   */
+  scryptWorkBytes: 128 * 1024 * 1024,
   argon2Time: 10,
   /** Not in the contract: parallel lanes multiply scrypt's time, and argon2 needs m ≥ 8p. */
   parallelism: 16,
@@ -102,19 +114,66 @@ export function refuseHash(stored: string): HashRefusal | undefined {
   }
   m = FIREBASE.exec(stored)
   if (m) return refuseFirebase(num(m[1]), num(m[2]))
-  m = DJANGO.exec(stored) ?? PASSLIB_PBKDF2.exec(stored)
-  if (m) return refusePbkdf2(num(m[1]))
+  m = DJANGO.exec(stored)
+  if (m) return refusePbkdf2(num(m[1]), Buffer.from(m[3], 'base64').length)
+  m = PASSLIB_PBKDF2.exec(stored)
+  if (m) return refusePbkdf2(num(m[1]), ab64(m[3]).length)
   m = PHC_PBKDF2.exec(stored)
   if (m) {
-    if (m[2] !== undefined && num(m[2]) !== b64(m[4]).length) return 'unsupported_hash'
-    return refusePbkdf2(num(m[1]))
+    const keyBytes = b64(m[4]).length
+    if (m[2] !== undefined && num(m[2]) !== keyBytes) return 'unsupported_hash'
+    return refusePbkdf2(num(m[1]), keyBytes)
   }
   return 'unsupported_hash'
 }
 
+/**
+ * What checking a hash costs, in verifies of the service's own argon2id (m=19 MiB, t=2,
+ * lib/passwords.ts), from its parameters alone: the unit the hash slots are sized in
+ * (issue 36 F2: a check in the shared slots may cost at most DEAR_HASH_COST of them; a
+ * dearer one runs in a lane of its own). The factors were measured side by side on the
+ * 2-core bench machine (Node 24's OpenSSL, the @node-rs bindings) and rounded up:
+ * argon2 scales with memory × passes (its lanes split the memory, they add no work);
+ * 16 MiB·pass of scrypt ≈ 3 units; 100,000 PBKDF2-SHA256 block-iterations ≈ 1 unit;
+ * bcrypt cost 10 ≈ 3.5 units, doubling with each step. Firebase's scrypt is scrypt with
+ * N = 2^memCost, r = rounds, p = 1. Unknown or refused hashes cost 0: they are never run.
+ */
+export function hashCost(stored: string): number {
+  if (refuseHash(stored) !== undefined) return 0
+  let m = BCRYPT.exec(stored)
+  if (m) return 3.5 * 2 ** (num(m[1]) - 10)
+  m = ARGON2.exec(stored)
+  if (m) {
+    const params = new Map(m[1].split(',').map((kv) => [kv[0], num(kv.slice(2))]))
+    return ((params.get('m') ?? 0) * (params.get('t') ?? 0)) / (19_456 * 2)
+  }
+  const MIB16 = 16 * 1024 * 1024
+  m = SCRYPT.exec(stored)
+  if (m) return (3 * scryptMemory(2 ** num(m[1]), num(m[2])) * num(m[3])) / MIB16
+  m = FIREBASE.exec(stored)
+  if (m) return (3 * scryptMemory(2 ** num(m[2]), num(m[1]))) / MIB16
+  m = DJANGO.exec(stored)
+  if (m) return pbkdf2Cost(num(m[1]), Buffer.from(m[3], 'base64').length)
+  m = PASSLIB_PBKDF2.exec(stored)
+  if (m) return pbkdf2Cost(num(m[1]), ab64(m[3]).length)
+  m = PHC_PBKDF2.exec(stored)
+  if (m) return pbkdf2Cost(num(m[1]), b64(m[4]).length)
+  return 0
+}
+
+const pbkdf2Cost = (iterations: number, keyBytes: number) =>
+  (iterations * pbkdf2Blocks(keyBytes)) / 100_000
+
+/**
+ * The cost above which a hash check leaves the shared slots for the dear lane: four
+ * verifies of the service's argon2id (issue 36 F2).
+ */
+export const DEAR_HASH_COST = 4
+
 function scryptTooExpensive(ln: number, r: number, p: number): boolean {
   if (ln > 30 || r > HASH_BOUNDS.memoryBytes || p > HASH_BOUNDS.parallelism) return true
-  return scryptMemory(2 ** ln, r) > HASH_BOUNDS.memoryBytes
+  const memory = scryptMemory(2 ** ln, r)
+  return memory > HASH_BOUNDS.memoryBytes || memory * p > HASH_BOUNDS.scryptWorkBytes
 }
 
 /** The memory scrypt takes: its V array, 128·N·r bytes. */
@@ -122,9 +181,15 @@ function scryptMemory(n: number, r: number): number {
   return 128 * n * r
 }
 
-function refusePbkdf2(iterations: number): HashRefusal | undefined {
-  if (!(iterations >= 1)) return 'unsupported_hash'
-  return iterations > HASH_BOUNDS.pbkdf2Iterations ? 'hash_too_expensive' : undefined
+/** PBKDF2-HMAC-SHA256 output blocks: each 32 bytes of derived key runs every iteration. */
+const pbkdf2Blocks = (keyBytes: number) => Math.max(1, Math.ceil(keyBytes / 32))
+
+function refusePbkdf2(iterations: number, keyBytes: number): HashRefusal | undefined {
+  if (!(iterations >= 1) || keyBytes < 1) return 'unsupported_hash'
+  if (iterations > HASH_BOUNDS.pbkdf2Iterations) return 'hash_too_expensive'
+  return iterations * pbkdf2Blocks(keyBytes) > HASH_BOUNDS.pbkdf2BlockIterations
+    ? 'hash_too_expensive'
+    : undefined
 }
 
 function refuseFirebase(rounds: number, memCost: number): HashRefusal | undefined {

@@ -4,7 +4,12 @@ import { type Algorithm, hash, verify } from '@node-rs/argon2'
 import { isCommonPassword } from './common-passwords.ts'
 import { normalizeEmail } from './email.ts'
 import { AppError } from './errors.ts'
-import { type SignerKeySeal, verifyForeignHash } from './foreign-hashes.ts'
+import {
+  DEAR_HASH_COST,
+  hashCost,
+  type SignerKeySeal,
+  verifyForeignHash,
+} from './foreign-hashes.ts'
 import { Semaphore, SemaphoreFull } from './semaphore.ts'
 
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
@@ -31,6 +36,17 @@ export function defaultHashConcurrency(env: { UV_THREADPOOL_SIZE?: string }): nu
 
 // Until configureHashing() runs (buildApp calls it with the configured bounds).
 const slots = new Semaphore(defaultHashConcurrency({}), 64)
+/**
+ * The dear lane (issue 36 F2): imported hashes costing more than DEAR_HASH_COST argon2id
+ * verifies (PBKDF2 at Django's million iterations, bcrypt above cost 10, large scrypt or
+ * argon2) run here, never in `slots`, so a tenant's costly imported rows cannot hold the
+ * slots every other sign-in waits for. Half the slots (at least one), the same queue bound.
+ */
+const dearSlots = new Semaphore(dearConcurrency(defaultHashConcurrency({})), 64)
+
+function dearConcurrency(concurrency: number): number {
+  return Math.max(1, Math.floor(concurrency / 2))
+}
 
 /**
  * Sets the bound: `concurrency` hashes in flight, `queueLimit` more waiting. A hash asked
@@ -40,10 +56,11 @@ const slots = new Semaphore(defaultHashConcurrency({}), 64)
  */
 export function configureHashing(options: { concurrency: number; queueLimit: number }): void {
   slots.resize(options.concurrency, options.queueLimit)
+  dearSlots.resize(dearConcurrency(options.concurrency), options.queueLimit)
 }
 
-function hashing<T>(job: () => Promise<T>): Promise<T> {
-  return slots.run(job).catch((error) => {
+function hashing<T>(job: () => Promise<T>, lane = slots): Promise<T> {
+  return lane.run(job).catch((error) => {
     if (error instanceof SemaphoreFull) {
       throw new AppError('unavailable', {
         message: 'Too many sign-ins at once; try again in a moment.',
@@ -54,9 +71,14 @@ function hashing<T>(job: () => Promise<T>): Promise<T> {
   })
 }
 
-/** Password hashes running and waiting for a slot, for the metrics. */
+/** Password hashes running and waiting for a slot (the shared slots), for the metrics. */
 export function hashLoad(): { running: number; queued: number } {
   return { running: slots.running, queued: slots.queued }
+}
+
+/** Imported hashes running and waiting in the dear lane. */
+export function dearHashLoad(): { running: number; queued: number } {
+  return { running: dearSlots.running, queued: dearSlots.queued }
 }
 
 /** Passwords are compared as given: NFC-normalised, never trimmed or truncated. */
@@ -79,7 +101,8 @@ function getDummyHash(): Promise<string> {
 /**
  * Verifies `password`; with no stored hash it spends the same time and answers false. A
  * hash made elsewhere and imported (lib/foreign-hashes.ts) is checked, within its bounds,
- * in the same slots; `seal` opens the signer key of a Firebase hash.
+ * in the same slots, or in the dear lane when it costs more than four of ours; `seal`
+ * opens the signer key of a Firebase hash.
  */
 export async function verifyPassword(
   stored: string | null,
@@ -88,8 +111,10 @@ export async function verifyPassword(
 ): Promise<boolean> {
   const target = stored ?? (await getDummyHash())
   if (stored !== null && needsRehash(stored)) {
-    // Hashes of older parameters, or imported: checked within their bounds (§14).
-    return hashing(() => verifyForeignHash(stored, normalizePassword(password), seal))
+    // Hashes of older parameters, or imported: checked within their bounds (§14), the dear
+    // ones in their own lane.
+    const lane = hashCost(stored) > DEAR_HASH_COST ? dearSlots : slots
+    return hashing(() => verifyForeignHash(stored, normalizePassword(password), seal), lane)
   }
   const ok = await hashing(() => verify(target, normalizePassword(password)).catch(() => false))
   return stored !== null && ok

@@ -106,7 +106,7 @@ export interface paths {
     put?: never
     /**
      * Accept an invitation with its token and a new password, signed in
-     * @description Unknown or revoked token: 401 `invalid_invite`; expired: 401 `invite_expired`; accepted already: 409 `invite_used`; the address belongs to an Active or Suspended user by now: 409 `already_member`. A Pending user of the address becomes Active with the chosen password and the role of the invitation.
+     * @description Unknown or revoked token: 401 `invalid_invite`; expired: 401 `invite_expired`; accepted already: 409 `invite_used`; the address belongs to an Active or Suspended user by now: 409 `already_member`. A Pending user of the address becomes Active with the chosen password and the role of the invitation. An address whose domain has an enforced SSO connection is 403 `sso_required` (an invitation to the Admin role excepted): the invitee signs in through the connection, no user or session is made and the invitation stays unspent.
      */
     post: operations['acceptInvite']
     delete?: never
@@ -2377,6 +2377,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `invalid_invite`, `invite_expired`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `sso_required`. */
+      403: {
         headers: {
           [name: string]: unknown
         }

@@ -10,6 +10,7 @@ import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
+  eventually,
   randomIp,
   startTestServer,
   type TenantFixture,
@@ -129,6 +130,50 @@ test('import: onConflict skip (default) leaves existing users; update changes ha
   })
   assert.deepEqual(again.body.results, [{ index: 0, status: 'updated', id }])
   assert.equal((await login(t, email, firebase.password)).status, 200)
+})
+
+test("import: a password replaced by an update ends the user's sessions (refresh and access tokens refused); a profile-only update ends none", async () => {
+  const t = await createTenant(server)
+  const [bcrypt] = FIXTURES.cases
+  const email = uniqueEmail('reset')
+  const created = await importUsers(t, { users: [{ email, passwordHash: bcrypt.passwordHash }] })
+  assert.equal(created.body.results[0].status, 'created')
+  const session = await login(t, email, bcrypt.password)
+  assert.equal(session.status, 200, JSON.stringify(session.body))
+  const me = (token: string) =>
+    server.request('GET', `/v1/${t.slug}/me`, undefined, { token }).then((r) => r.status)
+  const refresh = (refreshToken: string) =>
+    server.request('POST', `/v1/${t.slug}/auth/refresh`, { refreshToken }, { ip: randomIp() })
+
+  const profileOnly = await importUsers(t, {
+    users: [{ email, givenName: 'Kept' }],
+    onConflict: 'update',
+  })
+  assert.equal(profileOnly.body.results[0].status, 'updated')
+  assert.equal(await me(session.body.accessToken), 200, 'no password given: the session stays')
+  const rotated = await refresh(session.body.refreshToken)
+  assert.equal(rotated.status, 200, JSON.stringify(rotated.body))
+
+  const mark = await auditMark(server, t.tenantId)
+  const replaced = await importUsers(t, {
+    users: [{ email, passwordHash: FIXTURES.cases[6].passwordHash }],
+    onConflict: 'update',
+  })
+  assert.equal(replaced.body.results[0].status, 'updated')
+  const revoked = (await auditSince(server, t.tenantId, mark)).filter(
+    (e) => e.action === 'SessionRevoked',
+  )
+  assert.deepEqual(
+    revoked.map((e) => (e.metadata as { reason: string }).reason),
+    ['password-changed'],
+    'one session, ended as a password change ends it',
+  )
+  expectError(await refresh(rotated.body.refreshToken), 401, 'session_revoked')
+  assert.ok(
+    await eventually(async () => (await me(rotated.body.accessToken)) === 401, 5000),
+    'the access token is refused within 5 s (CONTRACT §4)',
+  )
+  assert.equal((await login(t, email, FIXTURES.cases[6].password)).status, 200)
 })
 
 test('import: absurd costs are hash_too_expensive and never tried; malformed hashes are unsupported_hash', async () => {

@@ -19,7 +19,7 @@ import { type CheckedUser, checkRow } from './rows.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'
 
-type ImportDeps = Pick<Deps, 'db' | 'audit' | 'clock' | 'cipher'>
+type ImportDeps = Pick<Deps, 'db' | 'audit' | 'clock' | 'cipher' | 'sessions'>
 
 const PROFILE = ['displayName', 'givenName', 'familyName', 'externalId'] as const
 
@@ -50,7 +50,9 @@ export async function importUsers(
     } else rows.push({ index, email, input: user })
     seen.add(email)
   })
-  await deps.db.transaction(async (tx) => {
+  // A `revoking` transaction: a password replaced by an update ends the user's sessions as
+  // a password change does (CONTRACT §4's 5 s rule), once it committed.
+  await deps.sessions.revoking(async (tx, revoke) => {
     const existing = await findLiveByEmails(
       tx,
       tenantId,
@@ -98,6 +100,9 @@ export async function importUsers(
           ...profile,
           updatedAt: now,
         })
+        if (passwordHash !== undefined) {
+          await revoke(tenantId, found.id, actor, 'password-changed')
+        }
         results[index] = { index, status: 'updated', id: found.id }
         entries.push(imported(found.id, email, 'updated', passwordHash))
         continue

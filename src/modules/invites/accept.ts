@@ -4,13 +4,14 @@
 // over rather than duplicated. Unknown or revoked token: 401 invalid_invite; expired: 401
 // invite_expired (InviteExpired recorded once); accepted already: 409 invite_used; the
 // address taken meanwhile by an Active or Suspended user: 409 already_member (the
-// invitation stays unspent).
+// invitation stays unspent); an address under an enforced SSO domain: 403 sso_required.
 import type { Handle } from '../../db/client.ts'
 import { findInviteByTokenHash } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { ssoRequired } from '../federation/enforce.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { lockPendingUser, type User, updateUser } from '../users/queries.ts'
@@ -32,6 +33,12 @@ export async function acceptInvite(
   await deps.limits.refund('loginFailuresPerIp', ip)
   const { invite, tenant } = found
   await refuseUnusable(deps, tenant, invite, actor)
+  // CONTRACT §12: an address under an enforced SSO domain signs in through its connection;
+  // a password session opened here would go round it (issue 36 P2). As there, an Admin
+  // (here: an invitation to the Admin role) is excepted. The invitation stays unspent.
+  if (await ssoRequired(deps.db, tenant.id, invite.emailNormalized, { role: invite.role })) {
+    fail('sso_required')
+  }
   // The password is checked before the invitation is spent: a weak one costs nothing.
   const passwordHash = await preparePassword(input.password, invite.email, tenant.name)
 
