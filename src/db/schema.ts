@@ -1,6 +1,7 @@
 // The whole data model. Every row that belongs to a tenant carries `tenant_id`, leads its
 // primary key with it and is reached through indexes led by it, so the data can later be
 // distributed by tenant (for example with Citus, distribution column tenant_id).
+import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import {
   bigint,
   boolean,
@@ -25,6 +26,43 @@ const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
+/** tenant_id of a row that goes with its tenant (ON DELETE CASCADE). */
+const tenantRef = () =>
+  uuid('tenant_id')
+    .notNull()
+    .references((): AnyPgColumn => tenants.id, { onDelete: 'cascade' })
+
+/**
+ * The columns a tenant's own record starts with: tenant_id (the row goes with its tenant)
+ * and the row's id; its primary key is (tenant_id, id) (`tenantListed`).
+ */
+const tenantOwned = () => ({ tenantId: tenantRef(), id: uuid('id').notNull() })
+
+/** When a record was made and last changed. */
+const timestamps = () => ({
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+})
+
+/**
+ * The primary key (tenant_id, id) and the index an admin list walks, newest page by
+ * keyset (tenant, created_at, id): `<table>_tenant_created`.
+ */
+const tenantListed = (
+  table: string,
+  t: { tenantId: AnyPgColumn; id: AnyPgColumn; createdAt: AnyPgColumn },
+) => [
+  primaryKey({ columns: [t.tenantId, t.id] }),
+  index(`${table}_tenant_created`).on(t.tenantId, t.createdAt, t.id),
+]
+
+/** A row of a user's: (tenant_id, user_id) references the user and goes with it. */
+const ownedByUser = (t: { tenantId: AnyPgColumn; userId: AnyPgColumn }) =>
+  foreignKey({
+    columns: [t.tenantId, t.userId],
+    foreignColumns: [users.tenantId, users.id],
+  }).onDelete('cascade')
+
 export const tenants = pgTable('tenants', {
   id: uuid('id').primaryKey(),
   slug: text('slug').notNull().unique(),
@@ -45,8 +83,7 @@ export const tenants = pgTable('tenants', {
   passkeysEnabled: boolean('passkeys_enabled').notNull().default(true),
   /** CONTRACT §11: RFC 7591 registration open at the tenant's issuer. */
   dynamicClientRegistration: boolean('dynamic_client_registration').notNull().default(false),
-  createdAt: ts('created_at').notNull(),
-  updatedAt: ts('updated_at').notNull(),
+  ...timestamps(),
   deletedAt: ts('deleted_at'),
 })
 
@@ -63,10 +100,7 @@ export const tenantLogos = pgTable('tenant_logos', {
 export const users = pgTable(
   'users',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     email: text('email').notNull(),
     /** NFC + trim + lower-case: one account per address per tenant (lib/email.ts). */
     emailNormalized: text('email_normalized').notNull(),
@@ -79,8 +113,7 @@ export const users = pgTable(
     totpEnabled: boolean('totp_enabled').notNull().default(false),
     /** The last accepted RFC 6238 time step: a step is never accepted twice. */
     totpLastStep: bigint('totp_last_step', { mode: 'number' }),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...timestamps(),
     lastLoginAt: ts('last_login_at'),
     deletedAt: ts('deleted_at'),
     /** Profile fields (CONTRACT §14): set by PATCH users, SCIM and import; null when unknown. */
@@ -91,12 +124,11 @@ export const users = pgTable(
     externalId: text('external_id'),
   },
   (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
+    ...tenantListed('users', t),
     // Soft-deleted users free their address.
     uniqueIndex('users_tenant_email_live')
       .on(t.tenantId, t.emailNormalized)
       .where(sql`deleted_at IS NULL`),
-    index('users_tenant_created').on(t.tenantId, t.createdAt, t.id),
     index('users_deleted_at').on(t.deletedAt).where(sql`deleted_at IS NOT NULL`),
     // SCIM clients look users up by their own id (`filter=externalId eq "…"`, §14).
     index('users_tenant_external_id')
@@ -140,10 +172,7 @@ export const sessions = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
-    foreignKey({
-      columns: [t.tenantId, t.userId],
-      foreignColumns: [users.tenantId, users.id],
-    }).onDelete('cascade'),
+    ownedByUser(t),
     // A user's sessions (led by tenant and user), and the new-device check's walk over the
     // user's distinct (ip, user agent) pairs with each one's latest expiry (sessions/
     // queries.ts): one index probe a pair, however many sessions the user has.
@@ -229,10 +258,7 @@ export const auditEvents = pgTable(
 export const apiKeys = pgTable(
   'api_keys',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     name: text('name').notNull(),
     environment: text('environment').notNull(),
     /** The first 12 characters of the plaintext, to tell keys apart. */
@@ -246,19 +272,15 @@ export const apiKeys = pgTable(
     revokedAt: ts('revoked_at'),
   },
   (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
+    ...tenantListed('api_keys', t),
     uniqueIndex('api_keys_tenant_hash').on(t.tenantId, t.keyHash),
-    index('api_keys_tenant_created').on(t.tenantId, t.createdAt, t.id),
   ],
 )
 
 export const invites = pgTable(
   'invites',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     email: text('email').notNull(),
     emailNormalized: text('email_normalized').notNull(),
     role: text('role').notNull(),
@@ -274,9 +296,8 @@ export const invites = pgTable(
     expiredRecordedAt: ts('expired_recorded_at'),
   },
   (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
+    ...tenantListed('invites', t),
     index('invites_tenant_email').on(t.tenantId, t.emailNormalized),
-    index('invites_tenant_created').on(t.tenantId, t.createdAt, t.id),
   ],
 )
 
@@ -300,10 +321,7 @@ export const oneTimeCodes = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),
-    foreignKey({
-      columns: [t.tenantId, t.userId],
-      foreignColumns: [users.tenantId, users.id],
-    }).onDelete('cascade'),
+    ownedByUser(t),
     index('codes_tenant_user_open')
       .on(t.tenantId, t.userId, t.purpose)
       .where(sql`closed_at IS NULL`),
@@ -323,10 +341,7 @@ export const idpIdentities = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.issuer, t.subject] }),
-    foreignKey({
-      columns: [t.tenantId, t.userId],
-      foreignColumns: [users.tenantId, users.id],
-    }).onDelete('cascade'),
+    ownedByUser(t),
     index('idp_identities_user').on(t.tenantId, t.userId),
   ],
 )
@@ -335,9 +350,7 @@ export const idpIdentities = pgTable(
 export const oauthStates = pgTable(
   'oauth_states',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: tenantRef(),
     stateHash: text('state_hash').notNull(),
     codeVerifier: text('code_verifier').notNull(),
     nonce: text('nonce').notNull(),
@@ -363,13 +376,7 @@ export const recoveryCodes = pgTable(
     createdAt: ts('created_at').notNull(),
     usedAt: ts('used_at'),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.userId, t.codeHash] }),
-    foreignKey({
-      columns: [t.tenantId, t.userId],
-      foreignColumns: [users.tenantId, users.id],
-    }).onDelete('cascade'),
-  ],
+  (t) => [primaryKey({ columns: [t.tenantId, t.userId, t.codeHash] }), ownedByUser(t)],
 )
 
 /** WebAuthn credentials (CONTRACT §9, passkeys). */
@@ -395,10 +402,7 @@ export const passkeys = pgTable(
     primaryKey({ columns: [t.tenantId, t.id] }),
     uniqueIndex('passkeys_tenant_credential').on(t.tenantId, t.credentialId),
     index('passkeys_tenant_user').on(t.tenantId, t.userId),
-    foreignKey({
-      columns: [t.tenantId, t.userId],
-      foreignColumns: [users.tenantId, users.id],
-    }).onDelete('cascade'),
+    ownedByUser(t),
   ],
 )
 
@@ -409,9 +413,7 @@ export const passkeys = pgTable(
 export const webauthnChallenges = pgTable(
   'webauthn_challenges',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: tenantRef(),
     /** SHA-256 of the challenge (base64url). */
     challengeHash: text('challenge_hash').notNull(),
     ceremony: text('ceremony').notNull(),
@@ -431,10 +433,7 @@ export const webauthnChallenges = pgTable(
 export const applications = pgTable(
   'applications',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     /** The OAuth client_id: random, unique across tenants (an issuer finds it by it alone). */
     clientId: text('client_id').notNull().unique(),
     name: text('name').notNull(),
@@ -452,23 +451,16 @@ export const applications = pgTable(
     dynamic: boolean('dynamic').notNull().default(false),
     /** AES-256-GCM under ENCRYPTION_KEYS; null for public clients (spa, native). */
     clientSecretEnc: text('client_secret_enc'),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...timestamps(),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
-    index('applications_tenant_created').on(t.tenantId, t.createdAt, t.id),
-  ],
+  (t) => [...tenantListed('applications', t)],
 )
 
 /** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */
 export const apiResources = pgTable(
   'api_resources',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     name: text('name').notNull(),
     /** The absolute URI clients send as `resource` and tokens carry as `aud`. */
     identifier: text('identifier').notNull(),
@@ -477,13 +469,11 @@ export const apiResources = pgTable(
       .notNull()
       .default([]),
     accessTokenTtlSeconds: integer('access_token_ttl_seconds').notNull().default(900),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...timestamps(),
   },
   (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
+    ...tenantListed('api_resources', t),
     uniqueIndex('api_resources_tenant_identifier').on(t.tenantId, t.identifier),
-    index('api_resources_tenant_created').on(t.tenantId, t.createdAt, t.id),
   ],
 )
 
@@ -498,9 +488,7 @@ export const apiResources = pgTable(
 export const oidcModels = pgTable(
   'oidc_models',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
+    tenantId: tenantRef(),
     model: text('model').notNull(),
     id: text('id').notNull(),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
@@ -532,10 +520,7 @@ export const oidcModels = pgTable(
 export const webhooks = pgTable(
   'webhooks',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     url: text('url').notNull(),
     /** Audit action names, or ['*'] for every event. */
     events: text('events').array().notNull(),
@@ -545,13 +530,9 @@ export const webhooks = pgTable(
     previousSecretEnc: text('previous_secret_enc'),
     previousUntil: ts('previous_until'),
     failingSince: ts('failing_since'),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...timestamps(),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
-    index('webhooks_tenant_created').on(t.tenantId, t.createdAt, t.id),
-  ],
+  (t) => [...tenantListed('webhooks', t)],
 )
 
 /**
@@ -601,10 +582,7 @@ export const webhookDeliveries = pgTable(
 export const ssoConnections = pgTable(
   'sso_connections',
   {
-    tenantId: uuid('tenant_id')
-      .notNull()
-      .references(() => tenants.id, { onDelete: 'cascade' }),
-    id: uuid('id').notNull(),
+    ...tenantOwned(),
     name: text('name').notNull(),
     /** oidc | saml */
     type: text('type').notNull(),
@@ -621,13 +599,9 @@ export const ssoConnections = pgTable(
     samlIdpEntityId: text('saml_idp_entity_id'),
     samlIdpSsoUrl: text('saml_idp_sso_url'),
     samlIdpCertificates: text('saml_idp_certificates').array(),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...timestamps(),
   },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.id] }),
-    index('sso_connections_tenant_created').on(t.tenantId, t.createdAt, t.id),
-  ],
+  (t) => [...tenantListed('sso_connections', t)],
 )
 
 /** Which connection of the tenant owns a domain (lowercase, IDNs in punycode). */
@@ -668,10 +642,7 @@ export const ssoIdentities = pgTable(
       columns: [t.tenantId, t.connectionId],
       foreignColumns: [ssoConnections.tenantId, ssoConnections.id],
     }).onDelete('cascade'),
-    foreignKey({
-      columns: [t.tenantId, t.userId],
-      foreignColumns: [users.tenantId, users.id],
-    }).onDelete('cascade'),
+    ownedByUser(t),
     index('sso_identities_user').on(t.tenantId, t.userId),
   ],
 )

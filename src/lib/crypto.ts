@@ -4,6 +4,7 @@ import {
   createDecipheriv,
   createHash,
   createSecretKey,
+  hkdfSync,
   type KeyObject,
   randomBytes,
   randomInt,
@@ -39,6 +40,27 @@ export function safeEqual(a: string, b: string): boolean {
   const da = createHash('sha256').update(a, 'utf8').digest()
   const db = createHash('sha256').update(b, 'utf8').digest()
   return timingSafeEqual(da, db)
+}
+
+const subKeys = new WeakMap<Buffer, Map<string, Buffer>>()
+
+/**
+ * The 32-byte key for one purpose (`label`, RFC 5869 HKDF-SHA256's info, no salt) derived
+ * from a key of ENCRYPTION_KEYS, so no two uses ever share a key. Derived once per key and
+ * label, then cached for as long as the key itself is held.
+ */
+export function subKey(key: Buffer, label: string): Buffer {
+  let byLabel = subKeys.get(key)
+  if (!byLabel) {
+    byLabel = new Map()
+    subKeys.set(key, byLabel)
+  }
+  let out = byLabel.get(label)
+  if (!out) {
+    out = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), label, 32))
+    byLabel.set(label, out)
+  }
+  return out
 }
 
 /**

@@ -20,11 +20,11 @@
 // response can set; the tenant is in the name so two tenants' pages in one browser keep
 // apart. Over http (development) `ta_session` and `ta_csrf`, scoped to the tenant's pages by
 // their path.
-import { createHmac, hkdfSync } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
-import { hashToken, randomToken, safeEqual } from '../lib/crypto.ts'
+import { hashToken, randomToken, safeEqual, subKey } from '../lib/crypto.ts'
 import { issuerPath, SIGN_IN_COOKIE, sealSignIn } from '../modules/oidc/browser-sign-in.ts'
 import { clearCookie, cookieHeader, readCookies, setCookie } from './http.ts'
 
@@ -263,16 +263,8 @@ export function sessionIdOf(session: PageSession): string {
   return hashToken(session.accessToken)
 }
 
-const derived = new WeakMap<Buffer, Buffer>()
-
 function csrfKey(config: Config): Buffer {
-  const key = config.encryptionKeys[0].key
-  let out = derived.get(key)
-  if (!out) {
-    out = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'hosted-pages-csrf', 32))
-    derived.set(key, out)
-  }
-  return out
+  return subKey(config.encryptionKeys[0].key, 'hosted-pages-csrf')
 }
 
 /** The field for (tenant, session, secret); the parts joined unambiguously (JSON). */

@@ -129,6 +129,28 @@ export async function windowEnd(
   return rows[0]
 }
 
+/** Events about the user or made by it. */
+const concerning = (userId: string) =>
+  or(eq(auditEvents.userId, userId), eq(auditEvents.actorId, userId))
+
+/**
+ * The user's events (about it, or made by it), newest first, `limit` of them: the
+ * personal-data export's (CONTRACT §9).
+ */
+export async function eventsConcerning(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  limit: number,
+): Promise<AuditEvent[]> {
+  return db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.tenantId, tenantId), concerning(userId)))
+    .orderBy(...newestFirst)
+    .limit(limit)
+}
+
 /**
  * Erasure (CONTRACT §9): the tenant's events that concern the user, were made by it, or
  * whose email or metadata name its address anywhere (a failed login of the address has no
@@ -146,11 +168,7 @@ export async function eventsAbout(
     .where(
       and(
         eq(auditEvents.tenantId, tenantId),
-        or(
-          eq(auditEvents.userId, userId),
-          eq(auditEvents.actorId, userId),
-          and(searchedTenant(tenantId, address), matches(address)),
-        ),
+        or(concerning(userId), and(searchedTenant(tenantId, address), matches(address))),
       ),
     )
 }

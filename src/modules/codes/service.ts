@@ -9,12 +9,12 @@
 // purpose) and the code: `<key version>:<base64url mac>`. Without the key the table
 // reveals nothing, and a row copied to another user, tenant or purpose never matches.
 // Every listed key version is tried, so codes issued just before a key rotation still work.
-import { createHmac, hkdfSync } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { EncryptionKey } from '../../config.ts'
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
-import { randomDigits } from '../../lib/crypto.ts'
+import { randomDigits, subKey } from '../../lib/crypto.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Mail, Mailer } from '../../lib/mailer.ts'
 import { lockUserRow } from '../users/queries.ts'
@@ -56,19 +56,8 @@ export async function onRequestFloor(
   if (mail) mailer.deliver(mail, { afterAnswer: true })
 }
 
-const derived = new WeakMap<Buffer, Buffer>()
-
-function macKey(key: EncryptionKey): Buffer {
-  let out = derived.get(key.key)
-  if (!out) {
-    out = Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), 'one-time-code-hmac', 32))
-    derived.set(key.key, out)
-  }
-  return out
-}
-
 function mac(key: EncryptionKey, o: CodeOwner, code: string): string {
-  const digest = createHmac('sha256', macKey(key))
+  const digest = createHmac('sha256', subKey(key.key, 'one-time-code-hmac'))
     .update(`${o.purpose}:${o.tenantId}:${o.userId}:${code}`, 'utf8')
     .digest('base64url')
   return `${key.version}:${digest}`

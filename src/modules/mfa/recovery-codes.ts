@@ -8,10 +8,11 @@
 // (tenant, user) and the normalised code, stored as `<key version>:<base64url mac>`.
 // Without the key the table reveals nothing, a row copied to another user never matches,
 // and every listed key version is tried, so codes made before a key rotation still work.
-import { createHmac, hkdfSync, randomInt } from 'node:crypto'
+import { createHmac, randomInt } from 'node:crypto'
 import type { EncryptionKey } from '../../config.ts'
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
+import { subKey } from '../../lib/crypto.ts'
 import * as store from './queries.ts'
 
 export const RECOVERY_CODE_COUNT = 10
@@ -37,19 +38,8 @@ export function normaliseRecoveryCode(input: string): string | undefined {
   return NORMALISED.test(compact) ? compact : undefined
 }
 
-const derived = new WeakMap<Buffer, Buffer>()
-
-function macKey(key: EncryptionKey): Buffer {
-  let out = derived.get(key.key)
-  if (!out) {
-    out = Buffer.from(hkdfSync('sha256', key.key, Buffer.alloc(0), 'recovery-code-hmac', 32))
-    derived.set(key.key, out)
-  }
-  return out
-}
-
 function mac(key: EncryptionKey, tenantId: string, userId: string, normalised: string) {
-  const digest = createHmac('sha256', macKey(key))
+  const digest = createHmac('sha256', subKey(key.key, 'recovery-code-hmac'))
     .update(`recovery:${tenantId}:${userId}:${normalised}`, 'utf8')
     .digest('base64url')
   return `${key.version}:${digest}`

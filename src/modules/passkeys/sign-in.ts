@@ -13,6 +13,7 @@
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto'
 import type { Config } from '../../config.ts'
 import type { Deps } from '../../deps.ts'
+import { subKey } from '../../lib/crypto.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
@@ -71,8 +72,6 @@ interface Descriptor {
   transports?: string[]
 }
 
-const decoyKeys = new WeakMap<Buffer, Buffer>()
-
 /**
  * The credential id that stands in, in `slot`, for a passkey the address does not have:
  * HMAC-SHA-256 of the tenant and the address under a key derived from the first
@@ -86,12 +85,7 @@ function decoy(
   shape: CredentialShape | undefined,
 ): Descriptor {
   const { bytes, transports } = shape ?? PLATFORM_SHAPE
-  const secret = config.encryptionKeys[0].key
-  let key = decoyKeys.get(secret)
-  if (!key) {
-    key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'passkey-decoy-credential', 32))
-    decoyKeys.set(secret, key)
-  }
+  const key = subKey(config.encryptionKeys[0].key, 'passkey-decoy-credential')
   const mac = createHmac('sha256', key).update(`${tenantId}:${email}`, 'utf8').digest()
   const id = Buffer.from(hkdfSync('sha256', mac, Buffer.alloc(0), `slot ${slot}`, bytes))
   return { id: id.toString('base64url'), transports: [...transports] }

@@ -3,13 +3,13 @@
 // (schemas.ts): rows are mapped field by field here, never passed through.
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
+import { eventsConcerning } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
 import { findUserById } from '../users/queries.ts'
 import { presentUser } from '../users/record.ts'
 import {
   countUnusedRecoveryCodes,
-  eventsOf,
   identitiesOf,
   passkeysOf,
   sessionsOf,
@@ -34,7 +34,7 @@ export const EXPORT_READS = {
   sso_identities: ssoIdentitiesOf,
   passkeys: passkeysOf,
   recovery_codes: countUnusedRecoveryCodes,
-  audit_events: eventsOf,
+  audit_events: eventsConcerning,
 } as const
 
 /** Tables naming the user that the export leaves out, and why. */

@@ -1,16 +1,14 @@
 // The reads of a personal-data export (CONTRACT §9). This module owns no table: every
 // query here reads, tenant first, and the erasure writes through the owners' queries.
 import type { Handle } from '../../db/client.ts'
-import { and, asc, desc, eq, isNull, or, sql } from '../../db/orm.ts'
+import { and, asc, eq, isNull, sql } from '../../db/orm.ts'
 import {
-  auditEvents,
   idpIdentities,
   passkeys,
   recoveryCodes,
   ssoConnections,
   ssoIdentities,
 } from '../../db/schema.ts'
-import type { AuditEvent } from '../audit/queries.ts'
 
 export interface SessionRow {
   id: string
@@ -130,24 +128,4 @@ export async function countUnusedRecoveryCodes(db: Handle, tenantId: string, use
       ),
     )
   return Number(row?.n ?? 0)
-}
-
-/** The user's events (about it, or made by it), newest first, `limit` of them. */
-export async function eventsOf(
-  db: Handle,
-  tenantId: string,
-  userId: string,
-  limit: number,
-): Promise<AuditEvent[]> {
-  return db
-    .select()
-    .from(auditEvents)
-    .where(
-      and(
-        eq(auditEvents.tenantId, tenantId),
-        or(eq(auditEvents.userId, userId), eq(auditEvents.actorId, userId)),
-      ),
-    )
-    .orderBy(desc(auditEvents.createdAt), desc(auditEvents.id))
-    .limit(limit)
 }
