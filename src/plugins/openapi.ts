@@ -42,7 +42,13 @@ import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
 import { userComponents } from '../modules/users/schemas.ts'
 import { webhookComponents } from '../modules/webhooks/schemas.ts'
-import { type ErrorReasons, REASONS_KEY, SAFE_TEXT_PATTERN, sharedComponents } from '../schemas.ts'
+import {
+  type ErrorReasons,
+  errorResponses,
+  REASONS_KEY,
+  SAFE_TEXT_PATTERN,
+  sharedComponents,
+} from '../schemas.ts'
 import type { AuthMode } from './auth.ts'
 
 /** Every named shape: components.schemas of the document. */
@@ -174,6 +180,7 @@ const TAGS = [
 
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   for (const component of COMPONENTS) app.addSchema(component)
+  app.addHook('onRoute', impliedResponses)
   /** Per operationId, the reasons of each error status (`x-reasons`). */
   const reasons = new Map<string, Record<string, Reason[]>>()
 
@@ -216,6 +223,27 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
     },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
+}
+
+/**
+ * The error statuses a route's config implies, added to its response schema (the
+ * serializer's allowlist and the document alike) where the route does not declare them:
+ * `config.auth` refuses a token with 401 and, where it lets an admin (or API key) in,
+ * refuses another role with 403 and charges a budget (429); `config.rateLimit` is a
+ * budget too. Each with only the reasons `sharedReasons` derives.
+ */
+function impliedResponses(route: RouteOptions): void {
+  const response = route.schema?.response as Record<string, unknown> | undefined
+  if (!response) return
+  const auth = route.config?.auth
+  const implied = new Set<ErrorStatus>()
+  if (auth)
+    for (const status of Object.keys(AUTH_REASONS[auth])) implied.add(Number(status) as ErrorStatus)
+  if (route.config?.rateLimit) implied.add(429)
+  const missing = [...implied].filter((status) => !(status in response))
+  if (missing.length === 0) return
+  const added = errorResponses(Object.fromEntries(missing.map((status) => [status, []])))
+  route.schema = { ...route.schema, response: { ...response, ...added } }
 }
 
 interface Operation {

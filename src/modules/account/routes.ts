@@ -40,7 +40,7 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
           '403 `password_login_disabled` where the authPolicy is PasswordlessOnly.',
         params: TenantSlugParams,
         body: RequestPasswordResetBody,
-        response: responses(Ok, { 400: [], 403: ['password_login_disabled'], 404: [], 429: [] }),
+        response: responses(Ok, { 400: [], 403: ['password_login_disabled'], 404: [] }),
       },
     },
     async (request) => {
@@ -71,7 +71,6 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
           401: ['invalid_code', 'mfa_required', 'invalid_mfa_code'],
           403: ['password_login_disabled', 'sso_required'],
           404: [],
-          429: [],
         }),
       },
     },
@@ -93,7 +92,7 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
           CODE_RULES,
         params: TenantSlugParams,
         body: RequestEmailVerificationBody,
-        response: responses(Ok, { 400: [], 401: [], 404: [], 429: [] }),
+        response: responses(Ok, { 400: [], 404: [] }),
       },
     },
     async (request) => {
@@ -123,7 +122,6 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
           401: ['invalid_code', 'mfa_required', 'invalid_mfa_code'],
           403: ['sso_required'],
           404: [],
-          429: [],
         }),
       },
     },

@@ -3,6 +3,7 @@
 
 import type { Db, Handle } from '../../db/client.ts'
 import { and, desc, eq, isNull, sql } from '../../db/orm.ts'
+import { findOwned } from '../../db/owned.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { apiKeys } from '../../db/schema.ts'
 
@@ -62,13 +63,8 @@ export async function listApiKeys(
     .limit(options.limit)
 }
 
-export async function findApiKey(db: Handle, tenantId: string, id: string) {
-  const rows = await db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, id)))
-    .limit(1)
-  return rows[0] as ApiKey | undefined
+export function findApiKey(db: Handle, tenantId: string, id: string): Promise<ApiKey | undefined> {
+  return findOwned(db, apiKeys, tenantId, id)
 }
 
 /** Revokes a live key in one statement; answers it, or undefined when it was not live. */

@@ -3,6 +3,7 @@
 import type { Db, Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
 import { and, asc, eq, sql } from '../../db/orm.ts'
+import { findOwned } from '../../db/owned.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { apiResources } from '../../db/schema.ts'
 
@@ -15,13 +16,12 @@ export async function insertApiResource(db: Handle, row: NewApiResource) {
   return rows[0] as ApiResource | undefined
 }
 
-export async function findApiResource(db: Handle, tenantId: string, id: string) {
-  const rows = await db
-    .select()
-    .from(apiResources)
-    .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.id, id)))
-    .limit(1)
-  return rows[0] as ApiResource | undefined
+export function findApiResource(
+  db: Handle,
+  tenantId: string,
+  id: string,
+): Promise<ApiResource | undefined> {
+  return findOwned(db, apiResources, tenantId, id)
 }
 
 const byIdentifier = (db: Handle) =>

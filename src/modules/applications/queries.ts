@@ -3,6 +3,7 @@
 import type { Db, Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
 import { and, asc, eq, sql } from '../../db/orm.ts'
+import { findOwned } from '../../db/owned.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { applications } from '../../db/schema.ts'
 
@@ -14,13 +15,12 @@ export async function insertApplication(db: Handle, row: NewApplication): Promis
   return rows[0]
 }
 
-export async function findApplication(db: Handle, tenantId: string, id: string) {
-  const rows = await db
-    .select()
-    .from(applications)
-    .where(and(eq(applications.tenantId, tenantId), eq(applications.id, id)))
-    .limit(1)
-  return rows[0] as Application | undefined
+export function findApplication(
+  db: Handle,
+  tenantId: string,
+  id: string,
+): Promise<Application | undefined> {
+  return findOwned(db, applications, tenantId, id)
 }
 
 const byClientId = (db: Handle) =>

@@ -28,7 +28,7 @@ export async function connectedApplicationRoutes(
           'One item per application of the tenant’s OpenID provider the user has signed in ' +
           'to or allowed (its consent page), with the scopes granted. Newest first.',
         params: TenantSlugParams,
-        response: responses(ConnectedApplicationList, { 401: [], 404: [] }),
+        response: responses(ConnectedApplicationList, { 404: [] }),
       },
     },
     async (request) => {
@@ -52,7 +52,7 @@ export async function connectedApplicationRoutes(
           '`ApplicationConsentRevoked`. An application the user has no grant for (unknown, ' +
           'another user’s, another tenant’s): 404 `not_found`.',
         params: ConnectedApplicationParams,
-        response: responses(Ok, { 400: [], 401: [], 404: ['not_found'] }),
+        response: responses(Ok, { 400: [], 404: ['not_found'] }),
       },
     },
     async (request) => {

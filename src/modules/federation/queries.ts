@@ -5,6 +5,7 @@
 import type { Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
 import { and, asc, eq, inArray, notInArray } from '../../db/orm.ts'
+import { findOwned } from '../../db/owned.ts'
 import { ssoConnections, ssoDomains, ssoIdentities, ssoSamlAssertions } from '../../db/schema.ts'
 
 export type SsoConnection = typeof ssoConnections.$inferSelect
@@ -16,13 +17,12 @@ export async function insertConnection(db: Handle, row: NewSsoConnection) {
   return rows[0] as SsoConnection
 }
 
-export async function findConnection(db: Handle, tenantId: string, id: string) {
-  const rows = await db
-    .select()
-    .from(ssoConnections)
-    .where(and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.id, id)))
-    .limit(1)
-  return rows[0] as SsoConnection | undefined
+export function findConnection(
+  db: Handle,
+  tenantId: string,
+  id: string,
+): Promise<SsoConnection | undefined> {
+  return findOwned(db, ssoConnections, tenantId, id)
 }
 
 /** Oldest first; `after` is the id of the last connection of the page before. */

@@ -19,8 +19,8 @@ import {
   updateConnection,
 } from './service.ts'
 
-const found = { 400: [], 401: [], 403: [], 404: ['not_found'], 429: [] } as const
-const any = { 400: [], 401: [], 403: [], 404: [], 429: [] } as const
+const found = { 400: [], 404: ['not_found'] } as const
+const any = { 400: [], 404: [] } as const
 
 export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()

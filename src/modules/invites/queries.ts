@@ -3,6 +3,7 @@
 
 import type { Handle } from '../../db/client.ts'
 import { and, desc, eq, gt, isNull, sql } from '../../db/orm.ts'
+import { findOwned } from '../../db/owned.ts'
 import { invites } from '../../db/schema.ts'
 
 export type Invite = typeof invites.$inferSelect
@@ -72,13 +73,8 @@ export async function listInvites(
     .limit(options.limit)
 }
 
-export async function findInvite(db: Handle, tenantId: string, id: string) {
-  const rows = await db
-    .select()
-    .from(invites)
-    .where(and(eq(invites.tenantId, tenantId), eq(invites.id, id)))
-    .limit(1)
-  return rows[0] as Invite | undefined
+export function findInvite(db: Handle, tenantId: string, id: string): Promise<Invite | undefined> {
+  return findOwned(db, invites, tenantId, id)
 }
 
 /** Revokes an open invitation in one statement; undefined when it was not open. */

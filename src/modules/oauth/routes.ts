@@ -21,7 +21,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
         description: 'The secret is stored encrypted; only `hasIdpClientSecret` is ever shown.',
         params: TenantSlugParams,
         body: CredentialsBody,
-        response: responses(Ok, { 400: [], 401: [], 403: [], 404: [], 429: [] }),
+        response: responses(Ok, { 400: [], 404: [] }),
       },
     },
     async (request) => {
@@ -39,7 +39,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
         tags: ['Identity-provider OAuth'],
         summary: "Remove the tenant's client credentials and disable hosted sign-in",
         params: TenantSlugParams,
-        response: responses(Ok, { 401: [], 403: [], 404: [], 429: [] }),
+        response: responses(Ok, { 404: [] }),
       },
     },
     async (request) => {
@@ -90,7 +90,6 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
             'mfa_required',
           ],
           404: [],
-          429: [],
         }),
       },
     },

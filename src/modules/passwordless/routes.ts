@@ -43,7 +43,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           'where the authPolicy is PasswordOnly.',
         params: TenantSlugParams,
         body: RequestLoginCodeBody,
-        response: responses(Ok, { 400: [], 403: ['passwordless_disabled'], 404: [], 429: [] }),
+        response: responses(Ok, { 400: [], 403: ['passwordless_disabled'], 404: [] }),
       },
     },
     async (request) => {
@@ -73,7 +73,6 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           401: ['invalid_code', 'mfa_required', 'mfa_not_enrolled', 'invalid_mfa_code'],
           403: ['passwordless_disabled', 'sso_required'],
           404: [],
-          429: [],
         }),
       },
     },

@@ -26,7 +26,7 @@ export async function privacyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         description:
           'The account, its sessions (live and ended, the newest 1,000), linked identities, passkeys, how many recovery codes are left and its audit events (about it or made by it, the newest 10,000); the `X-Export-Truncated` header names a list that was cut (`sessions`, `auditEvents`). No hash, secret or code. Five exports per hour per user (`RATE_LIMIT_DATA_EXPORTS`), then 429. Audit: GdprExportRequested, GdprExportCompleted. An API key is refused (401 `user_token_required`).',
         params: TenantSlugParams,
-        response: responses(PersonalDataExport, { 401: [], 404: [], 429: ['rate_limited'] }),
+        response: responses(PersonalDataExport, { 404: [], 429: ['rate_limited'] }),
       },
     },
     async (request, reply) => {
@@ -57,10 +57,8 @@ export async function privacyRoutes(fastify: FastifyInstance, { deps }: { deps: 
         params: UserParams,
         response: responses(Ok, {
           400: [],
-          401: [],
           403: ['last_admin'],
           404: ['not_found'],
-          429: [],
         }),
       },
     },

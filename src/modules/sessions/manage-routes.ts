@@ -33,7 +33,7 @@ export async function sessionManagementRoutes(fastify: FastifyInstance, { deps }
         description: `${PAGING} \`current\` marks the session of the token that asks; \`lastUsedAt\`, \`ip\` and \`userAgent\` are those of the last sign-in or refresh.`,
         params: TenantSlugParams,
         querystring: ListSessionsQuery,
-        response: responses(SessionPage, { 400: [], 401: [], 404: [] }),
+        response: responses(SessionPage, { 400: [], 404: [] }),
       },
     },
     async (request) => {
@@ -53,7 +53,7 @@ export async function sessionManagementRoutes(fastify: FastifyInstance, { deps }
         description:
           "Its access tokens are refused within seconds and its refresh token at once. Ending the session you sign in with acts as logout. Another user's, an ended or an unknown session: 404 `not_found`.",
         params: OwnSessionParams,
-        response: responses(Ok, { 400: [], 401: [], 404: ['not_found'] }),
+        response: responses(Ok, { 400: [], 404: ['not_found'] }),
       },
     },
     async (request) => {
@@ -76,10 +76,7 @@ export async function sessionManagementRoutes(fastify: FastifyInstance, { deps }
         querystring: ListSessionsQuery,
         response: responses(SessionPage, {
           400: [],
-          401: [],
-          403: [],
           404: ['not_found'],
-          429: [],
         }),
       },
     },
@@ -101,7 +98,7 @@ export async function sessionManagementRoutes(fastify: FastifyInstance, { deps }
         description:
           'Its access tokens are refused within seconds and its refresh token at once. An unknown user, or a session that is not a live one of this user: 404 `not_found`.',
         params: UserSessionParams,
-        response: responses(Ok, { 400: [], 401: [], 403: [], 404: ['not_found'], 429: [] }),
+        response: responses(Ok, { 400: [], 404: ['not_found'] }),
       },
     },
     async (request) => {

@@ -44,7 +44,6 @@ export async function stepUpRoutes(fastify: FastifyInstance, { deps }: { deps: D
           ],
           403: ['passkeys_disabled', 'passwordless_disabled', 'email_not_verified'],
           404: [],
-          429: [],
         }),
       },
     },
@@ -74,10 +73,8 @@ export async function stepUpRoutes(fastify: FastifyInstance, { deps }: { deps: D
         params: TenantSlugParams,
         response: responses(RequestOptions, {
           400: [],
-          401: [],
           403: ['passkeys_disabled'],
           404: [],
-          429: [],
         }),
       },
     },

@@ -27,7 +27,6 @@ export async function tenantRoutes(fastify: FastifyInstance, { deps }: { deps: D
           400: ['invalid_slug', 'password_too_weak', 'email_taken'],
           401: ['tenant_creation_forbidden'],
           409: ['slug_taken'],
-          429: [],
         }),
       },
       // The creation token is checked before the body is read.

@@ -21,7 +21,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
         tags: ['Current user'],
         summary: 'The signed-in user, with its tenant',
         params: TenantSlugParams,
-        response: responses(Me, { 401: [], 404: [] }),
+        response: responses(Me, { 404: [] }),
       },
     },
     async (request) => {

@@ -4,6 +4,7 @@
 import { FLUSH_LATER, type Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
 import { and, asc, eq, isNotNull, lte, sql } from '../../db/orm.ts'
+import { findOwned } from '../../db/owned.ts'
 import { webhookDeliveries, webhooks } from '../../db/schema.ts'
 
 export type Webhook = typeof webhooks.$inferSelect
@@ -16,13 +17,12 @@ export async function insertWebhook(db: Handle, row: NewWebhook): Promise<Webhoo
   return rows[0]
 }
 
-export async function findWebhook(db: Handle, tenantId: string, id: string) {
-  const rows = await db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.id, id)))
-    .limit(1)
-  return rows[0] as Webhook | undefined
+export function findWebhook(
+  db: Handle,
+  tenantId: string,
+  id: string,
+): Promise<Webhook | undefined> {
+  return findOwned(db, webhooks, tenantId, id)
 }
 
 /** Oldest first; `after` is the id of the last webhook of the page before. */
