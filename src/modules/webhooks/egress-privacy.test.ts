@@ -1,7 +1,8 @@
 // What a tenant admin learns from the egress rule (CONTRACT §13, issue 36): a refused
 // delivery says only that the address was refused, never which address a name resolved to
 // (P6); the IPv6 spellings of internal IPv4 addresses (IPv4-compatible ::7f00:1, SIIT
-// ::ffff:0:7f00:1) and site-local fec0::/10 are refused like the others.
+// ::ffff:0:7f00:1) and site-local fec0::/10 are refused like the others; and a URL's query
+// and userinfo, where receivers take credentials, are masked in the audit log.
 import assert from 'node:assert/strict'
 import { type TestContext, test } from 'node:test'
 import { addHook, deliveries, receiver } from '../../../test/fixtures/webhooks.ts'
@@ -41,4 +42,38 @@ test('egress: deliveries to loopback by name, IPv4-compatible, SIIT and site-loc
       urls[i],
     )
   }
+})
+
+test('egress: the audit log keeps a webhook URL with its query values and userinfo masked; the endpoint keeps it whole', async (t) => {
+  const { server, tenant } = await setup(t)
+  const url = 'https://hooks.example.com/in/abc?token=s3cret-value&region=eu'
+  const hook = await addHook(server, tenant, url, ['UserSignup'])
+  const got = await server.request(
+    'GET',
+    `/v1/${tenant.slug}/webhooks/${hook.webhook.id}`,
+    undefined,
+    {
+      token: tenant.admin.accessToken,
+    },
+  )
+  assert.equal(got.body.webhook.url, url)
+  const deleted = await server.request(
+    'DELETE',
+    `/v1/${tenant.slug}/webhooks/${hook.webhook.id}`,
+    undefined,
+    { token: tenant.admin.accessToken },
+  )
+  assert.equal(deleted.status, 200)
+  const audit = await server.request('GET', `/v1/${tenant.slug}/audit?limit=200`, undefined, {
+    token: tenant.admin.accessToken,
+  })
+  assert.equal(audit.status, 200, JSON.stringify(audit.body))
+  const events = (audit.body.items as { action: string; metadata: { url?: string } }[]).filter(
+    (e) => e.action === 'WebhookCreated' || e.action === 'WebhookDeleted',
+  )
+  assert.equal(events.length, 2)
+  for (const e of events) {
+    assert.equal(e.metadata.url, 'https://hooks.example.com/in/abc?token=***&region=***')
+  }
+  assert.ok(!JSON.stringify(audit.body).includes('s3cret'), 'the credential is nowhere in the log')
 })
