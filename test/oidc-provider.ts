@@ -16,7 +16,8 @@ import Provider from 'oidc-provider'
 export interface IdpAccount {
   sub: string
   email?: string
-  email_verified?: boolean
+  /** A boolean as OIDC Core says; a string to try the providers that send one. */
+  email_verified?: boolean | string
   name?: string
   /** How the provider says the user signed in (RFC 8176), put in the ID token's `amr`. */
   amr?: string[]

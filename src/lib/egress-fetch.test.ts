@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
+import fc from 'fast-check'
 import { EgressRefused, egressFetch, isInternalAddress } from './egress.ts'
 
 let server: Server
@@ -65,6 +66,9 @@ test('internal addresses: every range the egress rule refuses, and public ones i
     ...['192.168.1.1', '198.18.0.1', '198.19.255.255', '224.0.0.1', '255.255.255.255'],
     ...['::', '::1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '64:ff9b:1::a00:1'],
     ...['2002:a00:1::1', 'fc00::1', 'fd12::1', 'fe80::1', 'ff02::1', 'not an address'],
+    // IPv4-compatible, SIIT-translated, discard-only and site-local (issue 36).
+    ...['::7f00:1', '::a00:1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '100::1', 'fec0::1'],
+    'feff:ffff::1',
   ]
   for (const address of internal) assert.equal(isInternalAddress(address), true, address)
   const external = [
@@ -76,4 +80,44 @@ test('internal addresses: every range the egress rule refuses, and public ones i
     '2606:4700::1',
   ]
   for (const address of external) assert.equal(isInternalAddress(address), false, address)
+})
+
+test('internal addresses (property): every IPv6 spelling of an internal IPv4 address is internal, and so is all of fec0::/10', () => {
+  const octet = fc.integer({ min: 0, max: 255 })
+  const internalV4 = fc.oneof(
+    fc.tuple(fc.constant(127), octet, octet, octet),
+    fc.tuple(fc.constant(10), octet, octet, octet),
+    fc.tuple(fc.constant(192), fc.constant(168), octet, octet),
+    fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), octet, octet),
+    fc.tuple(fc.constant(169), fc.constant(254), octet, octet),
+  )
+  const hex = (a: number, b: number) => ((a << 8) | b).toString(16)
+  fc.assert(
+    fc.property(internalV4, ([a, b, c, d]) => {
+      const low = `${hex(a, b)}:${hex(c, d)}`
+      for (const spelling of [
+        `${a}.${b}.${c}.${d}`,
+        `::ffff:${a}.${b}.${c}.${d}`,
+        `::ffff:${low}`,
+        `::${low}`,
+        `::${a}.${b}.${c}.${d}`,
+        `::ffff:0:${low}`,
+        `64:ff9b::${low}`,
+        `2002:${low}::1`,
+      ]) {
+        assert.equal(isInternalAddress(spelling), true, spelling)
+      }
+    }),
+  )
+  const word = fc.integer({ min: 0, max: 0xffff })
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0xfec0, max: 0xfeff }),
+      fc.array(word, { minLength: 7, maxLength: 7 }),
+      (first, rest) => {
+        const address = [first, ...rest].map((w) => w.toString(16)).join(':')
+        assert.equal(isInternalAddress(address), true, address)
+      },
+    ),
+  )
 })

@@ -28,15 +28,22 @@ for (const [net, bits] of [
   INTERNAL_V4.addSubnet(net, bits, 'ipv4')
 }
 for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
+  // IPv4-compatible addresses (RFC 4291 §2.5.5.1, deprecated: ::7f00:1 is 127.0.0.1), with
+  // the unspecified :: and the loopback ::1 among them.
+  ['::', 96],
   ['::ffff:0:0', 96],
+  // SIIT's IPv4-translated addresses (RFC 2765 §2.1: ::ffff:0:7f00:1 is 127.0.0.1).
+  ['::ffff:0:0:0', 96],
+  // Discard-only (RFC 6666).
+  ['100::', 64],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   // 6to4 embeds an IPv4 address (a private one among them) in the prefix.
   ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Site-local (RFC 3879 deprecated it; still routed inside some networks).
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   INTERNAL_V6.addSubnet(net, bits, 'ipv6')
@@ -50,9 +57,17 @@ export function isInternalAddress(address: string): boolean {
     : INTERNAL_V6.check(address, 'ipv6') || INTERNAL_V4.check(address, 'ipv6')
 }
 
+/**
+ * The egress rule refused the address. The message, which the deliveries list shows as
+ * `lastError` (and SSO refusals log), never names the address: a host name's resolved
+ * internal IP is not the tenant admin's to learn (issue 36 P6). `address` keeps it for
+ * the code that must know.
+ */
 export class EgressRefused extends Error {
+  readonly address: string
   constructor(address: string) {
-    super(`refused: ${address} is a loopback, private, link-local or unspecified address`)
+    super('refused: the address is a loopback, private, link-local or unspecified address')
+    this.address = address
   }
 }
 

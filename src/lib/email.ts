@@ -55,3 +55,12 @@ export function isEmail(value: string): boolean {
   for (const _ of value) codePoints++
   return codePoints <= EMAIL_MAX_LENGTH && EMAIL_RE.test(value)
 }
+
+/**
+ * Whether an identity provider's `email_verified` claim says the address is verified
+ * (OIDC Core §5.1: a JSON boolean). Only `true` counts, or the string "true" that some
+ * providers send (issue 36 P4); "false", "False", 0, null and anything else do not.
+ */
+export function claimsVerified(value: unknown): boolean {
+  return value === true || value === 'true'
+}

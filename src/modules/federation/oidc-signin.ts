@@ -9,6 +9,7 @@ import type * as Client from 'openid-client'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { egressFetch } from '../../lib/egress.ts'
+import { claimsVerified } from '../../lib/email.ts'
 import * as states from '../oauth/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { SsoConnection } from './queries.ts'
@@ -239,9 +240,13 @@ export async function finishOidcSignIn(
       subject: claims.sub,
       // An address the IdP itself says is unverified proves nothing (anyone could have typed
       // it there): the sign-in goes on as if it had none, and is refused as not provisioned.
-      // An IdP that sends no email_verified (Entra ID) is trusted for its domains.
+      // An IdP that sends no email_verified (Entra ID) is trusted for its domains; one that
+      // sends it must say true (or "true"): "false" as a string is unverified too (P4).
       email:
-        typeof source.email === 'string' && source.email_verified !== false ? source.email : null,
+        typeof source.email === 'string' &&
+        (source.email_verified === undefined || claimsVerified(source.email_verified))
+          ? source.email
+          : null,
       mfa: amr.includes('mfa') || new Set(amr).size >= 2,
     }
   } catch (error) {

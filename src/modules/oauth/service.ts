@@ -7,7 +7,7 @@ import { tenants } from '../../db/schema.ts'
 import { sealedColumn } from '../../db/sealed-column.ts'
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
-import { displayEmail, isEmail } from '../../lib/email.ts'
+import { claimsVerified, displayEmail, isEmail } from '../../lib/email.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
@@ -256,8 +256,8 @@ function amrOf(claims: Record<string, unknown>): string[] {
 function emailOf(claims: Record<string, unknown>) {
   const email =
     typeof claims.email === 'string' && isEmail(claims.email) ? displayEmail(claims.email) : null
-  // Some providers send the flag as a string.
-  const verified = claims.email_verified === true || claims.email_verified === 'true'
+  // Some providers send the flag as a string: lib/email.ts says which values count.
+  const verified = claimsVerified(claims.email_verified)
   return { email, emailVerified: email !== null && verified }
 }
 

@@ -80,6 +80,28 @@ function checkUrl(deps: WebhookDeps, value: string) {
   if (value.includes('#')) invalid('url', 'must not have a fragment')
 }
 
+/**
+ * The URL as the audit log keeps it (issue 36): the query's values and any userinfo masked,
+ * since receivers often take a credential there (`?token=…`) and the audit log outlives
+ * the endpoint, is exported and is itself delivered to webhooks. The endpoint's own record
+ * keeps the URL whole.
+ */
+export function auditedUrl(value: string): string {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return '(not a URL)'
+  }
+  const names = [...url.searchParams.keys()]
+  const query =
+    url.search === ''
+      ? ''
+      : `?${names.map((n) => `${encodeURIComponent(n)}=***`).join('&') || '***'}`
+  const userinfo = url.username || url.password ? '***@' : ''
+  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${query}`
+}
+
 async function findOr404(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
   if (!isUuid(id)) fail('not_found')
   const row = await store.findWebhook(deps.db, tenantId, id)
@@ -113,7 +135,7 @@ export async function createWebhook(
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'WebhookCreated',
-        metadata: { webhookId: id, url: input.url, events: input.events },
+        metadata: { webhookId: id, url: auditedUrl(input.url), events: input.events },
       },
     ])
     return created
@@ -168,7 +190,7 @@ export async function deleteWebhook(deps: WebhookDeps, tenantId: string, id: str
     const deleted = await store.deleteWebhook(tx, tenantId, id)
     if (!deleted) fail('not_found')
     await deps.audit.record(tx, tenantId, actor, [
-      { action: 'WebhookDeleted', metadata: { webhookId: id, url: deleted.url } },
+      { action: 'WebhookDeleted', metadata: { webhookId: id, url: auditedUrl(deleted.url) } },
     ])
   })
 }
