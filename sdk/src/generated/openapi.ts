@@ -1328,7 +1328,7 @@ export interface paths {
     put?: never
     /**
      * Create an SSO connection (OIDC or SAML 2.0)
-     * @description The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`).
+     * @description The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection signs in every user of its domains, Admins included.
      */
     post: operations['createSsoConnection']
     delete?: never
@@ -1357,7 +1357,7 @@ export interface paths {
     head?: never
     /**
      * Change an SSO connection
-     * @description The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given.
+     * @description The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied` or `jitProvisioning` from a key is 403 `api_key_not_allowed`, nothing changed.
      */
     patch: operations['updateSsoConnection']
     trace?: never
@@ -8010,7 +8010,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8267,7 +8267,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown

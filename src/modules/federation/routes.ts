@@ -36,10 +36,14 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         tags,
         summary: 'Create an SSO connection (OIDC or SAML 2.0)',
         description:
-          'The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`).',
+          'The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection signs in every user of its domains, Admins included.',
         params: TenantSlugParams,
         body: CreateConnectionBody,
-        response: responses(ConnectionEnvelope, { ...any, 409: ['domain_taken'] }),
+        response: responses(ConnectionEnvelope, {
+          ...any,
+          403: ['api_key_not_allowed'],
+          409: ['domain_taken'],
+        }),
       },
     },
     async (request) => createConnection(deps, request.tenant, request.body, request.actor),
@@ -86,10 +90,14 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         tags,
         summary: 'Change an SSO connection',
         description:
-          'The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given.',
+          'The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied` or `jitProvisioning` from a key is 403 `api_key_not_allowed`, nothing changed.',
         params: ConnectionParams,
         body: PatchConnectionBody,
-        response: responses(ConnectionEnvelope, { ...found, 409: ['domain_taken'] }),
+        response: responses(ConnectionEnvelope, {
+          ...found,
+          403: ['api_key_not_allowed'],
+          409: ['domain_taken'],
+        }),
       },
     },
     async (request) =>

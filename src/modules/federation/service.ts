@@ -186,12 +186,45 @@ async function findOr404(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
   return row
 }
 
+/**
+ * What a connection trusts, and so who it signs in: an identity provider (its issuer, its
+ * certificates), the domains it owns, the role of the users it creates and whether it
+ * vouches for their second factor. A connection made or re-aimed by an API key would sign
+ * in as any user of its domains, Admins and users with a second factor included, and so take
+ * them over (issue 36, F1's rule: no machine credential replaces the credential of a user who
+ * holds more power than the key may grant; CONTRACT §4 refuses keys on the idp credentials
+ * for the same reason). With a key only the name, `enabled` and `enforce` change; deleting is
+ * open to it.
+ */
+const TRUST_FIELDS = [
+  'oidc',
+  'saml',
+  'domains',
+  'defaultRole',
+  'mfaSatisfied',
+  'jitProvisioning',
+] as const
+
+function refuseTrustByKey(
+  actor: Actor,
+  input: Partial<Record<(typeof TRUST_FIELDS)[number], unknown>>,
+) {
+  if (actor.type !== 'apiKey') return
+  const named = TRUST_FIELDS.filter((field) => input[field] !== undefined)
+  if (named.length > 0) {
+    fail('api_key_not_allowed', {
+      message: `An API key cannot set what an SSO connection trusts (${named.join(', ')}): an Admin's token can.`,
+    })
+  }
+}
+
 export async function createConnection(
   deps: ConnectionDeps,
   tenant: { id: string; slug: string },
   input: CreateConnectionBody,
   actor: Actor,
 ) {
+  refuseTrustByKey(actor, input)
   const domains = checkDomains(input.domains)
   if (input.type === 'oidc') {
     if (!input.oidc) invalid('oidc', 'is required for type oidc')
@@ -267,6 +300,7 @@ export async function updateConnection(
   input: PatchConnectionBody,
   actor: Actor,
 ) {
+  refuseTrustByKey(actor, input)
   const current = await findOr404(deps, tenant.id, id)
   const domains = input.domains === undefined ? undefined : checkDomains(input.domains)
   if (input.oidc && current.type !== 'oidc') invalid('oidc', 'is only for type oidc')

@@ -1,5 +1,5 @@
 // SSO connections (CONTRACT §12): created, listed, read, changed and deleted by an Admin or
-// an API key, each audited; the OIDC secret sealed and never answered; domains folded to
+// an API key (which cannot create one nor change what it trusts), each audited; the OIDC secret sealed and never answered; domains folded to
 // lowercase punycode and owned by one connection of a tenant (409 domain_taken); SAML given
 // as metadata XML or as fields; every bad input refused with nothing changed; another
 // tenant's connection is 404 and a Member 403.
@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { before, test } from 'node:test'
 import { actionsSince, auditMark, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
-import { memberToken } from '../../../test/fixtures/apikeys.ts'
+import { createKey, memberToken } from '../../../test/fixtures/apikeys.ts'
 import {
   createTenant,
   startTestServer,
@@ -378,4 +378,50 @@ test('npm run rotate-keys re-seals an OIDC connection secret under the first ENC
     openSsoSecret(rotated, tenant.tenantId, id, row.oidcClientSecretEnc ?? ''),
     'sekrit-value',
   )
+})
+
+test('sso connections: an API key cannot create a connection nor change what one trusts (403 api_key_not_allowed, nothing changed); it may rename, disable, enforce and delete', async () => {
+  const { plaintext: key } = await createKey(server, t.slug, admin)
+  // The attack it stops: a key aims a connection at an IdP it controls for the Admin's
+  // domain, and the first SSO sign-in links the Admin (F1's rule, issue 36).
+  const adminDomain = t.adminEmail.split('@')[1]
+  await unchanged(server, t.tenantId, async () => {
+    for (const body of [
+      oidcBody(),
+      samlBody(),
+      { ...oidcBody([`x${domain()}`]), defaultRole: 'Admin' },
+    ]) {
+      expectError(await create(body, key), 403, 'api_key_not_allowed')
+    }
+  })
+  const made = await create(oidcBody([`k${domain()}`]))
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  const path = `${base()}/${made.body.connection.id}`
+  const before = await storedRow(t.tenantId, made.body.connection.id)
+  await unchanged(server, t.tenantId, async () => {
+    for (const patch of [
+      { domains: [adminDomain] },
+      { oidc: { issuer: 'https://attacker.example.net' } },
+      { oidc: { clientSecret: 'theirs' } },
+      { defaultRole: 'Admin' },
+      { mfaSatisfied: true },
+      { jitProvisioning: false },
+      { name: 'Renamed', domains: [adminDomain] },
+    ]) {
+      expectError(await call('PATCH', path, patch, key), 403, 'api_key_not_allowed')
+    }
+  })
+  assert.deepEqual(await storedRow(t.tenantId, made.body.connection.id), before)
+
+  const renamed = await call(
+    'PATCH',
+    path,
+    { name: 'Okta (renamed)', enabled: false, enforce: true },
+    key,
+  )
+  assert.equal(renamed.status, 200, JSON.stringify(renamed.body))
+  assert.equal(renamed.body.connection.name, 'Okta (renamed)')
+  assert.equal(renamed.body.connection.enabled, false)
+  assert.equal((await call('DELETE', path, undefined, key)).status, 200)
+  assert.equal((await call('GET', path)).status, 404)
 })
