@@ -17,7 +17,7 @@ import type { AuditRecorder } from '../audit/recorder.ts'
 import { findLiveSession } from '../introspection/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
-import { issuerPath, openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
+import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
 import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
@@ -158,7 +158,7 @@ interface PolicyContext {
  * sign-in (browser-sign-in.ts): after another sign-in in this browser (another user's, say)
  * the hosted pages sign the provider in again, as the page's user.
  */
-function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
+function hostedSessionCheck(deps: ProviderDeps, tenantId: string, tenantSlug: string) {
   return new interactionPolicy.Check(
     'hosted_session_ended',
     'End-User authentication is required',
@@ -174,7 +174,8 @@ function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
       }
       const sid = session[SERVICE_SESSION]
       if (!sid) return true
-      const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
+      const name = signInCookie(deps.config.publicUrl, tenantSlug).name
+      const browser = ctx.cookies.get(name, { signed: false })
       if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
       const now = deps.clock.now()
       const live = await findLiveSession(deps.db, tenantId, sid, session.accountId, now)
@@ -183,9 +184,9 @@ function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
   )
 }
 
-function interactionsPolicy(deps: ProviderDeps, tenantId: string) {
+function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
   const policy = interactionPolicy.base()
-  policy.get('login').checks.add(hostedSessionCheck(deps, tenantId))
+  policy.get('login').checks.add(hostedSessionCheck(deps, tenant.id, tenant.slug))
   return policy
 }
 
@@ -257,7 +258,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     },
     // The hosted pages lead the sign-in and consent (src/web/pages/authorize.ts).
     interactions: {
-      policy: interactionsPolicy(deps, tenant.id),
+      policy: interactionsPolicy(deps, tenant),
       url: (_ctx: unknown, interaction: { uid: string }) =>
         `${config.publicUrl}/t/${tenant.slug}/authorize/${interaction.uid}`,
     },
