@@ -1,11 +1,12 @@
 // Signing in through the tenant's identity provider from the hosted pages. The provider
 // sends the browser back to the API's callback (CONTRACT §7 fixes that redirect URI), which
-// answers a token envelope as JSON. For a sign-in the pages started, a cookie scoped to
-// that callback's path carries the flow's state, sealed; the hook below turns the
+// answers a token envelope as JSON. For a sign-in the pages started, a cookie (over https
+// `__Host-ta_idp_{slug}` at `/`, CONTRACT §16; over http scoped to the callback) carries the flow's state, sealed; the hook below turns the
 // callback's answer into the page session and a 303 to the account page (or back to the
 // sign-in page with the reason). A caller without that cookie gets its JSON unchanged.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import type { Deps } from '../deps.ts'
+import { hostCookie } from '../lib/host-cookie.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
 import { completeSignIn } from './session.ts'
 
@@ -15,11 +16,18 @@ const CALLBACK_ROUTE = '/v1/:tenantSlug/oauth/idp/callback'
 type HandoffDeps = Pick<Deps, 'config' | 'cipher'>
 
 const callbackPath = (slug: string) => `/v1/${slug}/oauth/idp/callback`
-const secure = (deps: HandoffDeps) => deps.config.publicUrl.startsWith('https:')
+/** Over https `__Host-ta_idp_{slug}` at `/` (CONTRACT §16), else scoped to the callback. */
+const idpCookie = (deps: HandoffDeps, slug: string) =>
+  hostCookie(deps.config.publicUrl, IDP_COOKIE, [slug], callbackPath(slug))
 
 /** The states the pages started, from the cookie (empty when there is none or it is bad). */
-function statesOf(deps: HandoffDeps, request: FastifyRequest, tenantId: string): string[] {
-  const sealed = readCookies(request)[IDP_COOKIE]
+function statesOf(
+  deps: HandoffDeps,
+  request: FastifyRequest,
+  tenant: { id: string; slug: string },
+): string[] {
+  const tenantId = tenant.id
+  const sealed = readCookies(request)[idpCookie(deps, tenant.slug).name]
   if (!sealed) return []
   try {
     const opened = JSON.parse(deps.cipher.decrypt(sealed, `idp-handoff:${tenantId}`))
@@ -41,13 +49,10 @@ export function rememberIdpState(
   tenant: { id: string; slug: string },
   state: string,
 ): void {
-  const states = [...statesOf(deps, request, tenant.id), state].slice(-5)
+  const states = [...statesOf(deps, request, tenant), state].slice(-5)
   const sealed = deps.cipher.encrypt(JSON.stringify({ states }), `idp-handoff:${tenant.id}`)
-  setCookie(reply, IDP_COOKIE, sealed, {
-    path: callbackPath(tenant.slug),
-    secure: secure(deps),
-    maxAge: 600,
-  })
+  const { name, ...where } = idpCookie(deps, tenant.slug)
+  setCookie(reply, name, sealed, { ...where, maxAge: 600 })
 }
 
 export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void {
@@ -63,10 +68,11 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     if (!request.tenant) return done(null, payload)
     // A browser the pages sent to the provider comes back to a page, never to JSON: a state
     // the cookie does not list is answered as the sign-in page's invalid_state.
-    if (!readCookies(request)[IDP_COOKIE]) return done(null, payload)
     const { tenant } = request
+    const { name, ...where } = idpCookie(deps, tenant.slug)
+    if (!readCookies(request)[name]) return done(null, payload)
     const state = (request.query as { state?: unknown } | undefined)?.state
-    const ours = typeof state === 'string' && statesOf(deps, request, tenant.id).includes(state)
+    const ours = typeof state === 'string' && statesOf(deps, request, tenant).includes(state)
     const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
     let body: Record<string, unknown> = {}
     try {
@@ -74,7 +80,7 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     } catch {
       // Not JSON: treated as a failure below.
     }
-    clearCookie(reply, IDP_COOKIE, { path: callbackPath(tenant.slug), secure: secure(deps) })
+    clearCookie(reply, name, where)
     setPageHeaders(reply)
     let location: string
     if (!ours) {

@@ -19,13 +19,14 @@
 // Secure and no Domain, which no other host (a sibling subdomain included) and no plain-http
 // response can set; the tenant is in the name so two tenants' pages in one browser keep
 // apart. Over http (development) `ta_session` and `ta_csrf`, scoped to the tenant's pages by
-// their path.
+// their path. The flows' own cookies (the provider sign-in mark, the SSO, SAML and idp flows)
+// follow the same rule through lib/host-cookie.ts.
 import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual, subKey } from '../lib/crypto.ts'
-import { issuerPath, SIGN_IN_COOKIE, sealSignIn } from '../modules/oidc/browser-sign-in.ts'
+import { sealSignIn, signInCookie } from '../modules/oidc/browser-sign-in.ts'
 import { clearCookie, cookieHeader, readCookies, setCookie } from './http.ts'
 
 export interface PageSession {
@@ -119,8 +120,9 @@ export function beginSession(
  * outlived it by its refreshes) is followed too.
  */
 export function markProviderSignIn(ctx: PageContext, reply: FastifyReply, sessionId: string) {
-  setCookie(reply, SIGN_IN_COOKIE, sealSignIn(ctx.cipher, ctx.tenantId, sessionId), {
-    ...issuerCookieOptions(ctx),
+  const { name, ...where } = signInCookie(ctx.config.publicUrl, ctx.slug)
+  setCookie(reply, name, sealSignIn(ctx.cipher, ctx.tenantId, sessionId), {
+    ...where,
     maxAge: 30 * 24 * 3600,
   })
 }
@@ -128,14 +130,10 @@ export function markProviderSignIn(ctx: PageContext, reply: FastifyReply, sessio
 /** A sign-out (or a session the service ended): no page session, a new browser secret. */
 export function clearSession(ctx: PageContext, request: FastifyRequest, reply: FastifyReply) {
   clearCookie(reply, cookieNames(ctx).session, cookieOptions(ctx))
-  clearCookie(reply, SIGN_IN_COOKIE, issuerCookieOptions(ctx))
+  const { name, ...where } = signInCookie(ctx.config.publicUrl, ctx.slug)
+  clearCookie(reply, name, where)
   renewBrowserSecret(ctx, request, reply, '')
 }
-
-const issuerCookieOptions = (ctx: PageContext) => ({
-  path: issuerPath(ctx.config.publicUrl, ctx.slug),
-  secure: overHttps(ctx),
-})
 
 /**
  * The Set-Cookie value that removes the page session, for a response written outside the

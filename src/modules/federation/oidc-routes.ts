@@ -25,7 +25,7 @@ export async function ssoOidcRoutes(app: FastifyInstance, { deps }: { deps: Deps
       }
       // The state must be the one this browser left with (login CSRF): else the state is
       // refused without being spent, so the browser that owns it can still finish.
-      if (!query.state || ssoFlowBinding(deps, request, tenant.id, id) !== query.state) {
+      if (!query.state || ssoFlowBinding(deps, request, tenant, id) !== query.state) {
         return refuseSsoSignIn(deps, request, reply, connection, 'invalid_state', { status: 400 })
       }
       let identity: Awaited<ReturnType<typeof finishOidcSignIn>>

@@ -76,7 +76,11 @@ async function start(s: Setup) {
     Buffer.from(location.searchParams.get('SAMLRequest') ?? '', 'base64'),
   ).toString()
   const requestId = /ID="([^"]+)"/.exec(request)?.[1] ?? ''
-  const setCookie = res.headers.getSetCookie().find((c) => c.startsWith(`${SAML_COOKIE}=`)) ?? ''
+  // Over http `ta_saml` at the ACS; over https `__Host-ta_saml_{slug}_{id}` at `/` (§16).
+  const setCookie =
+    res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith(`${SAML_COOKIE}=`) || c.startsWith(`__Host-${SAML_COOKIE}_`)) ?? ''
   return { location, request, requestId, setCookie, cookie: setCookie.split(';')[0] }
 }
 
@@ -214,6 +218,9 @@ describe('SAML sign-in start', () => {
     const s = await setup(secure)
     const got = await start(s)
     assert.match(got.setCookie, /HttpOnly; SameSite=None; Secure; Max-Age=600$/)
+    // CONTRACT §16: a __Host- cookie (Path=/, no Domain) named for the tenant and connection.
+    assert.ok(got.setCookie.startsWith(`__Host-${SAML_COOKIE}_${s.t.slug}_${s.id}=`), got.setCookie)
+    assert.match(got.setCookie, /; Path=\/;/)
   })
 })
 

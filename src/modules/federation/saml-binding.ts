@@ -1,6 +1,7 @@
 // The SAML requests outstanding in one browser (CONTRACT §12: InResponseTo of an outstanding
 // request of this browser, bound by a cookie). Starting a sign-in adds the AuthnRequest's ID
-// to a sealed cookie scoped to the connection's ACS; the ACS accepts a response only to an ID
+// to a sealed cookie of the connection (over https `__Host-ta_saml_{slug}_{connection}` at
+// `/`, CONTRACT §16; over http scoped to the ACS); the ACS accepts a response only to an ID
 // the cookie lists and not yet past its ten minutes, and spends it. The IdP posts the
 // response from its own site, a cross-site POST: over https the cookie is
 // `SameSite=None; Secure`, or the browser would not send it; over plain http (development
@@ -8,6 +9,7 @@
 // be same-site with the service (the tests put both on localhost).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { hostCookie } from '../../lib/host-cookie.ts'
 import { readCookies, setCookie } from '../../web/http.ts'
 
 export const SAML_COOKIE = 'ta_saml'
@@ -25,17 +27,26 @@ interface Outstanding {
 const aad = (tenantId: string, connectionId: string) => `saml-request:${tenantId}:${connectionId}`
 const acsPath = (slug: string, connectionId: string) => `/v1/${slug}/sso/${connectionId}/saml/acs`
 
-const cookieValue = (request: FastifyRequest): string | undefined =>
-  readCookies(request)[SAML_COOKIE]
+/** Over https `__Host-ta_saml_{slug}_{connection}` at `/` (CONTRACT §16), else at the ACS. */
+const samlCookie = (deps: BindingDeps, slug: string, connectionId: string) =>
+  hostCookie(deps.config.publicUrl, SAML_COOKIE, [slug, connectionId], acsPath(slug, connectionId))
+
+const cookieValue = (
+  deps: BindingDeps,
+  request: FastifyRequest,
+  slug: string,
+  connectionId: string,
+): string | undefined => readCookies(request)[samlCookie(deps, slug, connectionId).name]
 
 function opened(
   deps: BindingDeps,
   request: FastifyRequest,
-  tenantId: string,
+  tenant: { id: string; slug: string },
   connectionId: string,
   now: number,
 ): Outstanding[] {
-  const sealed = cookieValue(request)
+  const tenantId = tenant.id
+  const sealed = cookieValue(deps, request, tenant.slug, connectionId)
   if (!sealed) return []
   try {
     const list: unknown = JSON.parse(deps.cipher.decrypt(sealed, aad(tenantId, connectionId)))
@@ -59,9 +70,9 @@ function write(
   const sealed = list.length
     ? deps.cipher.encrypt(JSON.stringify(list), aad(tenant.id, connectionId))
     : ''
-  setCookie(reply, SAML_COOKIE, sealed, {
-    path: acsPath(tenant.slug, connectionId),
-    secure: deps.config.publicUrl.startsWith('https:'),
+  const { name, ...where } = samlCookie(deps, tenant.slug, connectionId)
+  setCookie(reply, name, sealed, {
+    ...where,
     sameSite: 'None',
     maxAge: list.length ? SAML_REQUEST_TTL_MS / 1000 : 0,
   })
@@ -79,7 +90,7 @@ export function rememberSamlRequest(
 ): void {
   const at = now.getTime()
   const list = [
-    ...opened(deps, request, tenant.id, connectionId, at),
+    ...opened(deps, request, tenant, connectionId, at),
     { id: requestId, exp: at + SAML_REQUEST_TTL_MS },
   ]
   write(deps, reply, tenant, connectionId, list.slice(-KEPT))
@@ -98,9 +109,9 @@ export function spendSamlRequest(
   inResponseTo: string | undefined,
   now: Date,
 ): string | undefined {
-  const list = opened(deps, request, tenant.id, connectionId, now.getTime())
+  const list = opened(deps, request, tenant, connectionId, now.getTime())
   const found = list.find((x) => x.id === inResponseTo)
-  if (cookieValue(request) !== undefined) {
+  if (cookieValue(deps, request, tenant.slug, connectionId) !== undefined) {
     write(
       deps,
       reply,

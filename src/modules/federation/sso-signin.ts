@@ -16,6 +16,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
+import { hostCookie } from '../../lib/host-cookie.ts'
 import { html } from '../../web/html.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from '../../web/http.ts'
 import { page } from '../../web/layout.ts'
@@ -57,14 +58,15 @@ export type SsoSignInDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' |
 const FLOW_COOKIE = 'ta_sso_flow'
 const FLOW_TTL = 600
 
-const overHttps = (deps: Pick<Deps, 'config'>) => deps.config.publicUrl.startsWith('https:')
 const flowPath = (slug: string, connectionId: string) => `/v1/${slug}/sso/${connectionId}`
 const flowAad = (tenantId: string, connectionId: string) => `sso-flow:${tenantId}:${connectionId}`
-const flowCookieOptions = (deps: Pick<Deps, 'config'>, slug: string, connectionId: string) => ({
-  path: flowPath(slug, connectionId),
-  secure: overHttps(deps),
-  sameSite: 'None' as const,
-})
+/** Over https `__Host-ta_sso_flow_{slug}_{connection}` at `/` (CONTRACT §16), else at the flow's path. */
+const flowCookie = (deps: Pick<Deps, 'config'>, slug: string, connectionId: string) =>
+  hostCookie(deps.config.publicUrl, FLOW_COOKIE, [slug, connectionId], flowPath(slug, connectionId))
+const flowCookieOptions = (deps: Pick<Deps, 'config'>, slug: string, connectionId: string) => {
+  const { name: _name, ...where } = flowCookie(deps, slug, connectionId)
+  return { ...where, sameSite: 'None' as const }
+}
 
 interface Flow {
   interaction?: string
@@ -94,7 +96,7 @@ export function rememberSsoFlow(
     until: Date.now() + FLOW_TTL * 1000,
   }
   const sealed = deps.cipher.encrypt(JSON.stringify(flow), flowAad(tenant.id, connectionId))
-  setCookie(reply, FLOW_COOKIE, sealed, {
+  setCookie(reply, flowCookie(deps, tenant.slug, connectionId).name, sealed, {
     ...flowCookieOptions(deps, tenant.slug, connectionId),
     maxAge: FLOW_TTL,
   })
@@ -102,24 +104,24 @@ export function rememberSsoFlow(
 
 /** The `binding` this browser's flow cookie carries for the connection, if any. */
 export function ssoFlowBinding(
-  deps: Pick<Deps, 'cipher'>,
+  deps: Pick<Deps, 'cipher' | 'config'>,
   request: FastifyRequest,
-  tenantId: string,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
   connectionId: string,
 ): string | undefined {
-  return readFlow(deps, request, tenantId, connectionId).binding
+  return readFlow(deps, request, tenant, connectionId).binding
 }
 
 function readFlow(
-  deps: Pick<Deps, 'cipher'>,
+  deps: Pick<Deps, 'cipher' | 'config'>,
   request: FastifyRequest,
-  tenantId: string,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
   connectionId: string,
 ): Flow {
-  const sealed = readCookies(request)[FLOW_COOKIE]
+  const sealed = readCookies(request)[flowCookie(deps, tenant.slug, connectionId).name]
   if (!sealed) return {}
   try {
-    const value = JSON.parse(deps.cipher.decrypt(sealed, flowAad(tenantId, connectionId)))
+    const value = JSON.parse(deps.cipher.decrypt(sealed, flowAad(tenant.id, connectionId)))
     if (typeof value?.until !== 'number' || value.until < Date.now()) return {}
     return {
       interaction: isInteractionUid(value.interaction) ? value.interaction : undefined,
@@ -274,7 +276,7 @@ export async function finishSsoSignIn(
   if (!connection.enabled) {
     return refuseSsoSignIn(deps, request, reply, connection, 'connection_disabled', { email })
   }
-  const flow = readFlow(deps, request, tenant.id, connection.id)
+  const flow = readFlow(deps, request, tenant, connection.id)
   let envelope: Awaited<ReturnType<typeof signInWithSource>>
   try {
     envelope = await signInWithSource(
@@ -302,7 +304,11 @@ export async function finishSsoSignIn(
     amr: assertion.mfa ? ['fed', 'mfa'] : ['fed'],
     interaction: flow.interaction,
   })
-  clearCookie(reply, FLOW_COOKIE, flowCookieOptions(deps, tenant.slug, connection.id))
+  clearCookie(
+    reply,
+    flowCookie(deps, tenant.slug, connection.id).name,
+    flowCookieOptions(deps, tenant.slug, connection.id),
+  )
   setPageHeaders(reply)
   const next = flow.interaction
     ? interactionPath(tenant.slug, flow.interaction)

@@ -1,15 +1,24 @@
 // Which service session the browser is signed in with, as the tenant's OpenID provider
-// sees it (CONTRACT §11, Sign-in). The hosted pages' session cookie is scoped to the pages
-// (/t/{slug}), so the provider, at /oidc/{slug}, cannot read it; each sign-in on the hosted
-// pages therefore also writes this cookie at the issuer's path, the service session id
+// sees it (CONTRACT §11, Sign-in). The hosted pages' session cookie is theirs alone (sealed
+// for the pages), so the provider, at /oidc/{slug}, does not read it; each sign-in on the hosted
+// pages therefore also writes this cookie (signInCookie: `__Host-` on https), the service session id
 // sealed to the tenant, and each sign-out clears it. The provider reuses its own session
 // only while it was signed in from that very service session: when another user (or the
 // same one, anew) signs in on the hosted pages, the provider's earlier session is never
 // used again, and the next authorization goes through the hosted pages, which sign the
 // provider in as the page's user (oidc-provider ends the previous account's session first).
 import type { FieldCipher } from '../../lib/crypto.ts'
+import { type HostCookie, hostCookie } from '../../lib/host-cookie.ts'
 
 export const SIGN_IN_COOKIE = 'ta_oidc_sign_in'
+
+/**
+ * The cookie: over https `__Host-ta_oidc_sign_in_{slug}` with `Path=/` (CONTRACT §16), so the
+ * provider at /oidc/{slug} receives it like every page; over http at the issuer's path.
+ */
+export function signInCookie(publicUrl: string, slug: string): HostCookie {
+  return hostCookie(publicUrl, SIGN_IN_COOKIE, [slug], issuerPath(publicUrl, slug))
+}
 
 /** The path of the tenant's issuer, {PUBLIC_URL}/oidc/{slug}, as the browser requests it. */
 export function issuerPath(publicUrl: string, slug: string): string {

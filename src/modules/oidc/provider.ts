@@ -17,7 +17,7 @@ import type { AuditRecorder } from '../audit/recorder.ts'
 import { findLiveSession } from '../introspection/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
-import { issuerPath, openSignIn, SIGN_IN_COOKIE } from './browser-sign-in.ts'
+import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
 import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
@@ -161,17 +161,22 @@ interface PolicyContext {
  * sign-in (browser-sign-in.ts): after another sign-in in this browser (another user's, say)
  * the hosted pages sign the provider in again, as the page's user.
  */
-function hostedSessionCheck(deps: ProviderDeps, tenantId: string) {
+function hostedSessionCheck(deps: ProviderDeps, tenantId: string, tenantSlug: string) {
   return new interactionPolicy.Check(
     'hosted_session_ended',
     'End-User authentication is required',
     'login_required',
-    (ctx: PolicyContext) => hostedSessionEnded(deps, tenantId, ctx),
+    (ctx: PolicyContext) => hostedSessionEnded(deps, tenantId, tenantSlug, ctx),
   )
 }
 
 /** Whether the provider session's account may not be reused (hostedSessionCheck). */
-async function hostedSessionEnded(deps: ProviderDeps, tenantId: string, ctx: PolicyContext) {
+async function hostedSessionEnded(
+  deps: ProviderDeps,
+  tenantId: string,
+  tenantSlug: string,
+  ctx: PolicyContext,
+) {
   const { session, result } = ctx.oidc
   // Without an account the base `no_session` check asks for the sign-in.
   if (!session.accountId) return false
@@ -182,7 +187,8 @@ async function hostedSessionEnded(deps: ProviderDeps, tenantId: string, ctx: Pol
   }
   const sid = session[SERVICE_SESSION]
   if (!sid) return true
-  const browser = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false })
+  const name = signInCookie(deps.config.publicUrl, tenantSlug).name
+  const browser = ctx.cookies.get(name, { signed: false })
   if (openSignIn(deps.cipher, tenantId, browser) !== sid) return true
   const now = deps.clock.now()
   const live = await findLiveSession(deps.db, tenantId, sid, session.accountId, now)
@@ -214,14 +220,14 @@ interface GrantContext extends PolicyContext {
  * provider session may be reused (hostedSessionEnded): a stale one goes to the sign-in
  * first, and grants nothing as its earlier user.
  */
-function loadExistingGrant(deps: ProviderDeps, tenantId: string) {
+function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: string) {
   return async (ctx: GrantContext) => {
     const { oidc } = ctx
     const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
     const found = grantId ? await oidc.provider.Grant.find(grantId) : undefined
     const accountId = oidc.account?.accountId
     if (oidc.client.metadata().first_party !== true || !accountId) return found
-    if (await hostedSessionEnded(deps, tenantId, ctx)) return found
+    if (await hostedSessionEnded(deps, tenantId, tenantSlug, ctx)) return found
     const grant = found ?? new oidc.provider.Grant({ accountId, clientId: oidc.client.clientId })
     let changed = !found
     const scopes = new Set(grant.getOIDCScopeEncountered().split(' '))
@@ -252,9 +258,9 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string) {
   }
 }
 
-function interactionsPolicy(deps: ProviderDeps, tenantId: string) {
+function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
   const policy = interactionPolicy.base()
-  policy.get('login').checks.add(hostedSessionCheck(deps, tenantId))
+  policy.get('login').checks.add(hostedSessionCheck(deps, tenant.id, tenant.slug))
   return policy
 }
 
@@ -305,7 +311,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // Libraries that read the ID token alone (Auth.js, express-openid-connect, passport)
     // would otherwise have no address.
     conformIdTokenClaims: false,
-    loadExistingGrant: loadExistingGrant(deps, tenant.id),
+    loadExistingGrant: loadExistingGrant(deps, tenant.id, tenant.slug),
     // The policies read which kind of application asks (clients.ts).
     extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
     // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.
@@ -333,7 +339,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     },
     // The hosted pages lead the sign-in and consent (src/web/pages/authorize.ts).
     interactions: {
-      policy: interactionsPolicy(deps, tenant.id),
+      policy: interactionsPolicy(deps, tenant),
       url: (_ctx: unknown, interaction: { uid: string }) =>
         `${config.publicUrl}/t/${tenant.slug}/authorize/${interaction.uid}`,
     },

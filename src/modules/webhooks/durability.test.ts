@@ -39,6 +39,53 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
   }
 }
 
+/**
+ * Waits for `done` as long as the service makes progress: what `observe` reports (the
+ * delivery log, what arrived) changing, or a delivery scheduled or leased ahead (`dueBy`,
+ * its next attempt) not yet due. It fails only after `stallMs` of neither, so a machine busy
+ * enough to make every step slow still passes, and a service that stopped working does not.
+ */
+async function whileProgressing(
+  what: string,
+  done: () => boolean | Promise<boolean>,
+  observe: () => Promise<{ state: string; dueBy: number }>,
+  stallMs = 30_000,
+) {
+  let last: string | undefined
+  let since = Date.now()
+  while (!(await done())) {
+    const { state, dueBy } = await observe()
+    if (state !== last) {
+      last = state
+      since = Date.now()
+    }
+    if (Date.now() > Math.max(since, dueBy) + stallMs) {
+      throw new Error(`no progress for ${stallMs} ms waiting: ${what}; last seen ${state}`)
+    }
+    await sleep(100)
+  }
+}
+
+/** The delivery log as progress: each row's state, and when the latest pending one is due. */
+function deliveryLog(
+  api: Parameters<typeof deliveries>[0],
+  tenant: Parameters<typeof deliveries>[1],
+  hookId: string,
+  received: () => number = () => 0,
+) {
+  return async () => {
+    const rows = await deliveries(api, tenant, hookId)
+    const pending = rows.filter((r) => r.status === 'Pending' && r.nextAttemptAt !== null)
+    return {
+      state: JSON.stringify([
+        received(),
+        rows.map((r) => [r.id, r.status, r.attempts, r.lastError, r.nextAttemptAt]),
+      ]),
+      dueBy: Math.max(0, ...pending.map((r) => Date.parse(r.nextAttemptAt ?? ''))),
+    }
+  }
+}
+
 // PGlite is one process's database: two processes cannot share it.
 const NEEDS_POSTGRES = process.env.DATABASE_URL
   ? false
@@ -67,6 +114,8 @@ async function ownDatabase(t: TestContext): Promise<Record<string, string>> {
   url.pathname = `/${name}`
   return { DATABASE_URL: url.toString(), DATA_DIR: tempDir('webhooks-durable-') }
 }
+
+const READY_WAIT_MS = 300_000
 
 /** The service on `db`, started and ready; SIGKILLed when `t` ends if still running. */
 async function start(
@@ -98,7 +147,9 @@ async function start(
     ...env,
   })
   t.after(() => service.kill('SIGKILL'))
-  await service.waitReady()
+  // Readiness is the progress here: waitReady fails at once if the process exits, and a
+  // start slowed by a busy machine is waited for (the test's own timeout bounds a hang).
+  await service.waitReady(READY_WAIT_MS)
   return { service, api: httpClient(service.base), port: chosen }
 }
 
@@ -106,7 +157,11 @@ function ids(received: Received[]) {
   return received.map((r) => String(r.headers['webhook-id']))
 }
 
-test('durable: events committed before a SIGKILL arrive after the restart, once each', async (t) => {
+// Three starts of the service and a 60 s lease to lapse: its waits follow progress (the
+// delivery log, readiness), and its own timeout only catches a hang.
+test('durable: events committed before a SIGKILL arrive after the restart, once each', {
+  timeout: 900_000,
+}, async (t) => {
   const db = await ownDatabase(t)
   // The receiver's port is chosen now, but nothing listens on it until the last start.
   const port = await freePort()
@@ -123,10 +178,14 @@ test('durable: events committed before a SIGKILL arrive after the restart, once 
   // a second event commits; killed again.
   const second = await start(t, db, { WEBHOOK_WORKER: 'true' })
   const two = await signup(second.api, tenant.slug)
-  await until('both attempted', async () => {
-    const rows = await deliveries(second.api, tenant, hook.webhook.id)
-    return rows.length === 2 && rows.every((r) => r.attempts >= 1 && r.lastError !== null)
-  })
+  await whileProgressing(
+    'both attempted',
+    async () => {
+      const rows = await deliveries(second.api, tenant, hook.webhook.id)
+      return rows.length === 2 && rows.every((r) => r.attempts >= 1 && r.lastError !== null)
+    },
+    deliveryLog(second.api, tenant, hook.webhook.id),
+  )
   const rows = await deliveries(second.api, tenant, hook.webhook.id)
   assert.ok(
     rows.every((r) => r.status === 'Pending'),
@@ -137,15 +196,21 @@ test('durable: events committed before a SIGKILL arrive after the restart, once 
   // 3. The receiver answers; after the restart both events arrive, signed, each once.
   const sink = await receiver(t, undefined, port)
   const third = await start(t, db, { WEBHOOK_WORKER: 'true' })
-  // A claim the kill cut short holds its delivery until its 60 s lease lapses.
-  await until('both delivered', () => sink.received.length >= 2, 90_000)
+  // A claim the kill cut short holds its delivery until its 60 s lease lapses: the log
+  // shows it due then, so the wait runs past it.
+  const progress = deliveryLog(third.api, tenant, hook.webhook.id, () => sink.received.length)
+  await whileProgressing('both delivered', () => sink.received.length >= 2, progress)
   const users = sink.received.map((r) => verify(hook.secret, r).data.event.userId).sort()
   assert.deepEqual(users, [one.user.id, two.user.id].sort())
   assert.deepEqual(ids(sink.received).sort(), rows.map((r) => r.id).sort(), 'same webhook-id')
-  await until('recorded', async () => {
-    const after = await deliveries(third.api, tenant, hook.webhook.id)
-    return after.every((r) => r.status === 'Succeeded')
-  })
+  await whileProgressing(
+    'recorded',
+    async () => {
+      const after = await deliveries(third.api, tenant, hook.webhook.id)
+      return after.every((r) => r.status === 'Succeeded')
+    },
+    progress,
+  )
   await sleep(1500) // a poll more: nothing is sent again
   assert.equal(sink.received.length, 2)
 })
