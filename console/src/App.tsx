@@ -3,7 +3,7 @@
 // panel may take a query after its name (#audit?user=…, a user's events from their row).
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useEffect, useMemo, useState } from 'react'
-import type { SessionClient } from '../../sdk/src/session.ts'
+import type { SessionClient, TokenEnvelope } from '../../sdk/src/session.ts'
 import { ApiKeys } from './ApiKeys.tsx'
 import { ApiResources } from './ApiResources.tsx'
 import { Applications } from './Applications.tsx'
@@ -30,6 +30,34 @@ const AREAS = {
 } as const
 type Area = keyof typeof AREAS
 
+/**
+ * The landing page's one-time handoff (`#handoff=…`, src/web/pages/console-handoff.ts),
+ * taken once as the console loads and removed from the address and its history entry
+ * before anything else runs, so it is never shown, bookmarked or sent on.
+ */
+const handoff = ((): string | undefined => {
+  const match = /^#handoff=([^&]+)$/.exec(window.location.hash)
+  if (!match?.[1]) return undefined
+  window.history.replaceState(null, '', window.location.pathname + window.location.search)
+  return decodeURIComponent(match[1])
+})()
+
+/** The console's session from the handoff code: the workspace's slug, or undefined when refused. */
+async function takeHandoff(code: string): Promise<string | undefined> {
+  const res = await fetch('/console/handoff', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  })
+  if (!res.ok) return undefined
+  const answer = (await res.json()) as { tenant: string; session: TokenEnvelope }
+  await connect(answer.tenant).setSession(answer.session)
+  return answer.tenant
+}
+
+/** Started once, as the module loads: a second exchange would spend the token again. */
+const handedOff = handoff === undefined ? undefined : takeHandoff(handoff).catch(() => undefined)
+
 const areaOf = (hash: string): Area => {
   const name = hash.replace(/^#/, '').split('?')[0] ?? ''
   return name in AREAS ? (name as Area) : 'users'
@@ -41,16 +69,39 @@ export function App() {
     params.get('tenant') ?? window.sessionStorage.getItem('console:tenant') ?? '',
   )
   const [signedIn, setSignedIn] = useState(false)
+  // A handoff is under way: its answer decides between the panels and the sign-in form.
+  const [handingOff, setHandingOff] = useState(handoff !== undefined)
   const session = useMemo(() => (tenant ? connect(tenant) : undefined), [tenant])
   const queries = useQueryClient()
 
   useEffect(() => {
+    if (handingOff) return
     let live = true
     session?.getSession().then((s) => live && setSignedIn(s !== null))
     return () => {
       live = false
     }
-  }, [session])
+  }, [session, handingOff])
+
+  useEffect(() => {
+    handedOff
+      ?.then((slug) => {
+        if (!slug) return
+        window.sessionStorage.setItem('console:tenant', slug)
+        setTenant(slug)
+        setSignedIn(true)
+      })
+      .finally(() => setHandingOff(false))
+  }, [])
+
+  if (handingOff) {
+    return (
+      <main className="sign-in">
+        <h1>Admin console</h1>
+        <p role="status">Signing you in…</p>
+      </main>
+    )
+  }
 
   if (!session || !signedIn) {
     return (

@@ -1,7 +1,7 @@
 // The landing page at `/` in a real browser (Debian's Chromium through playwright-core), as
 // a person who just ran `npm start` uses it: reads it, fills the form by keyboard, sees a
-// refused password beside its field, corrects it and arrives signed in on the new
-// workspace's account page. Each state is checked with axe-core (no violations) and
+// refused password beside its field, corrects it and arrives signed in in the new
+// workspace's console (and on its pages). Each state is checked with axe-core (no violations) and
 // photographed at desktop and phone widths into test-results/screenshots/.
 // Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
 import assert from 'node:assert/strict'
@@ -68,7 +68,7 @@ async function typeInto(page: Page, field: Locator, text: string): Promise<void>
   await page.keyboard.type(text)
 }
 
-test('landing page: read, create a workspace by keyboard, a weak password shown by its field, then signed in; axe clean at both widths', {
+test('landing page: read, create a workspace by keyboard, a weak password shown by its field, then signed in to the console; axe clean at both widths', {
   skip,
 }, async () => {
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop })
@@ -109,8 +109,18 @@ test('landing page: read, create a workspace by keyboard, a weak password shown 
 
   await typeInto(page, password, STRONG_PASSWORD)
   await page.keyboard.press('Enter')
+  // Into the console, signed in (the one-time handoff), the handoff gone from the address.
+  await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
+  const landed = new URL(page.url())
+  assert.equal(landed.pathname, '/console/')
+  assert.equal(landed.hash, '')
+  assert.doesNotMatch(await page.evaluate(() => JSON.stringify(window.history.state)), /handoff/)
+  await page.getByRole('cell', { name: email, exact: true }).waitFor()
+  await page.getByRole('banner').getByText('Acme Rockets').waitFor()
+  await visit(page, 'landing-console')
+  // Signed in to the workspace's pages as well.
+  await page.goto(`${server.url}/t/${slug}/account`)
   await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor()
-  assert.equal(new URL(page.url()).pathname, `/t/${slug}/account`)
   assert.deepEqual(errors, [], 'no script errors and no CSP refusals')
   await context.close()
 })

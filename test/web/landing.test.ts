@@ -1,7 +1,8 @@
 // The landing page at `/` (issue 20) over HTTP, as a browser without JavaScript uses it:
 // it says what the service is and links to /docs and the console; while tenant creation is
 // open its form creates a workspace and its first admin through POST /v1/tenants and signs
-// that admin in to the workspace's pages; the API's refusals are shown beside their fields
+// that admin in to the workspace's pages and, by a one-time handoff, to the console; the
+// handoff opens once, briefly, in that browser only; the API's refusals are shown beside their fields
 // and create nothing; the form's CSRF field is a signed double submit bound to the
 // browser's secret; with TENANT_CREATION_TOKEN set there is no form and a POST is refused.
 import assert from 'node:assert/strict'
@@ -72,8 +73,11 @@ describe('landing page', () => {
     const w = workspace()
     const page = await browser.post('/', w)
     assert.equal(page.status, 200)
-    assert.equal(new URL(page.url).pathname, `/t/${w.slug}/account`)
-    assert.match(textOf(page.html), new RegExp(w.email.replace(/[.+]/g, '\\$&')))
+    // The admin lands in the console (issue 36), and is signed in to the pages as well.
+    assert.equal(new URL(page.url).pathname, '/console/')
+    const account = await browser.get(`/t/${w.slug}/account`)
+    assert.equal(new URL(account.url).pathname, `/t/${w.slug}/account`)
+    assert.match(textOf(account.html), new RegExp(w.email.replace(/[.+]/g, '\\$&')))
     const login = await server.request('POST', `/v1/${w.slug}/auth/login`, {
       email: w.email,
       password: w.password,
@@ -169,6 +173,96 @@ describe('landing page', () => {
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
     assert.equal(page.headers.get('content-security-policy'), CSP)
     assert.equal(await tenantCount(), before)
+  })
+
+  /** Creates a workspace with the form in `browser`; the handoff code its redirect carried. */
+  async function createWithForm(browser: PageClient) {
+    await browser.get('/')
+    const w = workspace()
+    const page = await browser.post('/', w)
+    const landed = new URL(page.url)
+    assert.equal(landed.pathname, '/console/')
+    assert.equal(landed.searchParams.get('tenant'), w.slug)
+    const code = decodeURIComponent(/^#handoff=(.+)$/.exec(landed.hash)?.[1] ?? '')
+    assert.ok(code.length > 0, `a handoff code in ${landed.hash}`)
+    // The fragment holds no token: nothing a token of the service looks like.
+    assert.doesNotMatch(code, /^eyJ|\./)
+    return { w, code }
+  }
+
+  /** POST /console/handoff from `browser` (its cookies), as the console's fetch sends it. */
+  async function exchange(browser: PageClient, code: string) {
+    const res = await browser.send(
+      'POST',
+      '/console/handoff',
+      JSON.stringify({ code }),
+      'application/json',
+    )
+    return { status: res.status, body: JSON.parse(res.html) }
+  }
+
+  test('rule: the console handoff signs the new admin in to the console once: a second use is refused and ends that session', async () => {
+    const browser = new PageClient(server)
+    const { w, code } = await createWithForm(browser)
+    const first = await exchange(browser, code)
+    assert.equal(first.status, 200, JSON.stringify(first.body))
+    assert.equal(first.body.tenant, w.slug)
+    const me = await server.request('GET', `/v1/${w.slug}/me`, undefined, {
+      token: first.body.session.accessToken,
+    })
+    assert.equal(me.status, 200)
+    assert.equal(me.body.email, w.email)
+    assert.equal(me.body.role, 'Admin')
+
+    const again = await exchange(browser, code)
+    assert.equal(again.status, 400)
+    assert.equal(again.body.error, 'handoff_invalid')
+    assert.equal(again.body.session, undefined)
+    // The replay spent a rotated refresh token: the family is revoked (CONTRACT §4).
+    const refresh = await server.request('POST', `/v1/${w.slug}/auth/refresh`, {
+      refreshToken: first.body.session.refreshToken,
+    })
+    assert.equal(refresh.status, 401)
+  })
+
+  test('rule: the console handoff opens only in the browser that submitted the form, only within 60 s, and a forged code opens nothing', async () => {
+    const browser = new PageClient(server)
+    const { w, code } = await createWithForm(browser)
+    const sessionsBefore = await server.request('POST', `/v1/${w.slug}/auth/login`, {
+      email: w.email,
+      password: w.password,
+    })
+    const count = async () =>
+      (
+        await server.request('GET', `/v1/${w.slug}/me/sessions?limit=50`, undefined, {
+          token: sessionsBefore.body.accessToken,
+        })
+      ).body.items.length
+    const live = await count()
+
+    // Another browser (another landing secret, or none) holding the URL: refused.
+    const other = new PageClient(server)
+    assert.equal((await exchange(other, code)).status, 400)
+    await other.get('/')
+    assert.equal((await exchange(other, code)).status, 400)
+    // A code that is not the service's, or altered: refused.
+    assert.equal((await exchange(browser, 'not-a-code')).status, 400)
+    assert.equal((await exchange(browser, `${code.slice(0, -2)}AA`)).status, 400)
+    assert.equal(await count(), live, 'no session was opened or ended')
+
+    // Past its 60 seconds, even the right browser is refused.
+    server.clock.advance(61)
+    const late = await exchange(browser, code)
+    assert.equal(late.status, 400)
+    assert.equal(late.body.session, undefined)
+  })
+
+  test('rule: within its 60 s and in its own browser, a handoff refused elsewhere still opens', async () => {
+    const browser = new PageClient(server)
+    const { code } = await createWithForm(browser)
+    assert.equal((await exchange(new PageClient(server), code)).status, 400)
+    server.clock.advance(30)
+    assert.equal((await exchange(browser, code)).status, 200)
   })
 
   test('the page is not an API operation: absent from the OpenAPI document', async () => {

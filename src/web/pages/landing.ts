@@ -4,8 +4,8 @@
 // that creates a workspace and its first admin through POST /v1/tenants, called with the
 // SDK over inject like every hosted page (web/api.ts), so the API's rules, limits and audit
 // rows apply unchanged. On success the new admin is signed in to the workspace's hosted
-// pages (the session POST /v1/tenants answered becomes the page session) and lands on the
-// account page.
+// pages (the session POST /v1/tenants answered becomes the page session) and lands in the
+// console, signed in there too through a one-time handoff (console-handoff.ts).
 //
 // CSRF without a tenant: a signed double submit. A random secret per browser in an HttpOnly,
 // SameSite=Lax cookie of its own (`__Host-` prefixed over https), and in the form the HMAC of
@@ -27,7 +27,8 @@ import {
   setPageHeaders,
 } from '../http.ts'
 import { errorSummary, type FormErrors, field, form, page } from '../layout.ts'
-import { beginSession, pagePath } from '../session.ts'
+import { beginSession } from '../session.ts'
+import { consoleHandoffRoute, sealHandoff } from './console-handoff.ts'
 
 const SERVICE = { tenant: { name: 'Tenant authentication service', slug: '' } }
 
@@ -50,6 +51,7 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
   installFormParser(app)
   const csrf = landingCsrf(deps)
   const open = () => deps.config.tenantCreationToken === undefined
+  consoleHandoffRoute(app, deps, (request) => csrf.secret(request))
 
   const send = (reply: FastifyReply, body: Html, status = 200) => {
     setPageHeaders(reply)
@@ -122,7 +124,10 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
         expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
       })
       setPageHeaders(reply)
-      return reply.redirect(`${pagePath(envelope.tenantSlug)}/account`, 303)
+      return reply.redirect(
+        await consoleLanding(request, envelope.tenantSlug, values.email, password),
+        303,
+      )
     } catch (error) {
       if (!(error instanceof AuthServiceError) || ![400, 409, 429].includes(error.status)) {
         throw error
@@ -131,6 +136,30 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
       return draw(request, reply, values, errorsOf(error), error.status === 429 ? 429 : 400)
     }
   })
+
+  /**
+   * Where the new admin goes: the console, signed in by a handoff code in the fragment for a
+   * session of its own (the password just given signs it in), or, should that sign-in be
+   * refused (a rate limit), the console's sign-in with the workspace filled in.
+   */
+  async function consoleLanding(
+    request: FastifyRequest,
+    slug: string,
+    email: string,
+    password: string,
+  ): Promise<string> {
+    const signIn = `/console/?tenant=${encodeURIComponent(slug)}`
+    const secret = csrf.secret(request)
+    if (!secret) return signIn
+    try {
+      const session = await apiFor(app, request, slug).login({ body: { email, password } })
+      const code = sealHandoff(deps, slug, session.refreshToken, secret)
+      return `${signIn}#handoff=${encodeURIComponent(code)}`
+    } catch (error) {
+      if (error instanceof AuthServiceError && error.status < 500) return signIn
+      throw error
+    }
+  }
 }
 
 /** The API's refusal beside the field it is about (CONTRACT §2, §3). */
@@ -224,6 +253,8 @@ function landingCsrf(deps: Pick<Deps, 'config'>) {
       }
       return mac(secret)
     },
+    /** This browser's landing secret (the handoff to the console is bound to it). */
+    secret: cookie,
     valid(request: FastifyRequest, field: unknown): boolean {
       const secret = cookie(request)
       if (!secret || typeof field !== 'string' || field.length === 0) return false
