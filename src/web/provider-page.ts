@@ -2,6 +2,7 @@
 // `*Source` hooks of its features) in the hosted pages' look: the same shell (layout.ts),
 // the tenant's name and logo, and the same security headers. The hooks receive Koa's
 // context, not Fastify's, so this writes the response there.
+import { createHash } from 'node:crypto'
 import type { Db } from '../db/client.ts'
 import { findTenantById } from '../modules/tenants/queries.ts'
 import type { Html } from './html.ts'
@@ -65,4 +66,54 @@ export async function sendProviderPage(
   ctx.status = options.status ?? 200
   ctx.type = 'text/html; charset=utf-8'
   ctx.body = page(brand, title, body, { noScript: options.noScript }).value
+}
+
+/** What the headers middleware uses of Koa's context. */
+interface KoaResponseContext {
+  type: string
+  body: unknown
+  set(name: string, value: string): void
+  response: { get(name: string): string }
+  oidc?: { entities?: { Interaction?: { params?: { redirect_uri?: unknown } } } }
+}
+
+const unescapeAttribute = (value: string) =>
+  value
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&')
+
+/**
+ * A Provider middleware (installed by web/pages/authorize.ts): the HTML oidc-provider
+ * writes itself without one of the hooks above (its auto-submitting form_post pages: the
+ * account switch's step to end_session_confirm, a `response_mode=form_post` answer) gets
+ * the pages' headers too (issue 36 P5). Its CSP allows exactly that page's inline script
+ * (by its hash), the origin its form posts to and, as a form's redirects are held to
+ * form-action too, the origin of the redirect URI of the authorization it resumes (the
+ * account switch's post goes on to the application).
+ */
+export async function providerHtmlHeaders(ctx: KoaResponseContext, next: () => Promise<void>) {
+  await next()
+  if (!String(ctx.type).startsWith('text/html') || typeof ctx.body !== 'string') return
+  if (ctx.response.get('content-security-policy')) return
+  const body = ctx.body
+  const hashes = [...body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+    ([, script]) => `'sha256-${createHash('sha256').update(script).digest('base64')}'`,
+  )
+  const targets = [...body.matchAll(/<form method="post" action="([^"]*)"/g)]
+    .map(([, action]) => sourceOf(unescapeAttribute(action)))
+    .filter((source): source is string => source !== undefined)
+  const resumed = ctx.oidc?.entities?.Interaction?.params?.redirect_uri
+  const back = typeof resumed === 'string' ? sourceOf(resumed) : undefined
+  if (back) targets.push(back)
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value)
+  ctx.set(
+    'content-security-policy',
+    CSP.replace("script-src 'self'", ["script-src 'self'", ...hashes].join(' ')).replace(
+      "form-action 'self'",
+      ["form-action 'self'", ...new Set(targets)].join(' '),
+    ),
+  )
 }

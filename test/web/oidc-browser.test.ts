@@ -682,3 +682,37 @@ test('a hosted session signed in without the provider’s sign-in cookie (older 
     assert.ok((await silently(page)).at.searchParams.get('code'))
   })
 })
+
+test('an account switch through the application’s sign-in page: the switch page carries the pages’ headers and the first authorization reaches the application as the new user', {
+  skip,
+}, async () => {
+  await inFreshBrowser(browser, async (page) => {
+    const first = await signup(server, t.slug)
+    const second = await signup(server, t.slug)
+    await signInThroughApplication(page, first)
+    await page.goto(`${server.deps.config.publicUrl}/t/${t.slug}/account`)
+    await page.locator('form.sign-out button').click()
+    await page.waitForURL((url) => !url.pathname.endsWith('/account'))
+
+    // Every answer of the provider's own pages on the way, the switch page among them.
+    const answers: { url: string; status: number; headers: Record<string, string> }[] = []
+    page.on('response', (res) => {
+      if (new URL(res.url()).pathname.startsWith(`/oidc/${t.slug}/`)) {
+        answers.push({ url: res.url(), status: res.status(), headers: res.headers() })
+      }
+    })
+    const started = await start(firstParty)
+    await page.goto(started.url)
+    await signInWithPassword(page, second)
+    const at = await backAtApplication(page)
+    assert.equal((await exchange(started, at)).claims()?.sub, second.user.id)
+    for (const answer of answers) assert.ok(answer.status < 400, JSON.stringify(answer))
+    const pages = answers.filter((a) => (a.headers['content-type'] ?? '').startsWith('text/html'))
+    assert.ok(pages.length > 0, 'the switch page was not seen')
+    for (const switchPage of pages) {
+      assert.match(switchPage.headers['content-security-policy'] ?? '', /frame-ancestors 'none'/)
+      assert.equal(switchPage.headers['x-frame-options'], 'DENY')
+      assert.equal(switchPage.headers['x-content-type-options'], 'nosniff')
+    }
+  })
+})

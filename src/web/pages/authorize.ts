@@ -24,6 +24,7 @@ import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
 import { type Form, formText, setPageHeaders } from '../http.ts'
 import { form, hidden } from '../layout.ts'
+import { providerHtmlHeaders } from '../provider-page.ts'
 import {
   forgetInteraction,
   isInteractionUid,
@@ -57,6 +58,10 @@ export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
 function interactionRoutes(app: FastifyInstance, pages: Pages): void {
   const { deps } = pages
   const pool = poolOf(deps as Parameters<typeof poolOf>[0])
+  // The pages' headers on the HTML oidc-provider writes itself (provider-page.ts).
+  pool?.onBuild((provider) => {
+    ;(provider as unknown as { use(fn: typeof providerHtmlHeaders): void }).use(providerHtmlHeaders)
+  })
 
   /** The page session of this tenant, verified by the service: its token and its session. */
   const liveSignIn = async (request: FastifyRequest, reply: FastifyReply) => {
