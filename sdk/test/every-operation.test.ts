@@ -362,8 +362,9 @@ test('every operationId is called through the SDK against the real service', asy
   assert.equal(retriedDelivery.delivery.id, delivery.id)
   assert.deepEqual(await backend.deleteWebhook({ path: { id: hookId } }), { ok: true })
 
-  // SSO connections (CONTRACT §12), with the key.
-  const sso = await backend.createSsoConnection({
+  // SSO connections (CONTRACT §12): made by the admin (a key cannot set what a connection
+  // trusts), then read, listed, enforced and deleted with the key.
+  const sso = await admin.createSsoConnection({
     body: {
       name: 'Okta',
       type: 'oidc',

@@ -193,8 +193,8 @@ async function findOr404(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
  * in as any user of its domains, Admins and users with a second factor included, and so take
  * them over (issue 36, F1's rule: no machine credential replaces the credential of a user who
  * holds more power than the key may grant; CONTRACT §4 refuses keys on the idp credentials
- * for the same reason). With a key only the name, `enabled` and `enforce` change; deleting is
- * open to it.
+ * for the same reason). So a key creates none, and changes only a connection's name, `enabled`
+ * and `enforce`; deleting is open to it.
  */
 const TRUST_FIELDS = [
   'oidc',
@@ -224,7 +224,12 @@ export async function createConnection(
   input: CreateConnectionBody,
   actor: Actor,
 ) {
-  refuseTrustByKey(actor, input)
+  if (actor.type === 'apiKey') {
+    fail('api_key_not_allowed', {
+      message:
+        "An API key cannot create an SSO connection: a connection signs in every user of its domains. An Admin's token can.",
+    })
+  }
   const domains = checkDomains(input.domains)
   if (input.type === 'oidc') {
     if (!input.oidc) invalid('oidc', 'is required for type oidc')
