@@ -133,7 +133,8 @@ async function populated(): Promise<TenantFixture> {
       domains: [`d${crypto.randomUUID().slice(0, 8)}.example.com`],
       oidc: { issuer: 'https://idp.example.com', clientId: 'c', clientSecret: 's' },
     },
-    { token: key },
+    // The admin's token: an API key cannot create a connection.
+    { token: t.admin.accessToken },
   )
   assert.equal(sso.status, 200, JSON.stringify(sso.body))
   const connectionId = sso.body.connection.id
