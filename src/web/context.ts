@@ -24,7 +24,10 @@ import {
   writeSession,
 } from './session.ts'
 
-export type PageDeps = Pick<Deps, 'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit'>
+export type PageDeps = Pick<
+  Deps,
+  'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit' | 'providerPages'
+>
 
 export interface TokenEnvelope {
   accessToken: string
