@@ -33,6 +33,7 @@ import { installMetrics } from './plugins/metrics.ts'
 import { installOpenApi } from './plugins/openapi.ts'
 import { installValidation, lazySerializers } from './plugins/validation.ts'
 import { registerRoutes } from './routes.ts'
+import { providerPages } from './web/oidc-pages.ts'
 
 export interface BuildOptions {
   clock?: Clock
@@ -181,6 +182,7 @@ export async function buildApp(
     idp: config.idp
       ? new (await import('./modules/oauth/provider.ts')).IdentityProvider(config.idp)
       : undefined,
+    providerPages: providerPages(db),
   }
 
   // Before any route is registered: it records them all (405 for a method a path lacks).

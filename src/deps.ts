@@ -14,6 +14,7 @@ import type { ApiKeyCache } from './modules/apikeys/cache.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
 import type { IdentityProvider } from './modules/oauth/provider.ts'
+import type { ProviderPages } from './modules/oidc/pages.ts'
 import type { RevocationCache } from './modules/sessions/revocations.ts'
 import type { SessionService } from './modules/sessions/service.ts'
 import type { TenantCache } from './modules/tenants/cache.ts'
@@ -43,4 +44,6 @@ export interface Deps {
   webhookOutcomes: DeliveryOutcomes
   /** The external identity provider, when IDP_* is configured. */
   idp: IdentityProvider | undefined
+  /** The pages the OpenID providers draw, from the hosted pages (web/oidc-pages.ts). */
+  providerPages: ProviderPages
 }

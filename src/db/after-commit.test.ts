@@ -85,7 +85,10 @@ test('afterCommit: a failing piece of work neither fails the commit nor stops th
 test('audit listeners hear of a write once it committed, and never of one rolled back', async () => {
   const heard: string[] = []
   server.deps.audit.subscribe((entries) => {
-    for (const e of entries) if (e.metadata?.probe) heard.push(String(e.metadata.probe))
+    for (const e of entries) {
+      const probe = (e.metadata as Record<string, unknown> | undefined)?.probe
+      if (probe) heard.push(String(probe))
+    }
   })
   const entry = (probe: string) => ({ action: 'UserLoginFailed' as const, metadata: { probe } })
   await assert.rejects(

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { hashToken } from '../lib/crypto.ts'
-import { logoExists } from '../modules/tenants/queries.ts'
+import { tenantHasLogo } from '../modules/tenants/service.ts'
 import { AuthServiceError, apiFor } from './api.ts'
 import { type Html, html } from './html.ts'
 import { setPageHeaders } from './http.ts'
@@ -24,7 +24,10 @@ import {
   writeSession,
 } from './session.ts'
 
-export type PageDeps = Pick<Deps, 'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit'>
+export type PageDeps = Pick<
+  Deps,
+  'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit' | 'providerPages'
+>
 
 export interface TokenEnvelope {
   accessToken: string
@@ -62,7 +65,7 @@ export class Pages {
 
   async brand(request: FastifyRequest): Promise<Brand> {
     const { tenant } = request
-    const hasLogo = await logoExists(this.deps.db, tenant.id)
+    const hasLogo = await tenantHasLogo(this.deps, tenant.id)
     return { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
   }
 

@@ -2,7 +2,7 @@
 // construction: one <main> and one <h1> per page, a label for every input, errors tied to
 // their field with aria-describedby and aria-invalid, and a summary at the top that takes
 // the focus (with JavaScript) so a screen-reader or keyboard user hears what went wrong.
-import type { Tenant } from '../modules/tenants/queries.ts'
+import type { Tenant } from '../modules/tenants/service.ts'
 import { type Html, html } from './html.ts'
 
 export interface Brand {

@@ -4,7 +4,7 @@
 // context, not Fastify's, so this writes the response there.
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/client.ts'
-import { findTenantById } from '../modules/tenants/queries.ts'
+import { tenantById } from '../modules/tenants/service.ts'
 import type { Html } from './html.ts'
 import { CSP, PAGE_HEADERS } from './http.ts'
 import { page } from './layout.ts'
@@ -49,7 +49,7 @@ export async function sendProviderPage(
   body: Html,
   options: ProviderPageOptions = {},
 ): Promise<void> {
-  const found = await findTenantById(db, tenantId)
+  const found = await tenantById({ db }, tenantId)
   const tenant = found?.tenant ?? { name: 'Sign-in', slug: '' }
   const brand = {
     tenant,

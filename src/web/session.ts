@@ -19,15 +19,23 @@
 // Secure and no Domain, which no other host (a sibling subdomain included) and no plain-http
 // response can set; the tenant is in the name so two tenants' pages in one browser keep
 // apart. Over http (development) `ta_session` and `ta_csrf`, scoped to the tenant's pages by
-// their path. The flows' own cookies (the provider sign-in mark, the SSO, SAML and idp flows)
+// their path (the names and paths: lib/cookies.ts, where the OpenID provider's logout finds
+// them too). The flows' own cookies (the provider sign-in mark, the SSO, SAML and idp flows)
 // follow the same rule through lib/host-cookie.ts.
 import { createHmac } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
+import {
+  clearCookie,
+  pageCookieNames,
+  pageCookieOptions,
+  pagePath,
+  readCookies,
+  setCookie,
+} from '../lib/cookies.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual, subKey } from '../lib/crypto.ts'
 import { sealSignIn, signInCookie } from '../modules/oidc/browser-sign-in.ts'
-import { clearCookie, cookieHeader, readCookies, setCookie } from './http.ts'
 
 export interface PageSession {
   accessToken: string
@@ -53,23 +61,14 @@ export interface PageContext {
   slug: string
 }
 
-export const pagePath = (slug: string) => `/t/${slug}`
+export { pagePath }
+
+/** The names of the page cookies of a tenant (lib/cookies.ts). */
+export const cookieNames = pageCookieNames
+
+const cookieOptions = pageCookieOptions
 
 const overHttps = (ctx: Pick<PageContext, 'config'>) => ctx.config.publicUrl.startsWith('https:')
-
-/** The names of the page cookies of `ctx`'s tenant. */
-export function cookieNames(ctx: Pick<PageContext, 'config' | 'slug'>): {
-  session: string
-  csrf: string
-} {
-  return overHttps(ctx)
-    ? { session: `__Host-ta_session_${ctx.slug}`, csrf: `__Host-ta_csrf_${ctx.slug}` }
-    : { session: 'ta_session', csrf: 'ta_csrf' }
-}
-
-function cookieOptions(ctx: Pick<PageContext, 'config' | 'slug'>) {
-  return overHttps(ctx) ? { path: '/', secure: true } : { path: pagePath(ctx.slug), secure: false }
-}
 
 export function readSession(ctx: PageContext, request: FastifyRequest): PageSession | undefined {
   const sealed = readCookies(request)[cookieNames(ctx).session]
@@ -133,14 +132,6 @@ export function clearSession(ctx: PageContext, request: FastifyRequest, reply: F
   const { name, ...where } = signInCookie(ctx.config.publicUrl, ctx.slug)
   clearCookie(reply, name, where)
   renewBrowserSecret(ctx, request, reply, '')
-}
-
-/**
- * The Set-Cookie value that removes the page session, for a response written outside the
- * pages' plugin (the OpenID provider's logout, web/pages/oidc-logout.ts).
- */
-export function clearedSessionCookie(ctx: Pick<PageContext, 'config' | 'slug'>): string {
-  return cookieHeader(cookieNames(ctx).session, '', { ...cookieOptions(ctx), maxAge: 0 })
 }
 
 /**

@@ -182,3 +182,21 @@ export async function deleteApiResource(
     ])
   })
 }
+
+/** The resource a resource indicator (RFC 8707) names, or undefined: its scopes and their roles. */
+export function apiResourceByIdentifier(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  identifier: string,
+): Promise<store.ApiResource | undefined> {
+  return store.findApiResourceByIdentifier(deps.db, tenantId, identifier)
+}
+
+/** The tenant's first `limit` API resources, oldest first (the words for their scopes). */
+export function firstApiResources(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  limit: number,
+): Promise<store.ApiResource[]> {
+  return store.listApiResources(deps.db, tenantId, { limit })
+}

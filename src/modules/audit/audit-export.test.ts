@@ -16,7 +16,7 @@ import {
 import { sql } from '../../db/orm.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { AuditAction } from './actions.ts'
-import type { Actor } from './recorder.ts'
+import type { Actor, AuditEntry } from './recorder.ts'
 import { EXPORT_PAGE, exportProbe } from './service.ts'
 
 const ACTOR: Actor = { type: 'system', id: null, ip: '192.0.2.9', userAgent: 'export-test' }
@@ -99,7 +99,9 @@ function byPosition(a: Item, b: Item) {
 
 async function record(tenantId: string, action: AuditAction, userId?: string) {
   server.clock.advance(1)
-  await server.deps.audit.record(server.deps.db, tenantId, ACTOR, [{ action, userId }])
+  await server.deps.audit.record(server.deps.db, tenantId, ACTOR, [
+    { action, userId } as AuditEntry,
+  ])
   return server.clock.now().toISOString()
 }
 

@@ -52,11 +52,14 @@ type Item = Record<string, any>
 async function record(
   tenantId: string,
   action: AuditAction,
-  entry: Omit<AuditEntry, 'action'> = {},
+  // Any action with any metadata: these tests are about the log, not one action's fields.
+  entry: { userId?: string | null; email?: string | null; metadata?: Record<string, unknown> } = {},
   actor: Actor = ACTOR,
 ) {
   server.clock.advance(1)
-  await server.deps.audit.record(server.deps.db, tenantId, actor, [{ action, ...entry }])
+  await server.deps.audit.record(server.deps.db, tenantId, actor, [
+    { action, ...entry } as AuditEntry,
+  ])
   return server.clock.now().toISOString()
 }
 
@@ -303,7 +306,7 @@ describe('GET audit', () => {
     for (let i = 0; i < 130; i++) {
       if (i % 3 === 0) server.clock.advance(1)
       await server.deps.audit.record(server.deps.db, fresh.tenantId, ACTOR, [
-        { action: i % 2 ? 'UserLogin' : 'SessionCreated', metadata: { i } },
+        { action: i % 2 ? 'UserLogin' : 'SessionCreated', metadata: { i } } as AuditEntry,
       ])
     }
     const all = await list(fresh, '?limit=200')
@@ -416,7 +419,7 @@ describe('GET audit: search', () => {
     const start = server.clock.now().getTime() - 86_400_000
     // One old event that holds the rare pair "zq", then more than a window of newer ones.
     await server.deps.audit.record(server.deps.db, big.tenantId, ACTOR, [
-      { action: 'TenantUpdated', metadata: { note: 'zq' } },
+      { action: 'TenantUpdated', metadata: { note: 'zq' } } as AuditEntry,
     ])
     await server.deps.db.execute(sql`
       UPDATE audit_events SET created_at = ${new Date(start - 1000)}

@@ -4,9 +4,11 @@ import { afterCommit } from '../../db/after-commit.ts'
 import type { Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import type { AuditAction } from './actions.ts'
+import type { AuditEntry } from './events.ts'
 import { presentAuditEvent } from './present.ts'
 import { insertAuditEvents } from './queries.ts'
+
+export type { AuditEntry }
 
 /** Who acts and from where: built once per request (plugins/auth.ts). */
 export interface Actor {
@@ -19,15 +21,6 @@ export interface Actor {
    * in-process call (lib/served-client.ts); not stored as such, UserLogin's metadata.
    */
   servedClientId?: string
-}
-
-export interface AuditEntry {
-  action: AuditAction
-  /** The user the event concerns. */
-  userId?: string | null
-  /** The address concerned, kept for search (a failed login's attempted email). */
-  email?: string | null
-  metadata?: Record<string, unknown>
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, ip: null, userAgent: null }
@@ -65,7 +58,8 @@ export class AuditRecorder {
         action: e.action,
         userId: e.userId ?? null,
         email: e.email ?? null,
-        metadata: e.metadata ?? {},
+        // Stored as jsonb and shown as an object (present.ts): the typed map is the writer's.
+        metadata: (e.metadata ?? {}) as Record<string, unknown>,
       }
       // What a webhook subscribed to it is sent (CONTRACT §13), queued by the same statement.
       return {

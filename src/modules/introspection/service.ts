@@ -9,7 +9,7 @@
 import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { AccessClaims } from '../../lib/jwt.ts'
-import { liveSessionRole } from './queries.ts'
+import { findLiveSession, type LiveSession, liveSessionRole } from './queries.ts'
 import type { Introspection } from './schemas.ts'
 
 const INACTIVE = { active: false } as const
@@ -41,4 +41,19 @@ export async function introspect(
 /** The public keys resource servers verify access tokens with; none with HS256. */
 export function jwks(deps: Pick<Deps, 'tokens'>) {
   return deps.tokens.jwks()
+}
+
+/**
+ * The session `sessionId` of `userId` while it is live (not revoked, not expired, its user
+ * not deleted), with its user's status and role now: the hosted pages' check of a sign-in
+ * they are about to use (web/pages/authorize.ts).
+ */
+export function liveSessionOf(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  sessionId: string,
+  userId: string,
+  now: Date,
+): Promise<LiveSession | undefined> {
+  return findLiveSession(deps.db, tenantId, sessionId, userId, now)
 }

@@ -5,8 +5,8 @@
 // tokens refused at once, on every instance within seconds) and the page cookie removed.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { clearedSessionCookie } from '../../lib/cookies.ts'
 import { AppError } from '../../lib/errors.ts'
-import { clearedSessionCookie } from '../../web/session.ts'
 import { findTenantById } from '../tenants/queries.ts'
 import { SERVICE_SESSION } from './provider.ts'
 

@@ -4,6 +4,7 @@
 // milliseconds) and memory stays flat however many tenants are touched in turn.
 import type { Tenant } from '../tenants/queries.ts'
 import { signingJwks } from './keys.ts'
+import type { ProviderPages } from './pages.ts'
 import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.ts'
 
 export const DEFAULT_POOL_SIZE = 200
@@ -132,7 +133,10 @@ const pools = new WeakMap<object, ProviderPool>()
  * without OIDC_SIGNING_KEYS).
  */
 export function poolOf(
-  deps: Omit<ProviderDeps, 'jwks'> & { config: { oidcSigningKeys: string[] } },
+  deps: Omit<ProviderDeps, 'jwks' | 'pages'> & {
+    config: { oidcSigningKeys: string[] }
+    providerPages: ProviderPages
+  },
 ): ProviderPool | undefined {
   if (deps.config.oidcSigningKeys.length === 0) return undefined
   let pool = pools.get(deps)
@@ -144,6 +148,7 @@ export function poolOf(
       clock: deps.clock,
       audit: deps.audit,
       jwks: signingJwks(deps.config.oidcSigningKeys),
+      pages: deps.providerPages,
     })
     pools.set(deps, pool)
   }

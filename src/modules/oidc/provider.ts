@@ -10,9 +10,6 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import { devicePages } from '../../web/pages/device.ts'
-import { errorPage } from '../../web/pages/oidc-error.ts'
-import { logoutPages } from '../../web/pages/oidc-logout.ts'
 import type { AuditRecorder } from '../audit/recorder.ts'
 import { findLiveSession } from '../introspection/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
@@ -21,6 +18,7 @@ import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
 import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
+import type { ProviderPages } from './pages.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
 import { requestMemo } from './request-memo.ts'
 import { type ProviderErrors, resourceServerInfo, roleScopes } from './resources.ts'
@@ -82,6 +80,8 @@ export interface ProviderDeps {
   clock: Clock
   audit: AuditRecorder
   jwks: { keys: SigningJwk[] }
+  /** The pages the provider draws, handed in by the hosted pages (pages.ts). */
+  pages: ProviderPages
 }
 
 const DAY = 24 * 60 * 60
@@ -388,9 +388,9 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
           caller.clientId === token.clientId,
       },
       // RFC 8628 for native apps (clients.ts), its pages among the hosted pages.
-      deviceFlow: { enabled: true, ...devicePages(deps.db, tenant.id) },
+      deviceFlow: { enabled: true, ...deps.pages.device(tenant) },
       // The confirmation and signed-out pages; ending the hosted session: oidc-logout.ts.
-      rpInitiatedLogout: { enabled: true, ...logoutPages(deps.db, tenant) },
+      rpInitiatedLogout: { enabled: true, ...deps.pages.logout(tenant) },
       backchannelLogout: { enabled: true },
       // RFC 7591, open per request while the tenant's `dynamicClientRegistration` is on
       // (registration.ts, whose gate is installed below).
@@ -411,7 +411,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // CONTRACT §11, Errors: an HTML page with the status, never a redirect; the public
     // description only (the detail is oidc-provider's to log).
     // Its error page in the hosted pages' look, the status unchanged, never a redirect.
-    renderError: errorPage(deps.db, tenant.id),
+    renderError: deps.pages.error(tenant),
   })
   // The provider session keeps the service session it was signed in from
   // (hostedSessionCheck); oidc-provider stores only the Session fields it lists.

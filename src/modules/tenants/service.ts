@@ -5,8 +5,10 @@ import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { createUser, preparePassword } from '../users/service.ts'
-import { insertTenant } from './queries.ts'
+import { findTenantById, insertTenant, logoExists, type Tenant } from './queries.ts'
 import type { CreateTenantBody } from './schemas.ts'
+
+export type { Tenant }
 
 /** Slugs that would shadow a route or confuse a reader of a URL. */
 export const RESERVED_SLUGS = new Set([
@@ -78,4 +80,17 @@ export async function createTenant(
   })
   deps.tenants.forget(slug)
   return { ...envelope, tenantSlug: slug }
+}
+
+/** The live tenant `tenantId` with whether it has a logo (a page drawn by id, not by slug). */
+export function tenantById(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+): Promise<{ tenant: Tenant; hasLogo: boolean } | undefined> {
+  return findTenantById(deps.db, tenantId)
+}
+
+/** Whether the tenant has uploaded a logo (the pages' brand). */
+export function tenantHasLogo(deps: Pick<Deps, 'db'>, tenantId: string): Promise<boolean> {
+  return logoExists(deps.db, tenantId)
 }

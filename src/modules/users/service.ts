@@ -6,7 +6,7 @@ import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { insertUser, type User } from './queries.ts'
+import { findUserById, insertUser, type User } from './queries.ts'
 
 export interface UserDraft {
   email: string
@@ -47,4 +47,13 @@ export async function createUser(
     updatedAt: now,
   })
   return user ?? onTaken()
+}
+
+/** The tenant's live user `userId`, or undefined (another module's read of a user). */
+export function userById(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  userId: string,
+): Promise<User | undefined> {
+  return findUserById(deps.db, tenantId, userId)
 }

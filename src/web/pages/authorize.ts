@@ -9,16 +9,16 @@
 //   - consent: a first-party application is granted what it asked; a third-party one shows
 //     the application and the scopes with Allow and Deny.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { findApiResourceByIdentifier } from '../../modules/apiresources/queries.ts'
+import { apiResourceByIdentifier } from '../../modules/apiresources/service.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
-import { findLiveSession } from '../../modules/introspection/queries.ts'
+import { liveSessionOf } from '../../modules/introspection/service.ts'
 import { asPublicRequest, poolOf } from '../../modules/oidc/pool.ts'
 import {
   type OidcInteraction,
   type OidcProvider,
   SERVICE_SESSION,
 } from '../../modules/oidc/provider.ts'
-import { findUserById } from '../../modules/users/queries.ts'
+import { userById } from '../../modules/users/service.ts'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
@@ -76,7 +76,7 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
     }
     if (claims.tid !== request.tenant.id) return undefined
     // Only an Active user of the tenant signs in to an application (CONTRACT §11).
-    const found = await findLiveSession(deps.db, request.tenant.id, claims.sid, claims.sub, now)
+    const found = await liveSessionOf(deps, request.tenant.id, claims.sid, claims.sub, now)
     if (found?.status !== 'Active') return undefined
     return {
       userId: claims.sub,
@@ -178,12 +178,12 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
     interaction: OidcInteraction,
     accountId: string,
   ) => {
-    const user = await findUserById(deps.db, request.tenant.id, accountId)
+    const user = await userById(deps, request.tenant.id, accountId)
     const out = []
     for (const [indicator, scopes] of Object.entries(
       interaction.prompt.details.missingResourceScopes ?? {},
     )) {
-      const resource = await findApiResourceByIdentifier(deps.db, request.tenant.id, indicator)
+      const resource = await apiResourceByIdentifier(deps, request.tenant.id, indicator)
       const rule = (name: string) => resource?.scopes.find((s) => s.name === name)
       const allowed = scopes.filter((name) => user && rule(name)?.roles.includes(user.role))
       const refused = scopes.filter((name) => !allowed.includes(name))

@@ -3,7 +3,7 @@
 // and a Revoke form per application (DELETE me/applications/{clientId}) that comes back to
 // the account page with a notice.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { listApiResources } from '../../modules/apiresources/queries.ts'
+import { firstApiResources } from '../../modules/apiresources/service.ts'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
@@ -23,7 +23,7 @@ export interface ConnectedApp {
 async function scopeWords(pages: Pages, request: FastifyRequest, apps: ConnectedApp[]) {
   const words = new Map(Object.entries(SCOPE_WORDS))
   if (apps.some((a) => a.scopes.some((s) => !words.has(s)))) {
-    const resources = await listApiResources(pages.deps.db, request.tenant.id, { limit: 200 })
+    const resources = await firstApiResources(pages.deps, request.tenant.id, 200)
     for (const resource of resources) {
       for (const scope of resource.scopes) {
         if (!words.has(scope.name)) {

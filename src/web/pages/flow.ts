@@ -5,7 +5,7 @@
 // remembered in its sealed cookie (session.ts) and read once, where the sign-in ends.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
-import type { Tenant } from '../../modules/tenants/queries.ts'
+import type { Tenant } from '../../modules/tenants/service.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'

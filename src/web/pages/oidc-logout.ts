@@ -10,7 +10,7 @@
 //     from ends too (modules/oidc/logout.ts);
 //   - the browser goes to the post-logout URI with `state`, or to postLogoutSuccessSource.
 import type { Deps } from '../../deps.ts'
-import { findTenantById } from '../../modules/tenants/queries.ts'
+import { tenantById } from '../../modules/tenants/service.ts'
 import { type Html, html } from '../html.ts'
 import { type KoaContext, sendProviderPage } from '../provider-page.ts'
 import { pagePath } from '../session.ts'
@@ -26,7 +26,7 @@ interface LogoutContext extends KoaContext {
 
 export function logoutPages(db: Deps['db'], tenant: { id: string; slug: string }) {
   async function logoutSource(ctx: LogoutContext, _form: string) {
-    const found = await findTenantById(db, tenant.id)
+    const found = await tenantById({ db }, tenant.id)
     const workspace = found?.tenant.name ?? tenant.slug
     const client = ctx.oidc.client
     const asking = client ? client.clientName || client.clientId : undefined
