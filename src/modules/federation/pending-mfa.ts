@@ -38,8 +38,8 @@ export const pendingCookie = (publicUrl: string, slug: string) =>
 /** What a pending sign-in remembers. */
 export interface PendingSignIn {
   userId: string
-  /** The SSO connection it came through. */
-  connectionId: string
+  /** The SSO connection it came through; null for the SPEC's identity provider (§7). */
+  connectionId: string | null
   /** The RFC 8176 `amr` so far (`fed`). */
   amr: string[]
   /** Metadata of the UserLogin row (method, connectionId, subject, clientId). */
@@ -64,7 +64,7 @@ export async function storePendingSignIn(
     tx,
     {
       tenantId,
-      connectionId: pending.connectionId,
+      connectionId: pending.connectionId ?? undefined,
       stateHash: stateHashOf(id),
       codeVerifier: deps.cipher.encrypt(JSON.stringify(pending), aad(tenantId)),
       nonce: MARK,

@@ -12,6 +12,7 @@ import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { storePendingSignIn } from '../federation/pending-mfa.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/queries.ts'
@@ -94,7 +95,11 @@ const REFUSALS = {
 } as const
 
 /** The SPEC's identity provider (CONTRACT §7) as a source. */
-function providerSource(tenant: Tenant, identity: Identity): IdentitySource {
+function providerSource(
+  tenant: Tenant,
+  identity: Identity,
+  defer?: IdentitySource['deferSecondFactor'],
+): IdentitySource {
   const email = identity.email ? normalizeEmail(identity.email) : null
   const key = { tenantId: tenant.id, issuer: identity.issuer, subject: identity.subject }
   return {
@@ -121,22 +126,34 @@ function providerSource(tenant: Tenant, identity: Identity): IdentitySource {
     newUser: () => ({ role: 'Member' }),
     multiFactor: reportsMultiFactor(identity.amr),
     noMfaMessage: REFUSALS.noMfa,
+    ...(defer ? { deferSecondFactor: defer } : {}),
     noEmail: () => fail('idp_exchange_failed', { message: REFUSALS.noEmail }),
   }
 }
 
 export async function signInWithIdentity(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'sessions'>,
   tenant: Tenant,
   identity: Identity,
   actor: Actor,
-): Promise<TokenEnvelope> {
-  const outcome = await signInWithSource(deps, tenant, providerSource(tenant, identity), actor, {
+  options: { deferSecondFactor?: boolean } = {},
+): Promise<TokenEnvelope | PendingSecondFactor> {
+  // Only a callback the hosted pages drove defers the second factor to them (web/idp.ts);
+  // an API client gets the SPEC's answer, 401 mfa_required.
+  const via = { via: 'idp', issuer: identity.issuer, subject: identity.subject }
+  const defer: IdentitySource['deferSecondFactor'] = options.deferSecondFactor
+    ? (tx, user) =>
+        storePendingSignIn(deps, tx, tenant.id, {
+          userId: user.id,
+          connectionId: null,
+          amr: ['fed'],
+          via,
+          failVia: { via: 'idp', issuer: identity.issuer },
+        })
+    : undefined
+  return signInWithSource(deps, tenant, providerSource(tenant, identity, defer), actor, {
     failVia: { via: 'idp', issuer: identity.issuer },
   })
-  // The provider's source defers nothing: its callback answers the API's JSON (SPEC).
-  if ('pendingSecondFactor' in outcome) throw new Error('the idp source defers no factor')
-  return outcome
 }
 
 /** A sign-in linked and waiting for the second factor the source deferred. */

@@ -17,7 +17,7 @@ import type { Pages } from '../context.ts'
 import { html, raw } from '../html.ts'
 import { clearCookie, formText, readCookies } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
-import { beginSession, interactionPath } from '../session.ts'
+import { beginSession, interactionPath, pendingInteractionUid } from '../session.ts'
 import type { Req } from './flow.ts'
 
 const PATH = 'sign-in/sso/second-factor'
@@ -94,7 +94,9 @@ export function ssoSecondFactorRoutes(app: FastifyInstance, pages: Pages, deps: 
       return codePage(pages, request, reply, { errors, status: error.status })
     }
     forgetPending(pages, request, reply)
-    const { envelope, amr, interaction } = done
+    const { envelope, amr } = done
+    // The SSO flow noted the interaction; the idp's callback could not see it on http.
+    const interaction = done.interaction ?? pendingInteractionUid(pages.ctx(request), request)
     beginSession(pages.ctx(request), request, reply, {
       accessToken: envelope.accessToken,
       refreshToken: envelope.refreshToken,
