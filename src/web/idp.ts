@@ -4,9 +4,17 @@
 // `__Host-ta_idp_{slug}` at `/`, CONTRACT §16; over http scoped to the callback) carries the flow's state, sealed; the hook below turns the
 // callback's answer into the page session and a 303 to the account page (or back to the
 // sign-in page with the reason). A caller without that cookie gets its JSON unchanged.
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onSendHookHandler,
+  preHandlerHookHandler,
+} from 'fastify'
 import type { Deps } from '../deps.ts'
 import { hostCookie } from '../lib/host-cookie.ts'
+import { PENDING_TTL, pendingCookie } from '../modules/federation/pending-mfa.ts'
+import { markPagesDriven, pendingSecondFactorOf } from '../modules/oauth/service.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
 import { completeSignIn } from './session.ts'
 
@@ -62,7 +70,23 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     if (route.url !== CALLBACK_ROUTE) return
     const own = route.onSend
     route.onSend = own === undefined ? [handoff] : [...(Array.isArray(own) ? own : [own]), handoff]
+    const before = route.preHandler
+    route.preHandler =
+      before === undefined ? [driven] : [...(Array.isArray(before) ? before : [before]), driven]
   })
+
+  // A callback of a sign-in the pages started may defer a second factor to the pages.
+  const driven: preHandlerHookHandler = (request, _reply, done) => {
+    const state = (request.query as { state?: unknown } | undefined)?.state
+    if (
+      request.tenant &&
+      typeof state === 'string' &&
+      statesOf(deps, request, request.tenant).includes(state)
+    ) {
+      markPagesDriven(request)
+    }
+    done()
+  }
 
   const handoff: onSendHookHandler = (request, reply, payload, done) => {
     if (!request.tenant) return done(null, payload)
@@ -83,7 +107,14 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     clearCookie(reply, name, where)
     setPageHeaders(reply)
     let location: string
-    if (!ours) {
+    const pending = pendingSecondFactorOf(request)
+    if (ours && pending) {
+      // The provider reported no second factor the tenant asks: the pages ask for it.
+      const cookie = pendingCookie(deps.config.publicUrl, tenant.slug)
+      const { name: pendingName, ...at } = cookie
+      setCookie(reply, pendingName, pending, { ...at, maxAge: PENDING_TTL })
+      location = `/t/${tenant.slug}/sign-in/sso/second-factor`
+    } else if (!ours) {
       location = `/t/${tenant.slug}/sign-in?idp=invalid_state`
     } else if (reply.statusCode === 200 && typeof body.accessToken === 'string') {
       const interaction = completeSignIn(ctx, request, reply, {

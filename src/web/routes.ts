@@ -7,6 +7,7 @@ import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
 import { Pages } from './context.ts'
+import { csrfChecked } from './csrf.ts'
 import { escapeText, html } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
 import { page } from './layout.ts'
@@ -16,6 +17,7 @@ import { connectedAppRoutes } from './pages/connected-apps.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
 import { signInRoutes } from './pages/signin.ts'
+import { ssoSecondFactorRoutes } from './pages/sso-second-factor.ts'
 
 const ASSETS = {
   'pages.css': 'text/css; charset=utf-8',
@@ -137,6 +139,7 @@ export async function pageRoutes(
       .send(errorDocument('Page not found', 'There is no page at this address.'))
   })
   signInRoutes(app, pages)
+  csrfChecked(app, pages, (app) => ssoSecondFactorRoutes(app, pages, deps))
   accountRoutes(app, pages)
   connectedAppRoutes(app, pages)
   passkeyRoutes(app, pages)

@@ -32,6 +32,7 @@ import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoExists } from '../tenants/queries.ts'
 import { emailDomain } from './domains.ts'
+import { PENDING_TTL, pendingCookie, storePendingSignIn } from './pending-mfa.ts'
 import {
   findSsoIdentity,
   insertSsoIdentity,
@@ -188,14 +189,22 @@ export async function refuseSsoSignIn(
 
 /** The connection's rules of §12 as a source for oauth/link.ts. */
 function connectionSource(
+  deps: Pick<Deps, 'cipher' | 'clock'>,
   tenant: Tenant,
   connection: SsoConnection,
   assertion: SsoAssertion,
   given: string | null,
-  clientId: string | undefined,
+  flow: Flow,
 ): IdentitySource {
+  const { clientId } = flow
   const email = given && normalizeEmail(given)
   const key = { tenantId: tenant.id, connectionId: connection.id, subject: assertion.subject }
+  const via = {
+    method: 'sso',
+    connectionId: connection.id,
+    subject: assertion.subject,
+    ...(clientId ? { clientId } : {}),
+  }
   const notProvisioned = {
     reason: 'sso_user_not_provisioned' as const,
     message: WORDS.sso_user_not_provisioned,
@@ -206,12 +215,7 @@ function connectionSource(
     givenEmail: given,
     // The connection owns the address's domain: its IdP speaks for the address.
     emailVerified: true,
-    via: {
-      method: 'sso',
-      connectionId: connection.id,
-      subject: assertion.subject,
-      ...(clientId ? { clientId } : {}),
-    },
+    via,
     precheck: () => {
       const domain = email ? emailDomain(email) : undefined
       return domain && connection.domains.includes(domain) ? undefined : notProvisioned
@@ -235,6 +239,16 @@ function connectionSource(
         : notProvisioned,
     multiFactor: connection.mfaSatisfied || assertion.mfa,
     noMfaMessage: WORDS.mfa_required,
+    // A user with TOTP gives it on the next page (pending-mfa.ts).
+    deferSecondFactor: (tx, user) =>
+      storePendingSignIn(deps, tx, tenant.id, {
+        userId: user.id,
+        connectionId: connection.id,
+        amr: ['fed'],
+        via,
+        failVia: { method: 'sso', connectionId: connection.id },
+        ...(flow.interaction ? { interaction: flow.interaction } : {}),
+      }),
     linkedEntries: (userId) => [
       {
         action: 'SsoIdentityLinked',
@@ -258,7 +272,9 @@ function connectionSource(
  * link, else the tenant's user with that email, else a new Active user with `defaultRole`
  * and a verified email when `jitProvisioning` (else 403 sso_user_not_provisioned); a
  * suspended or deleted user is refused; the tenant's mfaPolicy must be met by the IdP's
- * `mfa` unless the connection is `mfaSatisfied`. Audit: UserLogin with metadata.method
+ * `mfa` unless the connection is `mfaSatisfied`; when it is not met and the user has TOTP,
+ * the identity is linked and the browser goes to the second-factor page with a pending
+ * sign-in (pending-mfa.ts) instead of a session. Audit: UserLogin with metadata.method
  * "sso" and connectionId, SsoIdentityLinked on the first link, UserSignup for a new user,
  * UserLoginFailed with metadata.reason for every refusal.
  */
@@ -282,7 +298,7 @@ export async function finishSsoSignIn(
     envelope = await signInWithSource(
       deps,
       tenant,
-      connectionSource(tenant, connection, assertion, email && raw, flow.clientId),
+      connectionSource(deps, tenant, connection, assertion, email && raw, flow),
       request.actor,
       { failVia: { method: 'sso', connectionId: connection.id } },
     )
@@ -296,6 +312,22 @@ export async function finishSsoSignIn(
       audited,
     })
   }
+  clearCookie(
+    reply,
+    flowCookie(deps, tenant.slug, connection.id).name,
+    flowCookieOptions(deps, tenant.slug, connection.id),
+  )
+  setPageHeaders(reply)
+  if ('pendingSecondFactor' in envelope) {
+    // The second factor is asked on the tenant's pages, in this browser (pending-mfa.ts).
+    const { name, ...where } = pendingCookie(deps.config.publicUrl, tenant.slug)
+    setCookie(reply, name, envelope.pendingSecondFactor, { ...where, maxAge: PENDING_TTL })
+    return reply
+      .code(303)
+      .header('location', `${pagePath(tenant.slug)}/sign-in/sso/second-factor`)
+      .type('text/plain; charset=utf-8')
+      .send('')
+  }
   const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
   beginSession(ctx, request, reply, {
     accessToken: envelope.accessToken,
@@ -304,12 +336,6 @@ export async function finishSsoSignIn(
     amr: assertion.mfa ? ['fed', 'mfa'] : ['fed'],
     interaction: flow.interaction,
   })
-  clearCookie(
-    reply,
-    flowCookie(deps, tenant.slug, connection.id).name,
-    flowCookieOptions(deps, tenant.slug, connection.id),
-  )
-  setPageHeaders(reply)
   const next = flow.interaction
     ? interactionPath(tenant.slug, flow.interaction)
     : `${pagePath(tenant.slug)}/account`

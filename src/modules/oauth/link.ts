@@ -12,6 +12,7 @@ import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { storePendingSignIn } from '../federation/pending-mfa.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/queries.ts'
@@ -68,6 +69,13 @@ export interface IdentitySource {
   multiFactor: boolean
   /** What the tenant's mfaPolicy refusal says (its details.methods are always []). */
   noMfaMessage: string
+  /**
+   * When the policy asks a second factor the source did not prove and the user has one of
+   * ours (TOTP), the source may defer it instead of refusing (CONTRACT §12, "mfaPolicy
+   * applies after SSO"): called in the linker's transaction, once the identity is linked,
+   * it stores the pending state and answers its id; no session starts.
+   */
+  deferSecondFactor?(tx: Handle, user: User, now: Date): Promise<string>
   /** Extra audit rows of a first link (SsoIdentityLinked). */
   linkedEntries?(userId: string): AuditEntry[]
   /** The error thrown when a new account cannot be made for want of an address. */
@@ -87,7 +95,11 @@ const REFUSALS = {
 } as const
 
 /** The SPEC's identity provider (CONTRACT §7) as a source. */
-function providerSource(tenant: Tenant, identity: Identity): IdentitySource {
+function providerSource(
+  tenant: Tenant,
+  identity: Identity,
+  defer?: IdentitySource['deferSecondFactor'],
+): IdentitySource {
   const email = identity.email ? normalizeEmail(identity.email) : null
   const key = { tenantId: tenant.id, issuer: identity.issuer, subject: identity.subject }
   return {
@@ -114,19 +126,40 @@ function providerSource(tenant: Tenant, identity: Identity): IdentitySource {
     newUser: () => ({ role: 'Member' }),
     multiFactor: reportsMultiFactor(identity.amr),
     noMfaMessage: REFUSALS.noMfa,
+    ...(defer ? { deferSecondFactor: defer } : {}),
     noEmail: () => fail('idp_exchange_failed', { message: REFUSALS.noEmail }),
   }
 }
 
 export async function signInWithIdentity(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'sessions'>,
   tenant: Tenant,
   identity: Identity,
   actor: Actor,
-): Promise<TokenEnvelope> {
-  return signInWithSource(deps, tenant, providerSource(tenant, identity), actor, {
+  options: { deferSecondFactor?: boolean } = {},
+): Promise<TokenEnvelope | PendingSecondFactor> {
+  // Only a callback the hosted pages drove defers the second factor to them (web/idp.ts);
+  // an API client gets the SPEC's answer, 401 mfa_required.
+  const via = { via: 'idp', issuer: identity.issuer, subject: identity.subject }
+  const defer: IdentitySource['deferSecondFactor'] = options.deferSecondFactor
+    ? (tx, user) =>
+        storePendingSignIn(deps, tx, tenant.id, {
+          userId: user.id,
+          connectionId: null,
+          amr: ['fed'],
+          via,
+          failVia: { via: 'idp', issuer: identity.issuer },
+        })
+    : undefined
+  return signInWithSource(deps, tenant, providerSource(tenant, identity, defer), actor, {
     failVia: { via: 'idp', issuer: identity.issuer },
   })
+}
+
+/** A sign-in linked and waiting for the second factor the source deferred. */
+export interface PendingSecondFactor {
+  pendingSecondFactor: string
+  userId: string
 }
 
 /**
@@ -140,10 +173,14 @@ export async function signInWithSource(
   source: IdentitySource,
   actor: Actor,
   options: { failVia: Record<string, unknown> },
-): Promise<TokenEnvelope> {
+): Promise<TokenEnvelope | PendingSecondFactor> {
   const { email } = source
   // signingIn: a sign-in from a new device is mailed about once it committed (CONTRACT §9).
-  const outcome = await deps.sessions.signingIn(async (tx) => {
+  type Outcome =
+    | { refusal: Refusal }
+    | { pending: string; userId: string }
+    | { envelope: TokenEnvelope }
+  const outcome = await deps.sessions.signingIn(async (tx): Promise<Outcome> => {
     const refuse = async (refusal: Refusal) => {
       await deps.audit.record(tx, tenant.id, actor, [
         {
@@ -184,7 +221,11 @@ export async function signInWithSource(
     // CONTRACT §5 for this path too; a user about to be created has no TOTP, so only
     // Required asks it. The source proved the factor, or the sign-in is refused.
     const mfaNeeded = user ? secondFactorRequired(tenant, user) : tenant.mfaPolicy === 'Required'
-    if (mfaNeeded && !source.multiFactor) {
+    // A user with TOTP proves it on the source's own next page; one without any factor of
+    // ours is refused as before (a new user never has one).
+    const deferred =
+      mfaNeeded && !source.multiFactor && user?.totpEnabled === true && source.deferSecondFactor
+    if (mfaNeeded && !source.multiFactor && !deferred) {
       return refuse({
         reason: 'mfa_required',
         message: source.noMfaMessage,
@@ -215,6 +256,13 @@ export async function signInWithSource(
       if (!(await source.insertLink(tx, user.id, now))) fail('idp_exchange_failed')
     } else if (link.email !== email) {
       await source.updateLinkEmail(tx, email)
+    }
+    if (deferred) {
+      if (!link && source.linkedEntries) {
+        const who: Actor = { ...actor, type: 'user', id: user.id }
+        await deps.audit.record(tx, tenant.id, who, source.linkedEntries(user.id))
+      }
+      return { pending: await deferred(tx, user, now), userId: user.id }
     }
 
     // Through an existing link the source vouches for the address it verified (the
@@ -248,6 +296,9 @@ export async function signInWithSource(
     const { reason, message } = outcome.refusal
     // No method of ours can complete it: the second factor is the source's to ask.
     fail(reason, { message, ...(reason === 'mfa_required' ? { details: { methods: [] } } : {}) })
+  }
+  if ('pending' in outcome) {
+    return { pendingSecondFactor: outcome.pending, userId: outcome.userId }
   }
   return outcome.envelope
 }

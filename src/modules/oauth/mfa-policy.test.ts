@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { tenantSnapshot, userRow } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
+import { enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
 import {
   type ConnectedTenant,
   callbackPath,
@@ -16,8 +17,9 @@ import {
   startUrl,
   startWithProvider,
 } from '../../../test/fixtures/oauth.ts'
-import { signup, startServer, type TestServer } from '../../../test/helpers.ts'
+import { randomIp, signup, startServer, type TestServer } from '../../../test/helpers.ts'
 import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provider.ts'
+import { PageClient } from '../../../test/web/page-client.ts'
 import { and, eq } from '../../db/orm.ts'
 import { auditEvents } from '../../db/schema.ts'
 import { updateUser } from '../users/queries.ts'
@@ -238,5 +240,56 @@ describe('plain OAuth 2.0 mode (no ID token, so no amr)', () => {
     const t = await connectedTenant(plain, idp)
     const res = await plainSignIn(t, newAccount())
     assert.equal(res.status, 200, JSON.stringify(res.body))
+  })
+})
+
+describe('mfaPolicy Required, the sign-in driven by the hosted pages', () => {
+  test('a TOTP user is asked for the code on the pages (wrong refused and counted, right signs in with amr fed otp mfa); the API caller still gets 401 mfa_required', async () => {
+    const t = await connectedTenant(server, idp)
+    const account = newAccount()
+    const first = await signIn(server, idp, t.slug, account)
+    assert.equal(first.status, 200, JSON.stringify(first.body))
+    const userId = first.body.user.id as string
+    const { secret } = await enrolWithRecoveryCodes(server, t.slug, first.body.accessToken)
+    await setPolicy(server, t, 'Required')
+
+    // The API's own callback (no pages' cookie): the SPEC's answer, unchanged.
+    assertMfaRefusal(await signIn(server, idp, t.slug, account))
+
+    const browser = new PageClient(server, randomIp())
+    await browser.get(`/t/${t.slug}/sign-in`)
+    const started = await browser.once('GET', `/t/${t.slug}/sign-in/idp`)
+    assert.equal(started.status, 303, await started.text())
+    const back = await idp.authorize(started.headers.get('location') ?? '', account)
+    const callback = await browser.once('GET', back.pathname + back.search)
+    assert.equal(callback.status, 303, await callback.text())
+    const page = `/t/${t.slug}/sign-in/sso/second-factor`
+    assert.equal(callback.headers.get('location'), page)
+    assert.ok(browser.cookies.get('ta_pending'))
+    assert.equal(browser.cookies.get('ta_session'), undefined)
+
+    await browser.get(page)
+    const failedBefore = (await failedLogins(server, t.tenantId)).length
+    const wrong = await browser.post(page, { method: 'totp', totpCode: '000000' })
+    assert.equal(wrong.status, 401)
+    const failed = await failedLogins(server, t.tenantId)
+    assert.equal(failed.length, failedBefore + 1)
+    const wrongCode = failed.filter((r) => r.metadata.reason === 'invalid_mfa_code')
+    assert.equal(wrongCode.length, 1)
+    assert.equal(wrongCode[0].metadata.via, 'idp')
+    assert.equal(browser.cookies.get('ta_session'), undefined)
+
+    const right = await browser.post(page, { method: 'totp', totpCode: totpAt(server, secret) })
+    assert.equal(new URL(right.url).pathname, `/t/${t.slug}/account`, right.html)
+    const sealed = decodeURIComponent(browser.cookies.get('ta_session') ?? '')
+    const session = JSON.parse(server.deps.cipher.decrypt(sealed, `page-session:${t.tenantId}`))
+    assert.deepEqual(session.amr, ['fed', 'otp', 'mfa'])
+    const logins = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.action, 'UserLogin')))
+    const own = logins.filter((r) => r.userId === userId)
+    assert.equal(own.length, 2, 'the first sign-in and this one')
+    assert.ok(own.every((r) => (r.metadata as Record<string, unknown>)?.via === 'idp'))
   })
 })

@@ -62,6 +62,31 @@ export async function spendState(
   return rows[0]
 }
 
+/**
+ * A state that is neither used nor expired, read without spending it (the pending second
+ * factor of a federated sign-in, federation/pending-mfa.ts, is read at each try and spent
+ * only by the one that succeeds).
+ */
+export async function findLiveState(db: Handle, tenantId: string, stateHash: string, now: Date) {
+  const rows = await db
+    .select({
+      codeVerifier: oauthStates.codeVerifier,
+      nonce: oauthStates.nonce,
+      connectionId: oauthStates.connectionId,
+    })
+    .from(oauthStates)
+    .where(
+      and(
+        eq(oauthStates.tenantId, tenantId),
+        eq(oauthStates.stateHash, stateHash),
+        isNull(oauthStates.usedAt),
+        gt(oauthStates.expiresAt, now),
+      ),
+    )
+    .limit(1)
+  return rows[0]
+}
+
 /** Drops a tenant's states that expired more than `graceSeconds` ago (they can only fail). */
 export async function deleteStaleStates(
   db: Handle,

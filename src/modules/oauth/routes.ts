@@ -2,9 +2,17 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { fail } from '../../lib/errors.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
 import { AuthorizationStart, CallbackQuery, CredentialsBody } from './schemas.ts'
-import { deleteCredentials, finishSignIn, saveCredentials, startSignIn } from './service.ts'
+import {
+  deleteCredentials,
+  finishSignIn,
+  isPagesDriven,
+  notePendingSecondFactor,
+  saveCredentials,
+  startSignIn,
+} from './service.ts'
 
 export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -94,7 +102,21 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
       },
     },
     async (request) => {
-      return finishSignIn(deps, idp, request.tenant, request.query, request.actor, request.log)
+      const outcome = await finishSignIn(
+        deps,
+        idp,
+        request.tenant,
+        request.query,
+        request.actor,
+        request.log,
+        { deferSecondFactor: isPagesDriven(request) },
+      )
+      if ('pendingSecondFactor' in outcome) {
+        // The pages' hand-off (web/idp.ts) turns this into the second-factor page.
+        notePendingSecondFactor(request, outcome.pendingSecondFactor)
+        fail('mfa_required', { details: { methods: [] } })
+      }
+      return outcome
     },
   )
 }

@@ -17,7 +17,7 @@ import {
   storeCredentials,
   type Tenant,
 } from '../tenants/queries.ts'
-import { type Identity, signInWithIdentity } from './link.ts'
+import { type Identity, type PendingSecondFactor, signInWithIdentity } from './link.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
 import * as store from './queries.ts'
 import type { CallbackQuery } from './schemas.ts'
@@ -136,7 +136,8 @@ export async function finishSignIn(
   query: CallbackQuery,
   actor: Actor,
   log: Log,
-): Promise<TokenEnvelope> {
+  options: { deferSecondFactor?: boolean } = {},
+): Promise<TokenEnvelope | PendingSecondFactor> {
   const { provider, credentials } = await configured(deps, idp, tenant, log)
   const now = deps.clock.now()
   if (query.error) {
@@ -173,7 +174,7 @@ export async function finishSignIn(
     if (error instanceof AppError) throw error
     exchangeFailed(error)
   }
-  return signInWithIdentity(deps, tenant, identity, actor)
+  return signInWithIdentity(deps, tenant, identity, actor, options)
 
   function exchangeFailed(error: unknown): never {
     provider.forget(error)
@@ -272,3 +273,17 @@ function describe(error: unknown): Record<string, unknown> {
     cause,
   }
 }
+
+/**
+ * The callbacks the hosted pages drove (web/idp.ts marks them before the handler): only
+ * these defer a second factor the provider did not report to the pages' second-factor
+ * step (CONTRACT §12's rule, for the SPEC's idp too); the id of the pending sign-in a
+ * callback stored, for the pages' hand-off to put in the browser's cookie.
+ */
+const pagesDriven = new WeakSet<object>()
+const pendingByRequest = new WeakMap<object, string>()
+export const markPagesDriven = (request: object) => pagesDriven.add(request)
+export const isPagesDriven = (request: object) => pagesDriven.has(request)
+export const notePendingSecondFactor = (request: object, id: string) =>
+  pendingByRequest.set(request, id)
+export const pendingSecondFactorOf = (request: object) => pendingByRequest.get(request)

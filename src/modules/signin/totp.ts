@@ -17,7 +17,7 @@ export function checkTotp(
   deps: TotpDeps,
   user: User,
   code: string,
-  flow: 'password' | 'loginCode' | 'reauthenticate',
+  flow: 'password' | 'loginCode' | 'reauthenticate' | 'sso',
 ): SecondFactorProof {
   if (!user.totpEnabled || !user.totpSecretEnc) fail('invalid_mfa_code')
   const step = stepOf(deps, user, user.totpSecretEnc, code)
