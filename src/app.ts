@@ -34,6 +34,7 @@ import { installOpenApi } from './plugins/openapi.ts'
 import { installValidation, lazySerializers } from './plugins/validation.ts'
 import { registerRoutes } from './routes.ts'
 import { providerPages } from './web/oidc-pages.ts'
+import { ssoPages } from './web/sso-pages.ts'
 
 export interface BuildOptions {
   clock?: Clock
@@ -158,6 +159,7 @@ export async function buildApp(
   const audit = new AuditRecorder(clock)
   const revocations = new RevocationCache({ db, pollMs: config.revocationPollMs, redis })
   const mailer = new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log })
+  const cipher = new FieldCipher(config.encryptionKeys)
   const deps: Deps = {
     config,
     database,
@@ -166,7 +168,7 @@ export async function buildApp(
     redis,
     clock,
     tokens,
-    cipher: new FieldCipher(config.encryptionKeys),
+    cipher,
     limits,
     guard: new SignInGuard(limits),
     audit,
@@ -183,6 +185,7 @@ export async function buildApp(
       ? new (await import('./modules/oauth/provider.ts')).IdentityProvider(config.idp)
       : undefined,
     providerPages: providerPages(db),
+    ssoPages: ssoPages({ config, cipher, db }),
   }
 
   // Before any route is registered: it records them all (405 for a method a path lacks).

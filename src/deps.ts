@@ -13,6 +13,7 @@ import type { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import type { ApiKeyCache } from './modules/apikeys/cache.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
+import type { SsoPages } from './modules/federation/pages.ts'
 import type { IdentityProvider } from './modules/oauth/provider.ts'
 import type { ProviderPages } from './modules/oidc/pages.ts'
 import type { RevocationCache } from './modules/sessions/revocations.ts'
@@ -46,4 +47,6 @@ export interface Deps {
   idp: IdentityProvider | undefined
   /** The pages the OpenID providers draw, from the hosted pages (web/oidc-pages.ts). */
   providerPages: ProviderPages
+  /** The hosted pages' part of an SSO sign-in (web/sso-pages.ts). */
+  ssoPages: SsoPages
 }

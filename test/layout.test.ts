@@ -55,20 +55,6 @@ function importsOf(file: string): string[] {
     .map((spec) => relative(root, join(root, dirname(file), spec)))
 }
 
-// Issue 36, Structure: what is left, until the federation module (owned by another change in
-// wave 36) takes its cookies from lib/cookies.ts and its pages from web/. Each entry names
-// the file and what it still imports; remove it with the import.
-const MODULES_INTO_WEB_LEFT = new Set([
-  // SAML's POST binding reads and sets its flow cookie: readCookies, setCookie (web/http.ts).
-  'src/modules/federation/saml-binding.ts imports src/web/http.ts',
-  // The SSO callback draws its pages and sets its cookies: html, page, the cookie helpers.
-  'src/modules/federation/sso-signin.ts imports src/web/html.ts',
-  'src/modules/federation/sso-signin.ts imports src/web/http.ts',
-  'src/modules/federation/sso-signin.ts imports src/web/layout.ts',
-  // …and begins the page session, bound to the interaction it serves (web/session.ts).
-  'src/modules/federation/sso-signin.ts imports src/web/session.ts',
-])
-
 test('no file under src/modules/ imports from src/web/: the pages are handed in (issue 36)', () => {
   const offenders = files
     .filter((file) => file.startsWith(join('src', 'modules')) && !isTest(file))
@@ -77,25 +63,8 @@ test('no file under src/modules/ imports from src/web/: the pages are handed in 
         .filter((target) => target.startsWith(join('src', 'web') + sep))
         .map((target) => `${file} imports ${target}`),
     )
-  assert.deepEqual(
-    offenders.filter((line) => !MODULES_INTO_WEB_LEFT.has(line)),
-    [],
-  )
-  // The list holds only what is still there: a fixed import leaves it too.
-  assert.deepEqual(
-    [...MODULES_INTO_WEB_LEFT].filter((line) => !offenders.includes(line)),
-    [],
-  )
+  assert.deepEqual(offenders, [])
 })
-
-// The pages that still read federation's queries: federation/service.ts has no exported
-// read for them yet, and that module is another change's in wave 36.
-const PAGES_INTO_QUERIES_LEFT = new Set([
-  // Whether the tenant has an enabled SSO connection (the sign-in page's SSO button).
-  'src/web/pages/sign-in-page.ts imports src/modules/federation/queries.ts',
-  // The connection by id and by email domain (the SSO sign-in form).
-  'src/web/pages/sso-sign-in.ts imports src/modules/federation/queries.ts',
-])
 
 test("no file under src/web/ imports a module's queries.ts: it asks the module's service (issue 36)", () => {
   const offenders = files
@@ -105,12 +74,5 @@ test("no file under src/web/ imports a module's queries.ts: it asks the module's
         .filter((target) => /^src[/\\]modules[/\\][^/\\]+[/\\]queries\.ts$/.test(target))
         .map((target) => `${file} imports ${target}`),
     )
-  assert.deepEqual(
-    offenders.filter((line) => !PAGES_INTO_QUERIES_LEFT.has(line)),
-    [],
-  )
-  assert.deepEqual(
-    [...PAGES_INTO_QUERIES_LEFT].filter((line) => !offenders.includes(line)),
-    [],
-  )
+  assert.deepEqual(offenders, [])
 })

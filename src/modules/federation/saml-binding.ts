@@ -9,8 +9,8 @@
 // be same-site with the service (the tests put both on localhost).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { readCookies, setCookie } from '../../lib/cookies.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
-import { readCookies, setCookie } from '../../web/http.ts'
 
 export const SAML_COOKIE = 'ta_saml'
 /** How long an AuthnRequest stays outstanding. */

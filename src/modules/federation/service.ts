@@ -372,3 +372,18 @@ export async function deleteConnection(
     ])
   })
 }
+
+/** The tenant's connection `id` (any state), for the hosted pages that start a sign-in. */
+export function connectionById(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
+  return store.findConnection(deps.db, tenantId, id)
+}
+
+/** The tenant's connection owning `domain`, if any (enabled or not). */
+export function connectionByDomain(deps: Pick<Deps, 'db'>, tenantId: string, domain: string) {
+  return store.findConnectionByDomain(deps.db, tenantId, domain)
+}
+
+/** Whether the tenant has an enabled connection (the sign-in page offers "Sign in with SSO"). */
+export function tenantHasSso(deps: Pick<Deps, 'db'>, tenantId: string): Promise<boolean> {
+  return store.hasEnabledConnection(deps.db, tenantId)
+}

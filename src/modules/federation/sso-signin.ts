@@ -8,29 +8,20 @@
 // The hosted page `/t/{slug}/sso/{id}` starts a sign-in: an OIDC one itself, a SAML one by
 // sending the browser on to `/v1/{slug}/sso/{id}/saml/start`.
 //
+// The pages' part (the refusal page, their headers, the hosted-pages session) is handed in
+// from web/ (pages.ts, Deps' `ssoPages`): this module draws no UI.
 // The authorization request a sign-in serves is noted when the browser leaves for the IdP
-// (`rememberSsoFlow`, called by the hosted page that starts SSO, where the pages' cookies
-// are visible): a sealed cookie scoped to `/v1/{slug}/sso/{id}`, so it comes back to both the
+// (`rememberSsoFlow`, called by the hosted page that starts SSO, which reads it from the
+// pages' cookies): a sealed cookie scoped to `/v1/{slug}/sso/{id}`, so it comes back to both the
 // OIDC callback and the SAML ACS (SameSite=None on https: the ACS is a cross-site POST).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { clearCookie, readCookies, setCookie } from '../../lib/cookies.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
-import { html } from '../../web/html.ts'
-import { clearCookie, readCookies, setCookie, setPageHeaders } from '../../web/http.ts'
-import { page } from '../../web/layout.ts'
-import {
-  beginSession,
-  interactionPath,
-  isInteractionUid,
-  pagePath,
-  pendingInteractionClient,
-  pendingInteractionUid,
-} from '../../web/session.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { logoExists } from '../tenants/queries.ts'
 import { emailDomain } from './domains.ts'
 import { PENDING_TTL, pendingCookie, storePendingSignIn } from './pending-mfa.ts'
 import {
@@ -54,7 +45,10 @@ export interface SsoAssertion {
   mfa: boolean
 }
 
-export type SsoSignInDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'sessions'>
+export type SsoSignInDeps = Pick<
+  Deps,
+  'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'sessions' | 'ssoPages'
+>
 
 const FLOW_COOKIE = 'ta_sso_flow'
 const FLOW_TTL = 600
@@ -78,21 +72,20 @@ interface Flow {
 
 /**
  * Notes, for ten minutes and this connection's routes only, the authorization request (§11)
- * the browser is signing in for, read from the hosted pages' cookies. Call it on a request
- * the pages' cookies reach (a `/t/{slug}/…` page), before sending the browser to the IdP.
+ * the browser is signing in for, as the hosted page that starts SSO read it from the pages'
+ * cookies (`pending`), before it sends the browser to the IdP.
  */
 export function rememberSsoFlow(
   deps: Pick<Deps, 'cipher' | 'config'>,
-  request: FastifyRequest,
   reply: FastifyReply,
   tenant: Pick<Tenant, 'id' | 'slug'>,
   connectionId: string,
+  pending: { interaction?: string; clientId?: string },
   binding?: string,
 ): void {
-  const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
   const flow = {
-    interaction: pendingInteractionUid(ctx, request),
-    clientId: pendingInteractionClient(ctx, request),
+    interaction: pending.interaction,
+    clientId: pending.clientId,
     binding,
     until: Date.now() + FLOW_TTL * 1000,
   }
@@ -105,7 +98,7 @@ export function rememberSsoFlow(
 
 /** The `binding` this browser's flow cookie carries for the connection, if any. */
 export function ssoFlowBinding(
-  deps: Pick<Deps, 'cipher' | 'config'>,
+  deps: Pick<Deps, 'cipher' | 'config' | 'ssoPages'>,
   request: FastifyRequest,
   tenant: Pick<Tenant, 'id' | 'slug'>,
   connectionId: string,
@@ -114,7 +107,7 @@ export function ssoFlowBinding(
 }
 
 function readFlow(
-  deps: Pick<Deps, 'cipher' | 'config'>,
+  deps: Pick<Deps, 'cipher' | 'config' | 'ssoPages'>,
   request: FastifyRequest,
   tenant: Pick<Tenant, 'id' | 'slug'>,
   connectionId: string,
@@ -125,7 +118,9 @@ function readFlow(
     const value = JSON.parse(deps.cipher.decrypt(sealed, flowAad(tenant.id, connectionId)))
     if (typeof value?.until !== 'number' || value.until < Date.now()) return {}
     return {
-      interaction: isInteractionUid(value.interaction) ? value.interaction : undefined,
+      interaction: deps.ssoPages.isInteractionUid(value.interaction)
+        ? value.interaction
+        : undefined,
       clientId: typeof value.clientId === 'string' ? value.clientId : undefined,
       binding: typeof value.binding === 'string' ? value.binding : undefined,
     }
@@ -155,7 +150,7 @@ const DEFAULT_WORDS = 'Your organisation’s sign-in could not be completed. Ple
  * refusal is audited with metadata.reason). For the SAML ACS's own refusals too.
  */
 export async function refuseSsoSignIn(
-  deps: Pick<Deps, 'audit' | 'cipher' | 'config' | 'db'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'config' | 'db' | 'ssoPages'>,
   request: FastifyRequest,
   reply: FastifyReply,
   connection: Pick<SsoConnection, 'tenantId' | 'id'>,
@@ -174,17 +169,12 @@ export async function refuseSsoSignIn(
     ])
   }
   const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
-  const body = html`<h1>Single sign-on did not work</h1>
-<div class="error-summary" role="alert"><p>${words}</p></div>
-<p><a class="button" href="${pagePath(tenant.slug)}/sign-in">Back to sign-in</a></p>
-<p class="hint">Error code: ${reason}</p>`
-  const hasLogo = await logoExists(deps.db, tenant.id)
-  const brand = { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
-  setPageHeaders(reply)
+  const body = await deps.ssoPages.refusal(tenant, words, reason)
+  deps.ssoPages.headers(reply)
   return reply
     .code(options.status ?? 403)
     .type('text/html; charset=utf-8')
-    .send(page(brand, 'Sign-in error', body, { noScript: true }).value)
+    .send(body)
 }
 
 /** The connection's rules of §12 as a source for oauth/link.ts. */
@@ -317,27 +307,23 @@ export async function finishSsoSignIn(
     flowCookie(deps, tenant.slug, connection.id).name,
     flowCookieOptions(deps, tenant.slug, connection.id),
   )
-  setPageHeaders(reply)
+  deps.ssoPages.headers(reply)
   if ('pendingSecondFactor' in envelope) {
     // The second factor is asked on the tenant's pages, in this browser (pending-mfa.ts).
     const { name, ...where } = pendingCookie(deps.config.publicUrl, tenant.slug)
     setCookie(reply, name, envelope.pendingSecondFactor, { ...where, maxAge: PENDING_TTL })
     return reply
       .code(303)
-      .header('location', `${pagePath(tenant.slug)}/sign-in/sso/second-factor`)
+      .header('location', deps.ssoPages.secondFactorPath(tenant.slug))
       .type('text/plain; charset=utf-8')
       .send('')
   }
-  const ctx = { config: deps.config, cipher: deps.cipher, tenantId: tenant.id, slug: tenant.slug }
-  beginSession(ctx, request, reply, {
+  const next = deps.ssoPages.signedIn(request, reply, tenant, {
     accessToken: envelope.accessToken,
     refreshToken: envelope.refreshToken,
     expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
     amr: assertion.mfa ? ['fed', 'mfa'] : ['fed'],
     interaction: flow.interaction,
   })
-  const next = flow.interaction
-    ? interactionPath(tenant.slug, flow.interaction)
-    : `${pagePath(tenant.slug)}/account`
   return reply.code(303).header('location', next).type('text/plain; charset=utf-8').send('')
 }

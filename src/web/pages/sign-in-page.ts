@@ -1,7 +1,7 @@
 // The sign-in page: each way to sign in that the tenant allows (a password, an emailed
 // code, a passkey, its identity provider), and why the last try did not work.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { hasEnabledConnection } from '../../modules/federation/queries.ts'
+import { tenantHasSso } from '../../modules/federation/service.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { emailField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
@@ -15,7 +15,7 @@ export async function signInPage(
 ) {
   const tenant = request.tenant
   const csrf = pages.csrf(request, reply)
-  const sso = await hasEnabledConnection(pages.deps.db, tenant.id)
+  const sso = await tenantHasSso(pages.deps, tenant.id)
   const body = html`<h1>Sign in to ${tenant.name}</h1>
 ${notice(state.note)}
 ${errorSummary(state.errors)}

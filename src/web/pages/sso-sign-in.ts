@@ -11,12 +11,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUuid } from '../../lib/ids.ts'
 import { emailDomain } from '../../modules/federation/domains.ts'
 import { OidcUnavailable, startOidcSignIn } from '../../modules/federation/oidc-signin.ts'
-import { findConnection, findConnectionByDomain } from '../../modules/federation/queries.ts'
+import { connectionByDomain, connectionById } from '../../modules/federation/service.ts'
 import { rememberSsoFlow } from '../../modules/federation/sso-signin.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { formText } from '../http.ts'
 import { emailField, errorSummary, type FormErrors, form } from '../layout.ts'
+import { pendingInteractionClient, pendingInteractionUid } from '../session.ts'
 import type { Req } from './flow.ts'
 
 /** `sso/{id}`: the page that starts a sign-in through connection `id`. */
@@ -26,8 +27,18 @@ export const ssoStartPath = (id: string) => `sso/${id}`
 export async function connectionForEmail(pages: Pages, tenantId: string, email: string) {
   const domain = emailDomain(email)
   if (!domain) return undefined
-  const connection = await findConnectionByDomain(pages.deps.db, tenantId, domain)
+  const connection = await connectionByDomain(pages.deps, tenantId, domain)
   return connection?.enabled ? connection : undefined
+}
+
+/** The authorization (§11) this browser signs in for, read from the pages' cookies. */
+function pendingFlow(pages: Pages, request: FastifyRequest, tenant: { id: string; slug: string }) {
+  const { config, cipher } = pages.deps
+  const ctx = { config, cipher, tenantId: tenant.id, slug: tenant.slug }
+  return {
+    interaction: pendingInteractionUid(ctx, request),
+    clientId: pendingInteractionClient(ctx, request),
+  }
 }
 
 function ssoPage(
@@ -79,17 +90,24 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
   app.get('/sso/:id', async (request, reply) => {
     const { tenant } = request
     const { id } = request.params as { id: string }
-    const connection = isUuid(id) ? await findConnection(pages.deps.db, tenant.id, id) : undefined
+    const connection = isUuid(id) ? await connectionById(pages.deps, tenant.id, id) : undefined
     if (!connection?.enabled) {
       return errorPage(pages, request, reply, 'There is no such single sign-on here.', 404)
     }
     if (connection.type === 'saml') {
-      rememberSsoFlow(pages.deps, request, reply, tenant, connection.id)
+      rememberSsoFlow(pages.deps, reply, tenant, connection.id, pendingFlow(pages, request, tenant))
       return reply.redirect(`/v1/${tenant.slug}/sso/${connection.id}/saml/start`, 303)
     }
     try {
       const { url, state } = await startOidcSignIn(pages.deps, tenant, connection)
-      rememberSsoFlow(pages.deps, request, reply, tenant, connection.id, state)
+      rememberSsoFlow(
+        pages.deps,
+        reply,
+        tenant,
+        connection.id,
+        pendingFlow(pages, request, tenant),
+        state,
+      )
       return reply.redirect(url, 303)
     } catch (error) {
       if (!(error instanceof OidcUnavailable)) throw error
