@@ -29,6 +29,7 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/sign-in': 'form',
   '/sign-in/second-factor': 'form',
   '/sign-in/sso': 'form',
+  '/sign-in/sso/second-factor': 'form',
   '/sign-in/code': 'form',
   '/sign-in/code/verify': 'form',
   '/sign-in/code/second-factor': 'form',
