@@ -29,6 +29,10 @@ export const REASONS = {
   invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
   idp_not_configured: [400, 'Sign-in through the identity provider is not configured.'],
   invalid_state: [400, 'The sign-in state is unknown, used or expired.'],
+  handoff_invalid: [
+    400,
+    'The console handoff is unknown, used, expired or for another browser: sign in to the console.',
+  ],
   invalid_credentials: [401, 'Invalid email or password.'],
   invalid_code: [401, 'The code is wrong or has expired.'],
   invalid_mfa_code: [401, 'The second-factor code is wrong or has expired.'],

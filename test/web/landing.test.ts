@@ -216,7 +216,8 @@ describe('landing page', () => {
 
     const again = await exchange(browser, code)
     assert.equal(again.status, 400)
-    assert.equal(again.body.error, 'handoff_invalid')
+    assert.equal(again.body.code, 'BAD_REQUEST')
+    assert.equal(again.body.details.reason, 'handoff_invalid')
     assert.equal(again.body.session, undefined)
     // The replay spent a rotated refresh token: the family is revoked (CONTRACT §4).
     const refresh = await server.request('POST', `/v1/${w.slug}/auth/refresh`, {

@@ -13,10 +13,12 @@
 //     holds that cookie, so a copied or logged URL signs no one in elsewhere. It answers the
 //     refresh of that token: single use by the rotation rule (CONTRACT §4) — a second use
 //     presents a spent refresh token, which ends that session.
-// Anything wrong answers the same 400, and the console shows its sign-in form.
+// Anything wrong answers the same 400 `handoff_invalid` in the error envelope (CONTRACT §3),
+// and the console shows its sign-in form.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { hashToken, safeEqual } from '../../lib/crypto.ts'
+import { AppError } from '../../lib/errors.ts'
 import { AuthServiceError, apiFor } from '../api.ts'
 
 const AAD = 'console-handoff'
@@ -82,17 +84,17 @@ export function consoleHandoffRoute(
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
       const sealed = open(deps, request.body.code, browserSecret(request))
-      const refused = { error: 'handoff_invalid', message: 'Sign in to the console.' }
-      if (!sealed) return reply.code(400).send(refused)
+      // The console's script reads this answer: JSON in the error envelope (CONTRACT §3),
+      // not the pages' error page that a thrown error on a page path would draw.
+      const refused = () => reply.code(400).send(new AppError('handoff_invalid').toBody())
+      if (!sealed) return refused()
       try {
         const session = await apiFor(app, request, sealed.slug).refreshSession({
           body: { refreshToken: sealed.refreshToken },
         })
         return reply.send({ tenant: sealed.slug, session })
       } catch (error) {
-        if (error instanceof AuthServiceError && error.status < 500) {
-          return reply.code(400).send(refused)
-        }
+        if (error instanceof AuthServiceError && error.status < 500) return refused()
         throw error
       }
     },
