@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { auditRows, userByEmail } from '../../../test/db.ts'
+import { connectOidcIdp } from '../../../test/fixtures/sso-oidc.ts'
 import {
   createTenant,
   startServer,
@@ -30,27 +31,7 @@ before(async () => {
   idp = await startOidcProvider()
   server = await startServer({ webhookAllowPrivate: true })
   t = await createTenant(server)
-  const res = await server.request(
-    'POST',
-    `/v1/${t.slug}/sso-connections`,
-    {
-      name: 'IdP',
-      type: 'oidc',
-      domains: [domain],
-      oidc: { issuer: idp.issuer, clientId: 'pending', clientSecret: 'pending' },
-    },
-    { token: t.admin.accessToken },
-  )
-  assert.equal(res.status, 200, JSON.stringify(res.body))
-  const { id, oidc } = res.body.connection
-  const client = await idp.addClient(oidc.redirectUri)
-  const patched = await server.request(
-    'PATCH',
-    `/v1/${t.slug}/sso-connections/${id}`,
-    { oidc: client },
-    { token: t.admin.accessToken },
-  )
-  assert.equal(patched.status, 200, JSON.stringify(patched.body))
+  await connectOidcIdp(server, t, idp, 'IdP', [domain])
 })
 after(async () => {
   await server?.close()

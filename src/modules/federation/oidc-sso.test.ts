@@ -12,6 +12,7 @@ import { auditRows, codeRows, unchanged, userByEmail } from '../../../test/db.ts
 import { expectError } from '../../../test/envelope.ts'
 import { createApplication, oidcClient } from '../../../test/fixtures/oidc.ts'
 import { passkeySignIn, registerPasskey } from '../../../test/fixtures/passkeys.ts'
+import { connectOidcIdp } from '../../../test/fixtures/sso-oidc.ts'
 import {
   createTenant,
   randomIp,
@@ -61,38 +62,13 @@ after(async () => {
   await idpB?.close()
 })
 
-async function connect(
+const connect = (
   t: TenantFixture,
   idp: OidcProviderFixture,
   name: string,
   domains: string[],
   extra: Record<string, unknown> = {},
-): Promise<string> {
-  // The redirect URI names the connection's id, known only once it exists: register after.
-  const res = await server.request(
-    'POST',
-    `/v1/${t.slug}/sso-connections`,
-    {
-      name,
-      type: 'oidc',
-      domains,
-      oidc: { issuer: idp.issuer, clientId: 'pending', clientSecret: 'pending' },
-      ...extra,
-    },
-    { token: t.admin.accessToken },
-  )
-  assert.equal(res.status, 200, JSON.stringify(res.body))
-  const { id, oidc } = res.body.connection
-  const client = await idp.addClient(oidc.redirectUri)
-  const patched = await server.request(
-    'PATCH',
-    `/v1/${t.slug}/sso-connections/${id}`,
-    { oidc: client },
-    { token: t.admin.accessToken },
-  )
-  assert.equal(patched.status, 200, JSON.stringify(patched.body))
-  return id
-}
+) => connectOidcIdp(server, t, idp, name, domains, extra)
 
 const account = (domain: string, overrides: Partial<IdpAccount> = {}): IdpAccount => ({
   sub: `sub-${hex()}`,

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { auditRows, sessionRows, setUser, userByEmail } from '../../../test/db.ts'
 import { enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
+import { connectOidcIdp } from '../../../test/fixtures/sso-oidc.ts'
 import {
   createTenant,
   signup,
@@ -35,27 +36,7 @@ before(async () => {
   idp = await startOidcProvider()
   server = await startServer({ webhookAllowPrivate: true })
   t = await createTenant(server)
-  const res = await server.request(
-    'POST',
-    `/v1/${t.slug}/sso-connections`,
-    {
-      name: 'IdP',
-      type: 'oidc',
-      domains: [domain],
-      oidc: { issuer: idp.issuer, clientId: 'pending', clientSecret: 'pending' },
-    },
-    { token: t.admin.accessToken },
-  )
-  assert.equal(res.status, 200, JSON.stringify(res.body))
-  connectionId = res.body.connection.id
-  const client = await idp.addClient(res.body.connection.oidc.redirectUri)
-  const patched = await server.request(
-    'PATCH',
-    `/v1/${t.slug}/sso-connections/${connectionId}`,
-    { oidc: client },
-    { token: t.admin.accessToken },
-  )
-  assert.equal(patched.status, 200, JSON.stringify(patched.body))
+  connectionId = await connectOidcIdp(server, t, idp, 'IdP', [domain])
 })
 
 after(async () => {
