@@ -17,11 +17,17 @@ const only = process.argv.slice(2)
 const args = [
   '--test',
   '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
   `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 3}`,
   '--test-timeout=120000',
   // A handle a failed test leaves open (a server, a child process) must fail that test,
   // not keep its file, and so the whole run, from ever ending.
   '--test-force-exit',
+  // TEST_REPORT=<file>: a JUnit report beside the spec output, with each test's duration
+  // (which files make the run long).
+  ...(process.env.TEST_REPORT
+    ? ['--test-reporter=junit', `--test-reporter-destination=${process.env.TEST_REPORT}`]
+    : []),
   ...(only.length > 0 ? only : files),
 ]
 
