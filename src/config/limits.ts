@@ -29,6 +29,10 @@ const LIMIT_DESCRIPTIONS: Record<keyof Limits, string> = {
     "Requests to an OpenID provider's token endpoint whose client is authenticated (a public client by its id alone) but whose grant is refused (`invalid_grant`, `invalid_request`, …), per client address; they never spend the client's budget",
   deviceUserCodes:
     "User codes entered at an OpenID provider's device page (`{issuer}/device`) that find no pending device authorization (wrong, expired or used), per client address across tenants (RFC 8628 §5.1); then every code from that address, a right one too, gets a 429 page",
+  deviceUserCodesPerTenant:
+    "The same user codes per tenant, across every client address: a guess can only find a device authorization of the tenant whose page it is typed on, so this bounds the guesses any one pending device code meets in its life, however many addresses guess (RFC 8628 §5.1); then every code at that tenant's device page gets a 429 page",
+  deviceCodePolls:
+    'Polls of one pending device code at the token endpoint; a poll past it is answered `slow_down` (RFC 8628 §3.5), and the device authorization response announces `interval` = ⌈`SECONDS`/`POINTS`⌉',
   clientRegistration: 'Dynamic client registrations (RFC 7591) per IP across tenants',
 }
 
@@ -38,6 +42,8 @@ const LIMIT_CONTRACT: Partial<Record<keyof Limits, string>> = {
   oidcToken: '§11',
   oidcInvalidGrants: '§11',
   deviceUserCodes: '§11',
+  deviceUserCodesPerTenant: '§11',
+  deviceCodePolls: '§11',
   clientRegistration: '§11',
 }
 

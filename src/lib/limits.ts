@@ -45,6 +45,15 @@ export interface Limits {
    * authorization, per client address (RFC 8628 §5.1).
    */
   deviceUserCodes: Budget
+  /**
+   * The same codes per tenant, across every address (RFC 8628 §5.1): a guess can only land
+   * on a pending device authorization of the tenant whose page it is typed on, so this
+   * bounds the guesses any one device code can meet in its lifetime, however many
+   * addresses guess.
+   */
+  deviceUserCodesPerTenant: Budget
+  /** Polls of one pending device code at the token endpoint; past it `slow_down` (RFC 8628 §3.5). */
+  deviceCodePolls: Budget
   /** Dynamic client registrations (RFC 7591) per IP, across tenants (CONTRACT §11). */
   clientRegistration: Budget
 }
@@ -64,6 +73,8 @@ export const DEFAULT_LIMITS: Limits = {
   oidcToken: { points: 600, seconds: 60 },
   oidcInvalidGrants: { points: 60, seconds: 60 },
   deviceUserCodes: { points: 20, seconds: 10 * 60 },
+  deviceUserCodesPerTenant: { points: 1000, seconds: 10 * 60 },
+  deviceCodePolls: { points: 1, seconds: 5 },
   clientRegistration: { points: 10, seconds: 60 * 60 },
 }
 

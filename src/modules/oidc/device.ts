@@ -6,13 +6,31 @@
 import { TenantAdapter } from './adapter.ts'
 
 /**
- * RFC 8628 §5.1, user-code brute forcing: each code entered at {issuer}/device takes a
- * point of RATE_LIMIT_DEVICE_USER_CODES per client address before the lookup, and one that
- * finds its pending device authorization gives it back (routes.ts). Past the budget the
- * request is turned into the code form's GET, marked with the seconds to wait under this
- * key, and the form (web/pages/device.ts) says so with a 429: nothing is looked up.
+ * RFC 8628 §5.1, user-code brute forcing. A user code is short (eight letters of twenty,
+ * about 34 bits) and a guess that finds a pending device authorization lets the guesser
+ * sign the victim's device in to the guesser's account (or cancel it), so guesses are
+ * counted twice, both taken before the lookup (routes.ts):
+ *   - per client address across tenants, RATE_LIMIT_DEVICE_USER_CODES: one guesser;
+ *   - per tenant across addresses, RATE_LIMIT_DEVICE_USER_CODES_PER_TENANT: a wrong code
+ *     names no device code, but it can only land on one of the tenant's (the adapter reads
+ *     the tenant's rows only), so this budget is what bounds, per device code, the guesses
+ *     it meets in its life however many addresses guess: at most the budget per window, a
+ *     code living 600 s meets at most two windows of 600 s, so with the default 1000 a
+ *     pending code is found by a guess with a chance below 2000 / 20^8 ≈ 8 × 10^-8.
+ * A code that finds its pending device authorization gives both points back, so people
+ * entering the codes shown never spend either. Past a budget the request is turned into the
+ * code form's GET, marked with the refusal under this key, and the form
+ * (web/pages/device.ts) says so with a 429 and Retry-After: nothing is looked up. The
+ * tenant's budget trades the page's availability under a spread attack for the codes'
+ * safety, as the account budget of CONTRACT §6 does for a password.
  */
 export const DEVICE_CODES_REFUSED = Symbol('deviceCodesRefused')
+
+/** Which budget refused a code (the page words it), and the seconds to wait. */
+export interface DeviceCodesRefusal {
+  retryAfter: number
+  by: 'address' | 'tenant'
+}
 /** Where routes.ts leaves, on the raw request, the refund of a code that was found. */
 export const SETTLE_DEVICE_CODE = Symbol('settleDeviceCode')
 

@@ -18,7 +18,8 @@ import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { LimitName } from '../../lib/ratelimit.ts'
 import { backchannelOnSessionsEnded, logBackchannelErrors } from './backchannel.ts'
-import { DEVICE_CODES_REFUSED, SETTLE_DEVICE_CODE } from './device.ts'
+import { DEVICE_CODES_REFUSED, type DeviceCodesRefusal, SETTLE_DEVICE_CODE } from './device.ts'
+import { devicePollPace } from './device-polls.ts'
 import { endHostedSessionOnLogout } from './logout.ts'
 import { asPublicRequest, poolOf, SETTLE_TOKEN_LIMITS, type TokenOutcome } from './pool.ts'
 import { admitRegistration, REGISTRATION_PATH } from './registration.ts'
@@ -29,7 +30,7 @@ const DISCOVERY = '/.well-known/openid-configuration'
 type RawRequest = IncomingMessage & {
   baseUrl?: string
   body?: Buffer
-  [DEVICE_CODES_REFUSED]?: number
+  [DEVICE_CODES_REFUSED]?: DeviceCodesRefusal
   [SETTLE_DEVICE_CODE]?: () => Promise<void>
   [SETTLE_TOKEN_LIMITS]?: (outcome: TokenOutcome) => Promise<void>
 }
@@ -101,22 +102,38 @@ const OUTCOME_BUDGET: Record<TokenOutcome, LimitName> = {
 
 /**
  * RFC 8628 §5.1 (device.ts): a code entered at the device page takes a point per client
- * address; past the budget the request becomes the form's GET, marked refused.
+ * address, then one of its tenant's; past either budget the request becomes the form's GET,
+ * marked refused (an address past its own budget never reaches the tenant's, and a request
+ * the tenant's budget refuses gives the address its point back: it looked nothing up).
  */
-async function deviceCodeLimits(deps: Deps, raw: RawRequest, ip: string): Promise<string> {
-  const key = `device-user-code:${ip}`
-  try {
-    await deps.limits.hit('deviceUserCodes', key)
-  } catch (error) {
-    if (!(error instanceof AppError) || error.reason !== 'rate_limited') throw error
-    raw[DEVICE_CODES_REFUSED] = error.retryAfter ?? 60
-    raw.method = 'GET'
-    raw.body = undefined
-    delete raw.headers['content-type']
-    delete raw.headers['content-length']
-    return '/device'
+async function deviceCodeLimits(
+  deps: Deps,
+  raw: RawRequest,
+  tenantId: string,
+  ip: string,
+): Promise<string> {
+  const held: [LimitName, string, DeviceCodesRefusal['by']][] = [
+    ['deviceUserCodes', `device-user-code:${ip}`, 'address'],
+    ['deviceUserCodesPerTenant', `device-user-code-tenant:${tenantId}`, 'tenant'],
+  ]
+  const taken: [LimitName, string][] = []
+  for (const [name, key, by] of held) {
+    try {
+      await deps.limits.hit(name, key)
+      taken.push([name, key])
+    } catch (error) {
+      if (!(error instanceof AppError) || error.reason !== 'rate_limited') throw error
+      await Promise.all(taken.map(([name, key]) => deps.limits.refund(name, key)))
+      raw[DEVICE_CODES_REFUSED] = { retryAfter: error.retryAfter ?? 60, by }
+      raw.method = 'GET'
+      raw.body = undefined
+      delete raw.headers['content-type']
+      delete raw.headers['content-length']
+      return '/device'
+    }
   }
-  raw[SETTLE_DEVICE_CODE] = () => deps.limits.refund('deviceUserCodes', key)
+  raw[SETTLE_DEVICE_CODE] = () =>
+    Promise.all(taken.map(([name, key]) => deps.limits.refund(name, key))).then(() => undefined)
   return '/device'
 }
 
@@ -150,6 +167,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     }
     koa.use(endHostedSessionOnLogout(deps, tenant, fastify.log))
     koa.use(settleDeviceCode)
+    koa.use(devicePollPace(deps, tenant.id))
     logBackchannelErrors(koa, fastify.log, tenant.id)
   })
   deps.sessions.onSessionsEnded(backchannelOnSessionsEnded({ db: deps.db, pool, log: fastify.log }))
@@ -173,7 +191,7 @@ export async function oidcRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       await tokenLimits(deps, tenant.id, raw, request.clientIp)
     }
     if (request.method === 'POST' && route === '/device') {
-      path = await deviceCodeLimits(deps, raw, request.clientIp)
+      path = await deviceCodeLimits(deps, raw, tenant.id, request.clientIp)
     }
     // CONTRACT §11, Dynamic registration: the tenant's setting, read per request, opens it.
     if (tenant.dynamicClientRegistration) {

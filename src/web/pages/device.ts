@@ -12,14 +12,14 @@
 // oidc-provider draws these pages through its hooks and keeps the form's CSRF secret
 // (`xsrf`) in its own session; the forms here carry the same fields as its defaults.
 import type { Db } from '../../db/client.ts'
-import { DEVICE_CODES_REFUSED } from '../../modules/oidc/device.ts'
+import { DEVICE_CODES_REFUSED, type DeviceCodesRefusal } from '../../modules/oidc/device.ts'
 import { type Html, html } from '../html.ts'
 import { errorSummary, type FormErrors, field, notice } from '../layout.ts'
 import { inMinutes } from '../messages.ts'
 import { type KoaContext, sendProviderPage } from '../provider-page.ts'
 
 interface DeviceContext extends KoaContext {
-  req: { [DEVICE_CODES_REFUSED]?: number }
+  req: { [DEVICE_CODES_REFUSED]?: DeviceCodesRefusal }
   oidc: {
     urlFor(route: string): string
     session: { state?: { secret?: string } }
@@ -60,13 +60,18 @@ export function devicePages(db: Db, tenantId: string) {
     const aborted = err?.name === 'AbortedError'
     const message = err && !aborted ? (CODE_ERRORS[err.name ?? ''] ?? undefined) : undefined
     let errors: FormErrors | undefined
-    // RFC 8628 §5.1: this address tried too many codes (routes.ts); nothing was looked up.
-    const wait = ctx.req[DEVICE_CODES_REFUSED]
-    if (wait !== undefined) {
+    // RFC 8628 §5.1: this address, or everyone at this workspace's page, tried too many
+    // codes (routes.ts); nothing was looked up.
+    const refused = ctx.req[DEVICE_CODES_REFUSED]
+    if (refused) {
+      const wait = inMinutes(refused.retryAfter)
       errors = {
-        form: `Too many codes were tried from your network. Please try again ${inMinutes(wait)}.`,
+        form:
+          refused.by === 'address'
+            ? `Too many codes were tried from your network. Please try again ${wait}.`
+            : `Too many codes were tried on this page lately. Please try again ${wait}.`,
       }
-      ctx.set('retry-after', String(wait))
+      ctx.set('retry-after', String(refused.retryAfter))
     } else if (message)
       errors = { form: 'The code was not accepted.', fields: { user_code: message } }
     else if (err && !aborted) {
@@ -89,7 +94,7 @@ ${field({
 })}
 <button type="submit" class="primary">Continue</button>
 </form>`
-    await send(ctx, 'Connect a device', body, wait !== undefined ? 429 : errors ? 400 : 200)
+    await send(ctx, 'Connect a device', body, refused ? 429 : errors ? 400 : 200)
   }
 
   async function userCodeConfirmSource(
