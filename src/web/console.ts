@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { openerPolicy } from './http.ts'
 
 const DIST = new URL('../../console/dist/', import.meta.url)
 
@@ -48,11 +49,15 @@ function load(): Built | undefined {
 }
 
 function headers(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('content-security-policy', CONSOLE_CSP)
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
+  return (
+    reply
+      .header('content-security-policy', CONSOLE_CSP)
+      .header('x-frame-options', 'DENY')
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      // No authorization passes through the console (web/http.ts, openerPolicy).
+      .header('cross-origin-opener-policy', openerPolicy({ authorization: false }))
+  )
 }
 
 export async function consoleRoutes(app: FastifyInstance): Promise<void> {

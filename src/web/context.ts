@@ -7,7 +7,7 @@ import { hashToken } from '../lib/crypto.ts'
 import { tenantHasLogo } from '../modules/tenants/service.ts'
 import { AuthServiceError, apiFor } from './api.ts'
 import { type Html, html } from './html.ts'
-import { setPageHeaders } from './http.ts'
+import { type PageKind, setPageHeaders } from './http.ts'
 import { type Brand, type PageOptions, page } from './layout.ts'
 import {
   browserCookie,
@@ -21,6 +21,7 @@ import {
   pendingInteraction,
   pendingInteractionClient,
   readSession,
+  servesAuthorization,
   writeSession,
 } from './session.ts'
 
@@ -69,6 +70,11 @@ export class Pages {
     return { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
   }
 
+  /** What the page's headers depend on (web/http.ts): whether it is a step of an authorization. */
+  kind(request: FastifyRequest): PageKind {
+    return { authorization: servesAuthorization(this.ctx(request), request) }
+  }
+
   csrf(request: FastifyRequest, reply: FastifyReply): string {
     return csrfToken(this.ctx(request), request, reply)
   }
@@ -90,7 +96,7 @@ export class Pages {
     body: Html,
     options: PageOptions & { status?: number } = {},
   ): Promise<FastifyReply> {
-    setPageHeaders(reply)
+    setPageHeaders(reply, this.kind(request))
     const markup = page(await this.brand(request), title, body, options)
     return reply
       .code(options.status ?? 200)
@@ -100,7 +106,7 @@ export class Pages {
 
   /** 303 to another page of the tenant (after a POST, so a reload does not post again). */
   redirect(request: FastifyRequest, reply: FastifyReply, rest: string): FastifyReply {
-    setPageHeaders(reply)
+    setPageHeaders(reply, this.kind(request))
     return reply.redirect(this.url(request, rest), 303)
   }
 

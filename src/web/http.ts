@@ -3,7 +3,7 @@
 // (no inline script or style, nothing from elsewhere), may not be framed, and are never
 // cached; a form posts `application/x-www-form-urlencoded`, parsed only inside the pages'
 // plugin (the JSON API keeps refusing every other media type, CONTRACT §3).
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 
 // The cookie helpers live in lib/ (the modules use them too); the pages import them here.
 export {
@@ -25,19 +25,58 @@ export const CSP = [
   "base-uri 'none'",
 ].join('; ')
 
-/** The headers of every page (the pages oidc-provider draws too: web/provider-page.ts). */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': CSP,
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  // Invitation and reset links carry secrets in the query: never send them on.
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-  'cross-origin-opener-policy': 'same-origin',
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A page of the OpenID authorization itself (`/t/{slug}/authorize/…`): see PageKind. */
+    authorization?: boolean
+  }
 }
 
-export function setPageHeaders(reply: FastifyReply): void {
-  for (const [name, value] of Object.entries(PAGE_HEADERS)) reply.header(name, value)
+/** The options of a route that is a step of an OpenID authorization (PageKind). */
+export const AUTHORIZATION_STEP = { config: { authorization: true } } as const
+
+/**
+ * What a page's headers depend on. `authorization`: the page is a step an application's
+ * OpenID request passes through (the provider's own answers and pages, the interaction and
+ * consent pages, and every hosted page while this browser signs in for an authorization),
+ * which an application may run in a popup (oidc-client-ts's signinPopup, MSAL's and
+ * Auth0's popups) whose callback page hands the answer to `window.opener`.
+ */
+export interface PageKind {
+  authorization: boolean
+}
+
+/**
+ * Cross-Origin-Opener-Policy (docs/security-model.md, "Popups and window.opener"):
+ * `same-origin` puts a page that a window of another origin opened into a browsing context
+ * group of its own, and `window.opener` is null from then on, for every page the popup
+ * loads afterwards (the application's callback included). So the steps of an authorization
+ * send `unsafe-none` (the application that opened the popup, and only it, keeps its
+ * reference), the other pages `same-origin`. `same-origin-allow-popups` would not help: it
+ * is the opener's policy, and the popup's pages are ours. Framing stays refused on every
+ * page (X-Frame-Options, frame-ancestors), so clickjacking is unaffected.
+ */
+export const openerPolicy = (kind: PageKind) => (kind.authorization ? 'unsafe-none' : 'same-origin')
+
+/** The headers of every page (the pages oidc-provider draws too: web/provider-page.ts). */
+export function pageHeaders(kind: PageKind): Readonly<Record<string, string>> {
+  return {
+    'content-security-policy': CSP,
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    // Invitation and reset links carry secrets in the query: never send them on.
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+    'cross-origin-opener-policy': openerPolicy(kind),
+  }
+}
+
+/** The pages' headers on a reply. */
+export function setPageHeaders(
+  reply: { header(name: string, value: string): unknown },
+  kind: PageKind,
+): void {
+  for (const [name, value] of Object.entries(pageHeaders(kind))) reply.header(name, value)
 }
 
 /** Form fields: each name's last value, as strings; at most 64 fields. */

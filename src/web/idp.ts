@@ -16,7 +16,7 @@ import { hostCookie } from '../lib/host-cookie.ts'
 import { PENDING_TTL, pendingCookie } from '../modules/federation/pending-mfa.ts'
 import { markPagesDriven, pendingSecondFactorOf } from '../modules/oauth/service.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
-import { completeSignIn } from './session.ts'
+import { completeSignIn, servesAuthorization } from './session.ts'
 
 export const IDP_COOKIE = 'ta_idp'
 const CALLBACK_ROUTE = '/v1/:tenantSlug/oauth/idp/callback'
@@ -105,7 +105,8 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
       // Not JSON: treated as a failure below.
     }
     clearCookie(reply, name, where)
-    setPageHeaders(reply)
+    // A step of the authorization this browser signs in for, if any (its popup's opener).
+    setPageHeaders(reply, { authorization: servesAuthorization(ctx, request) })
     let location: string
     const pending = pendingSecondFactorOf(request)
     if (ours && pending) {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type { Db } from '../db/client.ts'
 import { tenantById } from '../modules/tenants/service.ts'
 import type { Html } from './html.ts'
-import { CSP, PAGE_HEADERS } from './http.ts'
+import { CSP, openerPolicy, type PageKind, pageHeaders } from './http.ts'
 import { page } from './layout.ts'
 
 /** What the hooks use of Koa's context. */
@@ -20,7 +20,7 @@ export interface KoaContext {
   ip: string
 }
 
-export interface ProviderPageOptions {
+export interface ProviderPageOptions extends PageKind {
   status?: number
   /**
    * Where the page's form may lead besides this service: a form's redirect to another
@@ -47,7 +47,7 @@ export async function sendProviderPage(
   ctx: KoaContext,
   title: string,
   body: Html,
-  options: ProviderPageOptions = {},
+  options: ProviderPageOptions,
 ): Promise<void> {
   const found = await tenantById({ db }, tenantId)
   const tenant = found?.tenant ?? { name: 'Sign-in', slug: '' }
@@ -55,7 +55,7 @@ export async function sendProviderPage(
     tenant,
     logoUrl: found?.hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
   }
-  for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value)
+  for (const [name, value] of Object.entries(pageHeaders(options))) ctx.set(name, value)
   const extra = options.formLeadsTo ? sourceOf(options.formLeadsTo) : undefined
   if (extra) {
     ctx.set(
@@ -70,6 +70,7 @@ export async function sendProviderPage(
 
 /** What the headers middleware uses of Koa's context. */
 interface KoaResponseContext {
+  status: number
   type: string
   body: unknown
   set(name: string, value: string): void
@@ -92,11 +93,20 @@ const unescapeAttribute = (value: string) =>
  * the pages' headers too (issue 36 P5). Its CSP allows exactly that page's inline script
  * (by its hash), the origin its form posts to and, as a form's redirects are held to
  * form-action too, the origin of the redirect URI of the authorization it resumes (the
- * account switch's post goes on to the application).
+ * account switch's post goes on to the application). These pages and the provider's
+ * redirects are steps of an application's authorization or sign-out, so their
+ * Cross-Origin-Opener-Policy is `unsafe-none` (http.ts, openerPolicy).
  */
 export async function providerHtmlHeaders(ctx: KoaResponseContext, next: () => Promise<void>) {
   await next()
-  if (!String(ctx.type).startsWith('text/html') || typeof ctx.body !== 'string') return
+  if (!String(ctx.type).startsWith('text/html') || typeof ctx.body !== 'string') {
+    // A redirect of the provider's (to the interaction page, on to the application): a step
+    // of the application's request, which a popup may carry (http.ts, openerPolicy).
+    if (ctx.status >= 300 && ctx.status < 400 && !ctx.response.get('cross-origin-opener-policy')) {
+      ctx.set('cross-origin-opener-policy', openerPolicy({ authorization: true }))
+    }
+    return
+  }
   if (ctx.response.get('content-security-policy')) return
   const body = ctx.body
   const hashes = [...body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
@@ -108,7 +118,10 @@ export async function providerHtmlHeaders(ctx: KoaResponseContext, next: () => P
   const resumed = ctx.oidc?.entities?.Interaction?.params?.redirect_uri
   const back = typeof resumed === 'string' ? sourceOf(resumed) : undefined
   if (back) targets.push(back)
-  for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value)
+  // Steps of an application's authorization or sign-out (a redirect's body, a form_post).
+  for (const [name, value] of Object.entries(pageHeaders({ authorization: true }))) {
+    ctx.set(name, value)
+  }
   ctx.set(
     'content-security-policy',
     CSP.replace("script-src 'self'", ["script-src 'self'", ...hashes].join(' ')).replace(

@@ -69,7 +69,7 @@ export async function pageRoutes(
       request: FastifyRequest,
       reply: FastifyReply,
     ) => {
-      setPageHeaders(reply)
+      setPageHeaders(reply, request.tenant ? pages.kind(request) : { authorization: false })
       reply.type('text/html; charset=utf-8')
       if (error instanceof AppError && error.reason === 'tenant_not_found') {
         return reply
@@ -131,8 +131,8 @@ export async function pageRoutes(
         )
     },
   )
-  app.setNotFoundHandler((_request, reply) => {
-    setPageHeaders(reply)
+  app.setNotFoundHandler((request, reply) => {
+    setPageHeaders(reply, request.tenant ? pages.kind(request) : { authorization: false })
     return reply
       .code(404)
       .type('text/html; charset=utf-8')

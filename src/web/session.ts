@@ -209,6 +209,19 @@ export function pendingInteractionClient(
 }
 
 /**
+ * Whether a page request is a step of an OpenID authorization (web/http.ts, PageKind): a
+ * route that says so (the interaction and consent pages), or any page of the tenant while
+ * this browser signs in for an authorization (a live interaction cookie: at most ten
+ * minutes, and forgotten once the interaction page has used the sign-in).
+ */
+export function servesAuthorization(ctx: PageContext, request: FastifyRequest): boolean {
+  return (
+    request.routeOptions.config?.authorization === true ||
+    pendingInteractionOf(ctx, request) !== undefined
+  )
+}
+
+/**
  * The page a sign-in goes back to: this tenant's interaction page, built here from the uid
  * alone (never a path the browser sent), or undefined.
  */

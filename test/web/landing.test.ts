@@ -52,6 +52,7 @@ describe('landing page', () => {
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
     assert.equal(page.headers.get('content-security-policy'), CSP)
     assert.equal(page.headers.get('x-frame-options'), 'DENY')
+    assert.equal(page.headers.get('cross-origin-opener-policy'), 'same-origin')
     assert.doesNotMatch(page.html, /<script>|<script [^>]*>[^<]/, 'no inline script')
     assert.match(page.html, /href="\/docs"/)
     assert.match(page.html, /href="\/console\/"/)

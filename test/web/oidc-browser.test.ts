@@ -713,6 +713,8 @@ test('an account switch through the application’s sign-in page: the switch pag
       assert.match(switchPage.headers['content-security-policy'] ?? '', /frame-ancestors 'none'/)
       assert.equal(switchPage.headers['x-frame-options'], 'DENY')
       assert.equal(switchPage.headers['x-content-type-options'], 'nosniff')
+      // A step of the authorization: a popup keeps its window.opener (web/http.ts).
+      assert.equal(switchPage.headers['cross-origin-opener-policy'], 'unsafe-none')
     }
   })
 })

@@ -55,6 +55,8 @@ describe("the provider's error page", () => {
       assert.equal(res.headers.get('location'), null)
       assert.match(String(res.headers.get('content-type')), /^text\/html/)
       assert.match(String(res.headers.get('content-security-policy')), /default-src/)
+      // An answer of the authorization endpoint: a popup keeps its opener (web/http.ts).
+      assert.equal(res.headers.get('cross-origin-opener-policy'), 'unsafe-none')
       assert.match(body, /<link rel="stylesheet" href="\/assets\/pages.css">/)
       assert.ok(!body.includes('<script'), 'an error page holds no script')
       assert.match(body, /<span class="tenant-name">Acme &lt;Widgets&gt;<\/span>/)

@@ -210,8 +210,10 @@ test('RP-initiated logout: the hosted confirmation page, Sign out ends the hoste
       post_logout_redirect_uri: `${rpBase}/logged-out`,
       state: 'bye-123',
     })
-    await page.goto(publicUrl(end))
+    const confirmation = await page.goto(publicUrl(end))
     await page.getByRole('heading', { name: /^Sign out of / }).waitFor()
+    // An application's sign-out, which a popup may carry (web/http.ts, openerPolicy).
+    assert.equal(await confirmation?.headerValue('cross-origin-opener-policy'), 'unsafe-none')
     assert.match(
       String(await page.locator('main').textContent()),
       /Team Notes asked to sign you out/,

@@ -4,9 +4,11 @@
 // words) and each flow against the database.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import * as client from 'openid-client'
 import { tenantSnapshot } from '../db.ts'
 import { enrolTotp, enrolWithRecoveryCodes, totpAt } from '../fixtures/mfa.ts'
 import { connectedTenant, discoveryConfig, newAccount, roundTrip } from '../fixtures/oauth.ts'
+import { createApplication, oidcClient } from '../fixtures/oidc.ts'
 import {
   createTenant,
   randomIp,
@@ -1103,7 +1105,10 @@ describe("signing in through the tenant's identity provider", () => {
     assert.ok(cookie.includes('HttpOnly') && cookie.includes('SameSite=Lax'), cookie)
     c.cookies.set('ta_idp', cookie.split(';')[0].slice('ta_idp='.length))
     const back = await idp.authorize(started.headers.get('location') ?? '', newAccount())
-    const landed = await c.get(back.pathname + back.search)
+    const answered = await c.once('GET', back.pathname + back.search)
+    // No authorization passes through this sign-in (web/http.ts, openerPolicy).
+    assert.equal(answered.headers.get('cross-origin-opener-policy'), 'same-origin')
+    const landed = await c.get(answered.headers.get('location') ?? '')
     assert.match(landed.url, /\/account$/)
     assert.ok(c.cookies.has('ta_session'))
     assert.ok(!c.cookies.has('ta_idp'), 'the handoff cookie is spent')
@@ -1118,6 +1123,55 @@ describe("signing in through the tenant's identity provider", () => {
     )
     assert.match(refused.url, /\/sign-in\?idp=idp_error$/)
     assert.match(textOf(refused.html), /Your organisation’s sign-in was cancelled or refused/)
+  })
+
+  test('as the sign-in step of an authorization (https: the pages’ cookies at Path=/), the callback goes back to the interaction page, and no answer severs a popup’s window.opener', async (t) => {
+    const idp = await startOidcProvider()
+    t.after(() => idp.close())
+    const publicUrl = 'https://auth.test'
+    const withIdp = await startTestServer(t, { idp: discoveryConfig(idp.issuer), publicUrl })
+    const tenant = await connectedTenant(withIdp, idp)
+    const on = await withIdp.request(
+      'PATCH',
+      `/v1/${tenant.slug}/tenant`,
+      { idpOauthEnabled: true },
+      { token: tenant.admin.accessToken },
+    )
+    assert.equal(on.status, 200)
+    withIdp.deps.tenants.forget(tenant.slug)
+    const redirectUri = 'https://app.example.com/callback'
+    const made = await createApplication(withIdp, tenant.slug, tenant.admin.accessToken, {
+      name: 'Team Notes',
+      type: 'web',
+      redirectUris: [redirectUri],
+      firstParty: true,
+    })
+    const config = await oidcClient(
+      withIdp,
+      tenant.slug,
+      made.application.clientId,
+      made.clientSecret,
+    )
+    const authorization = client.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+      state: client.randomState(),
+    })
+    const local = (url: string) => url.replace(publicUrl, withIdp.url)
+    const c = new PageClient(withIdp, randomIp())
+    const toInteraction = await c.once('GET', local(authorization.href))
+    const interaction = local(toInteraction.headers.get('location') ?? '')
+    const toSignIn = await c.once('GET', interaction)
+    assert.equal(toSignIn.headers.get('location'), `/t/${tenant.slug}/sign-in`)
+    const started = await c.once('GET', `/t/${tenant.slug}/sign-in/idp`)
+    assert.equal(started.status, 303)
+    const back = await idp.authorize(started.headers.get('location') ?? '', newAccount())
+    const answered = await c.once('GET', back.pathname + back.search)
+    assert.equal(answered.status, 303)
+    assert.equal(answered.headers.get('location'), new URL(interaction).pathname)
+    assert.equal(answered.headers.get('cross-origin-opener-policy'), 'unsafe-none')
   })
 
   test('a state the cookie does not list comes back to the sign-in page, never as JSON', async (t) => {

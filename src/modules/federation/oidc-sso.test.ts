@@ -116,6 +116,8 @@ test('sso: each domain routes to its own connection, and its IdP signs the user 
   assert.equal(startPath, `/t/${t1.slug}/sso/${a1}`)
   assert.equal(callback.status, 303, await callback.text())
   assert.equal(callback.headers.get('location'), `/t/${t1.slug}/account`)
+  // No authorization passes through this sign-in (web/http.ts, openerPolicy).
+  assert.equal(callback.headers.get('cross-origin-opener-policy'), 'same-origin')
   const account1 = await browser.get(`/t/${t1.slug}/account`)
   assert.equal(account1.status, 200)
   assert.ok(account1.html.includes(who.email ?? ''), 'signed in as the IdP user')
@@ -210,6 +212,7 @@ test('sso: an email outside the connection’s domains, jitProvisioning off, a d
   const refused = await browser.once('GET', back.pathname + back.search)
   assert.equal(refused.status, 403)
   assert.match(await refused.text(), /sso_user_not_provisioned/)
+  assert.equal(refused.headers.get('cross-origin-opener-policy'), 'same-origin')
   assert.equal(await userByEmail(server, t1.tenantId, outsider.email ?? ''), undefined)
   const failed = (await auditRows(server, t1.tenantId, 'UserLoginFailed')).filter(
     (r) => r.metadata?.connectionId === a1,
@@ -413,12 +416,25 @@ test('sso: as the sign-in step of an authorization request (§11), the browser g
     url = new URL(res.headers.get('location') ?? '', local(url)).href
   }
   assert.match(url, new RegExp(`/t/${t1.slug}/sign-in$`))
+  // Every answer of the sign-in is a step of the authorization, which an application may
+  // run in a popup: none severs its window.opener (web/http.ts, openerPolicy).
+  const opener = (res: Response) => res.headers.get('cross-origin-opener-policy') ?? 'unsafe-none'
+  // A refusal first (an address outside the connection's domains): its page, whose "Back to
+  // sign-in" goes on with the authorization.
+  const outsider = account(domainA, { email: `x-${hex()}@${domainB}` })
+  const firstTry = await browser.once('GET', `/t/${t1.slug}/sso/${a1}`)
+  assert.equal(opener(firstTry), 'unsafe-none')
+  const refusedBack = await idpA.authorize(firstTry.headers.get('location') ?? '', outsider)
+  const refused = await browser.once('GET', refusedBack.pathname + refusedBack.search)
+  assert.equal(refused.status, 403)
+  assert.equal(refused.headers.get('cross-origin-opener-policy'), 'unsafe-none')
   // A link naming the connection.
   const started = await browser.once('GET', `/t/${t1.slug}/sso/${a1}`)
   const who = account(domainA)
   const back = await idpA.authorize(started.headers.get('location') ?? '', who)
   const callback = await browser.once('GET', back.pathname + back.search)
   assert.equal(callback.status, 303, await callback.text())
+  assert.equal(callback.headers.get('cross-origin-opener-policy'), 'unsafe-none')
   const interaction = callback.headers.get('location') ?? ''
   assert.match(interaction, new RegExp(`^/t/${t1.slug}/authorize/`))
   url = new URL(interaction, server.url).href

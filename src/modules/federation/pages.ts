@@ -18,8 +18,11 @@ export interface SsoPageSession {
 }
 
 export interface SsoPages {
-  /** The hosted pages' headers (CSP, framing, caching) on an answer of the flow. */
-  headers(reply: FastifyReply): void
+  /**
+   * The hosted pages' headers (CSP, framing, caching, opener policy) on an answer of the
+   * flow; `authorization`: the sign-in serves an OpenID authorization (web/http.ts).
+   */
+  headers(reply: FastifyReply, kind: { authorization: boolean }): void
   /** The refusal page: the words for the person and the reason's code, in the tenant's brand. */
   refusal(tenant: Tenant, words: string, reason: string): Promise<string>
   /**

@@ -170,7 +170,9 @@ export async function refuseSsoSignIn(
   }
   const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
   const body = await deps.ssoPages.refusal(tenant, words, reason)
-  deps.ssoPages.headers(reply)
+  // Its "Back to sign-in" goes on with the authorization the sign-in serves, if any.
+  const { interaction } = readFlow(deps, request, tenant, connection.id)
+  deps.ssoPages.headers(reply, { authorization: interaction !== undefined })
   return reply
     .code(options.status ?? 403)
     .type('text/html; charset=utf-8')
@@ -307,7 +309,7 @@ export async function finishSsoSignIn(
     flowCookie(deps, tenant.slug, connection.id).name,
     flowCookieOptions(deps, tenant.slug, connection.id),
   )
-  deps.ssoPages.headers(reply)
+  deps.ssoPages.headers(reply, { authorization: flow.interaction !== undefined })
   if ('pendingSecondFactor' in envelope) {
     // The second factor is asked on the tenant's pages, in this browser (pending-mfa.ts).
     const { name, ...where } = pendingCookie(deps.config.publicUrl, tenant.slug)

@@ -78,6 +78,8 @@ test('wrong user codes are limited per client address: past the budget 429 with 
     assert.match(textOf(refused.html), /Too many codes were tried from your network/)
     assert.doesNotMatch(textOf(refused.html), /Living Room TV/)
     assert.equal(refused.headers.get('x-frame-options'), 'DENY')
+    // Typed in on another device, which no application's window waits on.
+    assert.equal(refused.headers.get('cross-origin-opener-policy'), 'same-origin')
   }
   // Nothing was granted or refused on the device's side.
   assert.equal((await poll(config, device.device_code)).error, 'authorization_pending')

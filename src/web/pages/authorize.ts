@@ -22,7 +22,7 @@ import { userById } from '../../modules/users/service.ts'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
-import { type Form, formText, setPageHeaders } from '../http.ts'
+import { AUTHORIZATION_STEP, type Form, formText, setPageHeaders } from '../http.ts'
 import { form, hidden } from '../layout.ts'
 import { providerHtmlHeaders } from '../provider-page.ts'
 import {
@@ -124,7 +124,7 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
   ) => {
     const returnTo = await provider.interactionResult(request.raw, reply.raw, result)
     if (request.method === 'POST') return pages.continueTo(request, reply, returnTo)
-    setPageHeaders(reply)
+    setPageHeaders(reply, { authorization: true })
     return reply.redirect(returnTo, 303)
   }
 
@@ -282,7 +282,7 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
     return pages.send(request, reply, `Allow ${name}?`, body)
   }
 
-  app.get('/authorize/:uid', async (request: Req, reply) => {
+  app.get('/authorize/:uid', AUTHORIZATION_STEP, async (request: Req, reply) => {
     const found = await load(request, reply)
     if (!found) return stale(request, reply)
     const { provider, interaction } = found
@@ -293,7 +293,7 @@ ${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
     return stale(request, reply)
   })
 
-  app.post('/authorize/:uid/consent', async (request: Req, reply) => {
+  app.post('/authorize/:uid/consent', AUTHORIZATION_STEP, async (request: Req, reply) => {
     const found = await load(request, reply)
     if (found?.interaction.prompt.name !== 'consent') return stale(request, reply)
     const { provider, interaction } = found

@@ -48,8 +48,9 @@ function xsrfField(ctx: DeviceContext): Html {
 }
 
 export function devicePages(db: Db, tenantId: string) {
+  // Typed in on another device, which no application's window waits on: same-origin.
   const send = (ctx: DeviceContext, title: string, body: Html, status?: number) =>
-    sendProviderPage(db, tenantId, ctx, title, body, { status })
+    sendProviderPage(db, tenantId, ctx, title, body, { status, authorization: false })
 
   async function userCodeInputSource(
     ctx: DeviceContext,

@@ -54,7 +54,7 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
   consoleHandoffRoute(app, deps, (request) => csrf.secret(request))
 
   const send = (reply: FastifyReply, body: Html, status = 200) => {
-    setPageHeaders(reply)
+    setPageHeaders(reply, { authorization: false })
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
@@ -123,7 +123,7 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
         refreshToken: envelope.refreshToken,
         expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
       })
-      setPageHeaders(reply)
+      setPageHeaders(reply, { authorization: false })
       return reply.redirect(
         await consoleLanding(request, envelope.tenantSlug, values.email, password),
         303,

@@ -24,6 +24,8 @@ export function errorPage(db: Db, tenantId: string) {
     await sendProviderPage(db, tenantId, ctx, 'Sign-in error', body, {
       status: ctx.status,
       noScript: true,
+      // An answer of the authorization endpoint, in the window (a popup too) it runs in.
+      authorization: true,
     })
   }
 }

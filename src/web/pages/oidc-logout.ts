@@ -42,6 +42,8 @@ ${asking ? html`<p>${asking} asked to sign you out.</p>` : ''}
     await sendProviderPage(db, tenant.id, ctx, `Sign out of ${workspace}?`, body, {
       // The confirmation redirects to the application's registered post-logout URI.
       formLeadsTo: ctx.oidc.params?.post_logout_redirect_uri,
+      // An application's sign-out, which a popup may carry (oidc-client-ts signoutPopup).
+      authorization: true,
     })
   }
 
@@ -51,7 +53,7 @@ ${asking ? html`<p>${asking} asked to sign you out.</p>` : ''}
     const body = html`<h1>You are signed out</h1>
 <p>${name ? html`You signed out of ${name}.` : 'You signed out.'} You can close this page.</p>
 <p><a class="button" href="${pagePath(tenant.slug)}/sign-in">Sign in again</a></p>`
-    await sendProviderPage(db, tenant.id, ctx, 'Signed out', body)
+    await sendProviderPage(db, tenant.id, ctx, 'Signed out', body, { authorization: true })
   }
 
   return { logoutSource, postLogoutSuccessSource }
