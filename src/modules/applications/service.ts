@@ -44,6 +44,58 @@ export function presentApplication(row: store.Application): ApplicationRecord {
   }
 }
 
+/** What an application is made of, however it came (the admin API, dynamic registration). */
+export interface NewApplication {
+  clientId: string
+  name: string
+  type: ApplicationType
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+  backchannelLogoutUri: string | null
+  firstParty: boolean
+  allowedScopes: string[]
+  /** Registered by the client itself (RFC 7591), not by an admin. */
+  dynamic?: boolean
+  /** Its secret, sealed into the row; none for a public client. */
+  secret?: string
+}
+
+/** Writes an application and its ApplicationCreated audit in one transaction. */
+export async function insertAudited(
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db'>,
+  tenantId: string,
+  actor: Actor,
+  app: NewApplication,
+): Promise<store.Application> {
+  const now = deps.clock.now()
+  const id = uuidv7(now.getTime())
+  const { secret, ...fields } = app
+  return deps.db.transaction(async (tx) => {
+    const created = await store.insertApplication(tx, {
+      ...fields,
+      tenantId,
+      id,
+      clientSecretEnc: secret ? sealSecret(deps.cipher, tenantId, id, secret) : null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    const { clientId, name, type } = created
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'ApplicationCreated',
+        metadata: {
+          applicationId: id,
+          clientId,
+          name,
+          type,
+          ...(app.dynamic ? { dynamic: true } : {}),
+        },
+      },
+    ])
+    return created
+  })
+}
+
 export async function createApplication(
   deps: AppDeps,
   tenantId: string,
@@ -51,38 +103,18 @@ export async function createApplication(
   actor: Actor,
 ) {
   checkUris(input.type, input, uriOptions(deps))
-  const now = deps.clock.now()
-  const id = uuidv7(now.getTime())
   const secret = hasSecret(input.type) ? newSecret() : undefined
-  const row = await deps.db.transaction(async (tx) => {
-    const created = await store.insertApplication(tx, {
-      tenantId,
-      id,
-      // 128 random bits: unguessable, and unique across tenants (the column is unique).
-      clientId: randomToken(16),
-      name: input.name,
-      type: input.type,
-      redirectUris: input.redirectUris ?? [],
-      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
-      backchannelLogoutUri: input.backchannelLogoutUri ?? null,
-      firstParty: input.firstParty ?? true,
-      allowedScopes: input.allowedScopes ?? [],
-      clientSecretEnc: secret ? sealSecret(deps.cipher, tenantId, id, secret) : null,
-      createdAt: now,
-      updatedAt: now,
-    })
-    await deps.audit.record(tx, tenantId, actor, [
-      {
-        action: 'ApplicationCreated',
-        metadata: {
-          applicationId: id,
-          clientId: created.clientId,
-          name: created.name,
-          type: created.type,
-        },
-      },
-    ])
-    return created
+  const row = await insertAudited(deps, tenantId, actor, {
+    // 128 random bits: unguessable, and unique across tenants (the column is unique).
+    clientId: randomToken(16),
+    name: input.name,
+    type: input.type,
+    redirectUris: input.redirectUris ?? [],
+    postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+    backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+    firstParty: input.firstParty ?? true,
+    allowedScopes: input.allowedScopes ?? [],
+    secret,
   })
   return {
     application: presentApplication(row),

@@ -20,9 +20,8 @@ import { Provider } from 'oidc-provider'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { type FieldCipher, randomToken } from '../../lib/crypto.ts'
-import { uuidv7 } from '../../lib/ids.ts'
-import { insertApplication } from '../applications/queries.ts'
-import { newSecret, sealSecret } from '../applications/secret.ts'
+import { newSecret } from '../applications/secret.ts'
+import { insertAudited } from '../applications/service.ts'
 import type { Actor, AuditRecorder } from '../audit/recorder.ts'
 import { registeredType, registrationMetadata } from './registration-metadata.ts'
 
@@ -121,36 +120,16 @@ export async function storeRegisteredClient(
   if (!actor) throw new Error('clients are the applications table')
   const type = registeredType(metadata.application_type, metadata.token_endpoint_auth_method)
   const secret = typeof metadata.client_secret === 'string' ? metadata.client_secret : undefined
-  const now = deps.clock.now()
-  const id = uuidv7(now.getTime())
-  await deps.db.transaction(async (tx) => {
-    const created = await insertApplication(tx, {
-      tenantId,
-      id,
-      clientId: String(metadata.client_id),
-      name: String(metadata.client_name),
-      type,
-      redirectUris: metadata.redirect_uris as string[],
-      postLogoutRedirectUris: (metadata.post_logout_redirect_uris as string[] | undefined) ?? [],
-      backchannelLogoutUri: null,
-      firstParty: false,
-      allowedScopes: [],
-      dynamic: true,
-      clientSecretEnc: secret ? sealSecret(deps.cipher, tenantId, id, secret) : null,
-      createdAt: now,
-      updatedAt: now,
-    })
-    await deps.audit.record(tx, tenantId, actor, [
-      {
-        action: 'ApplicationCreated',
-        metadata: {
-          applicationId: id,
-          clientId: created.clientId,
-          name: created.name,
-          type: created.type,
-          dynamic: true,
-        },
-      },
-    ])
+  await insertAudited(deps, tenantId, actor, {
+    clientId: String(metadata.client_id),
+    name: String(metadata.client_name),
+    type,
+    redirectUris: metadata.redirect_uris as string[],
+    postLogoutRedirectUris: (metadata.post_logout_redirect_uris as string[] | undefined) ?? [],
+    backchannelLogoutUri: null,
+    firstParty: false,
+    allowedScopes: [],
+    dynamic: true,
+    secret,
   })
 }
