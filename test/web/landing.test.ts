@@ -23,14 +23,23 @@ before(async (ctx) => {
   server = await startTestServer(ctx)
 })
 
+/**
+ * The workspaces this file made: only its forms name a workspace so (workspace() below), and
+ * its tests run one at a time, so other files creating tenants on a shared database at the
+ * same moment never move the count (counting every tenant did, on PostgreSQL).
+ */
 async function tenantCount(on: TestServer = server): Promise<number> {
-  const rows = await on.deps.db.execute(sql`SELECT count(*)::int AS n FROM tenants`)
+  const rows = await on.deps.db.execute(
+    sql`SELECT count(*)::int AS n FROM tenants WHERE name = ${WORKSPACE_NAME}`,
+  )
   return Number((rows as unknown as { rows: Array<{ n: number }> }).rows[0].n)
 }
 
+const WORKSPACE_NAME = 'Northwind Traders'
+
 function workspace(overrides: Record<string, string> = {}) {
   return {
-    name: 'Northwind Traders',
+    name: WORKSPACE_NAME,
     slug: uniqueSlug('nw'),
     email: uniqueEmail('founder'),
     password: STRONG_PASSWORD,
@@ -169,7 +178,7 @@ describe('landing page', () => {
     const browser = new PageClient(server)
     await browser.get('/')
     const before = await tenantCount()
-    const page = await browser.send('POST', '/', 'name=x', 'text/plain')
+    const page = await browser.send('POST', '/', `name=${WORKSPACE_NAME}`, 'text/plain')
     assert.equal(page.status, 415)
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
     assert.equal(page.headers.get('content-security-policy'), CSP)

@@ -16,7 +16,7 @@ export class PageClient {
   readonly setCookieLines = new Map<string, string>()
   last: Page | undefined
   private readonly server: Pick<TestServer, 'url'>
-  private readonly ip: string
+  readonly ip: string
 
   constructor(server: Pick<TestServer, 'url'>, ip = '203.0.113.10') {
     this.server = server
