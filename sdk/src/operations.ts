@@ -73,6 +73,7 @@ export const OPERATIONS = {
   createInvite: ['post', '/v1/{tenantSlug}/invites'],
   revokeInvite: ['delete', '/v1/{tenantSlug}/invites/{id}'],
   listAuditEvents: ['get', '/v1/{tenantSlug}/audit'],
+  listPermissions: ['get', '/v1/{tenantSlug}/permissions'],
   exportAuditEvents: ['get', '/v1/{tenantSlug}/audit/export'],
   introspectToken: ['post', '/v1/{tenantSlug}/oauth/introspect'],
   createApplication: ['post', '/v1/{tenantSlug}/applications'],

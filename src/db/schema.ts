@@ -2,6 +2,7 @@
 // primary key with it and is reached through indexes led by it, so the data can later be
 // distributed by tenant (for example with Citus, distribution column tenant_id).
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
+import { MEMBER_ROLE } from '../modules/roles/permissions.ts'
 import {
   bigint,
   boolean,
@@ -589,7 +590,7 @@ export const ssoConnections = pgTable(
     domains: text('domains').array().notNull(),
     enabled: boolean('enabled').notNull().default(true),
     jitProvisioning: boolean('jit_provisioning').notNull().default(true),
-    defaultRole: text('default_role').notNull().default('Member'),
+    defaultRole: text('default_role').notNull().default(MEMBER_ROLE),
     enforce: boolean('enforce').notNull().default(false),
     mfaSatisfied: boolean('mfa_satisfied').notNull().default(false),
     oidcIssuer: text('oidc_issuer'),

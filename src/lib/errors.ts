@@ -61,6 +61,7 @@ export const REASONS = {
   mfa_disabled: [403, 'Multi-factor authentication is disabled in this workspace.'],
   api_key_not_allowed: [403, 'API keys cannot use this route.'],
   admin_required: [403, 'This route needs an administrator.'],
+  permission_required: [403, 'This needs a permission the caller does not hold.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
   credential_protected: [
     403,

@@ -1064,6 +1064,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/permissions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The tenant permissions that guard the admin API
+     * @description Fixed by the service. Each admin operation names the one it needs (`x-permission`); reading a kind of resource needs its `:write` or the matching `:read`. A caller holding none of them gets 403 `admin_required` on admin operations, one holding some but not the operation’s 403 `permission_required` with `details.permission`.
+     */
+    get: operations['listPermissions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/export': {
     parameters: {
       query?: never
@@ -1477,6 +1497,8 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The custom roles the user holds (directly or through a group), sorted. */
+      roles: string[]
     }
     /** @description A new session: the user and its token pair. */
     TokenEnvelope: {
@@ -1633,6 +1655,25 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The custom roles the user holds (directly or through a group), sorted. */
+      roles: string[]
+      /** @description The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted. */
+      permissions: (
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      )[]
       tenant: {
         id: string
         slug: string
@@ -1850,6 +1891,30 @@ export interface components {
       items: components['schemas']['AuditEvent'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    /** @description A tenant permission and what it guards. */
+    Permission: {
+      /** @description A tenant permission of the catalogue (GET permissions). */
+      name:
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      description: string
+    }
+    /** @description Every tenant permission, fixed by the service. */
+    PermissionList: {
+      items: components['schemas']['Permission'][]
     }
     /** @description RFC 7662: the claims of an active token, or only `active: false`. */
     Introspection:
@@ -3209,7 +3274,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3280,7 +3345,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4760,7 +4825,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4820,7 +4885,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4995,7 +5060,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5073,7 +5138,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5163,7 +5228,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5246,7 +5311,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5306,7 +5371,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5419,7 +5484,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5489,7 +5554,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `last_admin`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5570,7 +5635,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `last_admin`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5631,7 +5696,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5754,7 +5819,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5828,7 +5893,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5913,7 +5978,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5974,7 +6039,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6049,7 +6114,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6137,7 +6202,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6207,7 +6272,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6358,7 +6423,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6496,8 +6561,59 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listPermissions: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Every tenant permission, fixed by the service. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PermissionList']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
         headers: {
           [name: string]: unknown
         }
@@ -6617,7 +6733,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `last_admin`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6762,7 +6878,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6846,7 +6962,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6916,7 +7032,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6986,7 +7102,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7072,7 +7188,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7142,7 +7258,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7215,7 +7331,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7305,7 +7421,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7375,7 +7491,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7445,7 +7561,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7531,7 +7647,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7601,7 +7717,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7675,7 +7791,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7746,7 +7862,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7816,7 +7932,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7889,7 +8005,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8010,7 +8126,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8089,7 +8205,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8159,7 +8275,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8267,7 +8383,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8349,7 +8465,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8446,7 +8562,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8525,7 +8641,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8595,7 +8711,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8686,7 +8802,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown

@@ -5,6 +5,7 @@ import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { signerKeySeal } from '../import/signer-key.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { basePermissions, isAdminRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoUrl } from './present.ts'
 import { countOtherActiveAdmins, findUserById, findUserRecord, updateUser } from './queries.ts'
@@ -24,6 +25,7 @@ export async function readMe(
   if (!user) fail('session_revoked')
   return {
     ...user,
+    permissions: basePermissions(user.role),
     tenant: {
       id: tenant.id,
       slug: tenant.slug,
@@ -46,7 +48,7 @@ export async function deleteOwnAccount(
   await deps.sessions.revoking(async (tx, revoke) => {
     const user = await findUserById(tx, tenant.id, userId)
     if (!user) fail('session_revoked')
-    if (user.role === 'Admin' && (await countOtherActiveAdmins(tx, tenant.id, userId)) === 0) {
+    if (isAdminRole(user.role) && (await countOtherActiveAdmins(tx, tenant.id, userId)) === 0) {
       fail('last_admin')
     }
     const now = deps.clock.now()

@@ -5,6 +5,7 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
+import { ADMIN_ROLE } from '../roles/permissions.ts'
 import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect
@@ -132,7 +133,7 @@ export async function lockActiveAdmins(db: Handle, tenantId: string): Promise<st
   const rows = await db
     .select({ id: users.id })
     .from(users)
-    .where(and(live(tenantId), eq(users.role, 'Admin'), eq(users.status, 'Active')))
+    .where(and(live(tenantId), eq(users.role, ADMIN_ROLE), eq(users.status, 'Active')))
     .orderBy(asc(users.id))
     .for('update')
   return rows.map((r) => r.id)
