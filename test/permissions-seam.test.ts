@@ -68,7 +68,7 @@ test('the pattern catches the comparisons it is for', () => {
 
 function bareApp() {
   const app = Fastify()
-  app.decorateRequest('tenant', null)
+  app.decorateRequest('tenant', null as never)
   // Only the registration check runs here: no request is sent, so no dependency is used.
   installAuthentication(app, {} as unknown as Deps)
   return app

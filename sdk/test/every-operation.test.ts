@@ -90,6 +90,11 @@ test('every operationId is called through the SDK against the real service', asy
   )
   assert.equal((await pub.getAuthConfig()).authPolicy, 'PasswordOnly')
 
+  // The permission catalogue (CONTRACT §17), and the admin's: every one.
+  const catalogue = await admin.listPermissions()
+  assert.ok(catalogue.items.some((p) => p.name === 'users:write'))
+  assert.equal((await admin.getMe()).permissions.length, catalogue.items.length)
+
   // The tenant as its admin sees it, then passwordless and optional MFA turned on.
   assert.equal((await admin.getTenant()).slug, slug)
   const updated = await admin.updateTenant({

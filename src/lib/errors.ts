@@ -24,6 +24,7 @@ export const REASONS = {
   unsupported_media_type: [400, 'The request body must be application/json.'],
   body_too_large: [400, 'The request body is too large.'],
   invalid_slug: [400, 'This slug is not allowed.'],
+  limit_exceeded: [400, 'The workspace already has as many of these as it may.'],
   password_too_weak: [400, 'This password is too common or too easy to guess.'],
   email_taken: [400, 'An account with this email already exists.'],
   invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
@@ -62,6 +63,7 @@ export const REASONS = {
   api_key_not_allowed: [403, 'API keys cannot use this route.'],
   admin_required: [403, 'This route needs an administrator.'],
   permission_required: [403, 'This needs a permission the caller does not hold.'],
+  builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
   credential_protected: [
     403,
@@ -78,6 +80,7 @@ export const REASONS = {
     'This method is not allowed here; the Allow header lists those that are.',
   ],
   slug_taken: [409, 'This slug is taken.'],
+  name_taken: [409, 'A role of this workspace already has this name.'],
   domain_taken: [409, 'Another SSO connection of this workspace already owns this domain.'],
   identifier_taken: [409, 'An API resource of this workspace already has this identifier.'],
   already_member: [409, 'This address already belongs to a member.'],

@@ -24,12 +24,12 @@ import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts
 import type { Actor } from '../modules/audit/recorder.ts'
 import {
   ALL_PERMISSIONS,
-  basePermissions,
+  effectivePermissions,
   grants,
   isPermission,
   type Permission,
 } from '../modules/roles/permissions.ts'
-import { findUserById } from '../modules/users/queries.ts'
+import { findUserAccess } from '../modules/users/queries.ts'
 
 export type AuthMode = 'user' | 'signedIn' | 'admin' | 'adminUser' | 'apiKey' | 'optionalUser'
 
@@ -155,9 +155,9 @@ export function installAuthentication(
   async function admin(request: FastifyRequest, userId: string) {
     // Permissions are read from the database, not the token, so a demotion or suspension
     // takes effect at once rather than when the token expires.
-    const user = await findUserById(deps.db, request.tenant.id, userId)
+    const user = await findUserAccess(deps.db, request.tenant.id, userId)
     if (user?.status !== 'Active') throw new AppError('session_revoked')
-    request.permissions = basePermissions(user.role)
+    request.permissions = effectivePermissions(user.role, user.rolePermissions)
     authorize(request.permissions, request.routeOptions.config.permission as Permission)
     // The 429 the spec lists on administration routes: a budget per admin or key.
     await deps.limits.hit('adminRequests', `${request.tenant.id}:user:${user.id}`)

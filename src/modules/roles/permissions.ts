@@ -76,6 +76,15 @@ export const isBuiltInRoleName = (name: string): boolean =>
 export const basePermissions = (role: string): readonly Permission[] =>
   isAdminRole(role) ? EVERY : NONE
 
+/** A base role's permissions and those its custom roles grant, sorted, each once. */
+export function effectivePermissions(
+  role: string,
+  rolePermissions: readonly string[],
+): readonly Permission[] {
+  if (isAdminRole(role) || rolePermissions.length === 0) return basePermissions(role)
+  return [...new Set(rolePermissions.filter(isPermission))].sort()
+}
+
 /** Every permission, sorted: what an API key holds today (only Admins create keys). */
 export const ALL_PERMISSIONS: readonly Permission[] = EVERY
 

@@ -11,6 +11,7 @@ import type { Actor } from '../audit/recorder.ts'
 import { deleteRecoveryCodes } from '../mfa/queries.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import { isAdminRole } from '../roles/permissions.ts'
+import { userRoleNames } from '../roles/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
 import { presentUser, type UserRecord } from './record.ts'
@@ -110,7 +111,7 @@ export interface UserChange extends UserPatchBody {
  * with the rights keys are refused (CONTRACT §4).
  */
 export async function updateUserAccess(
-  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
   tenantId: string,
   userId: string,
   patch: UserPatchBody,
@@ -119,7 +120,8 @@ export async function updateUserAccess(
   if (patch.role !== undefined && isAdminRole(patch.role) && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
   }
-  return presentUser(await changeUser(deps, tenantId, userId, actor, () => patch))
+  const changed = await changeUser(deps, tenantId, userId, actor, () => patch)
+  return presentUser(changed, await userRoleNames(deps.db, tenantId, userId))
 }
 
 /**

@@ -6,6 +6,7 @@ import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../d
 import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
 import { ADMIN_ROLE } from '../roles/permissions.ts'
+import { ROLE_PERMISSIONS_SQL } from '../roles/queries.ts'
 import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect
@@ -42,6 +43,49 @@ const recordById = namedStatement(
   'user_shown_by_id',
   `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
+
+/**
+ * The admin check's read (plugins/auth.ts): the user's state, base role and the tenant
+ * permissions its custom roles grant, in one statement, as the user row alone was read
+ * before roles existed.
+ */
+const accessById = namedStatement(
+  'user_access_by_id',
+  `SELECT id, status, role, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+)
+
+export interface UserAccess {
+  id: string
+  status: string
+  role: string
+  rolePermissions: string[]
+}
+
+export async function findUserAccess(
+  db: Db,
+  tenantId: string,
+  userId: string,
+): Promise<UserAccess | undefined> {
+  const [row] = await accessById(db, [tenantId, userId])
+  return row as unknown as UserAccess | undefined
+}
+
+/** GET /me's read: the record and the permissions its custom roles grant, one statement. */
+const meById = namedStatement(
+  'user_me_by_id',
+  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+)
+
+export async function findMeRecord(
+  db: Db,
+  tenantId: string,
+  userId: string,
+): Promise<{ user: UserRecord; rolePermissions: string[] } | undefined> {
+  const [row] = await meById(db, [tenantId, userId])
+  if (!row) return undefined
+  const { rolePermissions, ...record } = row as Record<string, unknown>
+  return { user: recordFromRow(record), rolePermissions: rolePermissions as string[] }
+}
 
 export async function findUserRecord(
   db: Db,

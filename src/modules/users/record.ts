@@ -9,6 +9,7 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { users } from '../../db/schema.ts'
 import { BASE_ROLES } from '../roles/permissions.ts'
+import { ROLE_NAMES_SQL } from '../roles/queries.ts'
 
 type UserRow = typeof users.$inferSelect
 
@@ -56,8 +57,9 @@ const schemas = Object.fromEntries(
 ) as Schemas
 
 /**
- * The custom roles (CONTRACT §17) the user holds, by name, sorted; not a column of users.
- * None exist yet, so every record answers [].
+ * The custom roles (CONTRACT §17) the user holds, by name, sorted; not a column of users:
+ * the raw statements read it with the row (ROLE_NAMES_SQL), presentUser takes it from its
+ * caller (default []).
  */
 const RolesField = Type.Array(Type.String(), {
   description: 'The custom roles the user holds (directly or through a group), sorted.',
@@ -91,7 +93,7 @@ export const RECORD_COLUMNS = ENTRIES.map(([name, f]) => {
       : column
   return `${value} AS "${name}"`
 })
-  .concat(`'{}'::text[] AS "roles"`)
+  .concat(`${ROLE_NAMES_SQL} AS "roles"`)
   .join(', ')
 
 /** A row read with RECORD_COLUMNS, as the record (the aliases made it one already). */
@@ -100,8 +102,8 @@ export function recordFromRow(row: Record<string, unknown>): UserRecord {
 }
 
 /** A user row read through Drizzle, as the record (never the row itself as a response). */
-export function presentUser(user: UserRow): UserRecord {
-  const record: Record<string, unknown> = { roles: [] }
+export function presentUser(user: UserRow, roles: string[] = []): UserRecord {
+  const record: Record<string, unknown> = { roles }
   for (const [name, f] of ENTRIES) {
     const value = user[f.from]
     record[name] = value instanceof Date ? value.toISOString() : value
