@@ -212,4 +212,10 @@ const EXPECTED = [
   'GET /v1/{tenantSlug}/webhooks/{id}/deliveries webhooks:write',
   'POST /v1/{tenantSlug}/webhooks/{id}/deliveries/{deliveryId}/retry webhooks:write',
   'POST /v1/{tenantSlug}/webhooks/{id}/test webhooks:write',
+  'GET /v1/{tenantSlug}/roles roles:write',
+  'POST /v1/{tenantSlug}/roles roles:write',
+  'GET /v1/{tenantSlug}/roles/{id} roles:write',
+  'PATCH /v1/{tenantSlug}/roles/{id} roles:write',
+  'DELETE /v1/{tenantSlug}/roles/{id} roles:write',
+  'PUT /v1/{tenantSlug}/users/{userId}/roles roles:write',
 ]

@@ -1084,6 +1084,75 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/roles': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the roles: the built-ins, then the custom ones oldest first
+     * @description One page (at most 102 roles; `nextCursor` is null). The built-ins `Admin` (every permission) and `Member` (none) have `builtIn: true` and their name as `id`.
+     */
+    get: operations['listRoles']
+    put?: never
+    /**
+     * Create a custom role
+     * @description An unknown permission, resource or scope, a built-in's name (any case) or permissions on an organization role: 400 `validation` naming it. A name already used (ignoring case): 409 `name_taken`. At most 100 custom roles: 400 `limit_exceeded`. Audit: RoleCreated. No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    post: operations['createRole']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/roles/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read a role (a built-in by its name) */
+    get: operations['getRole']
+    put?: never
+    post?: never
+    /**
+     * Delete a custom role (every user holding it loses it)
+     * @description A built-in role: 403 `builtin_role`. Audit: RoleDeleted. No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    delete: operations['deleteRole']
+    options?: never
+    head?: never
+    /**
+     * Change a custom role (the fields sent replace the role’s)
+     * @description The rules of creation apply; a built-in role: 403 `builtin_role`. Audit: RoleUpdated naming the changed fields. No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    patch: operations['updateRole']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/roles': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /**
+     * Set a user's custom roles (by name; at most 50)
+     * @description Replaces the roles the user holds directly; answers the user. An unknown role name: 400 `validation` naming it. Audit: UserRolesChanged with the names added and removed (none when nothing changes). No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    put: operations['setUserRoles']
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/export': {
     parameters: {
       query?: never
@@ -1915,6 +1984,49 @@ export interface components {
     /** @description Every tenant permission, fixed by the service. */
     PermissionList: {
       items: components['schemas']['Permission'][]
+    }
+    /** @description A role of the tenant: a built-in one or a custom one. */
+    Role: {
+      /** @description A uuid; a built-in role’s is its name. */
+      id: string
+      name: string
+      description: string | null
+      kind: 'tenant' | 'organization'
+      permissions: (
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      )[]
+      resourceScopes: {
+        resource: string
+        scopes: string[]
+      }[]
+      builtIn: boolean
+      /** @description null for a built-in role. */
+      createdAt: string | null
+      /** @description null for a built-in role. */
+      updatedAt: string | null
+    }
+    /** @description One role. */
+    RoleEnvelope: {
+      role: components['schemas']['Role']
+    }
+    /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+    RolePage: {
+      items: components['schemas']['Role'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
     }
     /** @description RFC 7662: the claims of an active token, or only `active: false`. */
     Introspection:
@@ -6379,6 +6491,10 @@ export interface operations {
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
           | 'SsoIdentityLinked'
+          | 'RoleCreated'
+          | 'RoleUpdated'
+          | 'RoleDeleted'
+          | 'UserRolesChanged'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -6521,6 +6637,10 @@ export interface operations {
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
           | 'SsoIdentityLinked'
+          | 'RoleCreated'
+          | 'RoleUpdated'
+          | 'RoleDeleted'
+          | 'UserRolesChanged'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
@@ -6622,6 +6742,474 @@ export interface operations {
         }
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listRoles: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RolePage']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Support",
+         *       "permissions": [
+         *         "users:read",
+         *         "users:write"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description Unique in the tenant ignoring case; never `Admin` or `Member`. */
+          name: string
+          description?: string
+          kind?: 'tenant' | 'organization'
+          permissions?: string[]
+          resourceScopes?: {
+            /** @description An API resource identifier (CONTRACT §11). */
+            resource: string
+            scopes: string[]
+          }[]
+        }
+      }
+    }
+    responses: {
+      /** @description One role. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RoleEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `limit_exceeded`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `name_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description One role. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RoleEnvelope']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `builtin_role`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "permissions": [
+         *         "users:read"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description Unique in the tenant ignoring case; never `Admin` or `Member`. */
+          name?: string
+          description?: string | null
+          permissions?: string[]
+          resourceScopes?: {
+            /** @description An API resource identifier (CONTRACT §11). */
+            resource: string
+            scopes: string[]
+          }[]
+        }
+      }
+    }
+    responses: {
+      /** @description One role. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RoleEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `builtin_role`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `name_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setUserRoles: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "roles": [
+         *         "Support"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description The names of the custom roles the user holds directly (at most 50). */
+          roles: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description A user of the tenant. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
         headers: {
           [name: string]: unknown
