@@ -24,6 +24,7 @@ import { oidcRoutes } from './modules/oidc/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
+import { roleRoutes } from './modules/roles/routes.ts'
 import { SCIM_PREFIX } from './modules/scim/errors.ts'
 import { scimRoutes } from './modules/scim/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
@@ -73,6 +74,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })
+  await app.register(roleRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })

@@ -15,6 +15,7 @@ import {
   passkeys,
   recoveryCodes,
   refreshTokens,
+  roles,
   sessions,
   ssoConnections,
   ssoDomains,
@@ -22,6 +23,7 @@ import {
   ssoSamlAssertions,
   tenantLogos,
   tenants,
+  userRoles,
   users,
   webauthnChallenges,
   webhookDeliveries,
@@ -110,6 +112,12 @@ export async function tenantSnapshot(
       .from(apiResources)
       .where(eq(apiResources.tenantId, tenantId))
       .orderBy(asc(apiResources.id)),
+    roles: await db.select().from(roles).where(eq(roles.tenantId, tenantId)).orderBy(asc(roles.id)),
+    userRoles: await db
+      .select()
+      .from(userRoles)
+      .where(eq(userRoles.tenantId, tenantId))
+      .orderBy(asc(userRoles.userId), asc(userRoles.roleId)),
     oidcModels: await db
       .select()
       .from(oidcModels)

@@ -477,7 +477,11 @@ describe('error responses', () => {
     assert.ok(reasons('getMe', 401).includes('token_expired'))
     assert.ok(reasons('getMe', 401).includes('user_token_required'))
     assert.ok(reasons('listUsers', 401).includes('invalid_api_key'))
-    assert.deepEqual(reasons('listApiKeys', 403), ['admin_required', 'api_key_not_allowed'])
+    assert.deepEqual(reasons('listApiKeys', 403), [
+      'admin_required',
+      'permission_required',
+      'api_key_not_allowed',
+    ])
     assert.deepEqual(reasons('createTenant', 409), ['slug_taken'])
     assert.deepEqual(reasons('refreshSession', 404), ['tenant_not_found'])
     const tooMany = byId('refreshSession').responses['429']

@@ -90,6 +90,24 @@ test('every operationId is called through the SDK against the real service', asy
   )
   assert.equal((await pub.getAuthConfig()).authPolicy, 'PasswordOnly')
 
+  // The permission catalogue (CONTRACT §17), and the admin's: every one.
+  const catalogue = await admin.listPermissions()
+  assert.ok(catalogue.items.some((p) => p.name === 'users:write'))
+  assert.equal((await admin.getMe()).permissions.length, catalogue.items.length)
+  const { role } = await admin.createRole({
+    body: { name: 'Auditor', permissions: ['audit:read'] },
+  })
+  assert.equal((await admin.getRole({ path: { id: role.id } })).role.name, 'Auditor')
+  const renamedRole = await admin.updateRole({ path: { id: role.id }, body: { name: 'Auditors' } })
+  assert.equal(renamedRole.role.name, 'Auditors')
+  assert.ok((await admin.listRoles()).items.some((r) => r.id === role.id))
+  const withRoles = await admin.setUserRoles({
+    path: { userId: created.user.id },
+    body: { roles: ['Auditors'] },
+  })
+  assert.deepEqual(withRoles.roles, ['Auditors'])
+  assert.deepEqual(await admin.deleteRole({ path: { id: role.id } }), { ok: true })
+
   // The tenant as its admin sees it, then passwordless and optional MFA turned on.
   assert.equal((await admin.getTenant()).slug, slug)
   const updated = await admin.updateTenant({

@@ -2,6 +2,7 @@
 // primary key with it and is reached through indexes led by it, so the data can later be
 // distributed by tenant (for example with Citus, distribution column tenant_id).
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
+import { MEMBER_ROLE } from '../modules/roles/permissions.ts'
 import {
   bigint,
   boolean,
@@ -478,6 +479,53 @@ export const apiResources = pgTable(
 )
 
 /**
+ * CONTRACT §17, custom roles (the built-ins Admin and Member are code:
+ * modules/roles/permissions.ts). `name_normalized` is the name in lower case, unique in
+ * the tenant; `permissions` are tenant permission names (tenant kind only).
+ */
+export const roles = pgTable(
+  'roles',
+  {
+    ...tenantOwned(),
+    name: text('name').notNull(),
+    nameNormalized: text('name_normalized').notNull(),
+    description: text('description'),
+    /** tenant | organization (CONTRACT §18's template) */
+    kind: text('kind').notNull().default('tenant'),
+    permissions: jsonb('permissions').$type<string[]>().notNull().default([]),
+    resourceScopes: jsonb('resource_scopes')
+      .$type<{ resource: string; scopes: string[] }[]>()
+      .notNull()
+      .default([]),
+    ...timestamps(),
+  },
+  (t) => [
+    ...tenantListed('roles', t),
+    uniqueIndex('roles_tenant_name').on(t.tenantId, t.nameNormalized),
+  ],
+)
+
+/** The custom roles a user holds directly (PUT users/{id}/roles); goes with the user and the role. */
+export const userRoles = pgTable(
+  'user_roles',
+  {
+    tenantId: tenantRef(),
+    userId: uuid('user_id').notNull(),
+    roleId: uuid('role_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.userId, t.roleId] }),
+    ownedByUser(t),
+    foreignKey({
+      columns: [t.tenantId, t.roleId],
+      foreignColumns: [roles.tenantId, roles.id],
+    }).onDelete('cascade'),
+    index('user_roles_tenant_role').on(t.tenantId, t.roleId),
+  ],
+)
+
+/**
  * Every model of oidc-provider (sessions, grants, codes, opaque tokens, interactions,
  * device codes, registered clients…) as one row (logto's oidc_model_instances): the
  * adapter's payload as jsonb, with the columns its lookups need beside it. Keys are led by
@@ -589,7 +637,7 @@ export const ssoConnections = pgTable(
     domains: text('domains').array().notNull(),
     enabled: boolean('enabled').notNull().default(true),
     jitProvisioning: boolean('jit_provisioning').notNull().default(true),
-    defaultRole: text('default_role').notNull().default('Member'),
+    defaultRole: text('default_role').notNull().default(MEMBER_ROLE),
     enforce: boolean('enforce').notNull().default(false),
     mfaSatisfied: boolean('mfa_satisfied').notNull().default(false),
     oidcIssuer: text('oidc_issuer'),

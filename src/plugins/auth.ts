@@ -1,21 +1,40 @@
 // Authentication and authorization, declared per route with `config.auth`:
 //   'user'      a user access token of this tenant (API keys: 401)
-//   'admin'     an Admin's access token, or an API key of this tenant (CONTRACT §4)
-//   'adminUser' an Admin's access token only (API keys: 403 api_key_not_allowed)
+//   'signedIn'  a user access token or an API key of this tenant (GET permissions)
+//   'admin'     a user token or an API key holding `config.permission` (CONTRACT §4, §17)
+//   'adminUser' as 'admin', user tokens only (API keys: 403 api_key_not_allowed)
 //   'apiKey'    an API key of this tenant only (user tokens: 401 invalid_api_key)
 //   'optionalUser' as 'user' when an Authorization header is sent, else anonymous (a route
 //               that serves the signed-in user and a stranger alike, CONTRACT §9
 //               verify-email); a token that is sent must be valid, it never falls back
 // The checks run in onRequest, after tenant resolution and before the body is read.
+//
+// Admin routes (CONTRACT §17) name the tenant permission they need in `config.permission`;
+// a route with an admin mode and none, or one the catalogue does not know, fails the start.
+// The caller's effective permissions are resolved once per admin request, in `admin`
+// (user) or `keyHolder` (API key), and checked by `authorize`: none at all is 403
+// admin_required (the SPEC's Member), some but not the route's 403 permission_required.
+// A user's come from its row, read live on every admin request as before (one read, no
+// more), so a demotion holds at once on every instance.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
 import { servedClientOf } from '../lib/served-client.ts'
 import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts'
 import type { Actor } from '../modules/audit/recorder.ts'
-import { findUserById } from '../modules/users/queries.ts'
+import {
+  ALL_PERMISSIONS,
+  effectivePermissions,
+  grants,
+  isPermission,
+  type Permission,
+} from '../modules/roles/permissions.ts'
+import { findUserAccess } from '../modules/users/queries.ts'
 
-export type AuthMode = 'user' | 'admin' | 'adminUser' | 'apiKey' | 'optionalUser'
+export type AuthMode = 'user' | 'signedIn' | 'admin' | 'adminUser' | 'apiKey' | 'optionalUser'
+
+/** The modes whose routes must name a tenant permission. */
+const ADMIN_MODES: ReadonlySet<AuthMode> = new Set(['admin', 'adminUser'])
 
 export type Principal =
   | { kind: 'user'; userId: string; sessionId: string; role: string }
@@ -24,11 +43,44 @@ export type Principal =
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode
+    /** The tenant permission an admin route needs (CONTRACT §17). */
+    permission?: Permission
   }
   interface FastifyRequest {
     principal: Principal | null
     actor: Actor
+    /**
+     * The caller's effective tenant permissions, sorted: resolved on admin routes (and
+     * GET me, from the row it reads); empty elsewhere.
+     */
+    permissions: readonly Permission[]
   }
+}
+
+/**
+ * Refuses, at registration, an admin route that names no permission or one outside the
+ * catalogue: an unguarded admin route cannot start.
+ */
+export function checkRoutePermission(route: {
+  method: string | string[]
+  url: string
+  config?: { auth?: AuthMode; permission?: string }
+}): void {
+  const { auth, permission } = route.config ?? {}
+  if (!auth || !ADMIN_MODES.has(auth)) return
+  if (permission === undefined || !isPermission(permission)) {
+    const method = [route.method].flat().join(',')
+    throw new Error(
+      `${method} ${route.url}: an admin route must name a tenant permission in config.permission (CONTRACT §17), not ${JSON.stringify(permission)}`,
+    )
+  }
+}
+
+/** 403 admin_required for a caller holding nothing, permission_required for one short. */
+export function authorize(held: readonly Permission[], needed: Permission): void {
+  if (grants(held, needed)) return
+  if (held.length === 0) throw new AppError('admin_required')
+  throw new AppError('permission_required', { details: { permission: needed } })
 }
 
 export function installAuthentication(
@@ -40,10 +92,13 @@ export function installAuthentication(
 ): void {
   app.decorateRequest('principal', null)
   app.decorateRequest('actor', null as unknown as Actor)
+  app.decorateRequest('permissions', null as unknown as readonly Permission[])
+  app.addHook('onRoute', checkRoutePermission)
   // A user token is checked without waiting (a cached signature check and a memory
   // lookup), so the hook is synchronous on that path; API keys and admin rights need the
   // database.
   app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+    request.permissions = NO_PERMISSIONS
     request.actor = {
       type: 'anonymous',
       id: null,
@@ -71,7 +126,7 @@ export function installAuthentication(
       role: claims.role,
     }
     request.actor = { ...request.actor, type: 'user', id: claims.sub }
-    if (mode === 'user' || mode === 'optionalUser') return done()
+    if (mode === 'user' || mode === 'optionalUser' || mode === 'signedIn') return done()
     admin(request, claims.sub).then(() => done(), done)
   })
 
@@ -91,18 +146,25 @@ export function installAuthentication(
     if (mode === 'adminUser') throw new AppError('api_key_not_allowed')
     request.principal = { kind: 'apiKey', keyId: key.id }
     request.actor = { ...request.actor, type: 'apiKey', id: key.id }
+    // A key's own permissions: every one, since only Admins create keys so far.
+    request.permissions = ALL_PERMISSIONS
+    const needed = request.routeOptions.config.permission
+    if (needed) authorize(request.permissions, needed)
   }
 
   async function admin(request: FastifyRequest, userId: string) {
-    // Admin rights are read from the database, not the token, so a demotion or suspension
+    // Permissions are read from the database, not the token, so a demotion or suspension
     // takes effect at once rather than when the token expires.
-    const user = await findUserById(deps.db, request.tenant.id, userId)
+    const user = await findUserAccess(deps.db, request.tenant.id, userId)
     if (user?.status !== 'Active') throw new AppError('session_revoked')
-    if (user.role !== 'Admin') throw new AppError('admin_required')
+    request.permissions = effectivePermissions(user.role, user.rolePermissions)
+    authorize(request.permissions, request.routeOptions.config.permission as Permission)
     // The 429 the spec lists on administration routes: a budget per admin or key.
     await deps.limits.hit('adminRequests', `${request.tenant.id}:user:${user.id}`)
   }
 }
+
+const NO_PERMISSIONS: readonly Permission[] = Object.freeze([])
 
 const API_KEY_ONLY = 'This route needs an API key of this workspace.'
 

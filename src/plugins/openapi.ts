@@ -37,6 +37,7 @@ import { oauthComponents } from '../modules/oauth/schemas.ts'
 import { passkeyComponents } from '../modules/passkeys/schemas.ts'
 import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
 import { privacyComponents } from '../modules/privacy/schemas.ts'
+import { roleComponents } from '../modules/roles/schemas.ts'
 import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
@@ -66,6 +67,7 @@ const COMPONENTS = [
   ...apiKeyComponents,
   ...inviteComponents,
   ...auditComponents,
+  ...roleComponents,
   ...introspectionComponents,
   ...privacyComponents,
   ...applicationComponents,
@@ -107,6 +109,7 @@ const METRICS_SCHEME = {
 /** Who may call a route, by its `config.auth` (src/plugins/auth.ts; CONTRACT §4). */
 const SECURITY_BY_AUTH: Record<AuthMode, SecurityRequirement[]> = {
   user: [{ userToken: [] }],
+  signedIn: [{ userToken: [] }, { apiKey: [] }],
   admin: [{ userToken: [] }, { apiKey: [] }],
   adminUser: [{ userToken: [] }],
   apiKey: [{ apiKey: [] }],
@@ -124,14 +127,16 @@ const TOKEN_REFUSALS: Reason[] = [
 /** What src/plugins/auth.ts answers, by mode; admin routes also take a point of a budget. */
 const AUTH_REASONS: Record<AuthMode, ErrorReasons> = {
   user: { 401: [...TOKEN_REFUSALS, 'user_token_required'] },
+  // An API key takes a point of the admin budget on these too (src/plugins/auth.ts).
+  signedIn: { 401: [...TOKEN_REFUSALS, 'invalid_api_key'], 429: ['rate_limited'] },
   admin: {
     401: [...TOKEN_REFUSALS, 'invalid_api_key'],
-    403: ['admin_required'],
+    403: ['admin_required', 'permission_required'],
     429: ['rate_limited'],
   },
   adminUser: {
     401: [...TOKEN_REFUSALS, 'invalid_api_key'],
-    403: ['admin_required', 'api_key_not_allowed'],
+    403: ['admin_required', 'permission_required', 'api_key_not_allowed'],
     429: ['rate_limited'],
   },
   apiKey: { 401: ['token_missing', 'token_invalid', 'invalid_api_key'], 429: ['rate_limited'] },
@@ -161,6 +166,7 @@ const TAGS = [
   },
   { name: 'Administration', description: 'The tenant, its users, API keys and audit log.' },
   { name: 'Invites', description: 'Invitations, and accepting one.' },
+  { name: 'Roles', description: 'The tenant permissions, and the roles that hold them.' },
   { name: 'Tokens', description: 'How other back ends check access tokens.' },
   {
     name: 'OpenID provider',
@@ -289,7 +295,9 @@ function describe(
   if (schema.body) request.body = publishedRequest(schema.body)
   if (querystring) request.querystring = publishedRequest(querystring)
   if (schema.params) request.params = publishedRequest(schema.params)
-  return { ...schema, security, response, ...request } as FastifySchema
+  const permission = route.config?.permission
+  const guard = permission ? { 'x-permission': permission } : {}
+  return { ...schema, security, response, ...request, ...guard } as FastifySchema
 }
 
 type JsonSchema = Record<string, unknown>

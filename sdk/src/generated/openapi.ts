@@ -1064,6 +1064,95 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/permissions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The tenant permissions that guard the admin API
+     * @description Fixed by the service. Each admin operation names the one it needs (`x-permission`); reading a kind of resource needs its `:write` or the matching `:read`. A caller holding none of them gets 403 `admin_required` on admin operations, one holding some but not the operation’s 403 `permission_required` with `details.permission`.
+     */
+    get: operations['listPermissions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/roles': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the roles: the built-ins, then the custom ones oldest first
+     * @description One page (at most 102 roles; `nextCursor` is null). The built-ins `Admin` (every permission) and `Member` (none) have `builtIn: true` and their name as `id`.
+     */
+    get: operations['listRoles']
+    put?: never
+    /**
+     * Create a custom role
+     * @description An unknown permission, resource or scope, a built-in's name (any case) or permissions on an organization role: 400 `validation` naming it. A name already used (ignoring case): 409 `name_taken`. At most 100 custom roles: 400 `limit_exceeded`. Audit: RoleCreated. No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    post: operations['createRole']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/roles/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read a role (a built-in by its name) */
+    get: operations['getRole']
+    put?: never
+    post?: never
+    /**
+     * Delete a custom role (every user holding it loses it)
+     * @description A built-in role: 403 `builtin_role`. Audit: RoleDeleted. No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    delete: operations['deleteRole']
+    options?: never
+    head?: never
+    /**
+     * Change a custom role (the fields sent replace the role’s)
+     * @description The rules of creation apply; a built-in role: 403 `builtin_role`. Audit: RoleUpdated naming the changed fields. No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    patch: operations['updateRole']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/users/{userId}/roles': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /**
+     * Set a user's custom roles (by name; at most 50)
+     * @description Replaces the roles the user holds directly; answers the user. An unknown role name: 400 `validation` naming it. Audit: UserRolesChanged with the names added and removed (none when nothing changes). No escalation: a caller that does not hold every permission may create, change, delete, grant or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    put: operations['setUserRoles']
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/export': {
     parameters: {
       query?: never
@@ -1477,6 +1566,8 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The custom roles the user holds (directly or through a group), sorted. */
+      roles: string[]
     }
     /** @description A new session: the user and its token pair. */
     TokenEnvelope: {
@@ -1633,6 +1724,25 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The custom roles the user holds (directly or through a group), sorted. */
+      roles: string[]
+      /** @description The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted. */
+      permissions: (
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      )[]
       tenant: {
         id: string
         slug: string
@@ -1848,6 +1958,73 @@ export interface components {
     /** @description A page of the audit log, newest first. */
     AuditEventPage: {
       items: components['schemas']['AuditEvent'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description A tenant permission and what it guards. */
+    Permission: {
+      /** @description A tenant permission of the catalogue (GET permissions). */
+      name:
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      description: string
+    }
+    /** @description Every tenant permission, fixed by the service. */
+    PermissionList: {
+      items: components['schemas']['Permission'][]
+    }
+    /** @description A role of the tenant: a built-in one or a custom one. */
+    Role: {
+      /** @description A uuid; a built-in role’s is its name. */
+      id: string
+      name: string
+      description: string | null
+      kind: 'tenant' | 'organization'
+      permissions: (
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      )[]
+      resourceScopes: {
+        resource: string
+        scopes: string[]
+      }[]
+      builtIn: boolean
+      /** @description null for a built-in role. */
+      createdAt: string | null
+      /** @description null for a built-in role. */
+      updatedAt: string | null
+    }
+    /** @description One role. */
+    RoleEnvelope: {
+      role: components['schemas']['Role']
+    }
+    /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+    RolePage: {
+      items: components['schemas']['Role'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
@@ -3209,7 +3386,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -3280,7 +3457,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4760,7 +4937,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4820,7 +4997,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -4995,7 +5172,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5073,7 +5250,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5163,7 +5340,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5246,7 +5423,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5306,7 +5483,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5419,7 +5596,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5489,7 +5666,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `last_admin`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5570,7 +5747,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `last_admin`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5631,7 +5808,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5754,7 +5931,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5828,7 +6005,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5913,7 +6090,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -5974,7 +6151,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6049,7 +6226,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6137,7 +6314,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6207,7 +6384,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6314,6 +6491,10 @@ export interface operations {
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
           | 'SsoIdentityLinked'
+          | 'RoleCreated'
+          | 'RoleUpdated'
+          | 'RoleDeleted'
+          | 'UserRolesChanged'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -6358,7 +6539,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6456,6 +6637,10 @@ export interface operations {
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
           | 'SsoIdentityLinked'
+          | 'RoleCreated'
+          | 'RoleUpdated'
+          | 'RoleDeleted'
+          | 'UserRolesChanged'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
@@ -6496,7 +6681,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6506,6 +6691,525 @@ export interface operations {
         }
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listPermissions: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Every tenant permission, fixed by the service. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PermissionList']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listRoles: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RolePage']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Support",
+         *       "permissions": [
+         *         "users:read",
+         *         "users:write"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description Unique in the tenant ignoring case; never `Admin` or `Member`. */
+          name: string
+          description?: string
+          kind?: 'tenant' | 'organization'
+          permissions?: string[]
+          resourceScopes?: {
+            /** @description An API resource identifier (CONTRACT §11). */
+            resource: string
+            scopes: string[]
+          }[]
+        }
+      }
+    }
+    responses: {
+      /** @description One role. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RoleEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `limit_exceeded`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `name_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description One role. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RoleEnvelope']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `builtin_role`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "permissions": [
+         *         "users:read"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description Unique in the tenant ignoring case; never `Admin` or `Member`. */
+          name?: string
+          description?: string | null
+          permissions?: string[]
+          resourceScopes?: {
+            /** @description An API resource identifier (CONTRACT §11). */
+            resource: string
+            scopes: string[]
+          }[]
+        }
+      }
+    }
+    responses: {
+      /** @description One role. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RoleEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `builtin_role`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `name_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setUserRoles: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "roles": [
+         *         "Support"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description The names of the custom roles the user holds directly (at most 50). */
+          roles: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description A user of the tenant. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
         headers: {
           [name: string]: unknown
@@ -6617,7 +7321,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `last_admin`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `last_admin`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6762,7 +7466,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6846,7 +7550,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6916,7 +7620,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -6986,7 +7690,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7072,7 +7776,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7142,7 +7846,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7215,7 +7919,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7305,7 +8009,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7375,7 +8079,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7445,7 +8149,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7531,7 +8235,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7601,7 +8305,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7675,7 +8379,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7746,7 +8450,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7816,7 +8520,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -7889,7 +8593,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8010,7 +8714,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8089,7 +8793,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8159,7 +8863,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8267,7 +8971,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`, `api_key_not_allowed`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8349,7 +9053,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8446,7 +9150,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8525,7 +9229,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8595,7 +9299,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -8686,7 +9390,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `admin_required`. */
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
       403: {
         headers: {
           [name: string]: unknown

@@ -21,7 +21,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.get(
     '/api-keys',
     {
-      config: { auth: 'adminUser' },
+      config: { auth: 'adminUser', permission: 'apikeys:write' },
       schema: {
         operationId: 'listApiKeys',
         tags,
@@ -39,7 +39,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.post(
     '/api-keys',
     {
-      config: { auth: 'adminUser' },
+      config: { auth: 'adminUser', permission: 'apikeys:write' },
       schema: {
         operationId: 'createApiKey',
         tags,
@@ -57,7 +57,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.delete(
     '/api-keys/:id',
     {
-      config: { auth: 'adminUser' },
+      config: { auth: 'adminUser', permission: 'apikeys:write' },
       schema: {
         operationId: 'revokeApiKey',
         tags,

@@ -27,7 +27,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
   app.post(
     '/api-resources',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'createApiResource',
         tags,
@@ -49,7 +49,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
   app.get(
     '/api-resources',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'listApiResources',
         tags,
@@ -66,7 +66,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
   app.get(
     '/api-resources/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'getApiResource',
         tags,
@@ -84,7 +84,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
   app.patch(
     '/api-resources/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'updateApiResource',
         tags,
@@ -106,7 +106,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
   app.delete(
     '/api-resources/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'deleteApiResource',
         tags,

@@ -8,6 +8,7 @@ import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { BASE_ROLES } from '../roles/permissions.ts'
 import * as store from './queries.ts'
 import type {
   ApiResourceRecord,
@@ -19,7 +20,7 @@ import type {
 type ResourceDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
 type ScopeInput = CreateApiResourceBody['scopes'][number]
 
-const DEFAULT_ROLES = ['Member', 'Admin']
+const DEFAULT_ROLES: readonly string[] = BASE_ROLES
 const DEFAULT_TTL = 900
 
 export function presentApiResource(row: store.ApiResource): ApiResourceRecord {
@@ -67,7 +68,7 @@ function normalizeScopes(scopes: ScopeInput[]) {
   return scopes.map((s) => ({
     name: s.name,
     description: s.description ?? null,
-    roles: s.roles ?? DEFAULT_ROLES,
+    roles: s.roles ?? [...DEFAULT_ROLES],
   }))
 }
 

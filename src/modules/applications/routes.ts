@@ -30,7 +30,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
   app.post(
     '/applications',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'createApplication',
         tags,
@@ -48,7 +48,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
   app.get(
     '/applications',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'listApplications',
         tags,
@@ -65,7 +65,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
   app.get(
     '/applications/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'getApplication',
         tags,
@@ -83,7 +83,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
   app.patch(
     '/applications/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'updateApplication',
         tags,
@@ -104,7 +104,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
   app.post(
     '/applications/:id/secret',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'rotateApplicationSecret',
         tags,
@@ -124,7 +124,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
   app.delete(
     '/applications/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'applications:write' },
       schema: {
         operationId: 'deleteApplication',
         tags,

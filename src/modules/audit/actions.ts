@@ -87,6 +87,14 @@ export const SSO_ACTIONS = [
   'SsoIdentityLinked',
 ] as const
 
+/** CONTRACT §17, roles and their assignment. */
+export const ROLE_ACTIONS = [
+  'RoleCreated',
+  'RoleUpdated',
+  'RoleDeleted',
+  'UserRolesChanged',
+] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
@@ -97,6 +105,7 @@ export const AUDIT_ACTIONS = [
   ...IMPORT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...SSO_ACTIONS,
+  ...ROLE_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

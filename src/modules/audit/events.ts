@@ -118,6 +118,20 @@ export interface AuditMetadata {
   SsoConnectionUpdated: { connectionId: string; changed?: string[] }
   SsoConnectionDeleted: { connectionId: string; name?: string; type?: string }
   SsoIdentityLinked: { connectionId: string; subject?: string }
+  RoleCreated: {
+    roleId: string
+    name: string
+    kind: string
+    permissions: string[]
+    resourceScopes: { resource: string; scopes: string[] }[]
+  }
+  RoleUpdated: { roleId: string; name: string; fields: string[] }
+  RoleDeleted: { roleId: string; name: string }
+  UserRolesChanged: {
+    added: string[]
+    removed: string[]
+    via: 'admin' | 'group' | 'sso' | 'invite' | 'import'
+  }
 }
 
 /** One event to append: its action, and that action's metadata (events.ts). */

@@ -19,7 +19,7 @@ export async function auditRoutes(fastify: FastifyInstance, { deps }: { deps: De
   app.get(
     '/audit',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'audit:read' },
       schema: {
         operationId: 'listAuditEvents',
         tags: ['Administration'],
@@ -36,7 +36,7 @@ export async function auditRoutes(fastify: FastifyInstance, { deps }: { deps: De
   app.get(
     '/audit/export',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'audit:read' },
       schema: {
         operationId: 'exportAuditEvents',
         tags: ['Administration'],

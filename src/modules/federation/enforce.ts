@@ -4,6 +4,7 @@
 // first factor proved who the user is), and request-login-code mails nothing. A tenant
 // Admin is excepted, so an IdP outage cannot lock the tenant out.
 import type { Handle } from '../../db/client.ts'
+import { isAdminRole } from '../roles/permissions.ts'
 import { emailDomain } from './domains.ts'
 import { findConnectionByDomain, type SsoConnection } from './queries.ts'
 
@@ -26,6 +27,6 @@ export async function ssoRequired(
   email: string,
   user: { role: string } | undefined,
 ): Promise<boolean> {
-  if (user?.role === 'Admin') return false
+  if (user && isAdminRole(user.role)) return false
   return (await enforcingConnection(db, tenantId, email)) !== undefined
 }

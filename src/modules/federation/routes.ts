@@ -25,7 +25,7 @@ const any = { 400: [], 404: [] } as const
 export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const tags = ['SSO connections']
-  const config = { auth: 'admin' as const }
+  const config = { auth: 'admin' as const, permission: 'connections:write' as const }
 
   app.post(
     '/sso-connections',

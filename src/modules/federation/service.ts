@@ -9,6 +9,7 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { MEMBER_ROLE } from '../roles/permissions.ts'
 import { normalizeDomain } from './domains.ts'
 import * as store from './queries.ts'
 import { MetadataError, parseIdpMetadata } from './saml-metadata.ts'
@@ -251,7 +252,7 @@ export async function createConnection(
       domains,
       enabled: input.enabled ?? true,
       jitProvisioning: input.jitProvisioning ?? true,
-      defaultRole: input.defaultRole ?? 'Member',
+      defaultRole: input.defaultRole ?? MEMBER_ROLE,
       enforce: input.enforce ?? false,
       mfaSatisfied: input.mfaSatisfied ?? false,
       ...(input.oidc

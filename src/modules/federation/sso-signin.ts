@@ -21,6 +21,7 @@ import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
+import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { emailDomain } from './domains.ts'
 import { PENDING_TTL, pendingCookie, storePendingSignIn } from './pending-mfa.ts'
@@ -226,9 +227,7 @@ function connectionSource(
         ? undefined
         : { ...notProvisioned, message: WORDS.unconfirmed_account, userId: user.id },
     newUser: () =>
-      connection.jitProvisioning
-        ? { role: connection.defaultRole === 'Admin' ? 'Admin' : 'Member' }
-        : notProvisioned,
+      connection.jitProvisioning ? { role: baseRole(connection.defaultRole) } : notProvisioned,
     multiFactor: connection.mfaSatisfied || assertion.mfa,
     noMfaMessage: WORDS.mfa_required,
     // A user with TOTP gives it on the next page (pending-mfa.ts).

@@ -11,7 +11,7 @@ export async function importRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.post(
     '/users/import',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:write' },
       bodyLimit: IMPORT_BODY_LIMIT,
       schema: {
         operationId: 'importUsers',

@@ -3,11 +3,12 @@
 // The rules are those of the same fields elsewhere (users, §4 and §8).
 import { isEmail } from '../../lib/email.ts'
 import { isInstant } from '../../plugins/validation.ts'
+import { type BaseRole, isBaseRole } from '../roles/permissions.ts'
 import type { ImportUser } from './schemas.ts'
 
 /** A row that passed checkRow: its role and status are the service's own values. */
 export type CheckedUser = Omit<ImportUser, 'role' | 'status'> & {
-  role?: 'Admin' | 'Member'
+  role?: BaseRole
   status?: 'Active' | 'Suspended'
 }
 
@@ -36,7 +37,7 @@ export function checkRow(
     const value = user[field as keyof typeof LENGTHS]
     if (value !== undefined && !fits(value, max)) return { reason: 'validation' }
   }
-  if (user.role !== undefined && user.role !== 'Admin' && user.role !== 'Member') {
+  if (user.role !== undefined && !isBaseRole(user.role)) {
     return { reason: 'validation' }
   }
   if (user.status !== undefined && user.status !== 'Active' && user.status !== 'Suspended') {

@@ -8,6 +8,7 @@ import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { isAdminRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import { credentialGuard } from '../users/credentials.ts'
 import {
   findLiveByEmails,
@@ -44,7 +45,7 @@ export async function importUsers(
     const user = checked.user
     const email = normalizeEmail(user.email)
     if (seen.has(email)) results[index] = { index, status: 'skipped', reason: 'duplicate_in_batch' }
-    else if (user.role === 'Admin' && actor.type === 'apiKey') {
+    else if (user.role !== undefined && isAdminRole(user.role) && actor.type === 'apiKey') {
       // As PATCH users: a leaked key must not mint Admins (CONTRACT §4).
       results[index] = { index, status: 'error', reason: 'api_key_not_allowed' }
     } else rows.push({ index, email, input: user })
@@ -115,7 +116,7 @@ export async function importUsers(
         emailNormalized: email,
         passwordHash: passwordHash ?? null,
         status: input.status ?? 'Active',
-        role: input.role ?? 'Member',
+        role: input.role ?? MEMBER_ROLE,
         emailVerified: input.emailVerified ?? false,
         createdAt,
         updatedAt: now,

@@ -12,6 +12,7 @@ import { hashToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
+import { baseRole } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { lockPendingUser, type User, updateUser } from '../users/queries.ts'
@@ -114,7 +115,7 @@ async function joinInvitee(
   invite: store.Invite,
   passwordHash: string,
 ): Promise<{ user: User; pending?: User }> {
-  const role = invite.role as 'Member' | 'Admin'
+  const role = baseRole(invite.role)
   const takeOver = async (pending: User) => {
     const user = await updateUser(tx, tenant.id, pending.id, {
       passwordHash,

@@ -2,11 +2,12 @@
 // the invitee knows what they are joining, and the accept endpoint.
 import type { Config } from '../../config.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
+import { isAdminRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { Invite } from './queries.ts'
 
 export function inviteMail(config: Config, tenant: Tenant, invite: Invite, token: string): Mail {
-  const as = invite.role === 'Admin' ? 'an administrator' : 'a member'
+  const as = isAdminRole(invite.role) ? 'an administrator' : 'a member'
   const until = invite.expiresAt.toISOString()
   const acceptUrl = `${config.publicUrl}/v1/invites/accept`
   // The hosted page that accepts it (src/web): a person opens this; a program uses the API.

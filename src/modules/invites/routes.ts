@@ -22,7 +22,7 @@ export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.get(
     '/invites',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'invites:write' },
       schema: {
         operationId: 'listInvites',
         tags,
@@ -40,7 +40,7 @@ export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.post(
     '/invites',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'invites:write' },
       schema: {
         operationId: 'createInvite',
         tags,
@@ -63,7 +63,7 @@ export async function inviteRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.delete(
     '/invites/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'invites:write' },
       schema: {
         operationId: 'revokeInvite',
         tags,

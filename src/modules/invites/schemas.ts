@@ -12,6 +12,7 @@ import {
   ref,
   TenantSlugParams,
 } from '../../schemas.ts'
+import { MEMBER_ROLE } from '../roles/permissions.ts'
 
 export const DEFAULT_TTL_SECONDS = 604800
 export const MIN_TTL_SECONDS = 60
@@ -59,7 +60,7 @@ export const CreateInviteBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ email: 'new.colleague@example.com', role: 'Member', ttlSeconds: 604800 }],
+    examples: [{ email: 'new.colleague@example.com', role: MEMBER_ROLE, ttlSeconds: 604800 }],
   },
 )
 export type CreateInviteBody = Static<typeof CreateInviteBody>

@@ -9,6 +9,7 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { isAdminRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
 import { inviteMail } from './mail.ts'
@@ -58,8 +59,8 @@ export async function createInvite(
   actor: Actor,
 ) {
   const email = normalizeEmail(input.email)
-  const role = input.role ?? 'Member'
-  if (role === 'Admin' && actor.type === 'apiKey') {
+  const role = input.role ?? MEMBER_ROLE
+  if (isAdminRole(role) && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot invite an Admin.' })
   }
   const sendEmail = input.sendEmail ?? true

@@ -13,6 +13,7 @@ import { normalizeEmail } from '../../lib/email.ts'
 import { fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { storePendingSignIn } from '../federation/pending-mfa.ts'
+import { type BaseRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/queries.ts'
@@ -64,7 +65,7 @@ export interface IdentitySource {
   /** Whether an existing, not yet linked account with the address may be linked. */
   mayLink(user: User): Refusal | undefined
   /** A new account's role, or a refusal when the source creates none. */
-  newUser(): { role: 'Member' | 'Admin' } | Refusal
+  newUser(): { role: BaseRole } | Refusal
   /** Whether the source proved a second factor (so mfaPolicy is met). */
   multiFactor: boolean
   /** What the tenant's mfaPolicy refusal says (its details.methods are always []). */
@@ -123,7 +124,7 @@ function providerSource(
       }
       return undefined
     },
-    newUser: () => ({ role: 'Member' }),
+    newUser: () => ({ role: MEMBER_ROLE }),
     multiFactor: reportsMultiFactor(identity.amr),
     noMfaMessage: REFUSALS.noMfa,
     ...(defer ? { deferSecondFactor: defer } : {}),
@@ -243,7 +244,7 @@ export async function signInWithSource(
         {
           email: source.givenEmail,
           passwordHash: null,
-          role: fresh && !('reason' in fresh) ? fresh.role : 'Member',
+          role: fresh && !('reason' in fresh) ? fresh.role : MEMBER_ROLE,
           status: 'Active',
           emailVerified: source.emailVerified,
         },

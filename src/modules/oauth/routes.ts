@@ -21,7 +21,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
   app.put(
     '/oauth/idp/credentials',
     {
-      config: { auth: 'adminUser' },
+      config: { auth: 'adminUser', permission: 'tenant:write' },
       schema: {
         operationId: 'setIdpCredentials',
         tags: ['Identity-provider OAuth'],
@@ -41,7 +41,7 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
   app.delete(
     '/oauth/idp/credentials',
     {
-      config: { auth: 'adminUser' },
+      config: { auth: 'adminUser', permission: 'tenant:write' },
       schema: {
         operationId: 'deleteIdpCredentials',
         tags: ['Identity-provider OAuth'],

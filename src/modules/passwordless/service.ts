@@ -8,6 +8,7 @@ import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { issueCode, onRequestFloor } from '../codes/service.ts'
 import { ssoRequired } from '../federation/enforce.ts'
+import { MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { proveLoginCode } from '../signin/login-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
@@ -96,7 +97,7 @@ async function joinPending(
       {
         email: rawEmail,
         passwordHash: null,
-        role: 'Member',
+        role: MEMBER_ROLE,
         status: 'Pending',
         emailVerified: false,
       },

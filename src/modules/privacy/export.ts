@@ -6,6 +6,7 @@ import { fail } from '../../lib/errors.ts'
 import { eventsConcerning } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
+import { userRoleNames } from '../roles/queries.ts'
 import { findUserById } from '../users/queries.ts'
 import { presentUser } from '../users/record.ts'
 import {
@@ -28,6 +29,7 @@ export const EXPORT_EVENT_CAP = 10_000
  */
 export const EXPORT_READS = {
   users: findUserById,
+  user_roles: userRoleNames,
   sessions: sessionsOf,
   refresh_tokens: sessionsOf,
   idp_identities: identitiesOf,
@@ -63,6 +65,7 @@ export async function exportPersonalData(
   // One snapshot: the lists agree with each other even while the user signs in elsewhere.
   const data = await deps.db.transaction(
     async (tx) => {
+      const roles = await EXPORT_READS.user_roles(tx, tenantId, userId)
       const [sessions, identities, ssoIdentities, passkeys, recoveryCodesRemaining, events] = [
         await EXPORT_READS.sessions(tx, tenantId, userId, EXPORT_SESSION_CAP + 1),
         await EXPORT_READS.idp_identities(tx, tenantId, userId),
@@ -71,7 +74,15 @@ export async function exportPersonalData(
         await EXPORT_READS.recovery_codes(tx, tenantId, userId),
         await EXPORT_READS.audit_events(tx, tenantId, userId, EXPORT_EVENT_CAP + 1),
       ]
-      return { sessions, identities, ssoIdentities, passkeys, recoveryCodesRemaining, events }
+      return {
+        roles,
+        sessions,
+        identities,
+        ssoIdentities,
+        passkeys,
+        recoveryCodesRemaining,
+        events,
+      }
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },
   )
@@ -89,7 +100,7 @@ export async function exportPersonalData(
     },
   ])
   const exported = {
-    user: presentUser(user),
+    user: presentUser(user, data.roles),
     sessions: sessions.map((s) => ({
       id: s.id,
       createdAt: s.createdAt.toISOString(),

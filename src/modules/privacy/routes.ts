@@ -47,7 +47,7 @@ export async function privacyRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/users/:userId/erase',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:write' },
       schema: {
         operationId: 'eraseUser',
         tags: ['Administration'],

@@ -11,6 +11,7 @@ import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { MEMBER_ROLE } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { changeUser, deleteUser, type UserChange } from '../users/admin-service.ts'
 import { credentialGuard, isMachine } from '../users/credentials.ts'
@@ -97,7 +98,7 @@ export async function provisionUser(deps: ScimDeps, tenant: Tenant, body: unknow
         {
           email: input.email,
           passwordHash,
-          role: 'Member',
+          role: MEMBER_ROLE,
           status: input.active === false ? 'Suspended' : 'Active',
           emailVerified: false,
           profile: profileOf(input),

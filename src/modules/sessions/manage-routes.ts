@@ -66,7 +66,7 @@ export async function sessionManagementRoutes(fastify: FastifyInstance, { deps }
   app.get(
     '/users/:userId/sessions',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:read' },
       schema: {
         operationId: 'listUserSessions',
         tags: ['Administration'],
@@ -90,7 +90,7 @@ export async function sessionManagementRoutes(fastify: FastifyInstance, { deps }
   app.delete(
     '/users/:userId/sessions/:id',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:write' },
       schema: {
         operationId: 'endUserSession',
         tags: ['Administration'],

@@ -6,6 +6,7 @@ import type { Actor } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { issueCode } from '../codes/service.ts'
 import { enforcingConnection } from '../federation/enforce.ts'
+import { MEMBER_ROLE } from '../roles/permissions.ts'
 import { provePassword } from '../signin/password.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
@@ -68,7 +69,13 @@ export async function signup(
       deps,
       tx,
       tenant,
-      { email: input.email, passwordHash, role: 'Member', status: 'Active', emailVerified: false },
+      {
+        email: input.email,
+        passwordHash,
+        role: MEMBER_ROLE,
+        status: 'Active',
+        emailVerified: false,
+      },
       () => fail('email_taken'),
     )
     const who = { ...actor, type: 'user' as const, id: user.id }

@@ -22,7 +22,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
   app.get(
     '/tenant',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'tenant:read' },
       schema: {
         operationId: 'getTenant',
         tags,
@@ -37,7 +37,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
   app.patch(
     '/tenant',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'tenant:write' },
       schema: {
         operationId: 'updateTenant',
         tags,
@@ -58,7 +58,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
   app.delete(
     '/tenant',
     {
-      config: { auth: 'adminUser' },
+      config: { auth: 'adminUser', permission: 'tenant:write' },
       schema: {
         operationId: 'deleteTenant',
         tags,
@@ -84,7 +84,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
   app.put(
     '/tenant/logo',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'tenant:write' },
       bodyLimit: LOGO_BODY_LIMIT,
       // After authentication, before the body is read: an oversized logo is refused
       // from its Content-Length (CONTRACT §2: the size is checked before decoding).
@@ -114,7 +114,7 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
   app.delete(
     '/tenant/logo',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'tenant:write' },
       schema: {
         operationId: 'deleteTenantLogo',
         tags,

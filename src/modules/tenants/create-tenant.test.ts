@@ -95,6 +95,7 @@ describe('POST /v1/tenants', () => {
       'id',
       'lastLoginAt',
       'role',
+      'roles',
       'status',
       'tenantId',
       'totpEnrolled',

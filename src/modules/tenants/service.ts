@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { ADMIN_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { createUser, preparePassword } from '../users/service.ts'
 import { findTenantById, insertTenant, logoExists, type Tenant } from './queries.ts'
@@ -60,7 +61,7 @@ export async function createTenant(
       {
         email: input.admin.email,
         passwordHash,
-        role: 'Admin',
+        role: ADMIN_ROLE,
         status: 'Active',
         emailVerified: false,
       },
@@ -73,7 +74,7 @@ export async function createTenant(
         action: 'UserSignup',
         userId: admin.id,
         email: admin.emailNormalized,
-        metadata: { role: 'Admin' },
+        metadata: { role: ADMIN_ROLE },
       },
     ])
     return deps.sessions.start(tx, tenant, admin, who)

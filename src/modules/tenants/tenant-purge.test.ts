@@ -138,6 +138,21 @@ async function populated(): Promise<TenantFixture> {
   )
   assert.equal(sso.status, 200, JSON.stringify(sso.body))
   const connectionId = sso.body.connection.id
+  // A custom role (CONTRACT §17), held by the user.
+  const role = await server.request(
+    'POST',
+    `/v1/${t.slug}/roles`,
+    { name: 'Auditor', permissions: ['audit:read'] },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(role.status, 200, JSON.stringify(role.body))
+  const held = await server.request(
+    'PUT',
+    `/v1/${t.slug}/users/${u.userId}/roles`,
+    { roles: ['Auditor'] },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(held.status, 200, JSON.stringify(held.body))
   await server.deps.db.insert(ssoIdentities).values({
     tenantId: t.tenantId,
     connectionId,

@@ -14,7 +14,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
   app.get(
     '/users',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:read' },
       schema: {
         operationId: 'listUsers',
         tags,
@@ -31,7 +31,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
   app.delete(
     '/users/:userId',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:write' },
       schema: {
         operationId: 'deleteUser',
         tags,
@@ -55,7 +55,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
   app.patch(
     '/users/:userId',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:write' },
       schema: {
         operationId: 'updateUser',
         tags,
@@ -78,7 +78,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
   app.post(
     '/users/:userId/totp/disable',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', permission: 'users:write' },
       schema: {
         operationId: 'disableUserTotp',
         tags,

@@ -10,6 +10,8 @@ import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { deleteRecoveryCodes } from '../mfa/queries.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { isAdminRole } from '../roles/permissions.ts'
+import { userRoleNames } from '../roles/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
 import { presentUser, type UserRecord } from './record.ts'
@@ -47,7 +49,7 @@ async function lockTarget(tx: Handle, tenantId: string, userId: string) {
     user,
     /** Refuses the change when it takes away the last active Admin. */
     keepAnAdmin(after: { role: string; status: string } | 'deleted') {
-      const staysAdmin = after !== 'deleted' && after.role === 'Admin' && after.status === 'Active'
+      const staysAdmin = after !== 'deleted' && isAdminRole(after.role) && after.status === 'Active'
       if (admins.includes(user.id) && !staysAdmin && admins.length === 1) fail('last_admin')
     },
   }
@@ -109,16 +111,17 @@ export interface UserChange extends UserPatchBody {
  * with the rights keys are refused (CONTRACT §4).
  */
 export async function updateUserAccess(
-  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
   tenantId: string,
   userId: string,
   patch: UserPatchBody,
   actor: Actor,
 ): Promise<UserRecord> {
-  if (patch.role === 'Admin' && actor.type === 'apiKey') {
+  if (patch.role !== undefined && isAdminRole(patch.role) && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
   }
-  return presentUser(await changeUser(deps, tenantId, userId, actor, () => patch))
+  const changed = await changeUser(deps, tenantId, userId, actor, () => patch)
+  return presentUser(changed, await userRoleNames(deps.db, tenantId, userId))
 }
 
 /**

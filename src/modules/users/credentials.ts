@@ -15,9 +15,10 @@
 import type { Handle } from '../../db/client.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { passkeyHolders } from '../passkeys/service.ts'
+import { MEMBER_ROLE } from '../roles/permissions.ts'
 
 /** The role a machine credential may grant (CONTRACT §4: keys cannot grant Admin). */
-const KEY_GRANTABLE_ROLE = 'Member'
+const KEY_GRANTABLE_ROLE = MEMBER_ROLE
 
 /** What the guard reads of a user. */
 export interface CredentialHolder {

@@ -5,9 +5,10 @@ import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { signerKeySeal } from '../import/signer-key.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { effectivePermissions, isAdminRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { logoUrl } from './present.ts'
-import { countOtherActiveAdmins, findUserById, findUserRecord, updateUser } from './queries.ts'
+import { countOtherActiveAdmins, findMeRecord, findUserById, updateUser } from './queries.ts'
 import type { ChangePasswordBody } from './schemas.ts'
 import { preparePassword } from './service.ts'
 
@@ -17,13 +18,15 @@ export async function readMe(
   tenant: Tenant,
   userId: string,
 ) {
-  const [user, hasLogo] = await Promise.all([
-    findUserRecord(deps.db, tenant.id, userId),
+  const [found, hasLogo] = await Promise.all([
+    findMeRecord(deps.db, tenant.id, userId),
     deps.tenants.hasLogo(tenant.id),
   ])
-  if (!user) fail('session_revoked')
+  if (!found) fail('session_revoked')
+  const { user, rolePermissions } = found
   return {
     ...user,
+    permissions: effectivePermissions(user.role, rolePermissions),
     tenant: {
       id: tenant.id,
       slug: tenant.slug,
@@ -46,7 +49,7 @@ export async function deleteOwnAccount(
   await deps.sessions.revoking(async (tx, revoke) => {
     const user = await findUserById(tx, tenant.id, userId)
     if (!user) fail('session_revoked')
-    if (user.role === 'Admin' && (await countOtherActiveAdmins(tx, tenant.id, userId)) === 0) {
+    if (isAdminRole(user.role) && (await countOtherActiveAdmins(tx, tenant.id, userId)) === 0) {
       fail('last_admin')
     }
     const now = deps.clock.now()

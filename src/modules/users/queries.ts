@@ -5,6 +5,8 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
+import { ADMIN_ROLE } from '../roles/permissions.ts'
+import { ROLE_PERMISSIONS_SQL } from '../roles/queries.ts'
 import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect
@@ -41,6 +43,49 @@ const recordById = namedStatement(
   'user_shown_by_id',
   `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
+
+/**
+ * The admin check's read (plugins/auth.ts): the user's state, base role and the tenant
+ * permissions its custom roles grant, in one statement, as the user row alone was read
+ * before roles existed.
+ */
+const accessById = namedStatement(
+  'user_access_by_id',
+  `SELECT id, status, role, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+)
+
+export interface UserAccess {
+  id: string
+  status: string
+  role: string
+  rolePermissions: string[]
+}
+
+export async function findUserAccess(
+  db: Db,
+  tenantId: string,
+  userId: string,
+): Promise<UserAccess | undefined> {
+  const [row] = await accessById(db, [tenantId, userId])
+  return row as unknown as UserAccess | undefined
+}
+
+/** GET /me's read: the record and the permissions its custom roles grant, one statement. */
+const meById = namedStatement(
+  'user_me_by_id',
+  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+)
+
+export async function findMeRecord(
+  db: Db,
+  tenantId: string,
+  userId: string,
+): Promise<{ user: UserRecord; rolePermissions: string[] } | undefined> {
+  const [row] = await meById(db, [tenantId, userId])
+  if (!row) return undefined
+  const { rolePermissions, ...record } = row as Record<string, unknown>
+  return { user: recordFromRow(record), rolePermissions: rolePermissions as string[] }
+}
 
 export async function findUserRecord(
   db: Db,
@@ -132,7 +177,7 @@ export async function lockActiveAdmins(db: Handle, tenantId: string): Promise<st
   const rows = await db
     .select({ id: users.id })
     .from(users)
-    .where(and(live(tenantId), eq(users.role, 'Admin'), eq(users.status, 'Active')))
+    .where(and(live(tenantId), eq(users.role, ADMIN_ROLE), eq(users.status, 'Active')))
     .orderBy(asc(users.id))
     .for('update')
   return rows.map((r) => r.id)

@@ -8,6 +8,8 @@
 // import cycle); the two enums live here and src/schemas.ts re-exports them.
 import { type Static, type TSchema, Type } from 'typebox'
 import { users } from '../../db/schema.ts'
+import { BASE_ROLES } from '../roles/permissions.ts'
+import { ROLE_NAMES_SQL } from '../roles/queries.ts'
 
 type UserRow = typeof users.$inferSelect
 
@@ -16,7 +18,7 @@ export const UserStatus = Type.Union([
   Type.Literal('Active'),
   Type.Literal('Suspended'),
 ])
-export const Role = Type.Union([Type.Literal('Member'), Type.Literal('Admin')])
+export const Role = Type.Union(BASE_ROLES.map((role) => Type.Literal(role)))
 
 // src/schemas.ts's DateTime and NullableDateTime, written again: see the import note above.
 const Time = Type.String({ format: 'date-time' })
@@ -54,14 +56,26 @@ const schemas = Object.fromEntries(
   Object.entries(FIELDS).map(([name, f]) => [name, f.schema]),
 ) as Schemas
 
-/** The user as every response shows it (CONTRACT §2, §14). */
-export const UserComponent = Type.Object(schemas, {
-  $id: 'User',
-  description: 'A user of the tenant.',
+/**
+ * The custom roles (CONTRACT §17) the user holds, by name, sorted; not a column of users:
+ * the raw statements read it with the row (ROLE_NAMES_SQL), presentUser takes it from its
+ * caller (default []).
+ */
+const RolesField = Type.Array(Type.String(), {
+  description: 'The custom roles the user holds (directly or through a group), sorted.',
 })
+
+/** The user as every response shows it (CONTRACT §2, §14, §17). */
+export const UserComponent = Type.Object(
+  { ...schemas, roles: RolesField },
+  {
+    $id: 'User',
+    description: 'A user of the tenant.',
+  },
+)
 export type UserRecord = Static<typeof UserComponent>
 
-const ENTRIES = Object.entries(FIELDS) as [keyof UserRecord, Field][]
+const ENTRIES = Object.entries(FIELDS) as [keyof typeof FIELDS, Field][]
 
 /**
  * The SELECT list of the record for raw statements: each column aliased to its field's name,
@@ -78,7 +92,9 @@ export const RECORD_COLUMNS = ENTRIES.map(([name, f]) => {
       ? `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
       : column
   return `${value} AS "${name}"`
-}).join(', ')
+})
+  .concat(`${ROLE_NAMES_SQL} AS "roles"`)
+  .join(', ')
 
 /** A row read with RECORD_COLUMNS, as the record (the aliases made it one already). */
 export function recordFromRow(row: Record<string, unknown>): UserRecord {
@@ -86,8 +102,8 @@ export function recordFromRow(row: Record<string, unknown>): UserRecord {
 }
 
 /** A user row read through Drizzle, as the record (never the row itself as a response). */
-export function presentUser(user: UserRow): UserRecord {
-  const record: Record<string, unknown> = {}
+export function presentUser(user: UserRow, roles: string[] = []): UserRecord {
+  const record: Record<string, unknown> = { roles }
   for (const [name, f] of ENTRIES) {
     const value = user[f.from]
     record[name] = value instanceof Date ? value.toISOString() : value

@@ -16,11 +16,17 @@ import {
   UserComponent,
   Uuid,
 } from '../../schemas.ts'
+import { ADMIN_ROLE } from '../roles/permissions.ts'
+import { PermissionName } from '../roles/schemas.ts'
 
 /** GET /me: the user with the tenant fields the signed-in user may see. */
 const CurrentUserComponent = Type.Object(
   {
     ...UserComponent.properties,
+    permissions: Type.Array(PermissionName, {
+      description:
+        'The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted.',
+    }),
     tenant: Type.Object({
       id: Type.String(),
       slug: Type.String(),
@@ -76,7 +82,7 @@ export const UserPatchBody = Type.Object(
   {
     additionalProperties: false,
     examples: [
-      { role: 'Admin' },
+      { role: ADMIN_ROLE },
       { status: 'Suspended' },
       { displayName: 'Ada Lovelace', givenName: 'Ada', familyName: 'Lovelace' },
       { externalId: '00u1ab2cd3EF4gh5i6j7', displayName: null },

@@ -5,13 +5,14 @@ import { displayEmail, normalizeEmail } from '../../lib/email.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
+import type { BaseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserById, insertUser, type User } from './queries.ts'
 
 export interface UserDraft {
   email: string
   passwordHash: string | null
-  role: 'Member' | 'Admin'
+  role: BaseRole
   status: 'Pending' | 'Active' | 'Suspended'
   emailVerified: boolean
   /** The profile fields (CONTRACT §14), set by SCIM provisioning; null when absent. */

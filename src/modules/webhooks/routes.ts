@@ -34,7 +34,7 @@ const any = { 400: [], 404: [] } as const
 export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const tags = ['Webhooks']
-  const config = { auth: 'admin' as const }
+  const config = { auth: 'admin' as const, permission: 'webhooks:write' as const }
 
   app.post(
     '/webhooks',

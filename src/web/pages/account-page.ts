@@ -68,7 +68,7 @@ export async function accountPage(
   const body = html`<div class="account-head">
 <h1>Your account</h1>
 <div class="account-actions">
-${me.role === 'Admin' && html`<a href="/console/?tenant=${request.tenant.slug}" class="button">Admin console</a>`}
+${me.permissions.length > 0 && html`<a href="/console/?tenant=${request.tenant.slug}" class="button">Admin console</a>`}
 <form method="post" action="${pages.url(request, 'sign-out')}" class="sign-out">
 <input type="hidden" name="_csrf" value="${csrf}">
 <button type="submit">Sign out</button>

@@ -1,0 +1,132 @@
+// The roles and user_roles tables (CONTRACT §17): every write to them is here.
+import type { Handle } from '../../db/client.ts'
+import { and, asc, eq, inArray, sql } from '../../db/orm.ts'
+import { roles, userRoles } from '../../db/schema.ts'
+
+export type Role = typeof roles.$inferSelect
+export type NewRole = typeof roles.$inferInsert
+
+/** Every custom role of the tenant, oldest first. */
+export async function listRoles(db: Handle, tenantId: string): Promise<Role[]> {
+  return db
+    .select()
+    .from(roles)
+    .where(eq(roles.tenantId, tenantId))
+    .orderBy(asc(roles.createdAt), asc(roles.id))
+}
+
+export async function findRole(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(roles)
+    .where(and(eq(roles.tenantId, tenantId), eq(roles.id, id)))
+  return rows[0] as Role | undefined
+}
+
+/** The tenant's roles named (any case), for assignment. */
+export async function findRolesByName(db: Handle, tenantId: string, names: string[]) {
+  if (names.length === 0) return []
+  return db
+    .select()
+    .from(roles)
+    .where(
+      and(
+        eq(roles.tenantId, tenantId),
+        inArray(
+          roles.nameNormalized,
+          names.map((n) => n.toLowerCase()),
+        ),
+      ),
+    )
+}
+
+export async function countRoles(db: Handle, tenantId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(roles)
+    .where(eq(roles.tenantId, tenantId))
+  return row.n
+}
+
+/** Serialises the role changes of a tenant (the limit, no-escalation reads). */
+export async function lockTenantRoles(db: Handle, tenantId: string): Promise<void> {
+  await db.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`roles:${tenantId}`}))`)
+}
+
+/** Inserts a role; undefined when the name is taken in the tenant. */
+export async function insertRole(db: Handle, row: NewRole): Promise<Role | undefined> {
+  const rows = await db.insert(roles).values(row).onConflictDoNothing().returning()
+  return rows[0]
+}
+
+export async function updateRole(
+  db: Handle,
+  tenantId: string,
+  id: string,
+  changes: Partial<NewRole>,
+): Promise<Role | undefined> {
+  const rows = await db
+    .update(roles)
+    .set(changes)
+    .where(and(eq(roles.tenantId, tenantId), eq(roles.id, id)))
+    .returning()
+  return rows[0]
+}
+
+/** Deletes a role; user_roles rows go with it (the foreign key cascades). */
+export async function deleteRole(db: Handle, tenantId: string, id: string): Promise<boolean> {
+  const rows = await db
+    .delete(roles)
+    .where(and(eq(roles.tenantId, tenantId), eq(roles.id, id)))
+    .returning({ id: roles.id })
+  return rows.length > 0
+}
+
+/** The custom roles a user holds directly. */
+export async function userRoleRows(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select({ role: roles })
+    .from(userRoles)
+    .innerJoin(roles, and(eq(roles.tenantId, userRoles.tenantId), eq(roles.id, userRoles.roleId)))
+    .where(and(eq(userRoles.tenantId, tenantId), eq(userRoles.userId, userId)))
+    .then((rows) => rows.map((r) => r.role))
+}
+
+/** The names of the custom roles a user holds, sorted as the record sorts them. */
+export async function userRoleNames(db: Handle, tenantId: string, userId: string) {
+  const held = await userRoleRows(db, tenantId, userId)
+  return held
+    .sort((a, b) =>
+      a.nameNormalized < b.nameNormalized ? -1 : a.nameNormalized > b.nameNormalized ? 1 : 0,
+    )
+    .map((r) => r.name)
+}
+
+/** Replaces the user's direct roles with `roleIds`. */
+export async function replaceUserRoles(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  roleIds: string[],
+  now: Date,
+): Promise<void> {
+  await db
+    .delete(userRoles)
+    .where(and(eq(userRoles.tenantId, tenantId), eq(userRoles.userId, userId)))
+  if (roleIds.length === 0) return
+  await db
+    .insert(userRoles)
+    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, createdAt: now })))
+}
+
+/**
+ * SQL of a user's custom role names, sorted, for the user record's raw SELECT list (the
+ * row's own statement: no second query). `u` is the users row.
+ */
+export const ROLE_NAMES_SQL = `ARRAY(SELECT r.name FROM user_roles ur JOIN roles r ON r.tenant_id = ur.tenant_id AND r.id = ur.role_id WHERE ur.tenant_id = users.tenant_id AND ur.user_id = users.id ORDER BY r.name_normalized)`
+
+/**
+ * SQL of the tenant permissions a user's custom roles grant, for the admin check's read of
+ * the user row (one statement).
+ */
+export const ROLE_PERMISSIONS_SQL = `ARRAY(SELECT DISTINCT p FROM user_roles ur JOIN roles r ON r.tenant_id = ur.tenant_id AND r.id = ur.role_id, jsonb_array_elements_text(r.permissions) p WHERE ur.tenant_id = users.tenant_id AND ur.user_id = users.id)`

@@ -1,0 +1,345 @@
+// Custom roles and their assignment (CONTRACT §17). The built-ins (Admin, Member) are
+// listed beside the tenant's own and cannot change (403 builtin_role). Every change is
+// audited in its transaction. No escalation: a caller grants, takes away, creates or edits
+// only roles whose every permission and resource scope it holds itself; a caller holding
+// every permission (an Admin, an API key) may do any.
+
+import type { Handle } from '../../db/client.ts'
+import { databaseFailure } from '../../db/errors.ts'
+import type { Deps } from '../../deps.ts'
+import { AppError, fail } from '../../lib/errors.ts'
+import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { lockLiveUser } from '../users/queries.ts'
+import {
+  ALL_PERMISSIONS,
+  BUILT_IN_ROLES,
+  holdsAll,
+  isBuiltInRoleName,
+  isPermission,
+  type Permission,
+} from './permissions.ts'
+import * as store from './queries.ts'
+import type { CreateRoleBody, PatchRoleBody, RoleRecord, UserRolesBody } from './schemas.ts'
+
+type RoleDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
+
+/** At most this many custom roles a tenant (built-ins not counted). */
+export const ROLE_LIMIT = 100
+
+/** Who asks: its effective permissions, and its user id when it is a user. */
+export interface Caller {
+  actor: Actor
+  permissions: readonly Permission[]
+}
+
+type ResourceScopes = { resource: string; scopes: string[] }[]
+
+export function presentRole(row: store.Role): RoleRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    kind: row.kind as RoleRecord['kind'],
+    permissions: [...row.permissions].sort() as Permission[],
+    resourceScopes: row.resourceScopes,
+    builtIn: false,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+function presentBuiltIn(role: (typeof BUILT_IN_ROLES)[number]): RoleRecord {
+  return {
+    id: role.name,
+    name: role.name,
+    description: null,
+    kind: 'tenant',
+    permissions: [...role.permissions].sort(),
+    // The resource scopes the built-ins hold are those of §11's scope `roles`, read at each
+    // authorization; this record does not repeat them.
+    resourceScopes: [],
+    builtIn: true,
+    createdAt: null,
+    updatedAt: null,
+  }
+}
+
+const builtInById = (id: string) => BUILT_IN_ROLES.find((role) => role.name === id)
+
+const invalid = (path: string, message: string): never => {
+  throw new AppError('validation', { details: { issues: [{ path, message }] } })
+}
+
+function checkName(name: string) {
+  if (isBuiltInRoleName(name)) invalid('body.name', `${name} is a built-in role's name`)
+}
+
+function checkPermissions(kind: string, permissions: string[] | undefined): Permission[] {
+  if (permissions === undefined) return []
+  if (kind === 'organization' && permissions.length > 0) {
+    invalid('body.permissions', 'an organization role has no tenant permissions')
+  }
+  for (const [i, name] of permissions.entries()) {
+    if (!isPermission(name)) invalid(`body.permissions.${i}`, `unknown permission ${name}`)
+  }
+  return [...new Set(permissions)].sort() as Permission[]
+}
+
+async function checkResourceScopes(
+  db: Handle,
+  tenantId: string,
+  resourceScopes: ResourceScopes | undefined,
+): Promise<ResourceScopes> {
+  if (resourceScopes === undefined) return []
+  const merged = new Map<string, Set<string>>()
+  for (const [i, entry] of resourceScopes.entries()) {
+    const resource = await findApiResourceByIdentifier(db, tenantId, entry.resource)
+    if (!resource)
+      invalid(`body.resourceScopes.${i}.resource`, `unknown resource ${entry.resource}`)
+    const known = new Set(resource?.scopes.map((s) => s.name))
+    for (const [j, scope] of entry.scopes.entries()) {
+      if (!known.has(scope)) {
+        invalid(
+          `body.resourceScopes.${i}.scopes.${j}`,
+          `unknown scope ${scope} of ${entry.resource}`,
+        )
+      }
+    }
+    const set = merged.get(entry.resource) ?? new Set()
+    for (const scope of entry.scopes) set.add(scope)
+    merged.set(entry.resource, set)
+  }
+  return [...merged].map(([resource, scopes]) => ({ resource, scopes: [...scopes].sort() }))
+}
+
+const holdsEvery = (caller: Caller) => holdsAll(caller.permissions, ALL_PERMISSIONS)
+
+/** The resource scopes a user's custom roles hold. */
+async function heldScopes(db: Handle, tenantId: string, caller: Caller): Promise<Set<string>> {
+  if (caller.actor.type !== 'user' || !caller.actor.id) return new Set()
+  const held = await store.userRoleRows(db, tenantId, caller.actor.id)
+  return new Set(
+    held.flatMap((r) => r.resourceScopes.flatMap((e) => e.scopes.map((s) => `${e.resource} ${s}`))),
+  )
+}
+
+/**
+ * 403 permission_required unless the caller holds every permission and resource scope of
+ * `wanted` (or every permission there is).
+ */
+async function refuseEscalation(
+  db: Handle,
+  tenantId: string,
+  caller: Caller,
+  wanted: { permissions: readonly string[]; resourceScopes: ResourceScopes }[],
+) {
+  if (holdsEvery(caller)) return
+  for (const role of wanted) {
+    const missing = role.permissions.find((p) => !caller.permissions.includes(p as Permission))
+    if (missing) fail('permission_required', { details: { permission: missing } })
+  }
+  const scopes = wanted.flatMap((r) => r.resourceScopes)
+  if (scopes.length === 0) return
+  const held = await heldScopes(db, tenantId, caller)
+  for (const entry of scopes) {
+    for (const scope of entry.scopes) {
+      if (!held.has(`${entry.resource} ${scope}`)) {
+        fail('permission_required', {
+          message: `The caller does not hold the scope ${scope} of ${entry.resource}.`,
+          details: { resource: entry.resource, scope },
+        })
+      }
+    }
+  }
+}
+
+const isUniqueViolation = (error: unknown) => databaseFailure(error)?.code === '23505'
+
+export async function listRolePage(deps: Pick<Deps, 'db'>, tenantId: string) {
+  const custom = await store.listRoles(deps.db, tenantId)
+  return {
+    items: [...BUILT_IN_ROLES.map(presentBuiltIn), ...custom.map(presentRole)],
+    nextCursor: null,
+  }
+}
+
+export async function getRole(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
+  const builtIn = builtInById(id)
+  if (builtIn) return { role: presentBuiltIn(builtIn) }
+  if (!isUuid(id)) fail('not_found')
+  const row = await store.findRole(deps.db, tenantId, id)
+  if (!row) fail('not_found')
+  return { role: presentRole(row) }
+}
+
+export async function createRole(
+  deps: RoleDeps,
+  tenantId: string,
+  input: CreateRoleBody,
+  caller: Caller,
+) {
+  checkName(input.name)
+  const kind = input.kind ?? 'tenant'
+  const permissions = checkPermissions(kind, input.permissions)
+  const now = deps.clock.now()
+  try {
+    const row = await deps.db.transaction(async (tx) => {
+      const resourceScopes = await checkResourceScopes(tx, tenantId, input.resourceScopes)
+      await refuseEscalation(tx, tenantId, caller, [{ permissions, resourceScopes }])
+      await store.lockTenantRoles(tx, tenantId)
+      if ((await store.countRoles(tx, tenantId)) >= ROLE_LIMIT) {
+        fail('limit_exceeded', {
+          message: `A workspace has at most ${ROLE_LIMIT} custom roles.`,
+          details: { limit: ROLE_LIMIT },
+        })
+      }
+      const created = await store.insertRole(tx, {
+        tenantId,
+        id: uuidv7(now.getTime()),
+        name: input.name,
+        nameNormalized: input.name.toLowerCase(),
+        description: input.description ?? null,
+        kind,
+        permissions,
+        resourceScopes,
+        createdAt: now,
+        updatedAt: now,
+      })
+      if (!created) fail('name_taken')
+      await deps.audit.record(tx, tenantId, caller.actor, [
+        {
+          action: 'RoleCreated',
+          metadata: { roleId: created.id, name: created.name, kind, permissions, resourceScopes },
+        },
+      ])
+      return created
+    })
+    return { role: presentRole(row) }
+  } catch (error) {
+    if (isUniqueViolation(error)) fail('name_taken')
+    throw error
+  }
+}
+
+export async function updateRole(
+  deps: RoleDeps,
+  tenantId: string,
+  id: string,
+  input: PatchRoleBody,
+  caller: Caller,
+) {
+  if (builtInById(id)) fail('builtin_role')
+  if (!isUuid(id)) fail('not_found')
+  if (input.name !== undefined) checkName(input.name)
+  const now = deps.clock.now()
+  try {
+    const row = await deps.db.transaction(async (tx) => {
+      await store.lockTenantRoles(tx, tenantId)
+      const before = await store.findRole(tx, tenantId, id)
+      if (!before) fail('not_found')
+      const permissions =
+        input.permissions === undefined
+          ? undefined
+          : checkPermissions(before.kind, input.permissions)
+      const resourceScopes =
+        input.resourceScopes === undefined
+          ? undefined
+          : await checkResourceScopes(tx, tenantId, input.resourceScopes)
+      // The role before and after: editing may neither widen nor narrow past the editor.
+      await refuseEscalation(tx, tenantId, caller, [
+        before,
+        {
+          permissions: permissions ?? before.permissions,
+          resourceScopes: resourceScopes ?? before.resourceScopes,
+        },
+      ])
+      const changes = {
+        ...(input.name === undefined
+          ? {}
+          : { name: input.name, nameNormalized: input.name.toLowerCase() }),
+        ...(input.description === undefined ? {} : { description: input.description }),
+        ...(permissions === undefined ? {} : { permissions }),
+        ...(resourceScopes === undefined ? {} : { resourceScopes }),
+      }
+      const fields = Object.keys(changes).filter((k) => k !== 'nameNormalized')
+      if (fields.length === 0) return before
+      const after = await store.updateRole(tx, tenantId, id, { ...changes, updatedAt: now })
+      if (!after) fail('not_found')
+      await deps.audit.record(tx, tenantId, caller.actor, [
+        { action: 'RoleUpdated', metadata: { roleId: id, name: after.name, fields } },
+      ])
+      return after
+    })
+    return { role: presentRole(row) }
+  } catch (error) {
+    if (isUniqueViolation(error)) fail('name_taken')
+    throw error
+  }
+}
+
+export async function deleteRole(deps: RoleDeps, tenantId: string, id: string, caller: Caller) {
+  if (builtInById(id)) fail('builtin_role')
+  if (!isUuid(id)) fail('not_found')
+  await deps.db.transaction(async (tx) => {
+    await store.lockTenantRoles(tx, tenantId)
+    const before = await store.findRole(tx, tenantId, id)
+    if (!before) fail('not_found')
+    // Deleting takes the role from its holders: the same rule as taking it away.
+    await refuseEscalation(tx, tenantId, caller, [before])
+    await store.deleteRole(tx, tenantId, id)
+    await deps.audit.record(tx, tenantId, caller.actor, [
+      { action: 'RoleDeleted', metadata: { roleId: id, name: before.name } },
+    ])
+  })
+}
+
+/** PUT users/{id}/roles: sets the user's direct custom roles, by name. */
+export async function setUserRoles(
+  deps: RoleDeps,
+  tenantId: string,
+  userId: string,
+  input: UserRolesBody,
+  caller: Caller,
+) {
+  const now = deps.clock.now()
+  await deps.db.transaction(async (tx) => {
+    await store.lockTenantRoles(tx, tenantId)
+    const user = await lockLiveUser(tx, tenantId, userId)
+    if (!user) fail('not_found')
+    const found = await store.findRolesByName(tx, tenantId, input.roles)
+    const byName = new Map(found.map((r) => [r.nameNormalized, r]))
+    for (const [i, name] of input.roles.entries()) {
+      const role = byName.get(name.toLowerCase())
+      if (!role) invalid(`body.roles.${i}`, `unknown role ${name}`)
+      else if (role.kind !== 'tenant') invalid(`body.roles.${i}`, `${name} is an organization role`)
+    }
+    const wanted = [...byName.values()]
+    const before = await store.userRoleRows(tx, tenantId, userId)
+    const added = wanted.filter((r) => !before.some((b) => b.id === r.id))
+    const removed = before.filter((b) => !wanted.some((r) => r.id === b.id))
+    await refuseEscalation(tx, tenantId, caller, [...added, ...removed])
+    if (added.length > 0 || removed.length > 0) {
+      await store.replaceUserRoles(
+        tx,
+        tenantId,
+        userId,
+        wanted.map((r) => r.id),
+        now,
+      )
+      await deps.audit.record(tx, tenantId, caller.actor, [
+        {
+          action: 'UserRolesChanged',
+          userId,
+          email: user.emailNormalized,
+          metadata: {
+            added: added.map((r) => r.name).sort(),
+            removed: removed.map((r) => r.name).sort(),
+            via: 'admin',
+          },
+        },
+      ])
+    }
+  })
+}
