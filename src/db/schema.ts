@@ -266,6 +266,11 @@ export const apiKeys = pgTable(
     prefix: text('prefix').notNull(),
     /** SHA-256 of the whole key (256 random bits). */
     keyHash: text('key_hash').notNull(),
+    /**
+     * The tenant permissions the key holds (CONTRACT §17), sorted; null for a key created
+     * before keys had permissions (by an Admin, so holding every one, as it did then).
+     */
+    permissions: jsonb('permissions').$type<string[]>(),
     createdBy: text('created_by'),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at'),

@@ -23,7 +23,6 @@ import { servedClientOf } from '../lib/served-client.ts'
 import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts'
 import type { Actor } from '../modules/audit/recorder.ts'
 import {
-  ALL_PERMISSIONS,
   effectivePermissions,
   grants,
   isPermission,
@@ -131,11 +130,12 @@ export function installAuthentication(
   })
 
   async function keyHolder(request: FastifyRequest, mode: AuthMode, token: string) {
-    // A valid key is still refused where only an Admin's user token may go (403), and
-    // that refusal is not a use of the key.
+    // A valid key is still refused where only an Admin's user token may go (403) or where
+    // it lacks the route's permission, and neither refusal is a use of the key.
     const tenantId = request.tenant.id
     const key = await authenticateApiKey(deps, request.tenant, token, {
-      use: mode !== 'adminUser',
+      // Recorded below, once the key's permissions let it in.
+      use: false,
       // The 429 the spec lists on administration routes: a budget per admin or key, taken
       // for a valid key only (beside the key check's Redis read when the key is kept).
       alongside:
@@ -146,10 +146,14 @@ export function installAuthentication(
     if (mode === 'adminUser') throw new AppError('api_key_not_allowed')
     request.principal = { kind: 'apiKey', keyId: key.id }
     request.actor = { ...request.actor, type: 'apiKey', id: key.id }
-    // A key's own permissions: every one, since only Admins create keys so far.
-    request.permissions = ALL_PERMISSIONS
+    // A key's own permissions, kept with the key (no read of their own). A key is never a
+    // Member: one short of the route's is refused with permission_required, even if empty.
+    request.permissions = key.permissions
     const needed = request.routeOptions.config.permission
-    if (needed) authorize(request.permissions, needed)
+    if (needed && !grants(key.permissions, needed)) {
+      throw new AppError('permission_required', { details: { permission: needed } })
+    }
+    deps.apiKeyUsage.touch(tenantId, key.id, deps.clock.now())
   }
 
   async function admin(request: FastifyRequest, userId: string) {

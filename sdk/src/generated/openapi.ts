@@ -1897,6 +1897,23 @@ export interface components {
       expiresAt: string | null
       lastUsedAt: string | null
       revokedAt: string | null
+      /** @description The tenant permissions the key holds, sorted (CONTRACT §17); a route needing another answers 403 permission_required. */
+      permissions: (
+        | 'tenant:read'
+        | 'tenant:write'
+        | 'users:read'
+        | 'users:write'
+        | 'roles:write'
+        | 'invites:write'
+        | 'apikeys:write'
+        | 'audit:read'
+        | 'applications:write'
+        | 'connections:write'
+        | 'webhooks:write'
+        | 'hooks:write'
+        | 'organizations:write'
+        | 'users:impersonate'
+      )[]
     }
     /** @description A new API key, with its plaintext (this once). */
     CreatedApiKey: {
@@ -6051,7 +6068,10 @@ export interface operations {
          * @example {
          *       "name": "CI deploys",
          *       "environment": "live",
-         *       "expiresAt": "2030-01-01T00:00:00Z"
+         *       "expiresAt": "2030-01-01T00:00:00Z",
+         *       "permissions": [
+         *         "users:read"
+         *       ]
          *     }
          */
         'application/json': {
@@ -6059,6 +6079,8 @@ export interface operations {
           environment: 'live' | 'test'
           /** Format: date-time */
           expiresAt?: string
+          /** @description Tenant permissions of the catalogue, each held by the creator (else 403 permission_required; an unknown one 400 validation). Default: the creator’s own effective permissions (an Admin’s: every one). */
+          permissions?: string[]
         }
       }
     }

@@ -22,6 +22,7 @@ const RECORD_KEYS = [
   'id',
   'lastUsedAt',
   'name',
+  'permissions',
   'prefix',
   'revokedAt',
 ]

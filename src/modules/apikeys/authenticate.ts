@@ -7,9 +7,19 @@
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { AppError } from '../../lib/errors.ts'
+import { ALL_PERMISSIONS, isPermission, type Permission } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { KnownKey } from './cache.ts'
 import { findKeyByHash } from './queries.ts'
+
+/**
+ * A key's stored permissions as the checks read them: the catalogue's only, sorted; a key
+ * from before keys had permissions (null) holds every one, as it did then.
+ */
+export function keyPermissions(stored: readonly string[] | null): readonly Permission[] {
+  if (stored === null) return ALL_PERMISSIONS
+  return Object.freeze([...new Set(stored.filter(isPermission))].sort())
+}
 
 export const KEY_PREFIXES = { live: 'ak_live_', test: 'ak_test_' } as const
 
@@ -51,7 +61,7 @@ export async function authenticateApiKey(
   if (!key) {
     const row = await findKeyByHash(deps.db, tenant.id, keyHash)
     if (row && !row.revokedAt) {
-      key = { id: row.id, expiresAt: row.expiresAt }
+      key = { id: row.id, expiresAt: row.expiresAt, permissions: keyPermissions(row.permissions) }
       if (epoch !== undefined) cache.store(tenant.id, keyHash, key, epoch)
     }
   }

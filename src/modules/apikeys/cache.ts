@@ -16,6 +16,7 @@
 // instance only), an entry is still read again from the database once it is MAX_AGE_MS old.
 import { randomInt } from 'node:crypto'
 import type { Redis } from 'ioredis'
+import type { Permission } from '../roles/permissions.ts'
 
 /** Kept keys at most (one entry is about 300 bytes); the oldest go first. */
 const MAX_ENTRIES = 10_000
@@ -25,6 +26,8 @@ const MAX_AGE_MS = 5000
 export interface KnownKey {
   id: string
   expiresAt: Date | null
+  /** What the key may do (CONTRACT §17): kept with it, so no request reads it apart. */
+  permissions: readonly Permission[]
 }
 
 interface Entry extends KnownKey {
@@ -76,7 +79,14 @@ export class ApiKeyCache {
   store(tenantId: string, keyHash: string, key: KnownKey, epoch: string, now = Date.now()) {
     const id = `${tenantId}/${keyHash}`
     this.entries.delete(id)
-    this.entries.set(id, { id: key.id, expiresAt: key.expiresAt, tenantId, epoch, at: now })
+    this.entries.set(id, {
+      id: key.id,
+      expiresAt: key.expiresAt,
+      permissions: key.permissions,
+      tenantId,
+      epoch,
+      at: now,
+    })
     for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= MAX_ENTRIES && now - entry.at < MAX_AGE_MS) break
       this.entries.delete(oldest)

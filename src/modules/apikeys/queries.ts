@@ -17,7 +17,7 @@ export async function insertApiKey(db: Handle, key: NewApiKey): Promise<ApiKey> 
 
 const byHash = namedStatement(
   'api_key_by_hash',
-  'SELECT id, expires_at, revoked_at FROM api_keys WHERE tenant_id = $1 AND key_hash = $2',
+  'SELECT id, expires_at, revoked_at, permissions FROM api_keys WHERE tenant_id = $1 AND key_hash = $2',
 )
 
 /**
@@ -28,13 +28,14 @@ export async function findKeyByHash(
   db: Db,
   tenantId: string,
   keyHash: string,
-): Promise<Pick<ApiKey, 'id' | 'expiresAt' | 'revokedAt'> | undefined> {
+): Promise<Pick<ApiKey, 'id' | 'expiresAt' | 'revokedAt' | 'permissions'> | undefined> {
   const [row] = await byHash(db, [tenantId, keyHash])
   return row
     ? {
         id: row.id as string,
         expiresAt: row.expires_at as Date | null,
         revokedAt: row.revoked_at as Date | null,
+        permissions: row.permissions as string[] | null,
       }
     : undefined
 }

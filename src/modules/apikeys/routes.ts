@@ -51,7 +51,8 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { deps }: { deps: D
         response: responses(CreatedApiKey, { 400: [], 404: [] }),
       },
     },
-    async (request) => createApiKey(deps, request.tenant.id, request.body, request.actor),
+    async (request) =>
+      createApiKey(deps, request.tenant.id, request.body, request.actor, request.permissions),
   )
 
   app.delete(

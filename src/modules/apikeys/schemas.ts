@@ -8,6 +8,7 @@ import {
   ref,
   TenantSlugParams,
 } from '../../schemas.ts'
+import { PermissionName } from '../roles/schemas.ts'
 
 export const Environment = Type.Union([Type.Literal('live'), Type.Literal('test')])
 
@@ -24,6 +25,10 @@ const ApiKeyComponent = Type.Object(
     expiresAt: NullableDateTime,
     lastUsedAt: NullableDateTime,
     revokedAt: NullableDateTime,
+    permissions: Type.Array(PermissionName, {
+      description:
+        'The tenant permissions the key holds, sorted (CONTRACT §17); a route needing another answers 403 permission_required.',
+    }),
   },
   { $id: 'ApiKey', description: 'An API key of the tenant (never its secret).' },
 )
@@ -35,10 +40,25 @@ export const CreateApiKeyBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 120 }),
     environment: Environment,
     expiresAt: Type.Optional(DateTime),
+    permissions: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        minItems: 1,
+        maxItems: 100,
+        description:
+          'Tenant permissions of the catalogue, each held by the creator (else 403 permission_required; an unknown one 400 validation). Default: the creator’s own effective permissions (an Admin’s: every one).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    examples: [{ name: 'CI deploys', environment: 'live', expiresAt: '2030-01-01T00:00:00Z' }],
+    examples: [
+      {
+        name: 'CI deploys',
+        environment: 'live',
+        expiresAt: '2030-01-01T00:00:00Z',
+        permissions: ['users:read'],
+      },
+    ],
   },
 )
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>

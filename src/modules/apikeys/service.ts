@@ -6,7 +6,8 @@ import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { KEY_PREFIXES } from './authenticate.ts'
+import { holdsAll, isPermission, type Permission } from '../roles/permissions.ts'
+import { KEY_PREFIXES, keyPermissions } from './authenticate.ts'
 import * as store from './queries.ts'
 import type { ApiKeyRecord, CreateApiKeyBody, ListApiKeysQuery } from './schemas.ts'
 
@@ -27,6 +28,7 @@ export function presentApiKey(deps: Pick<Deps, 'apiKeyUsage'>, key: store.ApiKey
     expiresAt: key.expiresAt?.toISOString() ?? null,
     lastUsedAt: lastUsed?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    permissions: [...keyPermissions(key.permissions)],
   }
 }
 
@@ -35,8 +37,10 @@ export async function createApiKey(
   tenantId: string,
   input: CreateApiKeyBody,
   actor: Actor,
+  creatorPermissions: readonly Permission[],
 ) {
   const now = deps.clock.now()
+  const permissions = keyPermissionsAsked(input.permissions, creatorPermissions)
   const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt)
   if (expiresAt && expiresAt <= now) {
     throw new AppError('validation', {
@@ -52,6 +56,7 @@ export async function createApiKey(
       environment: input.environment,
       prefix: plaintext.slice(0, 12),
       keyHash: hashToken(plaintext),
+      permissions,
       createdBy: actor.id,
       createdAt: now,
       expiresAt,
@@ -65,12 +70,37 @@ export async function createApiKey(
           environment: row.environment,
           prefix: row.prefix,
           expiresAt: expiresAt?.toISOString() ?? null,
+          permissions,
         },
       },
     ])
     return row
   })
   return { plaintext, apiKey: presentApiKey(deps, key) }
+}
+
+/**
+ * The permissions a new key is to hold (CONTRACT §17): those asked, each of the catalogue
+ * (else 400 validation naming it) and held by the creator (else 403 permission_required
+ * naming the first not held), or by default every one the creator holds. Sorted, each once.
+ */
+function keyPermissionsAsked(
+  asked: string[] | undefined,
+  creator: readonly Permission[],
+): Permission[] {
+  if (asked === undefined) return [...creator].sort()
+  for (const [i, name] of asked.entries()) {
+    if (!isPermission(name)) {
+      throw new AppError('validation', {
+        details: {
+          issues: [{ path: `body.permissions.${i}`, message: `unknown permission ${name}` }],
+        },
+      })
+    }
+  }
+  const missing = asked.find((name) => !holdsAll(creator, [name]))
+  if (missing) throw new AppError('permission_required', { details: { permission: missing } })
+  return [...new Set(asked as Permission[])].sort()
 }
 
 export async function listApiKeyPage(

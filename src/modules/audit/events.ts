@@ -65,6 +65,7 @@ export interface AuditMetadata {
     environment?: string
     prefix?: string
     expiresAt?: Iso | null
+    permissions?: string[]
   }
   ApiKeyRevoked: { apiKeyId: string; name?: string; prefix?: string }
   SessionCreated: Session
