@@ -23,8 +23,11 @@ import { servedClientOf } from '../lib/served-client.ts'
 import { authenticateApiKey, isApiKey } from '../modules/apikeys/authenticate.ts'
 import type { Actor } from '../modules/audit/recorder.ts'
 import {
+  ALL_PERMISSIONS,
   effectivePermissions,
   grants,
+  holdsAll,
+  isAdminRole,
   isPermission,
   type Permission,
 } from '../modules/roles/permissions.ts'
@@ -53,6 +56,12 @@ declare module 'fastify' {
      * GET me, from the row it reads); empty elsewhere.
      */
     permissions: readonly Permission[]
+    /**
+     * Whether the caller may change who is an Admin (CONTRACT §17, the base role rule): a
+     * user whose base role is Admin, read with its permissions on admin routes, or an API
+     * key holding every permission (as every key did before keys had permissions).
+     */
+    baseRoleAuthority: boolean
   }
 }
 
@@ -92,12 +101,14 @@ export function installAuthentication(
   app.decorateRequest('principal', null)
   app.decorateRequest('actor', null as unknown as Actor)
   app.decorateRequest('permissions', null as unknown as readonly Permission[])
+  app.decorateRequest('baseRoleAuthority', false)
   app.addHook('onRoute', checkRoutePermission)
   // A user token is checked without waiting (a cached signature check and a memory
   // lookup), so the hook is synchronous on that path; API keys and admin rights need the
   // database.
   app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
     request.permissions = NO_PERMISSIONS
+    request.baseRoleAuthority = false
     request.actor = {
       type: 'anonymous',
       id: null,
@@ -149,6 +160,7 @@ export function installAuthentication(
     // A key's own permissions, kept with the key (no read of their own). A key is never a
     // Member: one short of the route's is refused with permission_required, even if empty.
     request.permissions = key.permissions
+    request.baseRoleAuthority = holdsAll(key.permissions, ALL_PERMISSIONS)
     const needed = request.routeOptions.config.permission
     if (needed && !grants(key.permissions, needed)) {
       throw new AppError('permission_required', { details: { permission: needed } })
@@ -162,6 +174,7 @@ export function installAuthentication(
     const user = await findUserAccess(deps.db, request.tenant.id, userId)
     if (user?.status !== 'Active') throw new AppError('session_revoked')
     request.permissions = effectivePermissions(user.role, user.rolePermissions)
+    request.baseRoleAuthority = isAdminRole(user.role)
     authorize(request.permissions, request.routeOptions.config.permission as Permission)
     // The 429 the spec lists on administration routes: a budget per admin or key.
     await deps.limits.hit('adminRequests', `${request.tenant.id}:user:${user.id}`)

@@ -61,18 +61,21 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
         tags,
         summary: "Change a user's role or profile, or suspend and reactivate the user",
         description:
-          'Only the fields sent change; `null` clears a profile field (`displayName`, `givenName`, `familyName` 1..200 characters, `externalId` 1..256; `externalId` need not be unique). Audit: UserUpdated naming the changed fields. Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). An API key cannot set role `Admin` (403 `api_key_not_allowed`).',
+          'Only the fields sent change; `null` clears a profile field (`displayName`, `givenName`, `familyName` 1..200 characters, `externalId` 1..256; `externalId` need not be unique). Audit: UserUpdated naming the changed fields. Suspending ends the sessions. The last active Admin can be neither demoted nor suspended (403 `last_admin`). Making a user an Admin, or an Admin a Member, is an Admin’s act (CONTRACT §17): anyone else holding `users:write` gets 403 `permission_required`, nothing changed; an API key cannot set role `Admin` (403 `api_key_not_allowed`), and demotes an Admin only when it holds every permission (else 403 `api_key_not_allowed`).',
         params: UserParams,
         body: UserPatchBody,
         response: responses(PublicUser, {
           400: [],
-          403: ['last_admin', 'api_key_not_allowed'],
+          403: ['last_admin', 'api_key_not_allowed', 'permission_required'],
           404: ['not_found'],
         }),
       },
     },
     async (request) =>
-      updateUserAccess(deps, request.tenant.id, request.params.userId, request.body, request.actor),
+      updateUserAccess(deps, request.tenant.id, request.params.userId, request.body, {
+        actor: request.actor,
+        baseRoleAuthority: request.baseRoleAuthority,
+      }),
   )
 
   app.post(

@@ -108,19 +108,36 @@ export interface UserChange extends UserPatchBody {
  * also with their old and new values, the profile fields without (personal data, which
  * the audit log keeps after an erasure). An API key may not set the Admin role (even where it is already held): a
  * leaked key could otherwise promote a user it controls and hold an Admin user token,
- * with the rights keys are refused (CONTRACT §4).
+ * with the rights keys are refused (CONTRACT §4). Making an Admin, or an Admin a Member,
+ * needs `baseRoleAuthority` (CONTRACT §17: an Admin's user token, or a key holding every
+ * permission, for the demotion only); anyone else holding users:write is refused with
+ * 403 permission_required, a key with api_key_not_allowed.
  */
 export async function updateUserAccess(
   deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'sessions'>,
   tenantId: string,
   userId: string,
   patch: UserPatchBody,
-  actor: Actor,
+  caller: { actor: Actor; baseRoleAuthority: boolean },
 ): Promise<UserRecord> {
+  const { actor } = caller
   if (patch.role !== undefined && isAdminRole(patch.role) && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot grant the Admin role.' })
   }
-  const changed = await changeUser(deps, tenantId, userId, actor, () => patch)
+  if (patch.role !== undefined && isAdminRole(patch.role) && !caller.baseRoleAuthority) {
+    fail('permission_required', { message: 'Only an Admin may make a user an Admin.' })
+  }
+  const changed = await changeUser(deps, tenantId, userId, actor, (target) => {
+    // Taking the Admin role away, too, is an Admin's act (checked on the locked row).
+    if (isAdminRole(target.role) && patch.role !== undefined && !isAdminRole(patch.role)) {
+      if (!caller.baseRoleAuthority) {
+        fail(actor.type === 'apiKey' ? 'api_key_not_allowed' : 'permission_required', {
+          message: 'Only an Admin may take the Admin role away.',
+        })
+      }
+    }
+    return patch
+  })
   return presentUser(changed, await userRoleNames(deps.db, tenantId, userId))
 }
 

@@ -1,7 +1,7 @@
 // PATCH users/{userId} (role, suspend, reactivate: CONTRACT §2) and POST
 // users/{userId}/totp/disable (SPEC, Administration; CONTRACT §4 revocation).
 import assert from 'node:assert/strict'
-import { before, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import {
   actionsSince,
   auditMark,
@@ -330,4 +330,75 @@ test('TOTP reset with an API key of the tenant', async () => {
   const [event] = await auditSince(server, t.tenantId, mark)
   assert.equal(event.actorType, 'apiKey')
   expectError(await h.me(t, member.accessToken), 401, 'session_revoked')
+})
+
+describe('the base role rule (CONTRACT §17): who is an Admin stays an Admin’s act', () => {
+  /** A tenant, its Admin, a Member, and a second Member holding users:write through a role. */
+  async function withWriter() {
+    const s = await h.setup()
+    const call = (method: string, path: string, body: unknown) =>
+      server.request(method, `/v1/${s.t.slug}/${path}`, body, { token: s.admin })
+    const role = await call('POST', 'roles', { name: 'User editors', permissions: ['users:write'] })
+    assert.equal(role.status, 200, JSON.stringify(role.body))
+    const writer = await signup(server, s.t.slug)
+    const put = await call('PUT', `users/${writer.user.id}/roles`, { roles: ['User editors'] })
+    assert.equal(put.status, 200, JSON.stringify(put.body))
+    return { ...s, writer: writer.accessToken as string, call }
+  }
+
+  test('a non-Admin holding users:write: making an Admin or demoting one is 403 permission_required, nothing changed', async () => {
+    const { t, adminId, member, writer } = await withWriter()
+    await setUser(server, t.tenantId, member.user.id, { role: 'Admin' })
+    const other = await signup(server, t.slug)
+    await unchanged(server, [t.tenantId], async () => {
+      expectError(
+        await h.patch(t, other.user.id, { role: 'Admin' }, writer),
+        403,
+        'permission_required',
+      )
+      expectError(await h.patch(t, adminId, { role: 'Admin' }, writer), 403, 'permission_required')
+      for (const body of [{ role: 'Member' }, { role: 'Member', status: 'Suspended' }]) {
+        expectError(await h.patch(t, member.user.id, body, writer), 403, 'permission_required')
+      }
+    })
+    assert.equal((await userRow(server, t.tenantId, member.user.id))?.role, 'Admin')
+    assert.equal((await userRow(server, t.tenantId, other.user.id))?.role, 'Member')
+    // The rest of users:write is the writer's: a Member suspended, and Member kept Member.
+    const suspended = await h.patch(
+      t,
+      other.user.id,
+      { role: 'Member', status: 'Suspended' },
+      writer,
+    )
+    assert.equal(suspended.status, 200, JSON.stringify(suspended.body))
+    assert.equal(suspended.body.status, 'Suspended')
+  })
+
+  test('a key holding only users:write: making or demoting an Admin is 403 api_key_not_allowed, nothing changed', async () => {
+    const { t, member, call } = await withWriter()
+    const created = await call('POST', 'api-keys', {
+      name: 'users only',
+      environment: 'live',
+      permissions: ['users:write'],
+    })
+    assert.equal(created.status, 200, JSON.stringify(created.body))
+    const key = created.body.plaintext as string
+    await setUser(server, t.tenantId, member.user.id, { role: 'Admin' })
+    const other = await signup(server, t.slug)
+    await unchanged(server, [t.tenantId], async () => {
+      expectError(
+        await h.patch(t, other.user.id, { role: 'Admin' }, key),
+        403,
+        'api_key_not_allowed',
+      )
+      expectError(
+        await h.patch(t, member.user.id, { role: 'Member' }, key),
+        403,
+        'api_key_not_allowed',
+      )
+    })
+    assert.equal((await userRow(server, t.tenantId, member.user.id))?.role, 'Admin')
+    const suspended = await h.patch(t, other.user.id, { status: 'Suspended' }, key)
+    assert.equal(suspended.status, 200, JSON.stringify(suspended.body))
+  })
 })
