@@ -290,6 +290,8 @@ export const invites = pgTable(
     email: text('email').notNull(),
     emailNormalized: text('email_normalized').notNull(),
     role: text('role').notNull(),
+    /** Custom role names (CONTRACT §17) given when accepted, sorted; a deleted one is skipped. */
+    roles: jsonb('roles').$type<string[]>().notNull().default([]),
     /** SHA-256 of the token; accept is not tenant-scoped, so this is unique globally. */
     tokenHash: text('token_hash').notNull().unique(),
     invitedBy: text('invited_by'),

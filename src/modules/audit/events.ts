@@ -50,7 +50,13 @@ export interface AuditMetadata {
   MfaEmailOtpSent: { email?: string }
   MfaEmailOtpVerified: Record<string, never>
   MfaEmailOtpFailed: { reason?: string }
-  InviteCreated: { inviteId: string; role?: string; expiresAt?: Iso; sendEmail?: boolean }
+  InviteCreated: {
+    inviteId: string
+    role?: string
+    roles?: string[]
+    expiresAt?: Iso
+    sendEmail?: boolean
+  }
   InviteAccepted: {
     inviteId: string
     role?: string

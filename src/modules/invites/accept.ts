@@ -12,6 +12,7 @@ import { hashToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
+import { grantRoles } from '../roles/grant.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
@@ -89,6 +90,8 @@ export async function acceptInvite(
         metadata: { via: 'invite', inviteId: spent.id },
       })
     }
+    // The invitation's custom roles (CONTRACT §17), those that still exist.
+    entries.push(...(await grantRoles(tx, tenant.id, user, spent.roles, 'invite', now)))
     await deps.audit.record(tx, tenant.id, who, entries)
     return deps.sessions.start(tx, tenant, user, who)
   })

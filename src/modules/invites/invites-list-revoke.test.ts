@@ -24,6 +24,7 @@ const RECORD_KEYS = [
   'invitedBy',
   'revokedAt',
   'role',
+  'roles',
   'status',
 ]
 

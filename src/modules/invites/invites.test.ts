@@ -28,6 +28,7 @@ const RECORD_KEYS = [
   'invitedBy',
   'revokedAt',
   'role',
+  'roles',
   'status',
 ]
 

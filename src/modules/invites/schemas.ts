@@ -31,6 +31,9 @@ const InviteComponent = Type.Object(
     id: Type.String(),
     email: Type.String(),
     role: Role,
+    roles: Type.Array(Type.String(), {
+      description: 'The custom roles (CONTRACT §17) the invitee is given on accepting, sorted.',
+    }),
     status: InviteStatus,
     createdAt: DateTime,
     expiresAt: DateTime,
@@ -49,6 +52,13 @@ export const CreateInviteBody = Type.Object(
   {
     email: Email,
     role: Type.Optional(Role),
+    roles: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 50,
+        description:
+          'Custom tenant roles (CONTRACT §17) given when the invitation is accepted (an unknown one: 400 validation). A role deleted or renamed before then is skipped.',
+      }),
+    ),
     ttlSeconds: Type.Optional(
       Type.Integer({
         minimum: MIN_TTL_SECONDS,

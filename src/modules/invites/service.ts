@@ -9,6 +9,7 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { resolveRoleNames } from '../roles/grant.ts'
 import { isAdminRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
@@ -35,6 +36,7 @@ export function presentInvite(invite: store.Invite, now: Date): InviteRecord {
     id: invite.id,
     email: invite.email,
     role: invite.role as Role,
+    roles: invite.roles,
     status: inviteStatus(invite, now),
     createdAt: invite.createdAt.toISOString(),
     expiresAt: invite.expiresAt.toISOString(),
@@ -50,18 +52,25 @@ export function presentInvite(invite: store.Invite, now: Date): InviteRecord {
  * be invited and is taken over on accept. A pending invitation for the same address is
  * revoked (superseded) by the new one. An API key cannot invite an Admin: a leaked key
  * would otherwise mint itself an Admin user token, with the rights keys are refused
- * (CONTRACT §4).
+ * (CONTRACT §4); nor can a user who is no Admin (403 permission_required, CONTRACT §17).
+ * `roles` (custom, CONTRACT §17) must each be a tenant role (else 400 validation); they are
+ * given at acceptance, with no escalation rule.
  */
 export async function createInvite(
   deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer'>,
   tenant: Tenant,
   input: CreateInviteBody,
   actor: Actor,
+  baseRoleAuthority: boolean,
 ) {
   const email = normalizeEmail(input.email)
   const role = input.role ?? MEMBER_ROLE
   if (isAdminRole(role) && actor.type === 'apiKey') {
     fail('api_key_not_allowed', { message: 'An API key cannot invite an Admin.' })
+  }
+  // Making an Admin is an Admin's act (CONTRACT §17), by invitation too.
+  if (isAdminRole(role) && !baseRoleAuthority) {
+    fail('permission_required', { message: 'Only an Admin may invite an Admin.' })
   }
   const sendEmail = input.sendEmail ?? true
   const token = randomToken(32)
@@ -71,6 +80,16 @@ export async function createInvite(
     await store.lockAddress(tx, tenant.id, email)
     const existing = await findUserByEmail(tx, tenant.id, email)
     if (existing && existing.status !== 'Pending') fail('already_member')
+    const granted = await resolveRoleNames(tx, tenant.id, input.roles ?? [])
+    if ('unknown' in granted) {
+      const name = (input.roles ?? [])[granted.unknown]
+      fail('validation', {
+        details: {
+          issues: [{ path: `body.roles.${granted.unknown}`, message: `unknown role ${name}` }],
+        },
+      })
+    }
+    const roles = granted.roles.map((r) => r.name)
     const superseded = await store.revokePendingFor(tx, tenant.id, email, now)
     const row = await store.insertInvite(tx, {
       tenantId: tenant.id,
@@ -78,6 +97,7 @@ export async function createInvite(
       email: displayEmail(input.email),
       emailNormalized: email,
       role,
+      roles,
       tokenHash: hashToken(token),
       invitedBy: actor.id,
       createdAt: now,
@@ -92,7 +112,13 @@ export async function createInvite(
       {
         action: 'InviteCreated',
         email,
-        metadata: { inviteId: row.id, role, expiresAt: expiresAt.toISOString(), sendEmail },
+        metadata: {
+          inviteId: row.id,
+          role,
+          ...(roles.length > 0 ? { roles } : {}),
+          expiresAt: expiresAt.toISOString(),
+          sendEmail,
+        },
       },
     ])
     // After the commit: a rolled-back invitation is never mailed.

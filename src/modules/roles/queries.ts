@@ -130,3 +130,20 @@ export const ROLE_NAMES_SQL = `ARRAY(SELECT r.name FROM user_roles ur JOIN roles
  * the user row (one statement).
  */
 export const ROLE_PERMISSIONS_SQL = `ARRAY(SELECT DISTINCT p FROM user_roles ur JOIN roles r ON r.tenant_id = ur.tenant_id AND r.id = ur.role_id, jsonb_array_elements_text(r.permissions) p WHERE ur.tenant_id = users.tenant_id AND ur.user_id = users.id)`
+
+/** Gives the user the roles `roleIds` it does not hold yet; answers the ids it gained. */
+export async function addUserRoles(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  roleIds: string[],
+  now: Date,
+): Promise<string[]> {
+  if (roleIds.length === 0) return []
+  const rows = await db
+    .insert(userRoles)
+    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, createdAt: now })))
+    .onConflictDoNothing()
+    .returning({ roleId: userRoles.roleId })
+  return rows.map((r) => r.roleId)
+}

@@ -1,0 +1,1 @@
+ALTER TABLE "invites" ADD COLUMN "roles" jsonb DEFAULT '[]'::jsonb NOT NULL;
