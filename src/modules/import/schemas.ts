@@ -26,6 +26,13 @@ const ImportUser = Type.Object(
     passwordSalt: Text('1 to 1024 characters.'),
     role: Text('`Member` (the default) or `Admin`.'),
     status: Text('`Active` (the default) or `Suspended`.'),
+    roles: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 50,
+        description:
+          'Custom tenant roles (CONTRACT §17, any case) given to the user created or updated, added to those it holds (audit UserRolesChanged, via `import`). A name that is no tenant role makes the row `error` with `validation`.',
+      }),
+    ),
     createdAt: Text('An RFC 3339 date-time from 1970 to 9999; default now.'),
     displayName: Text('1 to 200 characters.'),
     givenName: Text('1 to 200 characters.'),

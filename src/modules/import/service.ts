@@ -9,6 +9,7 @@ import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { isAdminRole, MEMBER_ROLE } from '../roles/permissions.ts'
+import { addUserRoles, findRolesByName, type Role } from '../roles/queries.ts'
 import { credentialGuard } from '../users/credentials.ts'
 import {
   findLiveByEmails,
@@ -54,6 +55,55 @@ export async function importUsers(
   // A `revoking` transaction: a password replaced by an update ends the user's sessions as
   // a password change does (CONTRACT §4's 5 s rule), once it committed.
   await deps.sessions.revoking(async (tx, revoke) => {
+    // The custom roles the rows name (CONTRACT §17), read once for the batch; a row naming
+    // one the tenant has not is that row's error.
+    const named = [...new Set(rows.flatMap((r) => r.input.roles ?? []))]
+    const known = new Map(
+      (await findRolesByName(tx, tenantId, named))
+        .filter((r) => r.kind === 'tenant')
+        .map((r) => [r.nameNormalized, r]),
+    )
+    const rolesOf = (input: CheckedUser) => [
+      ...new Map(
+        (input.roles ?? []).map((name) => {
+          const role = known.get(name.toLowerCase())
+          return [role?.id, role] as const
+        }),
+      ).values(),
+    ]
+    const granted = new Map<number, Role[]>()
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const { index, input } = rows[i]
+      const roles = rolesOf(input)
+      if (roles.some((r) => r === undefined)) {
+        results[index] = { index, status: 'error', reason: 'validation' }
+        rows.splice(i, 1)
+      } else granted.set(index, roles as Role[])
+    }
+    const grant = async (index: number, userId: string, email: string) => {
+      const roles = granted.get(index) ?? []
+      const gained = new Set(
+        await addUserRoles(
+          tx,
+          tenantId,
+          userId,
+          roles.map((r) => r.id),
+          now,
+        ),
+      )
+      const added = roles
+        .filter((r) => gained.has(r.id))
+        .map((r) => r.name)
+        .sort()
+      if (added.length > 0) {
+        entries.push({
+          action: 'UserRolesChanged',
+          userId,
+          email,
+          metadata: { added, removed: [], via: 'import' },
+        })
+      }
+    }
     const existing = await findLiveByEmails(
       tx,
       tenantId,
@@ -106,6 +156,7 @@ export async function importUsers(
         }
         results[index] = { index, status: 'updated', id: found.id }
         entries.push(imported(found.id, email, 'updated', passwordHash))
+        await grant(index, found.id, email)
         continue
       }
       const createdAt = input.createdAt ? new Date(input.createdAt) : now
@@ -136,6 +187,7 @@ export async function importUsers(
         }
         results[index] = { index, status: 'created', id }
         entries.push(imported(id, row.emailNormalized, 'created', row.passwordHash ?? undefined))
+        await grant(index, id, row.emailNormalized)
       }
     }
     await deps.audit.record(tx, tenantId, actor, entries)

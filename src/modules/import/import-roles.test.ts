@@ -1,0 +1,96 @@
+// Import rows with custom roles (CONTRACT §17): `roles` given to the user created or
+// updated (UserRolesChanged via "import"); a name that is no tenant role is that row's
+// error `validation`, nothing of it stored, and the other rows go on.
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import { auditRows, unchanged, userByEmail } from '../../../test/db.ts'
+import { expectValidation } from '../../../test/envelope.ts'
+import {
+  createTenant,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+  uniqueEmail,
+} from '../../../test/helpers.ts'
+import { userRoleNames } from '../roles/queries.ts'
+
+let server: TestServer
+let t: TenantFixture
+before(async (ctx) => {
+  server = await startTestServer(ctx)
+  t = await createTenant(server)
+})
+
+const call = (method: string, path: string, body: unknown) =>
+  server.request(method, `/v1/${t.slug}/${path}`, body, { token: t.admin.accessToken })
+
+let n = 0
+async function role(kind?: string) {
+  const res = await call('POST', 'roles', { name: `Imported ${++n}`, ...(kind ? { kind } : {}) })
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  return res.body.role as { id: string; name: string }
+}
+
+test('import: rows with roles create users holding them; an unknown role is that row’s validation error', async () => {
+  const a = await role()
+  const b = await role()
+  const org = await role('organization')
+  const [one, two, bad, orgRow] = ['one', 'two', 'bad', 'org'].map((p) => uniqueEmail(p))
+  const res = await call('POST', 'users/import', {
+    users: [
+      { email: one, roles: [a.name, b.name.toLowerCase()] },
+      { email: two },
+      { email: bad, roles: [a.name, 'No such role'] },
+      { email: orgRow, roles: [org.name] },
+    ],
+  })
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  const [r1, r2, r3, r4] = res.body.results
+  assert.equal(r1.status, 'created')
+  assert.equal(r2.status, 'created')
+  assert.deepEqual(r3, { index: 2, status: 'error', reason: 'validation' })
+  assert.deepEqual(r4, { index: 3, status: 'error', reason: 'validation' })
+  assert.equal(await userByEmail(server, t.tenantId, bad), undefined)
+  assert.equal(await userByEmail(server, t.tenantId, orgRow), undefined)
+  assert.deepEqual(await userRoleNames(server.deps.db, t.tenantId, r1.id), [a.name, b.name].sort())
+  assert.deepEqual(await userRoleNames(server.deps.db, t.tenantId, r2.id), [])
+  const events = (await auditRows(server, t.tenantId, 'UserRolesChanged')).filter(
+    (e) => e.metadata.via === 'import',
+  )
+  assert.equal(events.length, 1)
+  assert.equal(events[0].userId, r1.id)
+  assert.deepEqual(events[0].metadata, {
+    added: [a.name, b.name].sort(),
+    removed: [],
+    via: 'import',
+  })
+
+  // An update adds the roles to those held; one already held is no change.
+  const again = await call('POST', 'users/import', {
+    onConflict: 'update',
+    users: [{ email: one, roles: [a.name] }],
+  })
+  assert.equal(again.body.results[0].status, 'updated', JSON.stringify(again.body))
+  assert.deepEqual(await userRoleNames(server.deps.db, t.tenantId, r1.id), [a.name, b.name].sort())
+  const after = (await auditRows(server, t.tenantId, 'UserRolesChanged')).filter(
+    (e) => e.metadata.via === 'import',
+  )
+  assert.equal(after.length, 1)
+})
+
+test('import: roles that are not a list of 1..64-character names (at most 50): 400, nothing stored', async () => {
+  for (const roles of [
+    'Support',
+    [''],
+    [5],
+    ['r'.repeat(65)],
+    Array.from({ length: 51 }, () => 'r'),
+  ]) {
+    await unchanged(server, t.tenantId, async () => {
+      const res = await call('POST', 'users/import', {
+        users: [{ email: uniqueEmail('x'), roles }],
+      })
+      expectValidation(res)
+    })
+  }
+})
