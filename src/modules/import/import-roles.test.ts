@@ -7,6 +7,7 @@ import { auditRows, unchanged, userByEmail } from '../../../test/db.ts'
 import { expectValidation } from '../../../test/envelope.ts'
 import {
   createTenant,
+  signup,
   startTestServer,
   type TenantFixture,
   type TestServer,
@@ -93,4 +94,30 @@ test('import: roles that are not a list of 1..64-character names (at most 50): 4
       expectValidation(res)
     })
   }
+})
+
+test('import: a row making an Admin from a user who is no Admin is that row’s permission_required', async () => {
+  const importer = await call('POST', 'roles', {
+    name: `Importers ${++n}`,
+    permissions: ['users:write'],
+  })
+  assert.equal(importer.status, 200, JSON.stringify(importer.body))
+  const u = await signup(server, t.slug)
+  const put = await call('PUT', `users/${u.user.id}/roles`, { roles: [importer.body.role.name] })
+  assert.equal(put.status, 200, JSON.stringify(put.body))
+  const [boss, peer] = [uniqueEmail('boss'), uniqueEmail('peer')]
+  const res = await server.request(
+    'POST',
+    `/v1/${t.slug}/users/import`,
+    { users: [{ email: boss, role: 'Admin' }, { email: peer }] },
+    { token: u.accessToken },
+  )
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.deepEqual(res.body.results[0], {
+    index: 0,
+    status: 'error',
+    reason: 'permission_required',
+  })
+  assert.equal(res.body.results[1].status, 'created')
+  assert.equal(await userByEmail(server, t.tenantId, boss), undefined)
 })

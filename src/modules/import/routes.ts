@@ -24,6 +24,7 @@ export async function importRoutes(fastify: FastifyInstance, { deps }: { deps: D
         response: responses(ImportAnswer, { 400: [], 404: [] }),
       },
     },
-    async (request) => importUsers(deps, request.tenant.id, request.body, request.actor),
+    async (request) =>
+      importUsers(deps, request.tenant.id, request.body, request.actor, request.baseRoleAuthority),
   )
 }

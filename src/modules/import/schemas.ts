@@ -97,7 +97,7 @@ const ImportResultComponent = Type.Object(
     reason: Type.Optional(
       Type.String({
         description:
-          '`duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed`, `credential_protected` (error: an update may not replace the password of an Admin or of a user with a second factor).',
+          '`duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed`, `permission_required` (role `Admin` from a user who is no Admin), `credential_protected` (error: an update may not replace the password of an Admin or of a user with a second factor).',
       }),
     ),
   },

@@ -30,6 +30,7 @@ export async function importUsers(
   tenantId: string,
   body: ImportBody,
   actor: Actor,
+  baseRoleAuthority: boolean,
 ): Promise<{ results: ImportResult[] }> {
   const onConflict = body.onConflict ?? 'skip'
   const firebase = body.hashConfig?.firebase
@@ -49,6 +50,9 @@ export async function importUsers(
     else if (user.role !== undefined && isAdminRole(user.role) && actor.type === 'apiKey') {
       // As PATCH users: a leaked key must not mint Admins (CONTRACT §4).
       results[index] = { index, status: 'error', reason: 'api_key_not_allowed' }
+    } else if (user.role !== undefined && isAdminRole(user.role) && !baseRoleAuthority) {
+      // Making an Admin is an Admin's act (CONTRACT §17).
+      results[index] = { index, status: 'error', reason: 'permission_required' }
     } else rows.push({ index, email, input: user })
     seen.add(email)
   })
