@@ -995,7 +995,7 @@ export interface paths {
     put?: never
     /**
      * Invite an address (the token is returned this once, and mailed)
-     * @description Defaults: role `Member`, ttlSeconds 604800 (60 to 2592000), sendEmail true. An address that belongs to an Active or Suspended user is 409 `already_member`; a Pending user (a passwordless sign-up that never finished) may be invited, and accepting takes that user over. A pending invitation for the same address is revoked by the new one. An API key cannot invite an Admin (403 `api_key_not_allowed`).
+     * @description Defaults: role `Member`, ttlSeconds 604800 (60 to 2592000), sendEmail true. An address that belongs to an Active or Suspended user is 409 `already_member`; a Pending user (a passwordless sign-up that never finished) may be invited, and accepting takes that user over. A pending invitation for the same address is revoked by the new one. An API key cannot invite an Admin (403 `api_key_not_allowed`), nor can a user who is no Admin (403 `permission_required`). `roles` names custom tenant roles given on acceptance (audit UserRolesChanged, via `invite`); an unknown one is 400 `validation`.
      */
     post: operations['createInvite']
     delete?: never
@@ -1765,7 +1765,7 @@ export interface components {
       index: number
       status: 'created' | 'updated' | 'skipped' | 'error'
       id?: string
-      /** @description `duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed`, `credential_protected` (error: an update may not replace the password of an Admin or of a user with a second factor). */
+      /** @description `duplicate_in_batch`, `exists` (skipped); `invalid_email`, `validation`, `unsupported_hash`, `hash_too_expensive`, `api_key_not_allowed`, `permission_required` (role `Admin` from a user who is no Admin), `credential_protected` (error: an update may not replace the password of an Admin or of a user with a second factor). */
       reason?: string
     }
     ImportAnswer: {
@@ -1932,6 +1932,8 @@ export interface components {
       id: string
       email: string
       role: 'Member' | 'Admin'
+      /** @description The custom roles (CONTRACT §17) the invitee is given on accepting, sorted. */
+      roles: string[]
       status: 'Pending' | 'Accepted' | 'Revoked' | 'Expired'
       /** Format: date-time */
       createdAt: string
@@ -5894,6 +5896,8 @@ export interface operations {
             role?: string
             /** @description `Active` (the default) or `Suspended`. */
             status?: string
+            /** @description Custom tenant roles (CONTRACT §17, any case) given to the user created or updated, added to those it holds (audit UserRolesChanged, via `import`). A name that is no tenant role makes the row `error` with `validation`. */
+            roles?: string[]
             /** @description An RFC 3339 date-time from 1970 to 9999; default now. */
             createdAt?: string
             /** @description 1 to 200 characters. */
@@ -6301,6 +6305,8 @@ export interface operations {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           role?: 'Member' | 'Admin'
+          /** @description Custom tenant roles (CONTRACT §17) given when the invitation is accepted (an unknown one: 400 validation). A role deleted or renamed before then is skipped. */
+          roles?: string[]
           /** @description Lifetime in seconds; default 604800 (7 days). */
           ttlSeconds?: number
           /** @description Mail the token (default true). */
