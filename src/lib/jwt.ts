@@ -39,6 +39,8 @@ export interface AccessClaims {
   sub: string
   tid: string
   role: string
+  /** The user's custom role names at issue, sorted (CONTRACT §17); absent when none. */
+  roles?: string[]
   sid: string
   iat: number
   exp: number

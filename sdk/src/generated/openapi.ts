@@ -2058,6 +2058,8 @@ export interface components {
           tid: string
           /** @description The user's role now (read with the session), not the role the token was issued with. */
           role: string
+          /** @description The user's custom role names now, sorted (CONTRACT §17); absent when it holds none. */
+          roles?: string[]
           /** @description The session id. */
           sid: string
           iat: number

@@ -6,11 +6,18 @@ import { and, eq, gt, isNull, sql } from '../../db/orm.ts'
 import { perDatabase } from '../../db/prepared.ts'
 import { sessions, users } from '../../db/schema.ts'
 import { isUuid } from '../../lib/ids.ts'
+import { ROLE_NAMES_SQL } from '../roles/queries.ts'
 
 // Prepared: a resource server may introspect on every request it serves.
 const liveSession = perDatabase((db: Db) =>
   db
-    .select({ role: users.role, status: users.status, signedInAt: sessions.createdAt })
+    .select({
+      role: users.role,
+      status: users.status,
+      signedInAt: sessions.createdAt,
+      // The user's custom role names now, sorted (CONTRACT §17), in the same statement.
+      roles: sql<string[]>`${sql.raw(ROLE_NAMES_SQL)}`,
+    })
     .from(sessions)
     .innerJoin(users, and(eq(users.tenantId, sessions.tenantId), eq(users.id, sessions.userId)))
     .where(
@@ -30,6 +37,8 @@ const liveSession = perDatabase((db: Db) =>
 export interface LiveSession {
   role: string
   status: string
+  /** The user's custom role names now, sorted. */
+  roles: string[]
   /** When the session signed in (its `auth_time` for the OpenID provider). */
   signedInAt: Date
 }
@@ -52,14 +61,16 @@ export async function findLiveSession(
   return rows[0]
 }
 
-/** The user's current role while the session is live and its user not suspended. */
+/** The user's current role and custom roles while the session is live and its user not suspended. */
 export async function liveSessionRole(
   db: Db,
   tenantId: string,
   sessionId: string,
   userId: string,
   now: Date,
-): Promise<string | undefined> {
+): Promise<{ role: string; roles: string[] } | undefined> {
   const found = await findLiveSession(db, tenantId, sessionId, userId, now)
-  return found && found.status !== 'Suspended' ? found.role : undefined
+  return found && found.status !== 'Suspended'
+    ? { role: found.role, roles: found.roles ?? [] }
+    : undefined
 }

@@ -31,6 +31,12 @@ export const ActiveToken = Type.Object(
       description:
         "The user's role now (read with the session), not the role the token was issued with.",
     }),
+    roles: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          "The user's custom role names now, sorted (CONTRACT §17); absent when it holds none.",
+      }),
+    ),
     sid: Type.String({ description: 'The session id.' }),
     iat: Type.Integer(),
     exp: Type.Integer(),

@@ -32,10 +32,12 @@ export async function introspect(
   if (claims.exp <= Math.floor(now.getTime() / 1000)) return INACTIVE
   if (claims.tid !== tenantId) return INACTIVE
   if (deps.revocations.has(claims.sid)) return INACTIVE
-  const role = await liveSessionRole(deps.db, tenantId, claims.sid, claims.sub, now)
-  if (role === undefined) return INACTIVE
+  const live = await liveSessionRole(deps.db, tenantId, claims.sid, claims.sub, now)
+  if (live === undefined) return INACTIVE
   const { sub, tid, sid, iat, exp, iss } = claims
-  return { active: true, sub, tid, role, sid, iat, exp, iss }
+  // `roles` (CONTRACT §17): the custom role names now, omitted when the user holds none.
+  const roles = live.roles.length > 0 ? { roles: live.roles } : {}
+  return { active: true, sub, tid, role: live.role, ...roles, sid, iat, exp, iss }
 }
 
 /** The public keys resource servers verify access tokens with; none with HS256. */

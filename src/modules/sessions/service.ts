@@ -11,6 +11,7 @@ import { ACCESS_TOKEN_TTL, type AccessTokens } from '../../lib/jwt.ts'
 import type { Mailer } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry, AuditRecorder } from '../audit/recorder.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
+import { userRoleNames } from '../roles/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import type { User } from '../users/queries.ts'
 import { presentUser, type UserRecord } from '../users/record.ts'
@@ -157,7 +158,8 @@ export class SessionService {
       ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
     ])
-    return this.envelope(user, sessionId, refreshToken, now)
+    const roles = await userRoleNames(tx, tenant.id, user.id)
+    return this.envelope(user, roles, sessionId, refreshToken, now)
   }
 
   /** Rotates a refresh token; reuse of a rotated one ends its whole family. */
@@ -176,7 +178,10 @@ export class SessionService {
       expiresAt,
       actor,
     )
-    if (rotated) return this.envelope(rotated.user, rotated.sessionId, next, now)
+    if (rotated) {
+      const roles = await userRoleNames(db, tenant.id, rotated.user.id)
+      return this.envelope(rotated.user, roles, rotated.sessionId, next, now)
+    }
 
     const state = await store.findRefreshToken(db, tenant.id, oldHash)
     if (!state) fail('token_invalid')
@@ -311,13 +316,27 @@ export class SessionService {
     })
   }
 
-  private envelope(user: User, sessionId: string, refreshToken: string, now: Date) {
+  /** `roles`: the user's custom role names, sorted: the token's `roles` claim when any (CONTRACT §17). */
+  private envelope(
+    user: User,
+    roles: string[],
+    sessionId: string,
+    refreshToken: string,
+    now: Date,
+  ) {
     const accessToken = this.deps.tokens.issue(
-      { sub: user.id, tid: user.tenantId, role: user.role, sid: sessionId, jti: randomToken(12) },
+      {
+        sub: user.id,
+        tid: user.tenantId,
+        role: user.role,
+        ...(roles.length > 0 ? { roles } : {}),
+        sid: sessionId,
+        jti: randomToken(12),
+      },
       now,
     )
     return {
-      user: presentUser(user),
+      user: presentUser(user, roles),
       accessToken,
       refreshToken,
       accessTokenExpiresIn: ACCESS_TOKEN_TTL,
