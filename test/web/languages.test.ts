@@ -1,0 +1,80 @@
+// The hosted pages' language over HTTP (CONTRACT §20): Accept-Language, `?lang=` and the
+// cookie that remembers it, `<html lang dir>`, the language picker.
+import assert from 'node:assert/strict'
+import { before, describe, test } from 'node:test'
+import { catalogues } from '../../src/i18n/index.ts'
+import { createTenant, randomIp, startTestServer, type TestServer } from '../helpers.ts'
+import { PageClient } from './page-client.ts'
+
+let server: TestServer
+
+before(async (ctx) => {
+  server = await startTestServer(ctx)
+})
+
+const htmlTag = (markup: string) => /<html[^>]*>/.exec(markup)?.[0] ?? ''
+
+describe('the pages’ language', () => {
+  test('English by default, Accept-Language chosen by best match', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    const plain = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(htmlTag(plain.html), '<html lang="en" dir="ltr">')
+    assert.match(plain.html, /<h1>Sign in to /)
+
+    c.headers['accept-language'] = 'ja, de-AT;q=0.9, fr;q=0.8'
+    const german = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(german.status, 200)
+    assert.equal(htmlTag(german.html), '<html lang="de" dir="ltr">')
+    assert.match(german.html, /<h1>Bei .* anmelden<\/h1>/)
+    assert.match(german.html, /<label for="password">Passwort<\/label>/)
+    assert.equal(c.cookies.get('ta_lang'), undefined, 'a header is not remembered')
+
+    c.headers['accept-language'] = 'ja, xx'
+    const unknown = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(htmlTag(unknown.html), '<html lang="en" dir="ltr">')
+  })
+
+  test('?lang= wins over Accept-Language and is remembered in a cookie', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    c.headers['accept-language'] = 'de'
+    const french = await c.get(`/t/${t.slug}/sign-in?lang=fr`)
+    assert.equal(htmlTag(french.html), '<html lang="fr" dir="ltr">')
+    assert.match(french.html, /Mot de passe oublié/)
+    assert.equal(c.cookies.get('ta_lang'), 'fr')
+    // The next page, without ?lang=: the cookie, not the header.
+    const again = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(htmlTag(again.html), '<html lang="fr" dir="ltr">')
+  })
+
+  test('an unknown ?lang= is passed over and not remembered', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    c.headers['accept-language'] = 'de'
+    for (const lang of ['xx', 'de%22%3E%3Cscript%3E', '']) {
+      const page = await c.get(`/t/${t.slug}/sign-in?lang=${lang}`)
+      assert.equal(page.status, 200)
+      assert.equal(htmlTag(page.html), '<html lang="de" dir="ltr">')
+      assert.doesNotMatch(page.html, /<script>/)
+    }
+    assert.equal(c.cookies.get('ta_lang'), undefined)
+  })
+
+  test('every page has a language picker: links to the same page with ?lang=', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    const page = await c.get(`/t/${t.slug}/sign-in?lang=de`)
+    const picker = /<nav class="languages" aria-label="Sprache">[\s\S]*?<\/nav>/.exec(page.html)
+    assert.ok(picker, 'a labelled picker')
+    for (const locale of catalogues.keys()) {
+      assert.match(
+        picker[0],
+        new RegExp(`href="/t/${t.slug}/sign-in\\?lang=${locale}" lang="${locale}" hreflang="${locale}"`),
+      )
+    }
+    assert.match(picker[0], /lang="de" hreflang="de" aria-current="true">Deutsch</)
+    assert.match(picker[0], />Français</)
+    assert.match(picker[0], />English</)
+  })
+})
