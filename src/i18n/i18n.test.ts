@@ -52,12 +52,10 @@ describe('catalogues', () => {
   test('every locale has exactly en’s keys, each message parses with en’s placeholders', () => {
     assert.ok(Object.keys(en).length > 0)
     assert.ok(catalogues.size >= 3, 'en, de and fr at least')
-    assert.deepEqual(placeholders('{n, plural, one {# <b>{who}</b>} other {#}} {when, date}', 'en'), [
-      'b',
-      'n',
-      'when',
-      'who',
-    ])
+    assert.deepEqual(
+      placeholders('{n, plural, one {# <b>{who}</b>} other {#}} {when, date}', 'en'),
+      ['b', 'n', 'when', 'who'],
+    )
     for (const [locale, catalogue] of catalogues) {
       assert.deepEqual(Object.keys(catalogue).sort(), Object.keys(en).sort(), locale)
       for (const [key, source] of Object.entries(catalogue)) {

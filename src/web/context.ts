@@ -3,7 +3,7 @@
 // and the way a page is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
-import { negotiate, supportedLocales, type Translate, translator } from '../i18n/index.ts'
+import { match, negotiate, supportedLocales, type Translate, translator } from '../i18n/index.ts'
 import { pageCookieOptions, readCookies, setCookie } from '../lib/cookies.ts'
 import { hashToken } from '../lib/crypto.ts'
 import { tenantHasLogo } from '../modules/tenants/service.ts'
@@ -100,6 +100,27 @@ export class Pages {
       })
     }
     return locale
+  }
+
+  /**
+   * The OpenID request's `ui_locales` (read on the interaction page): its first supported
+   * tag becomes the request's locale, and is remembered in the `lang` cookie so the pages of
+   * the sign-in that follow (sign-in, second factor, consent) speak it too.
+   */
+  useUiLocales(request: FastifyRequest, reply: FastifyReply, uiLocales: unknown): void {
+    if (typeof uiLocales !== 'string') return
+    const found = uiLocales
+      .split(/\s+/)
+      .map((tag) => match(tag))
+      .find((locale) => locale !== undefined)
+    if (!found) return
+    locales.set(request, found)
+    if (readCookies(request)[LANG_COOKIE] !== found) {
+      setCookie(reply, LANG_COOKIE, found, {
+        ...pageCookieOptions(this.ctx(request)),
+        maxAge: LANG_COOKIE_SECONDS,
+      })
+    }
   }
 
   /** The translator for the request's locale, for a page's strings. */

@@ -70,7 +70,9 @@ describe('the pages’ language', () => {
     for (const locale of catalogues.keys()) {
       assert.match(
         picker[0],
-        new RegExp(`href="/t/${t.slug}/sign-in\\?lang=${locale}" lang="${locale}" hreflang="${locale}"`),
+        new RegExp(
+          `href="/t/${t.slug}/sign-in\\?lang=${locale}" lang="${locale}" hreflang="${locale}"`,
+        ),
       )
     }
     assert.match(picker[0], /lang="de" hreflang="de" aria-current="true">Deutsch</)

@@ -4,13 +4,13 @@
 // common. A flow carries nothing of the OpenID interaction it may serve: the interaction is
 // remembered in its sealed cookie (session.ts) and read once, where the sign-in ends.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { DEFAULT_LOCALE, type Translate, translator } from '../../i18n/index.ts'
 import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
 import type { Tenant } from '../../modules/tenants/service.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
 import type { Form } from '../http.ts'
-import { DEFAULT_LOCALE, type Translate, translator } from '../../i18n/index.ts'
 import { codeField, type FormErrors } from '../layout.ts'
 
 export type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
