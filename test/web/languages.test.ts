@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import { catalogues } from '../../src/i18n/index.ts'
 import { createTenant, randomIp, startTestServer, type TestServer } from '../helpers.ts'
-import { PageClient } from './page-client.ts'
+import { PageClient, textOf } from './page-client.ts'
 
 let server: TestServer
 
@@ -79,4 +79,36 @@ describe('the pages’ language', () => {
     assert.match(picker[0], />Français</)
     assert.match(picker[0], />English</)
   })
+})
+
+/** The literal parts (8 characters or more) of each English message that another locale says differently. */
+function englishFragments(locale: string): string[] {
+  const en = catalogues.get('en') ?? {}
+  const other = catalogues.get(locale) ?? {}
+  return Object.entries(en)
+    .filter(([key, message]) => other[key] !== message)
+    .flatMap(([, message]) => message.split(/\{[^}]*\}/))
+    .map((part) => part.trim())
+    .filter((part) => part.length >= 8)
+}
+
+describe('a page in German or French', () => {
+  for (const locale of ['de', 'fr']) {
+    test(`${locale}: the signed-out pages hold no English string of the catalogue`, async () => {
+      const t = await createTenant(server)
+      const c = new PageClient(server, randomIp())
+      const fragments = englishFragments(locale)
+      assert.ok(fragments.length > 50, 'the check has strings to look for')
+      for (const path of ['sign-in', 'sign-up', 'sign-in/code', 'reset-password', 'invite']) {
+        const page = await c.get(`/t/${t.slug}/${path}?lang=${locale}`)
+        const text = textOf(page.html)
+        assert.ok(text.length > 40, path)
+        const left = fragments.filter((f) => text.includes(f))
+        assert.deepEqual(left, [], `${path} in ${locale}`)
+      }
+      // And the check finds them in the English page.
+      const english = textOf((await c.get(`/t/${t.slug}/sign-in?lang=en`)).html)
+      assert.ok(fragments.some((f) => english.includes(f)))
+    })
+  }
 })
