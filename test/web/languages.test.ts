@@ -112,3 +112,22 @@ describe('a page in German or French', () => {
     })
   }
 })
+
+describe('an error page of a workspace', () => {
+  test('speaks the request’s language: a 405 in German, in English by default', async () => {
+    const t = await createTenant(server)
+    const german = await fetch(new URL(`/t/${t.slug}/sign-in?lang=de`, server.url), {
+      method: 'PUT',
+      headers: { 'x-forwarded-for': randomIp() },
+    })
+    assert.equal(german.status, 405)
+    const body = await german.text()
+    assert.equal(htmlTag(body), '<html lang="de" dir="ltr">')
+    assert.match(body, /<h1>Diese Seite nimmt diese Anfrage nicht an<\/h1>/)
+    const english = await fetch(new URL(`/t/${t.slug}/sign-in`, server.url), {
+      method: 'PUT',
+      headers: { 'x-forwarded-for': randomIp() },
+    })
+    assert.match(await english.text(), /<h1>This page does not take that request<\/h1>/)
+  })
+})
