@@ -38,6 +38,8 @@ const LANG_COOKIE_SECONDS = 365 * 24 * 3600
 
 /** Each request's negotiated locale, resolved once. */
 const locales = new WeakMap<FastifyRequest, string>()
+/** The requests whose `lang` was already considered for the cookie. */
+const remembered = new WeakSet<FastifyRequest>()
 
 export interface TokenEnvelope {
   accessToken: string
@@ -81,23 +83,28 @@ export class Pages {
    * tenants have no `locale`/`defaultLocale` yet, so those sources are not consulted.
    */
   locale(request: FastifyRequest, reply?: FastifyReply): string {
-    const known = locales.get(request)
-    if (known) return known
+    let locale = locales.get(request)
     const query = (request.query ?? {}) as Record<string, unknown>
     const lang = typeof query.lang === 'string' ? query.lang : undefined
     const cookie = readCookies(request)[LANG_COOKIE]
-    const locale = negotiate({
-      uiLocales: typeof query.ui_locales === 'string' ? query.ui_locales : undefined,
-      query: lang,
-      cookie,
-      acceptLanguage: request.headers['accept-language'],
-    })
-    locales.set(request, locale)
-    if (reply && lang !== undefined && lang === locale && cookie !== locale) {
-      setCookie(reply, LANG_COOKIE, locale, {
-        ...pageCookieOptions(this.ctx(request)),
-        maxAge: LANG_COOKIE_SECONDS,
+    if (!locale) {
+      locale = negotiate({
+        uiLocales: typeof query.ui_locales === 'string' ? query.ui_locales : undefined,
+        query: lang,
+        cookie,
+        acceptLanguage: request.headers['accept-language'],
       })
+      locales.set(request, locale)
+    }
+    // Remembered once per request, by the first call that has the reply.
+    if (reply && !remembered.has(request) && lang !== undefined) {
+      remembered.add(request)
+      if (match(lang) === locale && cookie !== locale) {
+        setCookie(reply, LANG_COOKIE, locale, {
+          ...pageCookieOptions(this.ctx(request)),
+          maxAge: LANG_COOKIE_SECONDS,
+        })
+      }
     }
     return locale
   }

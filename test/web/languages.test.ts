@@ -46,6 +46,9 @@ describe('the pages’ language', () => {
     // The next page, without ?lang=: the cookie, not the header.
     const again = await c.get(`/t/${t.slug}/sign-in`)
     assert.equal(htmlTag(again.html), '<html lang="fr" dir="ltr">')
+    // Another case of a supported tag is the same locale, remembered as the catalogue names it.
+    await c.get(`/t/${t.slug}/sign-in?lang=DE`)
+    assert.equal(c.cookies.get('ta_lang'), 'de')
   })
 
   test('an unknown ?lang= is passed over and not remembered', async () => {
