@@ -3,6 +3,8 @@
 // and the way a page is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
+import { match, negotiate, supportedLocales, type Translate, translator } from '../i18n/index.ts'
+import { pageCookieOptions, readCookies, setCookie } from '../lib/cookies.ts'
 import { hashToken } from '../lib/crypto.ts'
 import { tenantHasLogo } from '../modules/tenants/service.ts'
 import { AuthServiceError, apiFor } from './api.ts'
@@ -29,6 +31,15 @@ export type PageDeps = Pick<
   Deps,
   'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit' | 'providerPages'
 >
+
+/** The cookie that remembers a `lang` chosen with the language picker (a year). */
+export const LANG_COOKIE = 'ta_lang'
+const LANG_COOKIE_SECONDS = 365 * 24 * 3600
+
+/** Each request's negotiated locale, resolved once. */
+const locales = new WeakMap<FastifyRequest, string>()
+/** The requests whose `lang` was already considered for the cookie. */
+const remembered = new WeakSet<FastifyRequest>()
 
 export interface TokenEnvelope {
   accessToken: string
@@ -64,10 +75,76 @@ export class Pages {
     return `${pagePath(request.tenant.slug)}/${rest}`
   }
 
-  async brand(request: FastifyRequest): Promise<Brand> {
+  /**
+   * The request's locale (CONTRACT §20, i18n/index.ts `negotiate`), resolved once per
+   * request. A `lang` query parameter naming a supported locale is remembered in a cookie
+   * when a reply is given. `ui_locales` is read from the query of the page request (the
+   * OpenID interaction's own `ui_locales` is not carried to the pages yet); users and
+   * tenants have no `locale`/`defaultLocale` yet, so those sources are not consulted.
+   */
+  locale(request: FastifyRequest, reply?: FastifyReply): string {
+    let locale = locales.get(request)
+    const query = (request.query ?? {}) as Record<string, unknown>
+    const lang = typeof query.lang === 'string' ? query.lang : undefined
+    const cookie = readCookies(request)[LANG_COOKIE]
+    if (!locale) {
+      locale = negotiate({
+        uiLocales: typeof query.ui_locales === 'string' ? query.ui_locales : undefined,
+        query: lang,
+        cookie,
+        acceptLanguage: request.headers['accept-language'],
+      })
+      locales.set(request, locale)
+    }
+    // Remembered once per request, by the first call that has the reply.
+    if (reply && !remembered.has(request) && lang !== undefined) {
+      remembered.add(request)
+      if (match(lang) === locale && cookie !== locale) {
+        setCookie(reply, LANG_COOKIE, locale, {
+          ...pageCookieOptions(this.ctx(request)),
+          maxAge: LANG_COOKIE_SECONDS,
+        })
+      }
+    }
+    return locale
+  }
+
+  /**
+   * The OpenID request's `ui_locales` (read on the interaction page): its first supported
+   * tag becomes the request's locale, and is remembered in the `lang` cookie so the pages of
+   * the sign-in that follow (sign-in, second factor, consent) speak it too.
+   */
+  useUiLocales(request: FastifyRequest, reply: FastifyReply, uiLocales: unknown): void {
+    if (typeof uiLocales !== 'string') return
+    const found = uiLocales
+      .split(/\s+/)
+      .map((tag) => match(tag))
+      .find((locale) => locale !== undefined)
+    if (!found) return
+    locales.set(request, found)
+    if (readCookies(request)[LANG_COOKIE] !== found) {
+      setCookie(reply, LANG_COOKIE, found, {
+        ...pageCookieOptions(this.ctx(request)),
+        maxAge: LANG_COOKIE_SECONDS,
+      })
+    }
+  }
+
+  /** The translator for the request's locale, for a page's strings. */
+  t(request: FastifyRequest, reply?: FastifyReply): Translate {
+    return translator(this.locale(request, reply))
+  }
+
+  async brand(request: FastifyRequest, reply?: FastifyReply): Promise<Brand> {
     const { tenant } = request
     const hasLogo = await tenantHasLogo(this.deps, tenant.id)
-    return { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
+    return {
+      tenant,
+      logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
+      locale: this.locale(request, reply),
+      locales: supportedLocales,
+      path: request.url,
+    }
   }
 
   /** What the page's headers depend on (web/http.ts): whether it is a step of an authorization. */
@@ -97,7 +174,7 @@ export class Pages {
     options: PageOptions & { status?: number } = {},
   ): Promise<FastifyReply> {
     setPageHeaders(reply, this.kind(request))
-    const markup = page(await this.brand(request), title, body, options)
+    const markup = page(await this.brand(request, reply), title, body, options)
     return reply
       .code(options.status ?? 200)
       .type('text/html; charset=utf-8')
@@ -131,9 +208,10 @@ export class Pages {
    * redirects that answer a form.
    */
   continueTo(request: FastifyRequest, reply: FastifyReply, target: string) {
-    const body = html`<h1>Continuing</h1>
-<p><a class="button primary" href="${target}">Continue</a></p>`
-    return this.send(request, reply, 'Continue', body, { refreshTo: target })
+    const t = this.t(request, reply)
+    const body = html`<h1>${t('continue.heading')}</h1>
+<p><a class="button primary" href="${target}">${t('continue.link')}</a></p>`
+    return this.send(request, reply, t('continue.title'), body, { refreshTo: target })
   }
 
   /**

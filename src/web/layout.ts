@@ -2,6 +2,14 @@
 // construction: one <main> and one <h1> per page, a label for every input, errors tied to
 // their field with aria-describedby and aria-invalid, and a summary at the top that takes
 // the focus (with JavaScript) so a screen-reader or keyboard user hears what went wrong.
+import {
+  DEFAULT_LOCALE,
+  dir,
+  localeName,
+  supportedLocales,
+  type Translate,
+  translator,
+} from '../i18n/index.ts'
 import type { Tenant } from '../modules/tenants/service.ts'
 import { type Html, html } from './html.ts'
 
@@ -9,6 +17,33 @@ export interface Brand {
   tenant: Pick<Tenant, 'name' | 'slug'>
   /** The tenant's logo URL, when it has one. */
   logoUrl?: string
+  /** The request's negotiated locale (i18n/index.ts); the default when not given. */
+  locale?: string
+  /** The locales the language picker offers (default: every supported one). */
+  locales?: readonly string[]
+  /** The page's own path and query, for the language picker's links (`?lang=`). */
+  path?: string
+}
+
+/** The English translator, for the helpers a page calls without its own. */
+const english = translator(DEFAULT_LOCALE)
+
+/**
+ * The language picker: a link per language to the same page with `?lang=` (remembered in a
+ * cookie by the pages), each named in its own language and marked with its `lang`/`hreflang`;
+ * plain links, so a keyboard reaches them with Tab and no script is needed.
+ */
+function languagePicker(brand: Brand, locale: string, t: Translate): Html | '' {
+  const locales = brand.locales ?? supportedLocales
+  if (locales.length < 2) return ''
+  const target = new URL(brand.path ?? '/', 'http://x')
+  return html`<nav class="languages" aria-label="${t('layout.language')}">
+<ul>${locales.map((l) => {
+    target.searchParams.set('lang', l)
+    const href = `${target.pathname}${target.search}`
+    return html`<li><a href="${href}" lang="${l}" hreflang="${l}"${l === locale ? html` aria-current="true"` : ''}>${localeName(l)}</a></li>`
+  })}</ul>
+</nav>`
 }
 
 export interface PageOptions {
@@ -25,8 +60,10 @@ export interface PageOptions {
 
 export function page(brand: Brand, title: string, body: Html, options: PageOptions = {}) {
   const { tenant, logoUrl } = brand
+  const locale = brand.locale ?? DEFAULT_LOCALE
+  const t = translator(locale)
   return html`<!doctype html>
-<html lang="en">
+<html lang="${locale}" dir="${dir(locale)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -43,6 +80,7 @@ ${options.noScript ? '' : html`<script src="/assets/pages.js" defer></script>`}
 <main class="${options.wide ? 'card wide' : 'card'}">
 ${body}
 </main>
+${languagePicker(brand, locale, t)}
 </body>
 </html>`
 }
@@ -53,11 +91,11 @@ export interface FormErrors {
   fields?: Record<string, string>
 }
 
-export function errorSummary(errors: FormErrors | undefined): Html | '' {
+export function errorSummary(errors: FormErrors | undefined, t: Translate = english): Html | '' {
   if (!errors?.form && !errors?.fields) return ''
   const items = Object.entries(errors.fields ?? {})
   return html`<div class="error-summary" role="alert" tabindex="-1" data-focus>
-  <p>${errors.form ?? 'Please check the form.'}</p>
+  <p>${errors.form ?? t('layout.formErrors')}</p>
   ${items.length > 0 && html`<ul>${items.map(([name, message]) => html`<li><a href="#${name}">${message}</a></li>`)}</ul>`}
 </div>`
 }
@@ -112,10 +150,14 @@ ${body}
 }
 
 /** The email address field every request form starts with. */
-export function emailField(value: string | undefined, errors: FormErrors | undefined): Html {
+export function emailField(
+  value: string | undefined,
+  errors: FormErrors | undefined,
+  t: Translate = english,
+): Html {
   return field({
     name: 'email',
-    label: 'Email address',
+    label: t('layout.emailLabel'),
     type: 'email',
     autocomplete: 'username',
     value,

@@ -4,6 +4,8 @@
 // context, not Fastify's, so this writes the response there.
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/client.ts'
+import { negotiate, supportedLocales, type Translate, translator } from '../i18n/index.ts'
+import { readCookies } from '../lib/cookies.ts'
 import { tenantById } from '../modules/tenants/service.ts'
 import type { Html } from './html.ts'
 import { CSP, openerPolicy, type PageKind, pageHeaders } from './http.ts'
@@ -18,7 +20,30 @@ export interface KoaContext {
   append(name: string, value: string): void
   get(name: string): string
   ip: string
+  /** The request's path and query (for the language picker). */
+  url?: string
+  query?: Record<string, unknown>
 }
+
+/** The `lang` cookie of the hosted pages (web/context.ts, LANG_COOKIE). */
+const LANG_COOKIE = 'ta_lang'
+
+/**
+ * The locale of a page oidc-provider draws (i18n/index.ts `negotiate`): its `lang` query
+ * parameter, the pages' `lang` cookie, Accept-Language, the default (read only: the cookie is
+ * written by the hosted pages' picker).
+ */
+export function providerLocale(ctx: KoaContext): string {
+  const lang = ctx.query?.lang
+  return negotiate({
+    query: typeof lang === 'string' ? lang : undefined,
+    cookie: readCookies({ headers: { cookie: ctx.get('cookie') || undefined } })[LANG_COOKIE],
+    acceptLanguage: ctx.get('accept-language') || undefined,
+  })
+}
+
+/** The translator for a page oidc-provider draws. */
+export const providerT = (ctx: KoaContext): Translate => translator(providerLocale(ctx))
 
 export interface ProviderPageOptions extends PageKind {
   status?: number
@@ -54,6 +79,9 @@ export async function sendProviderPage(
   const brand = {
     tenant,
     logoUrl: found?.hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
+    locale: providerLocale(ctx),
+    locales: supportedLocales,
+    path: ctx.url,
   }
   for (const [name, value] of Object.entries(pageHeaders(options))) ctx.set(name, value)
   const extra = options.formLeadsTo ? sourceOf(options.formLeadsTo) : undefined

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
+import { DEFAULT_LOCALE, type MessageKey, type MessageValues, translator } from '../i18n/index.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
 import { Pages } from './context.ts'
@@ -52,8 +53,19 @@ export async function pageRoutes(
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
   })
-  /** An error as a page: with the tenant's name and logo when the workspace is known. */
-  const errorPage = async (request: FastifyRequest, title: string, message: string) => {
+  /**
+   * An error as a page: with the tenant's name and logo, in the request's language, when the
+   * workspace is known (else in English: the page outside a workspace has no catalogue yet).
+   */
+  const errorPage = async (
+    request: FastifyRequest,
+    titleKey: MessageKey,
+    messageKey: MessageKey,
+    values?: MessageValues,
+  ) => {
+    const t = request.tenant ? pages.t(request) : translator(DEFAULT_LOCALE)
+    const title = t(titleKey)
+    const message = t(messageKey, values)
     if (!request.tenant) return errorDocument(title, message)
     try {
       const body = html`<h1>${title}</h1><p>${message}</p>`
@@ -88,25 +100,13 @@ export async function pageRoutes(
         const wait = Math.ceil((error.retryAfter ?? 60) / 60)
         return reply
           .code(429)
-          .send(
-            await errorPage(
-              request,
-              'Too many requests',
-              `Please try again in ${wait} minute${wait > 1 ? 's' : ''}.`,
-            ),
-          )
+          .send(await errorPage(request, 'errors.tooManyTitle', 'errors.tooManyText', { wait }))
       }
       // A method the page does not take (src/plugins/methods.ts set Allow): RFC 9110's 405.
       if (error instanceof AppError && error.reason === 'method_not_allowed') {
         return reply
           .code(405)
-          .send(
-            await errorPage(
-              request,
-              'This page does not take that request',
-              'Open the page from its link and use its form.',
-            ),
-          )
+          .send(await errorPage(request, 'errors.methodTitle', 'errors.methodText'))
       }
       const status =
         error instanceof AppError
@@ -118,17 +118,11 @@ export async function pageRoutes(
         request.log.error({ err: error }, 'page failed')
         return reply
           .code(500)
-          .send(await errorPage(request, 'Something went wrong', 'Please try again in a moment.'))
+          .send(await errorPage(request, 'errors.serverTitle', 'errors.serverText'))
       }
       return reply
         .code(status)
-        .send(
-          await errorPage(
-            request,
-            'This request could not be read',
-            'Go back, reload the page and try again.',
-          ),
-        )
+        .send(await errorPage(request, 'errors.badRequestTitle', 'errors.badRequestText'))
     },
   )
   app.setNotFoundHandler((request, reply) => {

@@ -12,6 +12,8 @@ export interface Page {
 
 export class PageClient {
   readonly cookies = new Map<string, string>()
+  /** Headers sent with every request of `send` (e.g. Accept-Language). */
+  readonly headers: Record<string, string> = {}
   /** The whole Set-Cookie line that last set each cookie, attributes included. */
   readonly setCookieLines = new Map<string, string>()
   last: Page | undefined
@@ -85,6 +87,7 @@ export class PageClient {
         cookie: this.cookieHeader(),
         'x-forwarded-for': this.ip,
         'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
+        ...this.headers,
         ...(body !== undefined ? { 'content-type': type } : {}),
       },
     })
@@ -94,7 +97,7 @@ export class PageClient {
       url = new URL(res.headers.get('location') ?? '', url).toString()
       res = await fetch(url, {
         redirect: 'manual',
-        headers: { cookie: this.cookieHeader(), 'x-forwarded-for': this.ip },
+        headers: { cookie: this.cookieHeader(), 'x-forwarded-for': this.ip, ...this.headers },
       })
       this.keep(res)
     }

@@ -41,7 +41,9 @@ function accountForms(app: FastifyInstance, pages: Pages): void {
         addPasskey: (request.query.name ?? '').slice(0, 100),
       })
     }
-    return accountPage(pages, request, reply, session, { note: NOTES[request.query.done ?? ''] })
+    const done = request.query.done ?? ''
+    const note = Object.hasOwn(NOTES, done) ? pages.t(request, reply)(NOTES[done]) : undefined
+    return accountPage(pages, request, reply, session, { note })
   })
 
   app.post('/account/password', async (request: Req, reply) => {

@@ -9,6 +9,7 @@
 //   - consent: a first-party application is granted what it asked; a third-party one shows
 //     the application and the scopes with Allow and Deny.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { MessageKey } from '../../i18n/index.ts'
 import { apiResourceByIdentifier } from '../../modules/apiresources/service.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
 import { liveSessionOf } from '../../modules/introspection/service.ts'
@@ -34,12 +35,12 @@ import {
 
 type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
 
-/** What each OIDC scope lets the application see, in the consent page's words. */
-export const SCOPE_WORDS: Record<string, string> = {
-  openid: 'Know who you are in this workspace',
-  email: 'See your email address',
-  profile: 'See your name',
-  offline_access: 'Stay connected when you are not using it',
+/** What each OIDC scope lets the application see, in the consent page's words (keys of the catalogues). */
+export const SCOPE_WORDS: Record<string, MessageKey> = {
+  openid: 'scope.openid',
+  email: 'scope.email',
+  profile: 'scope.profile',
+  offline_access: 'scope.offline_access',
 }
 
 interface SignIn {
@@ -87,15 +88,17 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
     } as SignIn
   }
 
-  const stale = (request: FastifyRequest, reply: FastifyReply) =>
-    pages.send(
+  const stale = (request: FastifyRequest, reply: FastifyReply) => {
+    const t = pages.t(request, reply)
+    return pages.send(
       request,
       reply,
-      'Sign-in request expired',
-      html`<h1>This sign-in request has expired</h1>
-<p>It took too long, was already used, or was started in another browser. Go back to the application and sign in again.</p>`,
+      t('authorize.staleTitle'),
+      html`<h1>${t('authorize.staleHeading')}</h1>
+<p>${t('authorize.staleText')}</p>`,
       { status: 400 },
     )
+  }
 
   /** The interaction of this browser at this path, or undefined. */
   const load = async (request: Req, reply: FastifyReply) => {
@@ -105,6 +108,7 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
     try {
       const interaction = await provider.interactionDetails(request.raw, reply.raw)
       if (interaction.uid !== request.params.uid) return undefined
+      pages.useUiLocales(request, reply, interaction.params.ui_locales)
       return { provider, interaction }
     } catch {
       // No `_interaction` cookie (another browser), an expired or finished interaction.
@@ -229,8 +233,10 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
   ) => {
     const { details } = interaction.prompt
     const lines: Html[] = []
+    const t = pages.t(request)
     for (const scope of details.missingOIDCScope ?? []) {
-      lines.push(html`<li>${SCOPE_WORDS[scope] ?? scope}</li>`)
+      const words = SCOPE_WORDS[scope]
+      lines.push(html`<li>${words ? t(words) : scope}</li>`)
     }
     for (const { indicator, resource, rule, allowed } of await resourceScopes(
       request,
@@ -271,15 +277,17 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
     const action = pages.url(request, `authorize/${interaction.uid}/consent`)
     const csrf = pages.csrf(request, reply)
     const name = String(metadata.client_name ?? metadata.client_id)
-    const body = html`<h1>${name} wants to use your ${request.tenant.name} account</h1>
-<p>Allowing it lets ${name}:</p>
+    const t = pages.t(request, reply)
+    const tenant = request.tenant.name
+    const body = html`<h1>${t('consent.heading', { name, tenant })}</h1>
+<p>${t('consent.intro', { name })}</p>
 <ul class="consent-scopes">${await scopeLines(request, interaction, accountId)}</ul>
-<p class="hint">${name} is not run by ${request.tenant.name}. Allow it only if you trust it.</p>
+<p class="hint">${t('consent.hint', { name, tenant })}</p>
 <div class="consent-actions">
-${form(action, csrf, hidden('decision', 'allow'), 'Allow')}
-${form(action, csrf, hidden('decision', 'deny'), 'Deny', { danger: true })}
+${form(action, csrf, hidden('decision', 'allow'), t('consent.allow'))}
+${form(action, csrf, hidden('decision', 'deny'), t('consent.deny'), { danger: true })}
 </div>`
-    return pages.send(request, reply, `Allow ${name}?`, body)
+    return pages.send(request, reply, t('consent.title', { name }), body)
   }
 
   app.get('/authorize/:uid', AUTHORIZATION_STEP, async (request: Req, reply) => {

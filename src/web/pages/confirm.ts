@@ -6,6 +6,7 @@
 // the action they wanted goes on. The intent (what to do next) travels in hidden fields: it
 // is the person's own request, and the API checks it again when it goes on.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { MessageKey } from '../../i18n/index.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
 import { PAGE_SCRIPT } from '../csrf.ts'
@@ -34,16 +35,12 @@ export type Proceed = (
 ) => Promise<FastifyReply>
 
 /** Why the prompt asks, by intent: said above its forms. */
-const WHY: Record<Intent['next'], string> = {
-  totp: "Before you set up an authenticator app, confirm it's you. This keeps anyone who got hold of your session from adding their own way to sign in.",
-  passkey:
-    "Before you add a passkey, confirm it's you. This keeps anyone who got hold of your session from adding their own way to sign in.",
-  'passkey-remove':
-    "Before you remove a passkey, confirm it's you. This keeps anyone who got hold of your session from changing how you sign in.",
-  delete:
-    "Before you close your account, confirm it's you. This keeps anyone who got hold of your session from deleting it.",
-  account:
-    "Confirm it's you: a fresh proof lets this session change how you sign in for the next 10 minutes.",
+const WHY: Record<Intent['next'], MessageKey> = {
+  totp: 'confirm.why.totp',
+  passkey: 'confirm.why.passkey',
+  'passkey-remove': 'confirm.why.passkeyRemove',
+  delete: 'confirm.why.delete',
+  account: 'confirm.why.account',
 }
 
 /** True for the API's answer that the action needs a recent proof of a sign-in factor. */
@@ -100,10 +97,11 @@ export async function askForProof(
   const passkeys = (keys as { items: unknown[] }).items.length > 0
   const fields = (method: string, body: Html | '') =>
     html`${hidden('method', method)}${intentFields(intent)}${body}`
-  const body = html`<h1>Confirm it's you</h1>
-<p>${WHY[intent.next]}</p>
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('confirm.title')}</h1>
+<p>${t(WHY[intent.next])}</p>
 ${notice(state.note)}
-${errorSummary(state.errors)}
+${errorSummary(state.errors, t)}
 <div class="proofs">
 ${
   passwords &&
@@ -113,9 +111,9 @@ ${
     fields(
       'password',
       html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>
-${field({ name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
+${field({ name: 'password', label: t('confirm.password'), type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
     ),
-    'Confirm with password',
+    t('confirm.withPassword'),
   )
 }
 ${
@@ -123,11 +121,11 @@ ${
   html`<div>${form(
     action,
     csrf,
-    fields('totp', codeField('totpCode', 'Code from your authenticator app', state.errors)),
-    'Confirm with code',
+    fields('totp', codeField('totpCode', t('secondFactor.totpLabel'), state.errors)),
+    t('confirm.withCode'),
   )}
-<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>Use a recovery code instead</summary>
-${form(action, csrf, fields('recovery', field({ name: 'recoveryCode', label: 'Recovery code', autocomplete: 'off', errors: state.errors })), 'Confirm with recovery code')}
+<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>${t('secondFactor.useRecovery')}</summary>
+${form(action, csrf, fields('recovery', field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })), t('confirm.withRecovery'))}
 </details></div>`
 }
 ${
@@ -136,23 +134,23 @@ ${
     ? form(
         action,
         csrf,
-        fields('code', codeField('code', 'Code we emailed you', state.errors)),
-        'Confirm with emailed code',
+        fields('code', codeField('code', t('secondFactor.emailLabel'), state.errors)),
+        t('confirm.withEmailedCode'),
       )
-    : form(action, csrf, fields('send-code', ''), 'Email me a code'))
+    : form(action, csrf, fields('send-code', ''), t('common.emailMeCode')))
 }
 ${
   passkeys &&
   html`<div class="passkey" data-passkey="reauthenticate" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
-<button type="button">Confirm with a passkey</button>
+<button type="button">${t('confirm.withPasskey')}</button>
 <p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
 <form method="post" action="${pages.url(request, 'account/confirm/continue')}" data-continue>${hidden('_csrf', csrf)}${intentFields(intent)}</form>
 </div>`
 }
 </div>
-<p>Or <a href="${pages.url(request, 'sign-in')}">sign in again</a>: a new sign-in confirms it too.</p>
-<p><a href="${pages.url(request, 'account')}">Cancel</a></p>`
-  return pages.send(request, reply, "Confirm it's you", body, { status: state.status })
+<p>${t('confirm.or')} <a href="${pages.url(request, 'sign-in')}">${t('confirm.signInAgain')}</a>${t('confirm.signInAgainAfter')}</p>
+<p><a href="${pages.url(request, 'account')}">${t('common.cancel')}</a></p>`
+  return pages.send(request, reply, t('confirm.title'), body, { status: state.status })
 }
 
 /** The API's proof failures, by the form's field they belong to. */
@@ -201,7 +199,7 @@ export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Procee
         await api.requestLoginCode({ body: { email: me.email } })
         return askForProof(pages, request, reply, session, intent, {
           codeSent: true,
-          note: 'We emailed you a 6-digit code. It works for 10 minutes.',
+          note: pages.t(request, reply)('secondFactor.emailSent'),
         })
       }
       const value = formText(request.body, FIELD_OF[method] ?? 'password')
@@ -227,7 +225,7 @@ export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Procee
       const errors = formErrors(error, { totpCode: target, code: target })
       if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
         errors.form = undefined
-        errors.fields = { password: 'That password is not right.' }
+        errors.fields = { password: pages.t(request, reply)('confirm.wrongPassword') }
       }
       return askForProof(pages, request, reply, session, intent, {
         errors,

@@ -21,7 +21,8 @@ export interface ConnectedApp {
  * its description (else its name) and its API's name.
  */
 async function scopeWords(pages: Pages, request: FastifyRequest, apps: ConnectedApp[]) {
-  const words = new Map(Object.entries(SCOPE_WORDS))
+  const t = pages.t(request)
+  const words = new Map(Object.entries(SCOPE_WORDS).map(([scope, key]) => [scope, t(key)]))
   if (apps.some((a) => a.scopes.some((s) => !words.has(s)))) {
     const resources = await firstApiResources(pages.deps, request.tenant.id, 200)
     for (const resource of resources) {
@@ -43,20 +44,21 @@ export async function connectedAppsSection(
   csrf: string,
 ): Promise<Html> {
   const say = await scopeWords(pages, request, apps)
+  const t = pages.t(request)
   const action = (app: ConnectedApp) =>
     pages.url(request, `account/applications/${encodeURIComponent(app.clientId)}/revoke`)
   return html`<section aria-labelledby="apps-h">
-<h2 id="apps-h">Connected apps</h2>
+<h2 id="apps-h">${t('apps.heading')}</h2>
 ${
   apps.length === 0
-    ? html`<p>No apps use your account. When you sign in to an app with this account or allow one, it is listed here.</p>`
-    : html`<p>These apps can use your account. Revoking one signs it out: it has to ask you again.</p>
+    ? html`<p>${t('apps.none')}</p>`
+    : html`<p>${t('apps.intro')}</p>
 <ul class="items apps">${apps.map(
         (
           app,
-        ) => html`<li><span><strong>${app.name}</strong><br><span class="hint">Connected ${app.grantedAt.slice(0, 10)}. It can:</span>
+        ) => html`<li><span><strong>${app.name}</strong><br><span class="hint">${t('apps.connected', { date: app.grantedAt.slice(0, 10) })}</span>
 <ul class="app-scopes">${app.scopes.map((scope) => html`<li>${say(scope)}</li>`)}</ul></span>
-<form method="post" action="${action(app)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger" aria-label="Revoke ${app.name}">Revoke</button></form></li>`,
+<form method="post" action="${action(app)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger" aria-label="${t('apps.revokeLabel', { name: app.name })}">${t('apps.revoke')}</button></form></li>`,
       )}</ul>`
 }
 </section>`

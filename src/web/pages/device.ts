@@ -16,7 +16,7 @@ import { DEVICE_CODES_REFUSED, type DeviceCodesRefusal } from '../../modules/oid
 import { type Html, html } from '../html.ts'
 import { errorSummary, type FormErrors, field, notice } from '../layout.ts'
 import { inMinutes } from '../messages.ts'
-import { type KoaContext, sendProviderPage } from '../provider-page.ts'
+import { type KoaContext, providerT, sendProviderPage } from '../provider-page.ts'
 
 interface DeviceContext extends KoaContext {
   req: { [DEVICE_CODES_REFUSED]?: DeviceCodesRefusal }
@@ -34,12 +34,12 @@ interface DeviceClient {
 }
 
 /** What each of oidc-provider's re-render errors means to the person at the form. */
-const CODE_ERRORS: Record<string, string> = {
-  NoCodeError: 'Enter the code your device shows.',
-  NotFoundError: 'That code is not right. Check the code your device shows and try again.',
-  ExpiredError: 'That code has expired. Start again on your device to get a new code.',
-  AlreadyUsedError: 'That code was already used. Start again on your device to get a new code.',
-}
+const CODE_ERRORS = {
+  NoCodeError: 'device.noCode',
+  NotFoundError: 'device.notFound',
+  ExpiredError: 'device.expired',
+  AlreadyUsedError: 'device.alreadyUsed',
+} as const
 
 const nameOf = (client: DeviceClient | undefined) => client?.clientName || client?.clientId || ''
 
@@ -58,8 +58,10 @@ export function devicePages(db: Db, tenantId: string) {
     _out?: { error?: string },
     err?: { name?: string; userCode?: string },
   ) {
+    const t = providerT(ctx)
     const aborted = err?.name === 'AbortedError'
-    const message = err && !aborted ? (CODE_ERRORS[err.name ?? ''] ?? undefined) : undefined
+    const known = CODE_ERRORS[(err?.name ?? '') as keyof typeof CODE_ERRORS]
+    const message = err && !aborted && known ? t(known) : undefined
     let errors: FormErrors | undefined
     // RFC 8628 §5.1: this address, or everyone at this workspace's page, tried too many
     // codes (routes.ts); nothing was looked up.
@@ -69,33 +71,32 @@ export function devicePages(db: Db, tenantId: string) {
       errors = {
         form:
           refused.by === 'address'
-            ? `Too many codes were tried from your network. Please try again ${wait}.`
-            : `Too many codes were tried on this page lately. Please try again ${wait}.`,
+            ? t('device.tooManyAddress', { wait })
+            : t('device.tooManyPage', { wait }),
       }
       ctx.set('retry-after', String(refused.retryAfter))
-    } else if (message)
-      errors = { form: 'The code was not accepted.', fields: { user_code: message } }
+    } else if (message) errors = { form: t('device.notAccepted'), fields: { user_code: message } }
     else if (err && !aborted) {
       // Any other failure (a form sent twice, an expired page): the form again, from fresh.
-      errors = { form: 'That did not work. Please enter the code again.' }
+      errors = { form: t('device.again') }
     }
-    const body = html`<h1>Connect a device</h1>
-${aborted ? notice('Cancelled: the device was not signed in.') : ''}
-${errorSummary(errors)}
-<p>Enter the code shown on the device you are signing in on.</p>
+    const body = html`<h1>${t('device.title')}</h1>
+${aborted ? notice(t('device.cancelled')) : ''}
+${errorSummary(errors, t)}
+<p>${t('device.intro')}</p>
 <form method="post" action="${ctx.oidc.urlFor('code_verification')}" novalidate>
 ${xsrfField(ctx)}
 ${field({
   name: 'user_code',
-  label: 'Code',
-  hint: 'Letters only, as the device shows them, for example BCDF-GHJK.',
+  label: t('device.codeLabel'),
+  hint: t('device.codeHint', { example: 'BCDF-GHJK' }),
   autocomplete: 'off',
   value: err?.userCode,
   errors,
 })}
-<button type="submit" class="primary">Continue</button>
+<button type="submit" class="primary">${t('common.continue')}</button>
 </form>`
-    await send(ctx, 'Connect a device', body, refused ? 429 : errors ? 400 : 200)
+    await send(ctx, t('device.title'), body, refused ? 429 : errors ? 400 : 200)
   }
 
   async function userCodeConfirmSource(
@@ -106,24 +107,26 @@ ${field({
     userCode: string,
   ) {
     const name = nameOf(client)
-    const body = html`<h1>Sign in to ${name} on your device?</h1>
-<p>Check that your device shows this code:</p>
+    const t = providerT(ctx)
+    const body = html`<h1>${t('device.confirmHeading', { name })}</h1>
+<p>${t('device.checkCode')}</p>
 <p class="user-code"><code>${userCode}</code></p>
-<p class="hint">Continue only if you started this sign-in yourself, on a device you have with you. If the code differs, cancel.</p>
+<p class="hint">${t('device.confirmHint')}</p>
 <form method="post" action="${ctx.oidc.urlFor('code_verification')}" class="consent-actions">
 ${xsrfField(ctx)}
 <input type="hidden" name="user_code" value="${ctx.oidc.params?.user_code ?? userCode}">
-<button type="submit" name="confirm" value="yes" class="primary">Continue</button>
-<button type="submit" name="abort" value="yes" class="danger">Cancel</button>
+<button type="submit" name="confirm" value="yes" class="primary">${t('common.continue')}</button>
+<button type="submit" name="abort" value="yes" class="danger">${t('common.cancel')}</button>
 </form>`
-    await send(ctx, `Sign in to ${name}?`, body)
+    await send(ctx, t('device.confirmTitle', { name }), body)
   }
 
   async function successSource(ctx: DeviceContext) {
     const name = nameOf(ctx.oidc.client)
-    const body = html`<h1>Your device is signed in</h1>
-<p>${name} on your device is signed in now. You can close this page and go back to the device.</p>`
-    await send(ctx, 'Device signed in', body)
+    const t = providerT(ctx)
+    const body = html`<h1>${t('device.successHeading')}</h1>
+<p>${t('device.successText', { name })}</p>`
+    await send(ctx, t('device.successTitle'), body)
   }
 
   return { userCodeInputSource, userCodeConfirmSource, successSource }

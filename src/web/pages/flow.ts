@@ -4,6 +4,7 @@
 // common. A flow carries nothing of the OpenID interaction it may serve: the interaction is
 // remembered in its sealed cookie (session.ts) and read once, where the sign-in ends.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { DEFAULT_LOCALE, type Translate, translator } from '../../i18n/index.ts'
 import { otpauthUri, qrCodeSvg } from '../../modules/mfa/totp.ts'
 import type { Tenant } from '../../modules/tenants/service.ts'
 import { AuthServiceError } from '../api.ts'
@@ -56,27 +57,33 @@ export function recoveryCodesPage(
   reply: FastifyReply,
   codes: string[],
 ): Promise<FastifyReply> {
-  const body: Html = html`<h1>Save your recovery codes</h1>
-<p>If you lose your authenticator app, each of these codes signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now.</p>
+  const t = pages.t(request, reply)
+  const body: Html = html`<h1>${t('recoveryCodes.heading')}</h1>
+<p>${t('recoveryCodes.intro')}</p>
 <ul class="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ul>
-<p><a class="button primary" href="${pages.afterSignIn(request, 'account')}">I have saved them</a></p>`
-  return pages.send(request, reply, 'Recovery codes', body)
+<p><a class="button primary" href="${pages.afterSignIn(request, 'account')}">${t('recoveryCodes.saved')}</a></p>`
+  return pages.send(request, reply, t('recoveryCodes.title'), body)
 }
 
 /**
  * The QR code and key of an authenticator being set up, drawn here from the secret (the
  * user's own, shown to them only), so no markup ever travels through a form.
  */
-export async function totpFigure(tenantName: string, email: string, secret: string): Promise<Html> {
+export async function totpFigure(
+  tenantName: string,
+  email: string,
+  secret: string,
+  t: Translate = translator(DEFAULT_LOCALE),
+): Promise<Html> {
   const svg = /^[A-Z2-7]{16,128}$/.test(secret)
     ? await qrCodeSvg(otpauthUri(tenantName, email, secret))
     : ''
-  return html`<figure class="qr">${svg && raw(svg)}<figcaption>Key: <code class="secret">${secret}</code></figcaption></figure>`
+  return html`<figure class="qr">${svg && raw(svg)}<figcaption>${t('totp.key')} <code class="secret">${secret}</code></figcaption></figure>`
 }
 
 /** The field for a code mailed to the address (a reset, a verification). */
-export const mailedCodeField = (errors?: FormErrors) =>
-  codeField('code', '6-digit code from the email', errors)
+export const mailedCodeField = (t: Translate, errors?: FormErrors) =>
+  codeField('code', t('code.mailedLabel'), errors)
 
 export function statusOf(error: unknown): number {
   return error instanceof AuthServiceError ? error.status : 500

@@ -14,28 +14,30 @@ async function invitePage(
   token: string,
   state: { errors?: FormErrors; status?: number } = {},
 ) {
-  const body = html`<h1>Join ${request.tenant.name}</h1>
-<p>You were invited to this workspace. Choose a password to accept.</p>
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('invite.heading', { tenant: request.tenant.name })}</h1>
+<p>${t('invite.intro')}</p>
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'invite'),
   pages.csrf(request, reply),
   html`${hidden('token', token)}
-${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
-  'Accept invitation',
+${field({ name: 'password', label: t('invite.password'), type: 'password', autocomplete: 'new-password', hint: t('password.hint'), errors: state.errors })}`,
+  t('invite.submit'),
 )}`
-  return pages.send(request, reply, 'Accept invitation', body, { status: state.status })
+  return pages.send(request, reply, t('invite.title'), body, { status: state.status })
 }
 
 export function invitationRoutes(app: FastifyInstance, pages: Pages): void {
   app.get('/invite', async (request: Req, reply) => {
     const token = typeof request.query.token === 'string' ? request.query.token : ''
     if (!token) {
+      const t = pages.t(request, reply)
       return pages.send(
         request,
         reply,
-        'Invitation',
-        html`<h1>Invitation link incomplete</h1><p>Open the link from your invitation email again, or ask for a new invitation.</p>`,
+        t('invite.incompleteTitle'),
+        html`<h1>${t('invite.incompleteHeading')}</h1><p>${t('invite.incompleteText')}</p>`,
         { status: 400 },
       )
     }

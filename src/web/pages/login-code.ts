@@ -26,16 +26,17 @@ async function codeRequestPage(
   reply: FastifyReply,
   state: { email?: string; errors?: FormErrors; status?: number } = {},
 ) {
-  const body = html`<h1>Sign in with an emailed code</h1>
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('loginCode.heading')}</h1>
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'sign-in/code'),
   pages.csrf(request, reply),
-  emailField(state.email, state.errors),
-  'Email me a code',
+  emailField(state.email, state.errors, t),
+  t('common.emailMeCode'),
 )}
-<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
-  return pages.send(request, reply, 'Emailed code', body, { status: state.status })
+<p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
+  return pages.send(request, reply, t('loginCode.title'), body, { status: state.status })
 }
 
 async function codeEntryPage(
@@ -46,17 +47,18 @@ async function codeEntryPage(
   state: { errors?: FormErrors; status?: number } = {},
 ) {
   const sealed = sealPending(pages.ctx(request), request, reply, { email })
-  const body = html`<h1>Check your email</h1>
-${notice(`If ${email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('loginCode.checkHeading')}</h1>
+${notice(t('reset.codeSent', { email }))}
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'sign-in/code/verify'),
   pages.csrf(request, reply),
-  html`${hidden('pending', sealed)}${codeField('code', '6-digit code', state.errors)}`,
-  'Sign in',
+  html`${hidden('pending', sealed)}${codeField('code', t('loginCode.codeLabel'), state.errors)}`,
+  t('signIn.submit'),
 )}
-<p><a href="${pages.url(request, 'sign-in/code')}">Send a new code</a></p>`
-  return pages.send(request, reply, 'Enter your code', body, { status: state.status })
+<p><a href="${pages.url(request, 'sign-in/code')}">${t('common.sendNewCode')}</a></p>`
+  return pages.send(request, reply, t('loginCode.enterTitle'), body, { status: state.status })
 }
 
 async function enrolPage(
@@ -68,17 +70,18 @@ async function enrolPage(
   errors?: FormErrors,
 ) {
   const sealed = sealPending(pages.ctx(request), request, reply, { ...pending, secret })
-  const body = html`<h1>Set up an authenticator app</h1>
-<p>This workspace asks for a second factor. Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
-${await totpFigure(request.tenant.name, pending.email, secret)}
-${errorSummary(errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('enrol.heading')}</h1>
+<p>${t('enrol.intro')}</p>
+${await totpFigure(request.tenant.name, pending.email, secret, t)}
+${errorSummary(errors, t)}
 ${form(
   pages.url(request, 'sign-in/code/enrol'),
   pages.csrf(request, reply),
-  html`${hidden('pending', sealed)}${codeField('totpCode', 'Code from the app', errors)}`,
-  'Confirm',
+  html`${hidden('pending', sealed)}${codeField('totpCode', t('enrol.codeLabel'), errors)}`,
+  t('enrol.submit'),
 )}`
-  return pages.send(request, reply, 'Set up an authenticator', body)
+  return pages.send(request, reply, t('enrol.title'), body)
 }
 
 export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {

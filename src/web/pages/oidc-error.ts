@@ -6,7 +6,7 @@
 // has nothing for the pages' script to do, so it carries none.
 import type { Db } from '../../db/client.ts'
 import { html } from '../html.ts'
-import { type KoaContext, sendProviderPage } from '../provider-page.ts'
+import { type KoaContext, providerT, sendProviderPage } from '../provider-page.ts'
 
 interface ProviderError {
   error?: string
@@ -15,13 +15,14 @@ interface ProviderError {
 
 export function errorPage(db: Db, tenantId: string) {
   return async function renderError(ctx: KoaContext, out: ProviderError): Promise<void> {
-    const body = html`<h1>This sign-in could not continue</h1>
+    const t = providerT(ctx)
+    const body = html`<h1>${t('oidcError.heading')}</h1>
 <div class="error-summary" role="alert">
-  <p>${out.error_description || 'The request was not accepted.'}</p>
+  <p>${out.error_description || t('oidcError.notAccepted')}</p>
 </div>
-<p>The application sent a request this workspace does not accept, so nothing was signed in. Go back to the application and try again; if it happens again, tell the application's owner.</p>
-<p class="hint">Error code: ${out.error ?? 'invalid_request'}</p>`
-    await sendProviderPage(db, tenantId, ctx, 'Sign-in error', body, {
+<p>${t('oidcError.text')}</p>
+<p class="hint">${t('oidcError.code', { code: out.error ?? 'invalid_request' })}</p>`
+    await sendProviderPage(db, tenantId, ctx, t('oidcError.title'), body, {
       status: ctx.status,
       noScript: true,
       // An answer of the authorization endpoint, in the window (a popup too) it runs in.

@@ -12,7 +12,7 @@
 import type { Deps } from '../../deps.ts'
 import { tenantById } from '../../modules/tenants/service.ts'
 import { type Html, html } from '../html.ts'
-import { type KoaContext, sendProviderPage } from '../provider-page.ts'
+import { type KoaContext, providerT, sendProviderPage } from '../provider-page.ts'
 import { pagePath } from '../session.ts'
 
 interface LogoutContext extends KoaContext {
@@ -31,15 +31,16 @@ export function logoutPages(db: Deps['db'], tenant: { id: string; slug: string }
     const client = ctx.oidc.client
     const asking = client ? client.clientName || client.clientId : undefined
     const secret = ctx.oidc.session?.state?.secret ?? ''
-    const body: Html = html`<h1>Sign out of ${workspace}?</h1>
-${asking ? html`<p>${asking} asked to sign you out.</p>` : ''}
-<p>Signing out ends your ${workspace} sign-in in this browser, and in every application you signed in to with it.</p>
+    const t = providerT(ctx)
+    const body: Html = html`<h1>${t('logout.heading', { workspace })}</h1>
+${asking ? html`<p>${t('logout.asked', { name: asking })}</p>` : ''}
+<p>${t('logout.text', { workspace })}</p>
 <form method="post" action="${ctx.oidc.urlFor('end_session_confirm')}" class="consent-actions">
 <input type="hidden" name="xsrf" value="${secret}">
-<button type="submit" name="logout" value="yes" class="primary">Sign out</button>
-<button type="submit">Stay signed in</button>
+<button type="submit" name="logout" value="yes" class="primary">${t('account.signOut')}</button>
+<button type="submit">${t('logout.stay')}</button>
 </form>`
-    await sendProviderPage(db, tenant.id, ctx, `Sign out of ${workspace}?`, body, {
+    await sendProviderPage(db, tenant.id, ctx, t('logout.heading', { workspace }), body, {
       // The confirmation redirects to the application's registered post-logout URI.
       formLeadsTo: ctx.oidc.params?.post_logout_redirect_uri,
       // An application's sign-out, which a popup may carry (oidc-client-ts signoutPopup).
@@ -50,10 +51,11 @@ ${asking ? html`<p>${asking} asked to sign you out.</p>` : ''}
   async function postLogoutSuccessSource(ctx: LogoutContext) {
     const client = ctx.oidc.client
     const name = client ? client.clientName || client.clientId : undefined
-    const body = html`<h1>You are signed out</h1>
-<p>${name ? html`You signed out of ${name}.` : 'You signed out.'} You can close this page.</p>
-<p><a class="button" href="${pagePath(tenant.slug)}/sign-in">Sign in again</a></p>`
-    await sendProviderPage(db, tenant.id, ctx, 'Signed out', body, { authorization: true })
+    const t = providerT(ctx)
+    const body = html`<h1>${t('logout.doneHeading')}</h1>
+<p>${name ? t('logout.doneOf', { name }) : t('logout.done')} ${t('logout.close')}</p>
+<p><a class="button" href="${pagePath(tenant.slug)}/sign-in">${t('logout.signInAgain')}</a></p>`
+    await sendProviderPage(db, tenant.id, ctx, t('logout.doneTitle'), body, { authorization: true })
   }
 
   return { logoutSource, postLogoutSuccessSource }

@@ -32,17 +32,18 @@ async function requestPage(
   reply: FastifyReply,
   state: { email?: string; errors?: FormErrors; status?: number } = {},
 ) {
-  const body = html`<h1>Reset your password</h1>
-<p>We will email you a code to choose a new password.</p>
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('reset.heading')}</h1>
+<p>${t('reset.intro')}</p>
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'reset-password'),
   pages.csrf(request, reply),
-  emailField(state.email, state.errors),
-  'Email me a code',
+  emailField(state.email, state.errors, t),
+  t('common.emailMeCode'),
 )}
-<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`
-  return pages.send(request, reply, 'Reset your password', body, { status: state.status })
+<p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
+  return pages.send(request, reply, t('reset.heading'), body, { status: state.status })
 }
 
 async function choosePage(
@@ -53,23 +54,24 @@ async function choosePage(
   state: { errors?: FormErrors; status?: number; askSecond?: boolean } = {},
 ) {
   const sealed = sealPending(pages.ctx(request), request, reply, pending)
-  const body = html`<h1>Choose a new password</h1>
-${!state.askSecond && notice(`If ${pending.email} has an account here, we sent it a 6-digit code. It works for 10 minutes.`)}
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('reset.chooseHeading')}</h1>
+${!state.askSecond && notice(t('reset.codeSent', { email: pending.email }))}
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'reset-password/confirm'),
   pages.csrf(request, reply),
   html`${hidden('pending', sealed)}
 ${
   state.askSecond
-    ? secondFactorFields(state.errors)
-    : html`${mailedCodeField(state.errors)}
-${field({ name: 'newPassword', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. You will be signed out everywhere else.', errors: state.errors })}`
+    ? secondFactorFields(t, state.errors)
+    : html`${mailedCodeField(t, state.errors)}
+${field({ name: 'newPassword', label: t('reset.newPassword'), type: 'password', autocomplete: 'new-password', hint: t('reset.newPasswordHint'), errors: state.errors })}`
 }`,
-  state.askSecond ? 'Continue' : 'Set the new password',
+  state.askSecond ? t('common.continue') : t('reset.submit'),
 )}
-<p><a href="${pages.url(request, 'reset-password')}">Send a new code</a></p>`
-  return pages.send(request, reply, 'Choose a new password', body, { status: state.status })
+<p><a href="${pages.url(request, 'reset-password')}">${t('common.sendNewCode')}</a></p>`
+  return pages.send(request, reply, t('reset.chooseHeading'), body, { status: state.status })
 }
 
 export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {

@@ -4,6 +4,7 @@
 // (session.ts, `sealPending`), never in a cookie or on the server; the step after an
 // emailed code is that flow's own (login-code.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Translate } from '../../i18n/index.ts'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
@@ -23,6 +24,7 @@ export async function secondFactorPage(
   state: { errors?: FormErrors; note?: string; emailSent?: boolean } = {},
 ) {
   const csrf = pages.csrf(request, reply)
+  const t = pages.t(request, reply)
   const sealed = sealPending(pages.ctx(request), request, reply, { ...pending, methods })
   const totp = methods.includes('totp')
   const email = methods.includes('email')
@@ -30,23 +32,23 @@ export async function secondFactorPage(
     request,
     pending.loginCode ? 'sign-in/code/second-factor' : 'sign-in/second-factor',
   )
-  const body = html`<h1>Confirm it is you</h1>
+  const body = html`<h1>${t('secondFactor.heading')}</h1>
 ${notice(state.note)}
-${errorSummary(state.errors)}
+${errorSummary(state.errors, t)}
 ${
   totp &&
   form(
     action,
     csrf,
     html`${hidden('pending', sealed)}${hidden('method', 'totp')}
-${codeField('totpCode', 'Code from your authenticator app', state.errors)}`,
-    'Continue',
+${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}`,
+    t('common.continue'),
   )
 }
 ${
   totp &&
-  html`<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>Use a recovery code instead</summary>
-${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: 'Recovery code', autocomplete: 'off', errors: state.errors })}`, 'Continue with recovery code')}
+  html`<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>${t('secondFactor.useRecovery')}</summary>
+${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}`, t('secondFactor.recoverySubmit'))}
 </details>`
 }
 ${
@@ -56,25 +58,25 @@ ${
         action,
         csrf,
         html`${hidden('pending', sealed)}${hidden('method', 'email')}
-${codeField('emailOtpCode', 'Code we emailed you', state.errors)}`,
-        'Continue',
+${codeField('emailOtpCode', t('secondFactor.emailLabel'), state.errors)}`,
+        t('common.continue'),
       )
     : form(
         action,
         csrf,
         html`${hidden('pending', sealed)}${hidden('method', 'send-email')}`,
-        'Email me a code',
+        t('common.emailMeCode'),
       ))
 }
-<p><a href="${pages.url(request, 'sign-in')}">Start again</a></p>`
-  return pages.send(request, reply, 'Second step', body)
+<p><a href="${pages.url(request, 'sign-in')}">${t('secondFactor.startAgain')}</a></p>`
+  return pages.send(request, reply, t('secondFactor.title'), body)
 }
 
 /** The second-factor fields of a reset or a verification: the app's code, or a recovery code. */
-export const secondFactorFields = (errors?: FormErrors): Html => html`
-<p>Your account has an authenticator app: give a code from it, or one of your recovery codes.</p>
-${field({ name: 'totpCode', label: 'Code from your authenticator app', inputmode: 'numeric', autocomplete: 'one-time-code', required: false, errors })}
-${field({ name: 'recoveryCode', label: 'Or a recovery code', autocomplete: 'off', required: false, errors })}`
+export const secondFactorFields = (t: Translate, errors?: FormErrors): Html => html`
+<p>${t('secondFactor.fieldsIntro')}</p>
+${field({ name: 'totpCode', label: t('secondFactor.totpLabel'), inputmode: 'numeric', autocomplete: 'one-time-code', required: false, errors })}
+${field({ name: 'recoveryCode', label: t('secondFactor.orRecoveryLabel'), autocomplete: 'off', required: false, errors })}`
 
 /** The second factor a reset or a verification form gave: the app's code, else a recovery code. */
 export const secondFactorOf = (body: Form | undefined) => {
@@ -89,7 +91,7 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
     const pending = openPending<Pending>(pages.ctx(request), request, request.body?.pending)
     if (!pending?.password) {
       return signInPage(pages, request, reply, {
-        note: 'That took too long. Please sign in again.',
+        note: pages.t(request, reply)('signIn.tooLong'),
       })
     }
     const method = formText(request.body, 'method')
@@ -101,7 +103,7 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
         await api.requestEmailOtp({ body: base })
         return secondFactorPage(pages, request, reply, pending, methods, {
           emailSent: true,
-          note: 'We emailed you a 6-digit code. It works for 10 minutes.',
+          note: pages.t(request, reply)('secondFactor.emailSent'),
         })
       }
       const second =

@@ -15,38 +15,39 @@ export async function signInPage(
 ) {
   const tenant = request.tenant
   const csrf = pages.csrf(request, reply)
+  const t = pages.t(request, reply)
   const sso = await tenantHasSso(pages.deps, tenant.id)
-  const body = html`<h1>Sign in to ${tenant.name}</h1>
+  const body = html`<h1>${t('signIn.heading', { tenant: tenant.name })}</h1>
 ${notice(state.note)}
-${errorSummary(state.errors)}
+${errorSummary(state.errors, t)}
 ${
   passwordsAllowed(tenant) &&
   form(
     pages.url(request, 'sign-in'),
     csrf,
-    html`${emailField(state.email, state.errors)}
-${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
-    'Sign in',
+    html`${emailField(state.email, state.errors, t)}
+${field({ name: 'password', label: t('signIn.password'), type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
+    t('signIn.submit'),
   )
 }
 ${
   tenant.idpOauthEnabled &&
-  html`<p><a class="button" href="${pages.url(request, 'sign-in/idp')}">Sign in with your organisation's account</a></p>`
+  html`<p><a class="button" href="${pages.url(request, 'sign-in/idp')}">${t('signIn.idp')}</a></p>`
 }
-${sso && html`<p><a class="button" href="${pages.url(request, 'sign-in/sso')}">Sign in with SSO</a></p>`}
+${sso && html`<p><a class="button" href="${pages.url(request, 'sign-in/sso')}">${t('signIn.sso')}</a></p>`}
 ${
   tenant.passkeysEnabled &&
   html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
-<button type="button">Sign in with a passkey</button>
+<button type="button">${t('signIn.passkey')}</button>
 <p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
 </div>`
 }
-<nav class="alternatives" aria-label="Other ways to sign in">
+<nav class="alternatives" aria-label="${t('signIn.alternatives')}">
 <ul>
-${codesAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-in/code')}">Email me a sign-in code</a></li>`}
-${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'reset-password')}">Forgot your password?</a></li>`}
-${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}">Create an account</a></li>`}
+${codesAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-in/code')}">${t('signIn.code')}</a></li>`}
+${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'reset-password')}">${t('signIn.forgot')}</a></li>`}
+${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}">${t('signIn.signUp')}</a></li>`}
 </ul>
 </nav>`
-  return pages.send(request, reply, 'Sign in', body, { status: state.status })
+  return pages.send(request, reply, t('signIn.title'), body, { status: state.status })
 }

@@ -14,6 +14,6 @@ export function signOutRoutes(app: FastifyInstance, pages: Pages): void {
         .catch(() => undefined)
     }
     pages.endSession(request, reply)
-    return signInPage(pages, request, reply, { note: 'You are signed out.' })
+    return signInPage(pages, request, reply, { note: pages.t(request, reply)('signOut.done') })
   })
 }

@@ -14,17 +14,18 @@ async function signUpPage(
   reply: FastifyReply,
   state: { email?: string; errors?: FormErrors; status?: number } = {},
 ) {
-  const body = html`<h1>Create your account</h1>
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('signUp.heading')}</h1>
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'sign-up'),
   pages.csrf(request, reply),
-  html`${emailField(state.email, state.errors)}
-${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors: state.errors })}`,
-  'Create account',
+  html`${emailField(state.email, state.errors, t)}
+${field({ name: 'password', label: t('signUp.password'), type: 'password', autocomplete: 'new-password', hint: t('password.hint'), errors: state.errors })}`,
+  t('signUp.submit'),
 )}
-<p>Already have an account? <a href="${pages.url(request, 'sign-in')}">Sign in</a></p>`
-  return pages.send(request, reply, 'Sign up', body, { status: state.status })
+<p>${t('signUp.haveAccount')} <a href="${pages.url(request, 'sign-in')}">${t('signUp.signIn')}</a></p>`
+  return pages.send(request, reply, t('signUp.title'), body, { status: state.status })
 }
 
 export function signUpRoutes(app: FastifyInstance, pages: Pages): void {

@@ -21,14 +21,15 @@ async function verifyPage(
 ) {
   const sealed = sealPending(pages.ctx(request), request, reply, pending)
   const csrf = pages.csrf(request, reply)
-  const body = html`<h1>Verify your email address</h1>
-${notice(state.note ?? (state.askSecond ? undefined : `We sent a 6-digit code to ${pending.email}. It works for 10 minutes.`))}
-${errorSummary(state.errors)}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('verify.heading')}</h1>
+${notice(state.note ?? (state.askSecond ? undefined : t('verify.codeSent', { email: pending.email })))}
+${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'verify-email'),
   csrf,
-  html`${hidden('pending', sealed)}${state.askSecond ? secondFactorFields(state.errors) : mailedCodeField(state.errors)}`,
-  state.askSecond ? 'Continue' : 'Verify',
+  html`${hidden('pending', sealed)}${state.askSecond ? secondFactorFields(t, state.errors) : mailedCodeField(t, state.errors)}`,
+  state.askSecond ? t('common.continue') : t('verify.submit'),
 )}
 ${
   !state.askSecond &&
@@ -36,10 +37,10 @@ ${
     pages.url(request, 'verify-email/resend'),
     csrf,
     hidden('pending', sealed),
-    'Send a new code',
+    t('common.sendNewCode'),
   )
 }`
-  return pages.send(request, reply, 'Verify your email', body, { status: state.status })
+  return pages.send(request, reply, t('verify.title'), body, { status: state.status })
 }
 
 export function verifyEmailRoutes(app: FastifyInstance, pages: Pages): void {
@@ -64,7 +65,7 @@ export function verifyEmailRoutes(app: FastifyInstance, pages: Pages): void {
         request,
         reply,
         { email: pending.email },
-        { note: `We sent a new code to ${pending.email}.` },
+        { note: pages.t(request, reply)('verify.newCodeSent', { email: pending.email }) },
       )
     } catch (error) {
       return verifyPage(

@@ -1,0 +1,136 @@
+// The hosted pages' language over HTTP (CONTRACT §20): Accept-Language, `?lang=` and the
+// cookie that remembers it, `<html lang dir>`, the language picker.
+import assert from 'node:assert/strict'
+import { before, describe, test } from 'node:test'
+import { catalogues } from '../../src/i18n/index.ts'
+import { createTenant, randomIp, startTestServer, type TestServer } from '../helpers.ts'
+import { PageClient, textOf } from './page-client.ts'
+
+let server: TestServer
+
+before(async (ctx) => {
+  server = await startTestServer(ctx)
+})
+
+const htmlTag = (markup: string) => /<html[^>]*>/.exec(markup)?.[0] ?? ''
+
+describe('the pages’ language', () => {
+  test('English by default, Accept-Language chosen by best match', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    const plain = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(htmlTag(plain.html), '<html lang="en" dir="ltr">')
+    assert.match(plain.html, /<h1>Sign in to /)
+
+    c.headers['accept-language'] = 'ja, de-AT;q=0.9, fr;q=0.8'
+    const german = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(german.status, 200)
+    assert.equal(htmlTag(german.html), '<html lang="de" dir="ltr">')
+    assert.match(german.html, /<h1>Bei .* anmelden<\/h1>/)
+    assert.match(german.html, /<label for="password">Passwort<\/label>/)
+    assert.equal(c.cookies.get('ta_lang'), undefined, 'a header is not remembered')
+
+    c.headers['accept-language'] = 'ja, xx'
+    const unknown = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(htmlTag(unknown.html), '<html lang="en" dir="ltr">')
+  })
+
+  test('?lang= wins over Accept-Language and is remembered in a cookie', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    c.headers['accept-language'] = 'de'
+    const french = await c.get(`/t/${t.slug}/sign-in?lang=fr`)
+    assert.equal(htmlTag(french.html), '<html lang="fr" dir="ltr">')
+    assert.match(french.html, /Mot de passe oublié/)
+    assert.equal(c.cookies.get('ta_lang'), 'fr')
+    // The next page, without ?lang=: the cookie, not the header.
+    const again = await c.get(`/t/${t.slug}/sign-in`)
+    assert.equal(htmlTag(again.html), '<html lang="fr" dir="ltr">')
+    // Another case of a supported tag is the same locale, remembered as the catalogue names it.
+    await c.get(`/t/${t.slug}/sign-in?lang=DE`)
+    assert.equal(c.cookies.get('ta_lang'), 'de')
+  })
+
+  test('an unknown ?lang= is passed over and not remembered', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    c.headers['accept-language'] = 'de'
+    for (const lang of ['xx', 'de%22%3E%3Cscript%3E', '']) {
+      const page = await c.get(`/t/${t.slug}/sign-in?lang=${lang}`)
+      assert.equal(page.status, 200)
+      assert.equal(htmlTag(page.html), '<html lang="de" dir="ltr">')
+      assert.doesNotMatch(page.html, /<script>/)
+    }
+    assert.equal(c.cookies.get('ta_lang'), undefined)
+  })
+
+  test('every page has a language picker: links to the same page with ?lang=', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    const page = await c.get(`/t/${t.slug}/sign-in?lang=de`)
+    const picker = /<nav class="languages" aria-label="Sprache">[\s\S]*?<\/nav>/.exec(page.html)
+    assert.ok(picker, 'a labelled picker')
+    for (const locale of catalogues.keys()) {
+      assert.match(
+        picker[0],
+        new RegExp(
+          `href="/t/${t.slug}/sign-in\\?lang=${locale}" lang="${locale}" hreflang="${locale}"`,
+        ),
+      )
+    }
+    assert.match(picker[0], /lang="de" hreflang="de" aria-current="true">Deutsch</)
+    assert.match(picker[0], />Français</)
+    assert.match(picker[0], />English</)
+  })
+})
+
+/** The literal parts (8 characters or more) of each English message that another locale says differently. */
+function englishFragments(locale: string): string[] {
+  const en = catalogues.get('en') ?? {}
+  const other = catalogues.get(locale) ?? {}
+  return Object.entries(en)
+    .filter(([key, message]) => other[key] !== message)
+    .flatMap(([, message]) => message.split(/\{[^}]*\}/))
+    .map((part) => part.trim())
+    .filter((part) => part.length >= 8)
+}
+
+describe('a page in German or French', () => {
+  for (const locale of ['de', 'fr']) {
+    test(`${locale}: the signed-out pages hold no English string of the catalogue`, async () => {
+      const t = await createTenant(server)
+      const c = new PageClient(server, randomIp())
+      const fragments = englishFragments(locale)
+      assert.ok(fragments.length > 50, 'the check has strings to look for')
+      for (const path of ['sign-in', 'sign-up', 'sign-in/code', 'reset-password', 'invite']) {
+        const page = await c.get(`/t/${t.slug}/${path}?lang=${locale}`)
+        const text = textOf(page.html)
+        assert.ok(text.length > 40, path)
+        const left = fragments.filter((f) => text.includes(f))
+        assert.deepEqual(left, [], `${path} in ${locale}`)
+      }
+      // And the check finds them in the English page.
+      const english = textOf((await c.get(`/t/${t.slug}/sign-in?lang=en`)).html)
+      assert.ok(fragments.some((f) => english.includes(f)))
+    })
+  }
+})
+
+describe('an error page of a workspace', () => {
+  test('speaks the request’s language: a 405 in German, in English by default', async () => {
+    const t = await createTenant(server)
+    const german = await fetch(new URL(`/t/${t.slug}/sign-in?lang=de`, server.url), {
+      method: 'PUT',
+      headers: { 'x-forwarded-for': randomIp() },
+    })
+    assert.equal(german.status, 405)
+    const body = await german.text()
+    assert.equal(htmlTag(body), '<html lang="de" dir="ltr">')
+    assert.match(body, /<h1>Diese Seite nimmt diese Anfrage nicht an<\/h1>/)
+    const english = await fetch(new URL(`/t/${t.slug}/sign-in`, server.url), {
+      method: 'PUT',
+      headers: { 'x-forwarded-for': randomIp() },
+    })
+    assert.match(await english.text(), /<h1>This page does not take that request<\/h1>/)
+  })
+})
