@@ -269,8 +269,9 @@ function webhooksSection() {
 }
 
 function webhookOperation(type: WebhookEventType, schema: TSchema) {
+  // No operationId: the service calls these, no client does (the SDK's operations are
+  // those it can call, sdk/src/operations.ts).
   return {
-    operationId: `webhook${type}`,
     summary: `${type} event`,
     description: (schema as { description?: string }).description,
     tags: ['Webhooks'],

@@ -1463,7 +1463,42 @@ export interface webhooks {
      * UserSignup event
      * @description A user account was created by a sign-up, an invitation or a first sign-in. Carries the first factor’s own fields beside these.
      */
-    post: operations['webhookUserSignup']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserSignupEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1483,7 +1518,42 @@ export interface webhooks {
      * UserLogin event
      * @description A user signed in. Carries the first factor’s own fields beside these.
      */
-    post: operations['webhookUserLogin']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserLoginEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1503,7 +1573,42 @@ export interface webhooks {
      * UserLoginFailed event
      * @description A sign-in was refused. Carries the first factor’s own fields beside these.
      */
-    post: operations['webhookUserLoginFailed']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserLoginFailedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1523,7 +1628,42 @@ export interface webhooks {
      * UserLogout event
      * @description A user signed out: one session, or all of them.
      */
-    post: operations['webhookUserLogout']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserLogoutEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1543,7 +1683,42 @@ export interface webhooks {
      * UserPasswordChanged event
      * @description A user’s password was changed or reset.
      */
-    post: operations['webhookUserPasswordChanged']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserPasswordChangedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1563,7 +1738,42 @@ export interface webhooks {
      * UserEmailVerified event
      * @description A user’s address was verified. Carries the first factor’s own fields beside these.
      */
-    post: operations['webhookUserEmailVerified']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserEmailVerifiedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1583,7 +1793,42 @@ export interface webhooks {
      * UserSoftDeleted event
      * @description A user was deleted (kept for the retention period).
      */
-    post: operations['webhookUserSoftDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserSoftDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1603,7 +1848,42 @@ export interface webhooks {
      * UserHardDeleted event
      * @description A deleted user was purged after the retention period.
      */
-    post: operations['webhookUserHardDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserHardDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1623,7 +1903,42 @@ export interface webhooks {
      * MfaTotpEnrolled event
      * @description A user enrolled a TOTP authenticator.
      */
-    post: operations['webhookMfaTotpEnrolled']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaTotpEnrolledEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1643,7 +1958,42 @@ export interface webhooks {
      * MfaTotpDisabled event
      * @description An admin removed a user’s TOTP authenticator.
      */
-    post: operations['webhookMfaTotpDisabled']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaTotpDisabledEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1663,7 +2013,42 @@ export interface webhooks {
      * MfaTotpVerified event
      * @description A TOTP code was accepted.
      */
-    post: operations['webhookMfaTotpVerified']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaTotpVerifiedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1683,7 +2068,42 @@ export interface webhooks {
      * MfaEmailOtpSent event
      * @description An emailed second-factor code was sent.
      */
-    post: operations['webhookMfaEmailOtpSent']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaEmailOtpSentEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1703,7 +2123,42 @@ export interface webhooks {
      * MfaEmailOtpVerified event
      * @description An emailed second-factor code was accepted.
      */
-    post: operations['webhookMfaEmailOtpVerified']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaEmailOtpVerifiedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1723,7 +2178,42 @@ export interface webhooks {
      * MfaEmailOtpFailed event
      * @description An emailed second-factor code was refused.
      */
-    post: operations['webhookMfaEmailOtpFailed']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaEmailOtpFailedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1743,7 +2233,42 @@ export interface webhooks {
      * InviteCreated event
      * @description An invitation was created.
      */
-    post: operations['webhookInviteCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['InviteCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1763,7 +2288,42 @@ export interface webhooks {
      * InviteAccepted event
      * @description An invitation was accepted.
      */
-    post: operations['webhookInviteAccepted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['InviteAcceptedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1783,7 +2343,42 @@ export interface webhooks {
      * InviteRevoked event
      * @description An invitation was revoked, or superseded by a new one.
      */
-    post: operations['webhookInviteRevoked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['InviteRevokedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1803,7 +2398,42 @@ export interface webhooks {
      * InviteExpired event
      * @description An invitation was found expired when it was used.
      */
-    post: operations['webhookInviteExpired']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['InviteExpiredEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1823,7 +2453,42 @@ export interface webhooks {
      * ApiKeyCreated event
      * @description An API key was created.
      */
-    post: operations['webhookApiKeyCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApiKeyCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1843,7 +2508,42 @@ export interface webhooks {
      * ApiKeyRevoked event
      * @description An API key was revoked.
      */
-    post: operations['webhookApiKeyRevoked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApiKeyRevokedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1863,7 +2563,42 @@ export interface webhooks {
      * SessionCreated event
      * @description A session began.
      */
-    post: operations['webhookSessionCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SessionCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1883,7 +2618,42 @@ export interface webhooks {
      * SessionRevoked event
      * @description A session was revoked.
      */
-    post: operations['webhookSessionRevoked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SessionRevokedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1903,7 +2673,42 @@ export interface webhooks {
      * SessionFamilyCompromised event
      * @description A refresh token was reused: its session was revoked.
      */
-    post: operations['webhookSessionFamilyCompromised']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SessionFamilyCompromisedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1923,7 +2728,42 @@ export interface webhooks {
      * TenantCreated event
      * @description The tenant was created.
      */
-    post: operations['webhookTenantCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['TenantCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1943,7 +2783,42 @@ export interface webhooks {
      * TenantUpdated event
      * @description The tenant’s settings or logo changed.
      */
-    post: operations['webhookTenantUpdated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['TenantUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1963,7 +2838,42 @@ export interface webhooks {
      * TenantSoftDeleted event
      * @description The tenant was deleted.
      */
-    post: operations['webhookTenantSoftDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['TenantSoftDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -1983,7 +2893,42 @@ export interface webhooks {
      * GdprExportRequested event
      * @description A user’s data export was requested.
      */
-    post: operations['webhookGdprExportRequested']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GdprExportRequestedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2003,7 +2948,42 @@ export interface webhooks {
      * GdprExportCompleted event
      * @description A user’s data export was produced.
      */
-    post: operations['webhookGdprExportCompleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GdprExportCompletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2023,7 +3003,42 @@ export interface webhooks {
      * GdprErasureRequested event
      * @description A user’s erasure was requested.
      */
-    post: operations['webhookGdprErasureRequested']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GdprErasureRequestedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2043,7 +3058,42 @@ export interface webhooks {
      * GdprErasureCompleted event
      * @description A user’s data was erased.
      */
-    post: operations['webhookGdprErasureCompleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GdprErasureCompletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2063,7 +3113,42 @@ export interface webhooks {
      * IdpOauthLinked event
      * @description A user linked the tenant’s identity provider.
      */
-    post: operations['webhookIdpOauthLinked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['IdpOauthLinkedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2083,7 +3168,42 @@ export interface webhooks {
      * IdpOauthUnlinked event
      * @description A user unlinked the tenant’s identity provider.
      */
-    post: operations['webhookIdpOauthUnlinked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['IdpOauthUnlinkedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2103,7 +3223,42 @@ export interface webhooks {
      * PasswordlessCodeSent event
      * @description An emailed sign-in code was sent.
      */
-    post: operations['webhookPasswordlessCodeSent']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PasswordlessCodeSentEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2123,7 +3278,42 @@ export interface webhooks {
      * PasswordlessCodeVerified event
      * @description An emailed sign-in code was accepted.
      */
-    post: operations['webhookPasswordlessCodeVerified']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PasswordlessCodeVerifiedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2143,7 +3333,42 @@ export interface webhooks {
      * PasswordlessCodeFailed event
      * @description An emailed sign-in code was refused.
      */
-    post: operations['webhookPasswordlessCodeFailed']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PasswordlessCodeFailedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2163,7 +3388,42 @@ export interface webhooks {
      * UserUpdated event
      * @description An admin or SCIM changed a user.
      */
-    post: operations['webhookUserUpdated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2183,7 +3443,42 @@ export interface webhooks {
      * PasswordResetRequested event
      * @description A password reset was requested.
      */
-    post: operations['webhookPasswordResetRequested']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PasswordResetRequestedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2203,7 +3498,42 @@ export interface webhooks {
      * MfaRecoveryCodeUsed event
      * @description A recovery code stood in for the second factor.
      */
-    post: operations['webhookMfaRecoveryCodeUsed']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaRecoveryCodeUsedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2223,7 +3553,42 @@ export interface webhooks {
      * MfaRecoveryCodesRegenerated event
      * @description A user’s recovery codes were replaced.
      */
-    post: operations['webhookMfaRecoveryCodesRegenerated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['MfaRecoveryCodesRegeneratedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2243,7 +3608,42 @@ export interface webhooks {
      * PasskeyRegistered event
      * @description A passkey was registered.
      */
-    post: operations['webhookPasskeyRegistered']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PasskeyRegisteredEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2263,7 +3663,42 @@ export interface webhooks {
      * PasskeyRemoved event
      * @description A passkey was removed.
      */
-    post: operations['webhookPasskeyRemoved']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PasskeyRemovedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2283,7 +3718,42 @@ export interface webhooks {
      * ApplicationCreated event
      * @description An OpenID application was created (by an admin or registration).
      */
-    post: operations['webhookApplicationCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApplicationCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2303,7 +3773,42 @@ export interface webhooks {
      * ApplicationUpdated event
      * @description An OpenID application was changed.
      */
-    post: operations['webhookApplicationUpdated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApplicationUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2323,7 +3828,42 @@ export interface webhooks {
      * ApplicationDeleted event
      * @description An OpenID application was deleted.
      */
-    post: operations['webhookApplicationDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApplicationDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2343,7 +3883,42 @@ export interface webhooks {
      * ApplicationSecretRotated event
      * @description An OpenID application’s secret was replaced.
      */
-    post: operations['webhookApplicationSecretRotated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApplicationSecretRotatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2363,7 +3938,42 @@ export interface webhooks {
      * ApplicationConsentGranted event
      * @description A user consented to an application’s scopes.
      */
-    post: operations['webhookApplicationConsentGranted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApplicationConsentGrantedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2383,7 +3993,42 @@ export interface webhooks {
      * ApplicationConsentRevoked event
      * @description A user revoked an application’s access.
      */
-    post: operations['webhookApplicationConsentRevoked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApplicationConsentRevokedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2403,7 +4048,42 @@ export interface webhooks {
      * ApiResourceCreated event
      * @description An API resource was created.
      */
-    post: operations['webhookApiResourceCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApiResourceCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2423,7 +4103,42 @@ export interface webhooks {
      * ApiResourceUpdated event
      * @description An API resource was changed.
      */
-    post: operations['webhookApiResourceUpdated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApiResourceUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2443,7 +4158,42 @@ export interface webhooks {
      * ApiResourceDeleted event
      * @description An API resource was deleted.
      */
-    post: operations['webhookApiResourceDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['ApiResourceDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2463,7 +4213,42 @@ export interface webhooks {
      * UserProvisioned event
      * @description SCIM created a user.
      */
-    post: operations['webhookUserProvisioned']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserProvisionedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2483,7 +4268,42 @@ export interface webhooks {
      * UserDeprovisioned event
      * @description SCIM or an admin deprovisioned a user.
      */
-    post: operations['webhookUserDeprovisioned']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserDeprovisionedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2503,7 +4323,42 @@ export interface webhooks {
      * UserImported event
      * @description The user import created or updated a user.
      */
-    post: operations['webhookUserImported']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserImportedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2523,7 +4378,42 @@ export interface webhooks {
      * WebhookCreated event
      * @description A webhook endpoint was created.
      */
-    post: operations['webhookWebhookCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2543,7 +4433,42 @@ export interface webhooks {
      * WebhookUpdated event
      * @description A webhook endpoint was changed.
      */
-    post: operations['webhookWebhookUpdated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2563,7 +4488,42 @@ export interface webhooks {
      * WebhookDeleted event
      * @description A webhook endpoint was deleted.
      */
-    post: operations['webhookWebhookDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2583,7 +4543,42 @@ export interface webhooks {
      * WebhookSecretRotated event
      * @description A webhook endpoint’s secret was replaced.
      */
-    post: operations['webhookWebhookSecretRotated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookSecretRotatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2603,7 +4598,42 @@ export interface webhooks {
      * WebhookDisabled event
      * @description A webhook endpoint that failed everything for 5 days was disabled.
      */
-    post: operations['webhookWebhookDisabled']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookDisabledEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2623,7 +4653,42 @@ export interface webhooks {
      * SsoConnectionCreated event
      * @description An SSO connection was created.
      */
-    post: operations['webhookSsoConnectionCreated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SsoConnectionCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2643,7 +4708,42 @@ export interface webhooks {
      * SsoConnectionUpdated event
      * @description An SSO connection was changed.
      */
-    post: operations['webhookSsoConnectionUpdated']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SsoConnectionUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2663,7 +4763,42 @@ export interface webhooks {
      * SsoConnectionDeleted event
      * @description An SSO connection was deleted.
      */
-    post: operations['webhookSsoConnectionDeleted']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SsoConnectionDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2683,7 +4818,42 @@ export interface webhooks {
      * SsoIdentityLinked event
      * @description A user’s account was linked to an SSO identity.
      */
-    post: operations['webhookSsoIdentityLinked']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SsoIdentityLinkedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -2703,7 +4873,42 @@ export interface webhooks {
      * WebhookTest event
      * @description Sent by `POST webhooks/{id}/test` to that endpoint only; not an audit event.
      */
-    post: operations['webhookWebhookTest']
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['WebhookTestEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
     delete?: never
     options?: never
     head?: never
@@ -12325,2274 +14530,6 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error']
         }
-      }
-    }
-  }
-  webhookUserSignup: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserSignupEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserLogin: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserLoginEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserLoginFailed: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserLoginFailedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserLogout: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserLogoutEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserPasswordChanged: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserPasswordChangedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserEmailVerified: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserEmailVerifiedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserSoftDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserSoftDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserHardDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserHardDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaTotpEnrolled: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaTotpEnrolledEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaTotpDisabled: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaTotpDisabledEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaTotpVerified: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaTotpVerifiedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaEmailOtpSent: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaEmailOtpSentEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaEmailOtpVerified: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaEmailOtpVerifiedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaEmailOtpFailed: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaEmailOtpFailedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookInviteCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['InviteCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookInviteAccepted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['InviteAcceptedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookInviteRevoked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['InviteRevokedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookInviteExpired: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['InviteExpiredEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApiKeyCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApiKeyCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApiKeyRevoked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApiKeyRevokedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSessionCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SessionCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSessionRevoked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SessionRevokedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSessionFamilyCompromised: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SessionFamilyCompromisedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookTenantCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['TenantCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookTenantUpdated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['TenantUpdatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookTenantSoftDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['TenantSoftDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookGdprExportRequested: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['GdprExportRequestedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookGdprExportCompleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['GdprExportCompletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookGdprErasureRequested: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['GdprErasureRequestedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookGdprErasureCompleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['GdprErasureCompletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookIdpOauthLinked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['IdpOauthLinkedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookIdpOauthUnlinked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['IdpOauthUnlinkedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookPasswordlessCodeSent: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasswordlessCodeSentEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookPasswordlessCodeVerified: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasswordlessCodeVerifiedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookPasswordlessCodeFailed: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasswordlessCodeFailedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserUpdated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserUpdatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookPasswordResetRequested: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasswordResetRequestedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaRecoveryCodeUsed: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaRecoveryCodeUsedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookMfaRecoveryCodesRegenerated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['MfaRecoveryCodesRegeneratedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookPasskeyRegistered: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasskeyRegisteredEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookPasskeyRemoved: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasskeyRemovedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApplicationCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApplicationCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApplicationUpdated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApplicationUpdatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApplicationDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApplicationDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApplicationSecretRotated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApplicationSecretRotatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApplicationConsentGranted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApplicationConsentGrantedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApplicationConsentRevoked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApplicationConsentRevokedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApiResourceCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApiResourceCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApiResourceUpdated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApiResourceUpdatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookApiResourceDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ApiResourceDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserProvisioned: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserProvisionedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserDeprovisioned: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserDeprovisionedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookUserImported: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['UserImportedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookWebhookCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WebhookCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookWebhookUpdated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WebhookUpdatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookWebhookDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WebhookDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookWebhookSecretRotated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WebhookSecretRotatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookWebhookDisabled: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WebhookDisabledEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSsoConnectionCreated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SsoConnectionCreatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSsoConnectionUpdated: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SsoConnectionUpdatedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSsoConnectionDeleted: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SsoConnectionDeletedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookSsoIdentityLinked: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SsoIdentityLinkedEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-    }
-  }
-  webhookWebhookTest: {
-    parameters: {
-      query?: never
-      header: {
-        /** @description The delivery’s id, the same on every retry: deduplicate on it. */
-        'webhook-id': string
-        /** @description When this attempt was signed, in Unix seconds. */
-        'webhook-timestamp': string
-        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
-        'webhook-signature': string
-      }
-      path?: never
-      cookie?: never
-    }
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WebhookTestEvent']
-      }
-    }
-    responses: {
-      /** @description Received: a 2xx within 10 s ends the delivery. */
-      '2XX': {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
-      }
-      /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
-      default: {
-        headers: {
-          [name: string]: unknown
-        }
-        content?: never
       }
     }
   }
