@@ -5,7 +5,10 @@
 //   3. openapi-typescript generates its types, formatted as Biome formats the repository,
 //      and `tsc --strict --noEmit` compiles them;
 //   4. they must equal sdk/src/generated/openapi.ts, which the SDK builds on (with
-//      --write, that file is rewritten instead).
+//      --write, that file is rewritten instead);
+//   5. the event list of docs/webhooks-and-hooks.md must be what the typed map of events
+//      renders (`renderEventList`; --write rewrites it too; test/webhook-events.test.ts
+//      holds it as well).
 // Nothing here reaches the network: Redocly's usage data and update notice are off.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -13,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
+import { WEBHOOK_EVENT_SCHEMAS } from '../src/modules/webhooks/events.ts'
 
 const root = join(import.meta.dirname, '..')
 export const GENERATED = join(root, 'sdk', 'src', 'generated', 'openapi.ts')
@@ -56,6 +60,71 @@ export async function servedDocument(dataDir: string): Promise<unknown> {
   } finally {
     await app.close()
   }
+}
+
+export const WEBHOOK_DOCS = join(root, 'docs', 'webhooks-and-hooks.md')
+const LIST_BEGIN = '<!-- events: begin (npm run openapi:generate writes this list) -->'
+const LIST_END = '<!-- events: end -->'
+
+type Json = Record<string, unknown>
+
+/** A JSON schema as a short type: `string`, `date-time`, `string[]`, `string | null`... */
+export function typeText(schema: Json): string {
+  if (Array.isArray(schema.anyOf)) return schema.anyOf.map((s) => typeText(s as Json)).join(' | ')
+  if ('const' in schema) return JSON.stringify(schema.const)
+  if (schema.type === 'string') return schema.format === 'date-time' ? 'date-time' : 'string'
+  if (schema.type === 'array') return `${typeText(schema.items as Json)}[]`
+  if (schema.type === 'object' && schema.patternProperties) {
+    const [value] = Object.values(schema.patternProperties as Record<string, Json>)
+    return `{[field]: ${typeText(value)}}`
+  }
+  if (schema.type === 'object') return `{${fieldsText(schema)}}`
+  if (typeof schema.type === 'string') return schema.type
+  return 'any'
+}
+
+/** An object schema's fields: `name: type`, `name?: type` when optional. */
+function fieldsText(schema: Json): string {
+  const required = new Set((schema.required as string[] | undefined) ?? [])
+  return Object.entries((schema.properties as Record<string, Json> | undefined) ?? {})
+    .map(([name, field]) => `${name}${required.has(name) ? '' : '?'}: ${typeText(field)}`)
+    .join(', ')
+}
+
+/** The metadata schema inside an event type's body schema (`data.event.metadata`). */
+export function metadataSchemaOf(body: Json): Json {
+  const data = (body.properties as Record<string, Json>).data
+  const event = (data.properties as Record<string, Json>).event
+  return (event.properties as Record<string, Json>).metadata
+}
+
+/** The event list of docs/webhooks-and-hooks.md: a table row per event type of the map. */
+export function renderEventList(): string {
+  const rows = [...WEBHOOK_EVENT_SCHEMAS].map(([type, schema]) => {
+    const body = JSON.parse(JSON.stringify(schema)) as Json
+    const metadata = metadataSchemaOf(body)
+    const fields = fieldsText(metadata) || 'none'
+    const more = metadata.additionalProperties === false ? '' : ', and more'
+    const cell = `\`${fields.replace(/\|/g, '\\|')}\`${more}`.replace('`none`', 'none')
+    return `| \`${type}\` | ${body.description} | ${cell} |`
+  })
+  return [
+    LIST_BEGIN,
+    '',
+    '| Event (`type`) | When | `data.event.metadata` |',
+    '| --- | --- | --- |',
+    ...rows,
+    '',
+    LIST_END,
+  ].join('\n')
+}
+
+/** The page with its event list replaced by `list`. */
+export function withEventList(page: string, list: string): string {
+  const begin = page.indexOf(LIST_BEGIN)
+  const end = page.indexOf(LIST_END)
+  if (begin < 0 || end < begin) throw new Error(`${WEBHOOK_DOCS}: no event list markers`)
+  return page.slice(0, begin) + list + page.slice(end + LIST_END.length)
 }
 
 function run(
@@ -129,6 +198,17 @@ if (import.meta.main) {
         `openapi: redocly lint passed (${tally.replace(/\.$/, '') || 'no problem'}, see redocly.yaml)` +
           '; the generated types compile and are the committed ones',
       )
+    }
+    const page = readFileSync(WEBHOOK_DOCS, 'utf8')
+    const listed = withEventList(page, renderEventList())
+    if (write && listed !== page) {
+      writeFileSync(WEBHOOK_DOCS, listed)
+      console.log(`openapi: ${relative(root, WEBHOOK_DOCS)}'s event list written`)
+    } else if (listed !== page) {
+      console.error(
+        `openapi: ${relative(root, WEBHOOK_DOCS)}'s event list is stale: the map of events changed. Run npm run openapi:generate and commit it.`,
+      )
+      process.exitCode = 1
     }
   } finally {
     rmSync(work, { recursive: true, force: true })

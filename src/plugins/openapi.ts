@@ -15,11 +15,16 @@
 //     route's own schema keeps it: validation drops what it does not name; the §8 rule
 //     still reads its strings, which info.description says), and every
 //     string carries CONTRACT §8's rule as a pattern, an email the service's own rule in
-//     place of `format: email` (`publishedRequest`).
+//     place of `format: email` (`publishedRequest`);
+//   - `webhooks` (OpenAPI 3.1) lists every event a webhook endpoint is sent, each with its
+//     body as a component `{Type}Event`, built from the typed map of audit events
+//     (modules/audit/events.ts, through modules/webhooks/events.ts), so the document
+//     names each action's metadata as the append writes it.
 
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+import type { TSchema } from 'typebox'
 import type { Config } from '../config.ts'
 import { EMAIL_PATTERN } from '../lib/email.ts'
 import type { ErrorStatus, Reason } from '../lib/errors.ts'
@@ -42,6 +47,11 @@ import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
 import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
 import { userComponents } from '../modules/users/schemas.ts'
+import {
+  eventComponentName,
+  WEBHOOK_EVENT_SCHEMAS,
+  type WebhookEventType,
+} from '../modules/webhooks/events.ts'
 import { webhookComponents } from '../modules/webhooks/schemas.ts'
 import {
   type ErrorReasons,
@@ -201,6 +211,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
       },
       servers: [{ url: config.publicUrl }],
       tags: TAGS,
+      webhooks: webhooksSection(),
       components: {
         securitySchemes: config.metricsToken
           ? { ...SECURITY_SCHEMES, ...METRICS_SCHEME }
@@ -215,6 +226,8 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
     transform: ({ schema, url, route }) => ({ schema: describe(route, schema, reasons), url }),
     transformObject: (document) => {
       const openapiObject = 'openapiObject' in document ? document.openapiObject : {}
+      const schemas = openapiObject.components?.schemas
+      if (schemas) Object.assign(schemas, webhookEventComponents())
       for (const item of Object.values(openapiObject.paths ?? {})) {
         for (const operation of Object.values(item ?? {}) as Operation[]) {
           const listed = operation?.operationId && reasons.get(operation.operationId)
@@ -229,6 +242,72 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
     },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
+}
+
+/** The Standard Webhooks headers every delivery carries (CONTRACT §13). */
+const WEBHOOK_HEADERS = [
+  {
+    name: 'webhook-id',
+    description: 'The delivery’s id, the same on every retry: deduplicate on it.',
+  },
+  { name: 'webhook-timestamp', description: 'When this attempt was signed, in Unix seconds.' },
+  {
+    name: 'webhook-signature',
+    description:
+      '`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation.',
+  },
+].map((header) => ({
+  ...header,
+  in: 'header',
+  required: true,
+  schema: { type: 'string' as const },
+}))
+
+/**
+ * The document's `webhooks` (OpenAPI 3.1 §4.8.1): per event type, the POST a subscribed
+ * endpoint receives, its body the `{Type}Event` component (`webhookEventComponents`).
+ */
+function webhooksSection() {
+  const section: Record<string, { post: ReturnType<typeof webhookOperation> }> = {}
+  for (const [type, schema] of WEBHOOK_EVENT_SCHEMAS)
+    section[type] = { post: webhookOperation(type, schema) }
+  return section
+}
+
+function webhookOperation(type: WebhookEventType, schema: TSchema) {
+  // No operationId: the service calls these, no client does (the SDK's operations are
+  // those it can call, sdk/src/operations.ts).
+  return {
+    summary: `${type} event`,
+    description: (schema as { description?: string }).description,
+    tags: ['Webhooks'],
+    security: [],
+    parameters: WEBHOOK_HEADERS,
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: { $ref: eventComponentRef(type) } } },
+    },
+    responses: {
+      '2XX': { description: 'Received: a 2xx within 10 s ends the delivery.' },
+      default: {
+        description:
+          'Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed.',
+      },
+    },
+  }
+}
+
+const eventComponentRef = (type: WebhookEventType) =>
+  `#/components/schemas/${eventComponentName(type)}`
+
+/** The `{Type}Event` components: each body schema, as JSON, without its `$id`. */
+function webhookEventComponents(): Record<string, unknown> {
+  const components: Record<string, unknown> = {}
+  for (const [type, schema] of WEBHOOK_EVENT_SCHEMAS) {
+    const { $id: _id, ...json } = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>
+    components[eventComponentName(type)] = json
+  }
+  return components
 }
 
 /**

@@ -4,7 +4,9 @@ import { afterCommit } from '../../db/after-commit.ts'
 import type { Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import type { AuditEntry } from './events.ts'
+import { type AuditEventOf, type AuditWebhookEvent, webhookBody } from '../webhooks/events.ts'
+import type { AuditAction } from './actions.ts'
+import type { AuditEntry, AuditEntryOf, AuditMetadata } from './events.ts'
 import { presentAuditEvent } from './present.ts'
 import { insertAuditEvents } from './queries.ts'
 
@@ -62,10 +64,7 @@ export class AuditRecorder {
         metadata: (e.metadata ?? {}) as Record<string, unknown>,
       }
       // What a webhook subscribed to it is sent (CONTRACT §13), queued by the same statement.
-      return {
-        ...row,
-        webhookPayload: webhookBody(tenantId, presentAuditEvent({ ...write, ...row })),
-      }
+      return { ...row, webhookPayload: payloadOf(tenantId, { ...write, ...row }, e) }
     })
     await insertAuditEvents(handle, write, rows)
     if (this.listeners.length > 0) {
@@ -77,9 +76,17 @@ export class AuditRecorder {
 }
 
 /**
- * A Standard Webhooks body (CONTRACT §13): the event as the audit list shows it; the append
- * statement (queries.ts) adds the concerned user's `userEmail`, which only it reads.
+ * The webhook body of one entry (webhooks/events.ts), typed by its action: the presented
+ * row with the entry's own metadata (`{}` where the action's schema lets it be absent).
  */
-export function webhookBody(tenantId: string, event: { action: string; createdAt: string }) {
-  return { type: event.action, timestamp: event.createdAt, data: { tenantId, event } }
+function payloadOf<A extends AuditAction>(
+  tenantId: string,
+  stored: Parameters<typeof presentAuditEvent>[0],
+  entry: AuditEntryOf<A>,
+): AuditWebhookEvent<A> {
+  // An entry may leave out its metadata (stored as `{}`); the schema's required fields are
+  // the call sites' to write (test/webhook-events.test.ts validates recorded events).
+  const metadata = (entry.metadata ?? {}) as AuditMetadata[A]
+  const event: AuditEventOf<A> = { ...presentAuditEvent(stored), action: entry.action, metadata }
+  return webhookBody(tenantId, event)
 }

@@ -3,33 +3,43 @@ import { type Static, Type } from 'typebox'
 import { DateTime, Page, PageParams, ref, TenantSlugParams, Uuid } from '../../schemas.ts'
 import { AUDIT_ACTIONS } from './actions.ts'
 
-const AuditEventComponent = Type.Object(
-  {
-    id: Type.String(),
-    action: Type.String(),
-    actorType: Type.Union([
-      Type.Literal('user'),
-      Type.Literal('apiKey'),
-      Type.Literal('system'),
-      Type.Literal('anonymous'),
-    ]),
-    actorId: Type.Union([Type.String(), Type.Null()]),
-    userId: Type.Union([Type.String(), Type.Null()], {
-      description: 'The user the event concerns.',
+/** An audit event's fields as the list shows them (a webhook's `data.event` too: webhooks/events.ts). */
+export const AUDIT_EVENT_PROPERTIES = {
+  id: Type.String(),
+  action: Type.String(),
+  actorType: Type.Union([
+    Type.Literal('user'),
+    Type.Literal('apiKey'),
+    Type.Literal('system'),
+    Type.Literal('anonymous'),
+  ]),
+  actorId: Type.Union([Type.String(), Type.Null()]),
+  userId: Type.Union([Type.String(), Type.Null()], {
+    description: 'The user the event concerns.',
+  }),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        "The action's own fields: each action's are in the webhooks section (`{Action}Event`, `data.event.metadata`).",
+    },
+  ),
+  createdAt: DateTime,
+  userEmail: Type.Optional(
+    Type.String({
+      description:
+        "The address of the user the event concerns, present while that user exists (never a deleted user's).",
     }),
-    ip: Type.Union([Type.String(), Type.Null()]),
-    userAgent: Type.Union([Type.String(), Type.Null()]),
-    metadata: Type.Object({}, { additionalProperties: true }),
-    createdAt: DateTime,
-    userEmail: Type.Optional(
-      Type.String({
-        description:
-          "The address of the user the event concerns, present while that user exists (never a deleted user's).",
-      }),
-    ),
-  },
-  { $id: 'AuditEvent', description: 'One event of the audit log.' },
-)
+  ),
+}
+
+const AuditEventComponent = Type.Object(AUDIT_EVENT_PROPERTIES, {
+  $id: 'AuditEvent',
+  description: 'One event of the audit log.',
+})
 export const AuditEventRecord = ref(AuditEventComponent)
 
 const AuditEventPageComponent = Page(

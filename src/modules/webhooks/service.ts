@@ -7,7 +7,8 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import { AUDIT_ACTIONS } from '../audit/actions.ts'
-import { type Actor, webhookBody } from '../audit/recorder.ts'
+import type { Actor } from '../audit/recorder.ts'
+import { WEBHOOK_TEST, type WebhookTestEvent, webhookBody } from './events.ts'
 import * as store from './queries.ts'
 import type {
   CreateWebhookBody,
@@ -260,9 +261,9 @@ export async function sendTestEvent(deps: WebhookDeps, tenantId: string, webhook
   await findOr404(deps, tenantId, webhookId)
   const now = deps.clock.now()
   const eventId = uuidv7(now.getTime())
-  const event = {
+  const event: WebhookTestEvent = {
     id: eventId,
-    action: 'WebhookTest',
+    action: WEBHOOK_TEST,
     metadata: { webhookId },
     createdAt: now.toISOString(),
   }
@@ -271,7 +272,7 @@ export async function sendTestEvent(deps: WebhookDeps, tenantId: string, webhook
     id: uuidv7(now.getTime()),
     webhookId,
     eventId,
-    eventType: 'WebhookTest',
+    eventType: WEBHOOK_TEST,
     payload: webhookBody(tenantId, event),
     status: 'Pending',
     attempts: 0,
