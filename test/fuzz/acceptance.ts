@@ -17,6 +17,10 @@ import type { Schema } from './values.ts'
  * example or a generated body may meet them); CONTENT ones on what an encoded member holds
  * (its description says it; a generator cannot know it, an example must satisfy it).
  */
+const ROLE_DATA: Rule[] = [
+  [/^body\.resourceScopes\.\d+\.resource$/, /^unknown resource /],
+  [/^body\.resourceScopes\.\d+\.scopes\.\d+$/, /^unknown scope /],
+]
 const STATEFUL: Record<string, Rule[]> = {
   createApiKey: [[/^body\.expiresAt$/, /^must be in the future$/]],
   deleteTenant: [[/^body\.confirmSlug$/, /^must equal the slug$/]],
@@ -25,6 +29,12 @@ const STATEFUL: Record<string, Rule[]> = {
     [/^body\.\w+$/, /^(must be left out with|is required without) a token$/],
   ],
   verifyEmail: [[/^body\.\w+$/, /^(must be left out with|is required without) a token$/]],
+  // CONTRACT §17: roles, API resources and their scopes are the tenant's data; a name the
+  // tenant has none of is 400 validation naming it.
+  createRole: ROLE_DATA,
+  updateRole: ROLE_DATA,
+  createInvite: [[/^body\.roles\.\d+$/, /^unknown role /]],
+  setUserRoles: [[/^body\.roles\.\d+$/, /^unknown role /]],
   // An attestation verifies only against a challenge the service issued.
   registerPasskey: [
     [/^body$/, /^too many passkeys$/],
@@ -85,7 +95,18 @@ const SSO_CONTENT: Rule[] = [
     /^(metadata .*|the .*|no .*|not an X\.509 certificate in PEM|at least one certificate is required)$/,
   ],
 ]
+// CONTRACT §17: permissions are names of the catalogue (GET permissions; the fields'
+// descriptions say so, and an unknown one is refused naming it, which an enum's error would
+// not), and an organization role's permissions are §18's, never tenant ones.
+const UNKNOWN_PERMISSION: Rule = [/^body\.permissions\.\d+$/, /^unknown permission /]
+const ROLE_CONTENT: Rule[] = [
+  UNKNOWN_PERMISSION,
+  [/^body\.permissions$/, /^an organization role has no tenant permissions$/],
+]
 const CONTENT: Record<string, Rule[]> = {
+  createRole: ROLE_CONTENT,
+  updateRole: ROLE_CONTENT,
+  createApiKey: [UNKNOWN_PERMISSION],
   createSsoConnection: SSO_CONTENT,
   updateSsoConnection: SSO_CONTENT,
   registerPasskey: PASSKEY_CONTENT,
