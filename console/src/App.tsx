@@ -15,8 +15,8 @@ import { Invites } from './Invites.tsx'
 import { Roles } from './Roles.tsx'
 import { Settings } from './Settings.tsx'
 import { SsoConnections } from './SsoConnections.tsx'
-import { ErrorText } from './ui.tsx'
 import { Users } from './Users.tsx'
+import { ErrorText } from './ui.tsx'
 import { Webhooks } from './Webhooks.tsx'
 
 // Each area with the tenant permissions (CONTRACT §17) any one of which opens it: the

@@ -64,9 +64,9 @@ function RoleList() {
   return (
     <>
       <p className="hint intro">
-        What the workspace's people may do in the administration API and this console. Admin
-        holds every permission and Member none; a custom role adds its permissions and API
-        scopes to the users it is given (in Users).
+        What the workspace's people may do in the administration API and this console. Admin holds
+        every permission and Member none; a custom role adds its permissions and API scopes to the
+        users it is given (in Users).
       </p>
       <ErrorText error={roles.error} />
       {roles.data && (
