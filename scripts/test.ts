@@ -30,7 +30,6 @@ const LONGEST = [
   'test/web/console-oidc-browser.test.ts',
   'test/web/screens-browser.test.ts',
   'test/web/console-webhooks-browser.test.ts',
-  'test/web/console-roles-browser.test.ts',
   'test/web/oidc-device.test.ts',
   'test/examples.test.ts',
 ]

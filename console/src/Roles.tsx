@@ -85,9 +85,10 @@ function RoleList() {
               <tr key={role.id}>
                 <td data-label="Role" className="long">
                   {role.builtIn ? (
-                    <>
+                    // One element: on a phone the cell is a grid of its label and its value.
+                    <span>
                       <strong>{role.name}</strong> <span className="badge">Built-in</span>
-                    </>
+                    </span>
                   ) : (
                     <a href={`#roles?id=${encodeURIComponent(role.id)}`}>{role.name}</a>
                   )}

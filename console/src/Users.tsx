@@ -177,7 +177,7 @@ export function Users() {
                 <tr>
                   <td colSpan={7} className="whole">
                     {open.what === 'sessions' ? (
-                      <UserSessions userId={user.id} />
+                      <UserSessions userId={user.id} mayEnd={may('users:write')} />
                     ) : (
                       <UserRoles user={user} onDone={() => setOpen(null)} />
                     )}
@@ -266,8 +266,8 @@ function UserRoles({ user, onDone }: { user: User; onDone(): void }) {
   )
 }
 
-/** A user's live sessions, each of which the admin can end. */
-function UserSessions({ userId }: { userId: string }) {
+/** A user's live sessions, each of which the admin can end (with users:write). */
+function UserSessions({ userId, mayEnd }: { userId: string; mayEnd: boolean }) {
   const { session } = useConsole()
   const queries = useQueryClient()
   const key = ['user-sessions', userId]
@@ -291,9 +291,11 @@ function UserSessions({ userId }: { userId: string }) {
               {s.userAgent ?? 'Unknown browser'} · {s.ip ?? 'unknown address'} · last active{' '}
               {formatDate(s.lastUsedAt)}
             </span>
-            <button type="button" onClick={() => end.mutate(s.id)}>
-              End session
-            </button>
+            {mayEnd && (
+              <button type="button" onClick={() => end.mutate(s.id)}>
+                End session
+              </button>
+            )}
           </li>
         ))}
       </ul>
