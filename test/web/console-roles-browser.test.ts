@@ -165,6 +165,10 @@ test('console roles: built-ins listed and not editable; a role of two permission
     await adminRow.getByRole('cell', { name: 'Admin', exact: true }).waitFor()
     assert.equal(await page.getByRole('combobox').count(), 0)
     assert.equal(await page.getByRole('button', { name: /^(Suspend|Delete|Roles)/ }).count(), 0)
+    // The admin's sessions are listed, with no End session (that takes users:write).
+    await adminRow.getByRole('button', { name: 'Sessions' }).click()
+    await page.locator('.sessions li').first().waitFor()
+    assert.equal(await page.getByRole('button', { name: 'End session' }).count(), 0)
     // An area the role does not open, by its address: the first one it does.
     await page.goto(`${server.url}/console/#roles`)
     await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
