@@ -44,13 +44,15 @@ function usePermissions() {
   })
 }
 
-const summary = (role: Role) =>
-  [
-    role.permissions.length === 1 ? '1 permission' : `${role.permissions.length} permissions`,
-    ...(role.resourceScopes.length
-      ? [`${role.resourceScopes.reduce((n, r) => n + r.scopes.length, 0)} API scopes`]
-      : []),
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
+
+const summary = (role: Role) => {
+  const scopes = role.resourceScopes.reduce((n, r) => n + r.scopes.length, 0)
+  return [
+    count(role.permissions.length, 'permission'),
+    ...(scopes ? [count(scopes, 'API scope')] : []),
   ].join(', ')
+}
 
 function RoleList() {
   const { session } = useConsole()

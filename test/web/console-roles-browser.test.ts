@@ -104,7 +104,7 @@ test('console roles: built-ins listed and not editable; a role of two permission
     await form.getByRole('button', { name: 'Create role' }).click()
     await page.getByRole('status').filter({ hasText: 'Role Support created.' }).waitFor()
     await page.getByRole('link', { name: 'Support', exact: true }).waitFor()
-    await page.getByRole('cell', { name: '2 permissions, 1 API scopes' }).waitFor()
+    await page.getByRole('cell', { name: '2 permissions, 1 API scope' }).waitFor()
     const roles = (await getJson(tenant, '/roles')).body.items
     const support = roles.find((r: { name: string }) => r.name === 'Support')
     assert.deepEqual(support.permissions, ['audit:read', 'users:read'])
