@@ -1,4 +1,5 @@
-// The console's shell: sign-in for an Admin, then one panel per area, chosen in the
+// The console's shell: sign-in for an Admin (or a user whose custom roles grant some
+// administration permission), then one panel per area open to them, chosen in the
 // navigation and kept in the URL's hash (#users, #invites, …) so a reload stays put. A
 // panel may take a query after its name (#audit?user=…, a user's events from their row).
 import { useQuery, useQueryClient } from '@tanstack/react-query'
@@ -11,22 +12,28 @@ import { Audit } from './Audit.tsx'
 import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
+import { Roles } from './Roles.tsx'
 import { Settings } from './Settings.tsx'
 import { SsoConnections } from './SsoConnections.tsx'
 import { Users } from './Users.tsx'
+import { ErrorText } from './ui.tsx'
 import { Webhooks } from './Webhooks.tsx'
 
+// Each area with the tenant permissions (CONTRACT §17) any one of which opens it: the
+// navigation shows only the areas the signed-in user's /me `permissions` open (an Admin
+// holds every one), so a user of a custom role sees what that role lets them do.
 const AREAS = {
-  users: ['Users', Users],
-  invites: ['Invites', Invites],
-  keys: ['API keys', ApiKeys],
-  applications: ['Applications', Applications],
-  resources: ['API resources', ApiResources],
-  webhooks: ['Webhooks', Webhooks],
-  sso: ['SSO', SsoConnections],
-  settings: ['Settings', Settings],
-  audit: ['Audit log', Audit],
-  idp: ['Identity provider', IdentityProvider],
+  users: ['Users', Users, ['users:read', 'users:write']],
+  invites: ['Invites', Invites, ['invites:write']],
+  keys: ['API keys', ApiKeys, ['apikeys:write']],
+  roles: ['Roles', Roles, ['roles:write']],
+  applications: ['Applications', Applications, ['applications:write']],
+  resources: ['API resources', ApiResources, ['applications:write']],
+  webhooks: ['Webhooks', Webhooks, ['webhooks:write']],
+  sso: ['SSO', SsoConnections, ['connections:write']],
+  settings: ['Settings', Settings, ['tenant:read', 'tenant:write']],
+  audit: ['Audit log', Audit, ['audit:read']],
+  idp: ['Identity provider', IdentityProvider, ['tenant:write']],
 } as const
 type Area = keyof typeof AREAS
 
@@ -58,9 +65,16 @@ async function takeHandoff(code: string): Promise<string | undefined> {
 /** Started once, as the module loads: a second exchange would spend the token again. */
 const handedOff = handoff === undefined ? undefined : takeHandoff(handoff).catch(() => undefined)
 
-const areaOf = (hash: string): Area => {
+/** The areas `permissions` open, in the navigation's order. */
+const areasOf = (permissions: readonly string[]): Area[] =>
+  (Object.keys(AREAS) as Area[]).filter((area) =>
+    AREAS[area][2].some((p: string) => permissions.includes(p)),
+  )
+
+/** The area the hash names when it is open to the user, else the first that is. */
+const areaOf = (hash: string, open: Area[]): Area | undefined => {
   const name = hash.replace(/^#/, '').split('?')[0] ?? ''
-  return name in AREAS ? (name as Area) : 'users'
+  return open.includes(name as Area) ? (name as Area) : open[0]
 }
 
 export function App() {
@@ -129,34 +143,55 @@ export function App() {
 }
 
 function Shell() {
+  const { session } = useConsole()
+  const me = useQuery({ queryKey: ['me'], queryFn: () => session.api.getMe() })
   const [hash, setHash] = useState(window.location.hash)
   useEffect(() => {
     const onHash = () => setHash(window.location.hash)
     window.addEventListener('hashchange', onHash)
     return () => window.removeEventListener('hashchange', onHash)
   }, [])
-  const area = areaOf(hash)
-  const [title, Panel] = AREAS[area]
+  const open = areasOf(me.data?.permissions ?? [])
+  const area = areaOf(hash, open)
+  if (!me.data) {
+    return (
+      <div className="layout">
+        <Header />
+        <main className="panel">
+          {me.error ? <ErrorText error={me.error} /> : <p role="status">Loading…</p>}
+        </main>
+      </div>
+    )
+  }
   return (
     <div className="layout">
       <Header />
       <nav className="areas" aria-label="Console">
         <ul>
-          {Object.entries(AREAS).map(([key, [label]]) => (
+          {open.map((key) => (
             <li key={key}>
               <a href={`#${key}`} aria-current={key === area ? 'page' : undefined}>
-                {label}
+                {AREAS[key][0]}
               </a>
             </li>
           ))}
         </ul>
       </nav>
       <main className="panel">
-        <h1>{title}</h1>
-        {/* A new query (another user's events) starts the panel afresh. */}
-        <Panel key={hash} />
+        {area ? <AreaPanel area={area} hash={hash} /> : <p>Your roles open no area here.</p>}
       </main>
     </div>
+  )
+}
+
+function AreaPanel({ area, hash }: { area: Area; hash: string }) {
+  const [title, Panel] = AREAS[area]
+  return (
+    <>
+      <h1>{title}</h1>
+      {/* A new query (another user's events) starts the panel afresh. */}
+      <Panel key={hash} />
+    </>
   )
 }
 
@@ -197,7 +232,8 @@ function SignIn({ tenant, onSignedIn }: SignInProps) {
     try {
       await session.login({ email, password, ...(askTotp ? { totpCode } : {}) })
       const me = await session.api.getMe()
-      if (me.role !== 'Admin') {
+      // An Admin, or a Member whose custom roles grant some administration permission.
+      if (me.permissions.length === 0) {
         await session.logout()
         setError('This console is for administrators of the workspace.')
         return

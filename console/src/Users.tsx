@@ -3,10 +3,14 @@
 // delete, or erase (personal data, at once: CONTRACT §9); and open the audit log filtered
 // to the user, whose own events (a sign-out, say) name no address to search by. The
 // signed-in admin's own row offers none of suspend, delete or erase: a slip there locks
-// them out of the console they are using.
+// them out of the console they are using. A user's custom roles (CONTRACT §17) are listed
+// in their row and changed there ("Roles": a choice among the tenant's custom roles, PUT
+// users/{id}/roles). Changing a user needs users:write and their roles roles:write (the
+// signed-in user's /me permissions): without it the row shows the value and not the control.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { useRoles } from './Roles.tsx'
 import { ConfirmButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
 
 type User = Schemas['User']
@@ -15,8 +19,12 @@ export function Users() {
   const { session } = useConsole()
   const queries = useQueryClient()
   const [filter, setFilter] = useState('')
-  const [open, setOpen] = useState<string | null>(null)
+  const [open, setOpen] = useState<{ id: string; what: 'sessions' | 'roles' } | null>(null)
   const me = useQuery({ queryKey: ['me'], queryFn: () => session.api.getMe() })
+  const may = (permission: string) =>
+    (me.data?.permissions as readonly string[] | undefined)?.includes(permission) ?? false
+  const toggle = (id: string, what: 'sessions' | 'roles') =>
+    setOpen(open?.id === id && open.what === what ? null : { id, what })
   /** Until /me answers, any row may be the admin's own. */
   const mayBeOwn = (user: User) => me.data === undefined || user.id === me.data.id
   const list = usePages<User>(['users'], (cursor) =>
@@ -60,6 +68,7 @@ export function Users() {
           <tr>
             <th scope="col">Email</th>
             <th scope="col">Role</th>
+            <th scope="col">Custom roles</th>
             <th scope="col">Status</th>
             <th scope="col">Authenticator</th>
             <th scope="col">Last sign-in</th>
@@ -74,25 +83,34 @@ export function Users() {
                   {user.email}
                 </td>
                 <td data-label="Role">
-                  <label className="visually-hidden" htmlFor={`role-${user.id}`}>
-                    Role of {user.email}
-                  </label>
-                  <select
-                    id={`role-${user.id}`}
-                    value={user.role}
-                    onChange={(e) =>
-                      change.mutate({ user, kind: 'patch', patch: { role: e.target.value } })
-                    }
-                  >
-                    <option>Member</option>
-                    <option>Admin</option>
-                  </select>
+                  {may('users:write') ? (
+                    <>
+                      <label className="visually-hidden" htmlFor={`role-${user.id}`}>
+                        Role of {user.email}
+                      </label>
+                      <select
+                        id={`role-${user.id}`}
+                        value={user.role}
+                        onChange={(e) =>
+                          change.mutate({ user, kind: 'patch', patch: { role: e.target.value } })
+                        }
+                      >
+                        <option>Member</option>
+                        <option>Admin</option>
+                      </select>
+                    </>
+                  ) : (
+                    user.role
+                  )}
+                </td>
+                <td data-label="Custom roles" className="long">
+                  {user.roles.length ? user.roles.join(', ') : '—'}
                 </td>
                 <td data-label="Status">{user.status}</td>
                 <td data-label="Authenticator">{user.totpEnrolled ? 'Yes' : 'No'}</td>
                 <td data-label="Last sign-in">{formatDate(user.lastLoginAt)}</td>
                 <td className="actions">
-                  {mayBeOwn(user) ? null : user.status === 'Suspended' ? (
+                  {mayBeOwn(user) || !may('users:write') ? null : user.status === 'Suspended' ? (
                     <button
                       type="button"
                       onClick={() =>
@@ -111,24 +129,33 @@ export function Users() {
                       Suspend
                     </button>
                   )}
-                  {user.totpEnrolled && (
+                  {user.totpEnrolled && may('users:write') && (
                     <ConfirmButton
                       label="Reset authenticator"
                       confirm="Remove their authenticator?"
                       onConfirm={() => change.mutate({ user, kind: 'totp' })}
                     />
                   )}
+                  {may('roles:write') && (
+                    <button
+                      type="button"
+                      aria-expanded={open?.id === user.id && open.what === 'roles'}
+                      onClick={() => toggle(user.id, 'roles')}
+                    >
+                      Roles<span className="visually-hidden"> of {user.email}</span>
+                    </button>
+                  )}
                   <button
                     type="button"
-                    aria-expanded={open === user.id}
-                    onClick={() => setOpen(open === user.id ? null : user.id)}
+                    aria-expanded={open?.id === user.id && open.what === 'sessions'}
+                    onClick={() => toggle(user.id, 'sessions')}
                   >
                     Sessions
                   </button>
                   <a href={`#audit?user=${encodeURIComponent(user.id)}`}>
                     Audit events<span className="visually-hidden"> of {user.email}</span>
                   </a>
-                  {!mayBeOwn(user) && (
+                  {!mayBeOwn(user) && may('users:write') && (
                     <>
                       <ConfirmButton
                         label="Delete"
@@ -146,10 +173,14 @@ export function Users() {
                   )}
                 </td>
               </tr>
-              {open === user.id && (
+              {open?.id === user.id && (
                 <tr>
-                  <td colSpan={6} className="whole">
-                    <UserSessions userId={user.id} />
+                  <td colSpan={7} className="whole">
+                    {open.what === 'sessions' ? (
+                      <UserSessions userId={user.id} mayEnd={may('users:write')} />
+                    ) : (
+                      <UserRoles user={user} onDone={() => setOpen(null)} />
+                    )}
                   </td>
                 </tr>
               )}
@@ -163,8 +194,80 @@ export function Users() {
   )
 }
 
-/** A user's live sessions, each of which the admin can end. */
-function UserSessions({ userId }: { userId: string }) {
+/**
+ * The custom roles a user holds directly, ticked among the tenant's, saved together (PUT
+ * users/{id}/roles replaces the set). The API refuses a role the admin may not grant (403
+ * permission_required), shown above the choice.
+ */
+function UserRoles({ user, onDone }: { user: User; onDone(): void }) {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const roles = useRoles()
+  const [chosen, setChosen] = useState<string[]>(user.roles)
+  const custom = (roles.data ?? []).filter((r) => !r.builtIn)
+  const save = useMutation({
+    mutationFn: () =>
+      session.api.setUserRoles({
+        path: { userId: user.id },
+        // In the list's order, whatever order they were ticked in.
+        body: { roles: custom.map((r) => r.name).filter((n) => chosen.includes(n)) },
+      }),
+    onSuccess: () => {
+      void queries.invalidateQueries({ queryKey: ['users'] })
+      void queries.invalidateQueries({ queryKey: ['me'] })
+      onDone()
+    },
+  })
+  const id = `user-roles-${user.id}`
+  return (
+    <form
+      className="sub user-roles"
+      onSubmit={(e) => {
+        e.preventDefault()
+        save.mutate()
+      }}
+    >
+      <ErrorText error={roles.error ?? save.error} />
+      {roles.isSuccess && custom.length === 0 ? (
+        <p>
+          No custom roles yet: create one in <a href="#roles">Roles</a>.
+        </p>
+      ) : (
+        <fieldset className="event-list">
+          <legend>Custom roles of {user.email}</legend>
+          {custom.map((role) => (
+            <div className="check" key={role.id}>
+              <input
+                type="checkbox"
+                id={`${id}-${role.id}`}
+                checked={chosen.includes(role.name)}
+                onChange={(e) =>
+                  setChosen(
+                    e.target.checked
+                      ? [...chosen, role.name]
+                      : chosen.filter((n) => n !== role.name),
+                  )
+                }
+              />
+              <label htmlFor={`${id}-${role.id}`}>{role.name}</label>
+            </div>
+          ))}
+        </fieldset>
+      )}
+      <div className="row">
+        <button type="submit" className="primary" disabled={save.isPending || !roles.isSuccess}>
+          Save roles
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}
+
+/** A user's live sessions, each of which the admin can end (with users:write). */
+function UserSessions({ userId, mayEnd }: { userId: string; mayEnd: boolean }) {
   const { session } = useConsole()
   const queries = useQueryClient()
   const key = ['user-sessions', userId]
@@ -188,9 +291,11 @@ function UserSessions({ userId }: { userId: string }) {
               {s.userAgent ?? 'Unknown browser'} · {s.ip ?? 'unknown address'} · last active{' '}
               {formatDate(s.lastUsedAt)}
             </span>
-            <button type="button" onClick={() => end.mutate(s.id)}>
-              End session
-            </button>
+            {mayEnd && (
+              <button type="button" onClick={() => end.mutate(s.id)}>
+                End session
+              </button>
+            )}
           </li>
         ))}
       </ul>

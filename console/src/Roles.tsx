@@ -1,0 +1,376 @@
+// Roles (CONTRACT §17): the tenant's roles, the built-ins (Admin, Member: listed, not
+// editable) first, then the custom ones; a form to create one and, at #roles?id=<id>, to
+// change or delete one. A role holds permissions of the service's catalogue (GET
+// permissions, each with what it guards) and scopes of the tenant's API resources, picked
+// per resource. The API checks the rest (a taken name, a role the admin may not widen) and
+// its message is shown by the field it names or above the form.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useState } from 'react'
+import { type Schemas, useConsole } from './api.ts'
+import {
+  ConfirmButton,
+  described,
+  ErrorText,
+  FieldError,
+  formatDate,
+  formErrors,
+  usePages,
+} from './ui.tsx'
+
+type Role = Schemas['Role']
+type Permission = Schemas['Permission']
+type ApiResource = Schemas['ApiResource']
+
+export function Roles() {
+  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  return id ? <RolePage id={id} /> : <RoleList />
+}
+
+/** Every role of the tenant: one page (built-ins and at most 100 custom roles). */
+export function useRoles() {
+  const { session } = useConsole()
+  return useQuery({
+    queryKey: ['roles'],
+    queryFn: async () => (await session.api.listRoles()).items,
+  })
+}
+
+function usePermissions() {
+  const { session } = useConsole()
+  return useQuery({
+    queryKey: ['permissions'],
+    queryFn: async () => (await session.api.listPermissions()).items,
+    staleTime: Number.POSITIVE_INFINITY,
+  })
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
+
+const summary = (role: Role) => {
+  const scopes = role.resourceScopes.reduce((n, r) => n + r.scopes.length, 0)
+  return [
+    count(role.permissions.length, 'permission'),
+    ...(scopes ? [count(scopes, 'API scope')] : []),
+  ].join(', ')
+}
+
+function RoleList() {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const roles = useRoles()
+  const create = useMutation({
+    mutationFn: (body: Record<string, unknown>) => session.api.createRole({ body: body as never }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ['roles'] }),
+  })
+  const [created, setCreated] = useState(0)
+  return (
+    <>
+      <p className="hint intro">
+        What the workspace's people may do in the administration API and this console. Admin holds
+        every permission and Member none; a custom role adds its permissions and API scopes to the
+        users it is given (in Users).
+      </p>
+      <ErrorText error={roles.error} />
+      {roles.data && (
+        <table className="cards role-list">
+          <caption className="visually-hidden">Roles</caption>
+          <thead>
+            <tr>
+              <th scope="col">Role</th>
+              <th scope="col">Description</th>
+              <th scope="col">Grants</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {roles.data.map((role) => (
+              <tr key={role.id}>
+                <td data-label="Role" className="long">
+                  {role.builtIn ? (
+                    // One element: on a phone the cell is a grid of its label and its value.
+                    <span>
+                      <strong>{role.name}</strong> <span className="badge">Built-in</span>
+                    </span>
+                  ) : (
+                    <a href={`#roles?id=${encodeURIComponent(role.id)}`}>{role.name}</a>
+                  )}
+                </td>
+                <td data-label="Description" className="long">
+                  {role.builtIn
+                    ? role.name === 'Admin'
+                      ? 'Every permission. Not editable.'
+                      : 'No administration permission. Not editable.'
+                    : (role.description ?? '—')}
+                </td>
+                <td data-label="Grants">{summary(role)}</td>
+                <td data-label="Created">{role.builtIn ? '—' : formatDate(role.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <section aria-labelledby="new-role-h">
+        <h2 id="new-role-h">New role</h2>
+        {create.isSuccess && (
+          <p role="status" className="created-line">
+            Role {create.data.role.name} created.
+          </p>
+        )}
+        <RoleForm
+          // A fresh, empty form after each role created.
+          key={created}
+          submitLabel="Create role"
+          pending={create.isPending}
+          error={create.error}
+          onSubmit={(body) => create.mutate(body, { onSuccess: () => setCreated((n) => n + 1) })}
+        />
+      </section>
+    </>
+  )
+}
+
+function RolePage({ id }: { id: string }) {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const role = useQuery({
+    queryKey: ['role', id],
+    queryFn: async () => (await session.api.getRole({ path: { id } })).role,
+  })
+  const save = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.updateRole({ path: { id }, body: body as never }),
+    onSuccess: (answer) => {
+      queries.setQueryData(['role', id], answer.role)
+      void queries.invalidateQueries({ queryKey: ['roles'] })
+    },
+  })
+  const remove = useMutation({
+    mutationFn: () => session.api.deleteRole({ path: { id } }),
+    onSuccess: () => {
+      void queries.invalidateQueries({ queryKey: ['roles'] })
+      void queries.invalidateQueries({ queryKey: ['users'] })
+      window.location.hash = '#roles'
+    },
+  })
+  return (
+    <>
+      <p>
+        <a href="#roles">All roles</a>
+      </p>
+      <ErrorText error={role.error} />
+      {role.data && (
+        <section aria-labelledby="role-h">
+          <h2 id="role-h">{role.data.name}</h2>
+          {role.data.builtIn ? (
+            <p>A built-in role: it cannot be changed or deleted.</p>
+          ) : (
+            <>
+              {save.isSuccess && !save.isPending && <p role="status">Saved.</p>}
+              <RoleForm
+                initial={role.data}
+                submitLabel="Save role"
+                pending={save.isPending}
+                error={save.error}
+                onSubmit={(body) => save.mutate(body)}
+              />
+              <h3>Delete</h3>
+              <p className="hint">
+                The users holding it lose its permissions at once; their base role stays.
+              </p>
+              <ErrorText error={remove.error} />
+              <ConfirmButton
+                label="Delete role"
+                danger
+                confirm={`Delete ${role.data.name}?`}
+                onConfirm={() => remove.mutate()}
+              />
+            </>
+          )}
+        </section>
+      )}
+    </>
+  )
+}
+
+interface Draft {
+  name: string
+  description: string
+  permissions: string[]
+  /** API resource identifier → the scopes chosen of it. */
+  scopes: Record<string, string[]>
+}
+
+const FIELDS = ['name', 'description', 'permissions', 'resourceScopes']
+
+const draftOf = (role?: Role): Draft => ({
+  name: role?.name ?? '',
+  description: role?.description ?? '',
+  permissions: role?.permissions ?? [],
+  scopes: Object.fromEntries((role?.resourceScopes ?? []).map((r) => [r.resource, r.scopes])),
+})
+
+/** The body for the API; on edit only what changed. Lists in the catalogue's order. */
+function bodyOf(
+  draft: Draft,
+  catalogue: Permission[],
+  resources: ApiResource[],
+  stored?: Draft,
+): Record<string, unknown> {
+  const resourceScopes = resources
+    .map((r) => ({
+      resource: r.identifier,
+      scopes: r.scopes.map((s) => s.name).filter((s) => draft.scopes[r.identifier]?.includes(s)),
+    }))
+    .filter((r) => r.scopes.length > 0)
+  // Scopes of a resource no longer listed (removed since) are kept as they were.
+  for (const [resource, scopes] of Object.entries(draft.scopes)) {
+    if (scopes.length && !resources.some((r) => r.identifier === resource)) {
+      resourceScopes.push({ resource, scopes })
+    }
+  }
+  const body: Record<string, unknown> = {
+    name: draft.name.trim(),
+    description: draft.description.trim() || (stored ? null : undefined),
+    permissions: catalogue.map((p) => p.name).filter((p) => draft.permissions.includes(p)),
+    resourceScopes,
+  }
+  if (!stored) return body
+  const before = bodyOf(stored, catalogue, resources)
+  return Object.fromEntries(
+    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
+  )
+}
+
+function RoleForm(props: {
+  initial?: Role
+  submitLabel: string
+  pending: boolean
+  error: unknown
+  onSubmit(body: Record<string, unknown>): void
+}) {
+  const { session } = useConsole()
+  const { initial } = props
+  const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
+  const catalogue = usePermissions()
+  const resources = usePages<ApiResource>(['resources'], (cursor) =>
+    session.api.listApiResources({ query: { limit: 50, cursor } }),
+  )
+  const errors = formErrors(props.error, FIELDS, { name_taken: 'name' })
+  const id = initial ? `role-${initial.id}` : 'new-role'
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
+    setDraft((d) => ({ ...d, [key]: value }))
+  const togglePermission = (name: string, on: boolean) =>
+    set(
+      'permissions',
+      on ? [...draft.permissions, name] : draft.permissions.filter((p) => p !== name),
+    )
+  const toggleScope = (resource: string, scope: string, on: boolean) => {
+    const held = draft.scopes[resource] ?? []
+    set('scopes', {
+      ...draft.scopes,
+      [resource]: on ? [...held, scope] : held.filter((s) => s !== scope),
+    })
+  }
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    props.onSubmit(
+      bodyOf(draft, catalogue.data ?? [], resources.items, initial && draftOf(initial)),
+    )
+  }
+  const permissionErrors = errors.of('permissions')
+  const scopeErrors = errors.of('resourceScopes')
+  const withScopes = resources.items.filter((r) => r.scopes.length > 0)
+  return (
+    <form className="settings role-form" onSubmit={submit} noValidate>
+      <ErrorText error={errors.rest} />
+      <label htmlFor={`${id}-name`}>Name</label>
+      <input
+        id={`${id}-name`}
+        value={draft.name}
+        onChange={(e) => set('name', e.target.value)}
+        required
+        maxLength={64}
+        {...described(`${id}-name-error`, errors.of('name'))}
+      />
+      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
+      <label htmlFor={`${id}-description`}>Description (optional)</label>
+      <input
+        id={`${id}-description`}
+        value={draft.description}
+        onChange={(e) => set('description', e.target.value)}
+        maxLength={500}
+        {...described(`${id}-description-error`, errors.of('description'))}
+      />
+      <FieldError id={`${id}-description-error`} messages={errors.of('description')} />
+      <fieldset
+        className="permission-list"
+        aria-describedby={permissionErrors.length ? `${id}-permissions-error` : undefined}
+      >
+        <legend>
+          Permissions ({draft.permissions.length} of {catalogue.data?.length ?? '…'} chosen)
+        </legend>
+        <ErrorText error={catalogue.error} />
+        {catalogue.data?.map((p) => (
+          <div className="check permission" key={p.name}>
+            <input
+              type="checkbox"
+              id={`${id}-perm-${p.name}`}
+              checked={draft.permissions.includes(p.name)}
+              onChange={(e) => togglePermission(p.name, e.target.checked)}
+              aria-describedby={`${id}-perm-${p.name}-d`}
+            />
+            <label htmlFor={`${id}-perm-${p.name}`}>
+              <code>{p.name}</code>
+              <span className="hint" id={`${id}-perm-${p.name}-d`}>
+                {p.description}
+              </span>
+            </label>
+          </div>
+        ))}
+        <FieldError id={`${id}-permissions-error`} messages={permissionErrors} />
+      </fieldset>
+      <fieldset
+        className="resource-scopes"
+        aria-describedby={scopeErrors.length ? `${id}-scopes-error` : undefined}
+      >
+        <legend>API resource scopes</legend>
+        <ErrorText error={resources.error} />
+        {!resources.loading && withScopes.length === 0 && (
+          <p className="hint">
+            No API resource has scopes yet (<a href="#resources">API resources</a>).
+          </p>
+        )}
+        {withScopes.map((r) => (
+          <fieldset key={r.id} className="resource">
+            <legend>
+              {r.name} <span className="mono hint">{r.identifier}</span>
+            </legend>
+            {r.scopes.map((s) => (
+              <div className="check" key={s.name}>
+                <input
+                  type="checkbox"
+                  id={`${id}-scope-${r.id}-${s.name}`}
+                  checked={draft.scopes[r.identifier]?.includes(s.name) ?? false}
+                  onChange={(e) => toggleScope(r.identifier, s.name, e.target.checked)}
+                />
+                <label htmlFor={`${id}-scope-${r.id}-${s.name}`}>
+                  <code>{s.name}</code>
+                  {s.description && <span className="hint">{s.description}</span>}
+                </label>
+              </div>
+            ))}
+          </fieldset>
+        ))}
+        {resources.hasMore && (
+          <button type="button" onClick={() => resources.more()} disabled={resources.loadingMore}>
+            More API resources
+          </button>
+        )}
+        <FieldError id={`${id}-scopes-error`} messages={scopeErrors} />
+      </fieldset>
+      <button type="submit" className="primary" disabled={props.pending || !catalogue.data}>
+        {props.submitLabel}
+      </button>
+    </form>
+  )
+}
