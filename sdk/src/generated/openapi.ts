@@ -995,7 +995,7 @@ export interface paths {
     put?: never
     /**
      * Invite an address (the token is returned this once, and mailed)
-     * @description Defaults: role `Member`, ttlSeconds 604800 (60 to 2592000), sendEmail true. An address that belongs to an Active or Suspended user is 409 `already_member`; a Pending user (a passwordless sign-up that never finished) may be invited, and accepting takes that user over. A pending invitation for the same address is revoked by the new one. An API key cannot invite an Admin (403 `api_key_not_allowed`), nor can a user who is no Admin (403 `permission_required`). `roles` names custom tenant roles given on acceptance (audit UserRolesChanged, via `invite`); an unknown one is 400 `validation`.
+     * @description Defaults: role `Member`, ttlSeconds 604800 (60 to 2592000), sendEmail true. An address that belongs to an Active or Suspended user is 409 `already_member`; a Pending user (a passwordless sign-up that never finished) may be invited, and accepting takes that user over. A pending invitation for the same address is revoked by the new one. An API key cannot invite an Admin (403 `api_key_not_allowed`), nor can a user who is no Admin (403 `permission_required`). `roles` names custom tenant roles given on acceptance (audit UserRolesChanged, via `invite`); an unknown one is 400 `validation`; one with a permission or resource scope the inviter does not hold is 403 `permission_required` (no escalation).
      */
     post: operations['createInvite']
     delete?: never

@@ -128,7 +128,7 @@ describe('invitations with roles', () => {
       )
       expectError(res, 403, 'permission_required')
     })
-    // A Member, with roles (no escalation rule on invitations), is the inviter's to send.
+    // A role the inviter holds in full is the inviter's to give.
     const ok = await call(
       'POST',
       'invites',
@@ -136,5 +136,26 @@ describe('invitations with roles', () => {
       token,
     )
     assert.equal(ok.status, 200, JSON.stringify(ok.body))
+  })
+
+  test('no escalation by invitation: a role with a permission the inviter lacks is 403 permission_required, nothing created', async () => {
+    const inviter = await role(['invites:write'])
+    const stronger = await role(['invites:write', 'tenant:write'])
+    const u = await signup(server, t.slug)
+    assert.equal(
+      (await call('PUT', `users/${u.user.id}/roles`, { roles: [inviter.name] })).status,
+      200,
+    )
+    const token = u.accessToken as string
+    await unchanged(server, t.tenantId, async () => {
+      const res = await call(
+        'POST',
+        'invites',
+        { email: uniqueEmail('self'), sendEmail: false, roles: [stronger.name] },
+        token,
+      )
+      expectError(res, 403, 'permission_required')
+      assert.equal(res.body.details.permission, 'tenant:write')
+    })
   })
 })

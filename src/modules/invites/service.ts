@@ -10,7 +10,8 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { resolveRoleNames } from '../roles/grant.ts'
-import { isAdminRole, MEMBER_ROLE } from '../roles/permissions.ts'
+import { isAdminRole, MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
+import { refuseEscalation } from '../roles/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { findUserByEmail } from '../users/queries.ts'
 import { inviteMail } from './mail.ts'
@@ -54,7 +55,7 @@ export function presentInvite(invite: store.Invite, now: Date): InviteRecord {
  * would otherwise mint itself an Admin user token, with the rights keys are refused
  * (CONTRACT §4); nor can a user who is no Admin (403 permission_required, CONTRACT §17).
  * `roles` (custom, CONTRACT §17) must each be a tenant role (else 400 validation); they are
- * given at acceptance, with no escalation rule.
+ * given at acceptance, each held in full by the inviter (no escalation).
  */
 export async function createInvite(
   deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer'>,
@@ -62,6 +63,7 @@ export async function createInvite(
   input: CreateInviteBody,
   actor: Actor,
   baseRoleAuthority: boolean,
+  permissions: readonly Permission[],
 ) {
   const email = normalizeEmail(input.email)
   const role = input.role ?? MEMBER_ROLE
@@ -89,6 +91,9 @@ export async function createInvite(
         },
       })
     }
+    // Granting by invitation is granting (CONTRACT §17): only roles whose every permission
+    // and resource scope the inviter holds itself, else 403 permission_required.
+    await refuseEscalation(tx, tenant.id, { actor, permissions }, granted.roles)
     const roles = granted.roles.map((r) => r.name)
     const superseded = await store.revokePendingFor(tx, tenant.id, email, now)
     const row = await store.insertInvite(tx, {

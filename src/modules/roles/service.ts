@@ -129,7 +129,7 @@ async function heldScopes(db: Handle, tenantId: string, caller: Caller): Promise
  * 403 permission_required unless the caller holds every permission and resource scope of
  * `wanted` (or every permission there is).
  */
-async function refuseEscalation(
+export async function refuseEscalation(
   db: Handle,
   tenantId: string,
   caller: Caller,
