@@ -121,3 +121,32 @@ test('import: a row making an Admin from a user who is no Admin is that row’s 
   assert.equal(res.body.results[1].status, 'created')
   assert.equal(await userByEmail(server, t.tenantId, boss), undefined)
 })
+
+test('no escalation by import: a row naming a role with a permission the importer lacks is that row’s error permission_required, nothing of it stored', async () => {
+  const importer = await call('POST', 'roles', {
+    name: `Importer ${++n}`,
+    permissions: ['users:write'],
+  })
+  const stronger = await call('POST', 'roles', {
+    name: `Imported strong ${++n}`,
+    permissions: ['users:write', 'tenant:write'],
+  })
+  assert.equal(importer.status, 200, JSON.stringify(importer.body))
+  assert.equal(stronger.status, 200, JSON.stringify(stronger.body))
+  const u = await signup(server, t.slug)
+  const put = await call('PUT', `users/${u.user.id}/roles`, { roles: [importer.body.role.name] })
+  assert.equal(put.status, 200, JSON.stringify(put.body))
+  const email = uniqueEmail('escalate')
+  await unchanged(server, t.tenantId, async () => {
+    const res = await server.request(
+      'POST',
+      `/v1/${t.slug}/users/import`,
+      { users: [{ email, roles: [stronger.body.role.name] }] },
+      { token: u.accessToken as string },
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.deepEqual(res.body.results, [
+      { index: 0, status: 'error', reason: 'permission_required' },
+    ])
+  })
+})

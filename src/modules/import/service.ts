@@ -5,11 +5,13 @@
 // go on. Only the request's own shape is a 400.
 import type { Deps } from '../../deps.ts'
 import { displayEmail, normalizeEmail } from '../../lib/email.ts'
+import { AppError } from '../../lib/errors.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { isAdminRole, MEMBER_ROLE } from '../roles/permissions.ts'
+import { isAdminRole, MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
 import { addUserRoles, findRolesByName, type Role } from '../roles/queries.ts'
+import { refuseEscalation } from '../roles/service.ts'
 import { credentialGuard } from '../users/credentials.ts'
 import {
   findLiveByEmails,
@@ -31,6 +33,7 @@ export async function importUsers(
   body: ImportBody,
   actor: Actor,
   baseRoleAuthority: boolean,
+  permissions: readonly Permission[],
 ): Promise<{ results: ImportResult[] }> {
   const onConflict = body.onConflict ?? 'skip'
   const firebase = body.hashConfig?.firebase
@@ -75,12 +78,26 @@ export async function importUsers(
         }),
       ).values(),
     ]
+    const mayGrant = (tx2: typeof tx, roles: Role[]) =>
+      roles.length === 0
+        ? Promise.resolve(true)
+        : refuseEscalation(tx2, tenantId, { actor, permissions }, roles).then(
+            () => true,
+            (error) => {
+              if (error instanceof AppError && error.reason === 'permission_required') return false
+              throw error
+            },
+          )
     const granted = new Map<number, Role[]>()
     for (let i = rows.length - 1; i >= 0; i--) {
       const { index, input } = rows[i]
       const roles = rolesOf(input)
       if (roles.some((r) => r === undefined)) {
         results[index] = { index, status: 'error', reason: 'validation' }
+        rows.splice(i, 1)
+      } else if (!(await mayGrant(tx, roles as Role[]))) {
+        // Granting by import is granting (CONTRACT §17): no role the importer does not hold.
+        results[index] = { index, status: 'error', reason: 'permission_required' }
         rows.splice(i, 1)
       } else granted.set(index, roles as Role[])
     }

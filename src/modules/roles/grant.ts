@@ -1,7 +1,6 @@
 // Custom roles given on the way in (CONTRACT §17): an invitation's `roles`, applied when it
-// is accepted, and an import row's. An invitation's roles pass the no-escalation rule when
-// it is created (invites/service.ts); an import row's do not yet. An unknown name is refused
-// up front.
+// is accepted, and an import row's. Both pass the no-escalation rule first (invites/service.ts,
+// import/service.ts); an unknown name is refused up front.
 import type { Handle } from '../../db/client.ts'
 import type { AuditEntry } from '../audit/recorder.ts'
 import * as store from './queries.ts'
