@@ -41,6 +41,11 @@ export async function acceptInvite(
   if (await ssoRequired(deps.db, tenant.id, invite.emailNormalized, { role: invite.role })) {
     fail('sso_required')
   }
+  // CONTRACT §21: the tenant's before_sign_up hook may refuse the invitee (the invitation
+  // stays unspent); then the access token's custom claims. Before the transaction.
+  const subject = async () => ({ email: invite.email, role: invite.role, roles: invite.roles })
+  await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'invite')
+  const claims = await deps.sessions.claimsFor(tenant, subject, actor, 'invite')
   // The password is checked before the invitation is spent: a weak one costs nothing.
   const passwordHash = await preparePassword(input.password, invite.email, tenant.name)
 
@@ -93,7 +98,7 @@ export async function acceptInvite(
     // The invitation's custom roles (CONTRACT §17), those that still exist.
     entries.push(...(await grantRoles(tx, tenant.id, user, spent.roles, 'invite', now)))
     await deps.audit.record(tx, tenant.id, who, entries)
-    return deps.sessions.start(tx, tenant, user, who)
+    return deps.sessions.start(tx, tenant, user, who, [], claims)
   })
   if (envelope) return { ...envelope, tenantSlug: tenant.slug }
 
