@@ -57,7 +57,7 @@ interface CallDeps {
   audit: AuditRecorder
   cipher: FieldCipher
   clock: Clock
-  config: Config
+  config: Pick<Config, 'webhookAllowPrivate'>
   db: Db
   hooks: HookCache
   hookCalls: HookCalls
@@ -109,7 +109,7 @@ async function post(deps: CallDeps, hook: Hook, payload: object): Promise<Answer
 
 function payloadOf(
   event: HookEvent,
-  tenant: Tenant,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
   user: HookUser | null,
   actor: Actor,
   method: HookMethod | undefined,
@@ -135,7 +135,7 @@ function payloadOf(
  */
 export async function askHook(
   deps: CallDeps,
-  tenant: Tenant,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
   event: 'before_sign_up' | 'before_sign_in',
   user: HookUser,
   actor: Actor,
@@ -184,7 +184,7 @@ export async function askHook(
  */
 export async function customClaims(
   deps: CallDeps & { log?: { warn: (o: object, m: string) => void } },
-  tenant: Tenant,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
   user: HookUser | null,
   actor: Actor,
   options: { method?: HookMethod; clientId?: string } = {},

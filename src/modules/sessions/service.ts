@@ -17,7 +17,7 @@ import type { HookEvent } from '../hooks/schemas.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
 import { userRoleNames } from '../roles/queries.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import type { User } from '../users/queries.ts'
+import { findUserById, type User } from '../users/queries.ts'
 import { presentUser, type UserRecord } from '../users/record.ts'
 import { DEVICE_MEMORY_DAYS, isNewDevice } from './devices.ts'
 import * as store from './queries.ts'
@@ -367,8 +367,26 @@ export class SessionService {
     return customClaims(this.deps, tenant, await user(), actor, { method })
   }
 
+  /**
+   * The claims the tenant's custom_access_token hook adds to a token of the OpenID
+   * provider (CONTRACT §21): `userId` undefined for client credentials (the hook is told no
+   * user, and the application's id).
+   */
+  async providerClaims(
+    tenant: Pick<Tenant, 'id' | 'slug'>,
+    userId: string | undefined,
+    clientId: string,
+    actor: Actor,
+  ): Promise<Record<string, unknown>> {
+    if (!(await this.deps.hooks.enabled(tenant.id, 'custom_access_token'))) return {}
+    const user = userId ? await findUserById(this.deps.db, tenant.id, userId) : undefined
+    if (userId && !user) return {}
+    const subject = user ? await this.hookUser(tenant, user) : null
+    return customClaims(this.deps, tenant, subject, actor, { clientId })
+  }
+
   /** The user as a hook is told of it: base role and custom role names. */
-  async hookUser(tenant: Tenant, user: User): Promise<HookUser> {
+  async hookUser(tenant: Pick<Tenant, 'id'>, user: User): Promise<HookUser> {
     const roles = await userRoleNames(this.deps.db, tenant.id, user.id)
     return { id: user.id, email: user.email, role: user.role, roles }
   }
