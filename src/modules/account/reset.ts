@@ -16,7 +16,7 @@ import { accountSecondFactor, proveAccountCode } from '../signin/account-code.ts
 import { completeSignIn, type FirstFactorProof } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { updateUser } from '../users/queries.ts'
+import { updateUser } from '../users/writes.ts'
 import { type RequestDeps, requestAccountCode } from './request.ts'
 import type { ResetPasswordBody } from './schemas.ts'
 import { oneSecondFactor } from './second-factor-input.ts'

@@ -23,7 +23,8 @@ import type { SecondFactorProof } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
 import { checkTotp } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, stampLastLogin } from '../users/queries.ts'
+import { findUserById } from '../users/reads.ts'
+import { stampLastLogin } from '../users/writes.ts'
 
 /** Five minutes to give the second factor. */
 export const PENDING_TTL = 300

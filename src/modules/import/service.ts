@@ -13,12 +13,8 @@ import { isAdminRole, MEMBER_ROLE, type Permission } from '../roles/permissions.
 import { addUserRoles, findRolesByName, type Role } from '../roles/queries.ts'
 import { refuseEscalation } from '../roles/service.ts'
 import { credentialGuard } from '../users/credentials.ts'
-import {
-  findLiveByEmails,
-  insertImportedUsers,
-  type NewUser,
-  updateImportedUser,
-} from '../users/queries.ts'
+import { findLiveByEmails, type NewUser } from '../users/reads.ts'
+import { insertImportedUsers, updateImportedUser } from '../users/writes.ts'
 import { type CheckedUser, checkRow } from './rows.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'

@@ -13,7 +13,7 @@ import { resolveRoleNames } from '../roles/grant.ts'
 import { isAdminRole, MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
 import { refuseEscalation } from '../roles/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail } from '../users/queries.ts'
+import { findUserByEmail } from '../users/reads.ts'
 import { inviteMail } from './mail.ts'
 import * as store from './queries.ts'
 import {

@@ -13,7 +13,7 @@
 //     it is: promoted again, the user has them back.
 import type { Db } from '../../db/client.ts'
 import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { findUserById } from '../users/reads.ts'
 
 /** oidc-provider's error classes (it ships no types). */
 export interface ProviderErrors {

@@ -12,7 +12,7 @@ import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, lockUserRow, type User } from '../users/queries.ts'
+import { findUserById, lockUserRow, type User } from '../users/reads.ts'
 import * as store from './queries.ts'
 import type { Passkey, RegisterBody } from './schemas.ts'
 import {

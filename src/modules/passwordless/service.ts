@@ -15,7 +15,7 @@ import { completeSignIn } from '../signin/pipeline.ts'
 import { requirePasswordless } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail } from '../users/queries.ts'
+import { findUserByEmail } from '../users/reads.ts'
 import { createUser } from '../users/service.ts'
 import type { VerifyLoginCodeBody } from './schemas.ts'
 

@@ -26,14 +26,8 @@ import { lockAddress, revokePendingFor } from '../invites/queries.ts'
 import { deleteAccountModels } from '../oidc/queries.ts'
 import { deleteChallengesOf } from '../passkeys/queries.ts'
 import type { RevokeUserSessions } from '../sessions/service.ts'
-import {
-  deleteEmailConflictOf,
-  hardDeleteUser,
-  lockActiveAdmins,
-  lockUserInAnyState,
-  type User,
-  updateUser,
-} from '../users/queries.ts'
+import { lockActiveAdmins, lockUserInAnyState, type User } from '../users/reads.ts'
+import { deleteEmailConflictOf, hardDeleteUser, updateUser } from '../users/writes.ts'
 import { identitiesOf } from './queries.ts'
 import { scrubEvent } from './scrub.ts'
 

@@ -7,7 +7,7 @@ import { eventsConcerning } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
 import { userRoleNames } from '../roles/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { findUserById } from '../users/reads.ts'
 import { presentUser } from '../users/record.ts'
 import {
   countUnusedRecoveryCodes,

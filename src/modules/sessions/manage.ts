@@ -7,7 +7,7 @@ import { fail } from '../../lib/errors.ts'
 import { type Page, readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { findUserById } from '../users/reads.ts'
 import { listLiveSessions, type SessionRow } from './queries.ts'
 import type { ListSessionsQuery } from './schemas.ts'
 

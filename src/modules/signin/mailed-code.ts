@@ -9,7 +9,7 @@ import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { type CodePurpose, checkCode } from '../codes/service.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, type User } from '../users/queries.ts'
+import { findUserByEmail, type User } from '../users/reads.ts'
 
 export interface MailedCodeCheck {
   email: string

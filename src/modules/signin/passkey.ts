@@ -26,7 +26,8 @@ import {
   webauthnLibrary,
 } from '../passkeys/webauthn.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, stampLastLogin, type User } from '../users/queries.ts'
+import { findUserById, type User } from '../users/reads.ts'
+import { stampLastLogin } from '../users/writes.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 
 type PasskeyDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock' | 'config'>

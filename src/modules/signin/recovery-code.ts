@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { hasUnspentCode, spendRecoveryCode } from '../mfa/queries.ts'
 import { recoveryCodeCandidates } from '../mfa/recovery-codes.ts'
-import type { User } from '../users/queries.ts'
+import type { User } from '../users/reads.ts'
 import type { SecondFactorProof } from './pipeline.ts'
 
 /**

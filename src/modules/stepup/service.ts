@@ -22,7 +22,7 @@ import type { SecondFactorProof, Spent } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
 import { checkTotp } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, type User } from '../users/queries.ts'
+import { findUserById, type User } from '../users/reads.ts'
 import type { ReauthenticateBody } from './schemas.ts'
 
 /** `route` of the UserLoginFailed rows a wrong proof records. */

@@ -14,7 +14,7 @@ import { checkCode, spendCode } from '../codes/service.ts'
 import { signerKeySeal } from '../import/signer-key.ts'
 import { revokeTenantSessions } from '../sessions/queries.ts'
 import { loginOwner } from '../signin/login-code.ts'
-import { findUserById, type User } from '../users/queries.ts'
+import { findUserById, type User } from '../users/reads.ts'
 import { findTenantById, softDeleteTenant, type Tenant } from './queries.ts'
 import type { TenantDeleteBody } from './schemas.ts'
 
