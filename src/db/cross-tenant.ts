@@ -4,7 +4,7 @@
 // columns crosses tenants too; it is written once, in db/sealed-column.ts.
 
 import type { Invite } from '../modules/invites/queries.ts'
-import type { Tenant } from '../modules/tenants/queries.ts'
+import type { Tenant } from '../modules/tenants/tenant.ts'
 import { FLUSH_LATER, type Handle } from './client.ts'
 import { and, asc, eq, isNotNull, isNull, type SQL, sql } from './orm.ts'
 import { emailConflicts, invites, sessions, tenants } from './schema.ts'

@@ -18,7 +18,7 @@ import {
   verifiedEntries,
 } from '../signin/account-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { readMe } from '../users/me.ts'
 import { findUserById, lockUserRow } from '../users/reads.ts'
 import { markAddressProven } from '../users/writes.ts'

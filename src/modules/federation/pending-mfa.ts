@@ -22,7 +22,7 @@ import type { TokenEnvelope } from '../sessions/service.ts'
 import type { SecondFactorProof } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
 import { checkTotp } from '../signin/totp.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById } from '../users/reads.ts'
 import { stampLastLogin } from '../users/writes.ts'
 

@@ -2,7 +2,7 @@
 // Provider per tenant in a bounded pool"): a Provider holds no state of its own (the
 // adapter keeps everything in PostgreSQL), so evicting one costs only a rebuild (a few
 // milliseconds) and memory stays flat however many tenants are touched in turn.
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { signingJwks } from './keys.ts'
 import type { ProviderPages } from './pages.ts'
 import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.ts'

@@ -25,7 +25,7 @@ import {
   userHandleString,
   webauthnLibrary,
 } from '../passkeys/webauthn.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, type User } from '../users/reads.ts'
 import { stampLastLogin } from '../users/writes.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'

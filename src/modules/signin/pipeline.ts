@@ -16,7 +16,7 @@ import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
 import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import type { User } from '../users/reads.ts'
 
 /**

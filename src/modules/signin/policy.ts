@@ -1,7 +1,7 @@
 // What a tenant's policies allow a sign-in (SPEC, authPolicy and mfaPolicy; CONTRACT §5):
 // the one place each rule is written, for every sign-in route.
 import { fail } from '../../lib/errors.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import type { User } from '../users/reads.ts'
 
 /**

@@ -4,7 +4,7 @@
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import type { User } from '../users/reads.ts'
 import { checkEmailOtp } from './email-otp.ts'
 import type { SecondFactorProof } from './pipeline.ts'

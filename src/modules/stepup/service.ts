@@ -21,7 +21,7 @@ import { provePassword } from '../signin/password.ts'
 import type { SecondFactorProof, Spent } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
 import { checkTotp } from '../signin/totp.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, type User } from '../users/reads.ts'
 import type { ReauthenticateBody } from './schemas.ts'
 
