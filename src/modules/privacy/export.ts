@@ -6,7 +6,7 @@ import { fail } from '../../lib/errors.ts'
 import { eventsConcerning } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
-import { userRoleNames } from '../roles/queries.ts'
+import { userRoleNames } from '../roles/members.ts'
 import { findUserById } from '../users/reads.ts'
 import { presentUser } from '../users/record.ts'
 import {
