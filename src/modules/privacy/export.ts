@@ -3,9 +3,9 @@
 // (schemas.ts): rows are mapped field by field here, never passed through.
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { eventsConcerning } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
+import { eventsConcerning } from '../audit/trail.ts'
 import { userRoleNames } from '../roles/members.ts'
 import { findUserById } from '../users/reads.ts'
 import { presentUser } from '../users/record.ts'
