@@ -15,7 +15,7 @@ import {
   type PasskeyRow,
   recordPasskeyUse,
   spendChallenge,
-} from '../passkeys/queries.ts'
+} from '../passkeys/credentials.ts'
 import type { AuthenticationCredential } from '../passkeys/schemas.ts'
 import {
   checkAssertionShape,
