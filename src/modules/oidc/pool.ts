@@ -4,7 +4,7 @@
 // milliseconds) and memory stays flat however many tenants are touched in turn.
 
 import type { SessionService } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { signingJwks } from './keys.ts'
 import type { ProviderPages } from './pages.ts'
 import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.ts'

@@ -12,8 +12,8 @@
 //     (oidc-provider issues the token's scopes cut to these). The grant itself is left as
 //     it is: promoted again, the user has them back.
 import type { Db } from '../../db/client.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
+import { findUserById } from '../users/reads.ts'
 
 /** oidc-provider's error classes (it ships no types). */
 export interface ProviderErrors {

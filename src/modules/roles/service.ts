@@ -9,9 +9,9 @@ import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { lockLiveUser } from '../users/queries.ts'
+import { lockLiveUser } from '../users/reads.ts'
 import {
   ALL_PERMISSIONS,
   BUILT_IN_ROLES,

@@ -17,8 +17,8 @@ import { ssoRequired } from '../federation/enforce.ts'
 import type { HookMethod } from '../hooks/call.ts'
 import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import type { User } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import type { User } from '../users/reads.ts'
 
 /**
  * What spending a factor did: the user row as it now is, the audit entries, and the
