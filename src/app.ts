@@ -9,6 +9,7 @@ import { countEmailConflicts } from './db/cross-tenant.ts'
 import { loggableError } from './db/errors.ts'
 import { primaryOnly, ReplicaRouting } from './db/replica.ts'
 import type { Deps } from './deps.ts'
+import { BreachedPasswords } from './lib/breached.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { FieldCipher } from './lib/crypto.ts'
 import { AppError } from './lib/errors.ts'
@@ -196,6 +197,7 @@ export async function buildApp(
     webhookOutcomes: new DeliveryOutcomes(),
     hooks,
     hookCalls,
+    breached: new BreachedPasswords({ base: config.pwnedPasswordsUrl, log: app.log }),
     // One per instance: the provider's metadata and keys are cached for every tenant.
     // openid-client is loaded only where a provider is configured (issue 10, memory).
     idp: config.idp

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import type { Database, Db } from './db/client.ts'
 import type { ReadRouting } from './db/replica.ts'
+import type { BreachedPasswords } from './lib/breached.ts'
 import type { Clock } from './lib/clock.ts'
 import type { FieldCipher } from './lib/crypto.ts'
 import type { AccessTokens } from './lib/jwt.ts'
@@ -44,6 +45,8 @@ export interface Deps {
   mailer: Mailer
   /** Webhook delivery attempts by outcome on this instance (for /metrics). */
   webhookOutcomes: DeliveryOutcomes
+  /** The breach corpus a new password is checked against (CONTRACT §21). */
+  breached: BreachedPasswords
   /** Each tenant's enabled hooks, kept for 2 s (CONTRACT §21). */
   hooks: HookCache
   /** Hook calls by event and outcome on this instance (for /metrics). */

@@ -72,6 +72,8 @@ export const tenants = pgTable('tenants', {
   mfaPolicy: text('mfa_policy').notNull().default('Disabled'),
   authPolicy: text('auth_policy').notNull().default('PasswordOnly'),
   passwordlessJitSignup: boolean('passwordless_jit_signup').notNull().default(false),
+  /** off | block (CONTRACT §21). */
+  breachedPasswordPolicy: text('breached_password_policy').notNull().default('block'),
   idpOauthEnabled: boolean('idp_oauth_enabled').notNull().default(false),
   idpClientId: text('idp_client_id'),
   /** AES-256-GCM under ENCRYPTION_KEYS (lib/crypto FieldCipher). */
@@ -109,6 +111,8 @@ export const users = pgTable(
     status: text('status').notNull(),
     role: text('role').notNull(),
     emailVerified: boolean('email_verified').notNull().default(false),
+    /** The password was found in a breach corpus at a sign-in (CONTRACT §21). */
+    passwordBreached: boolean('password_breached').notNull().default(false),
     /** Sealed TOTP secret; with totp_enabled false it is an enrolment not yet verified. */
     totpSecretEnc: text('totp_secret_enc'),
     totpEnabled: boolean('totp_enabled').notNull().default(false),

@@ -26,6 +26,7 @@ export const REASONS = {
   invalid_slug: [400, 'This slug is not allowed.'],
   limit_exceeded: [400, 'The workspace already has as many of these as it may.'],
   password_too_weak: [400, 'This password is too common or too easy to guess.'],
+  password_breached: [400, 'This password appears in a data breach; choose another.'],
   email_taken: [400, 'An account with this email already exists.'],
   invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
   idp_not_configured: [400, 'Sign-in through the identity provider is not configured.'],

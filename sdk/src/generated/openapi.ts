@@ -5609,6 +5609,8 @@ export interface components {
       passkeysEnabled: boolean
       /** @description OpenID Connect dynamic client registration (RFC 7591) open at the tenant's issuer; such clients are third-party. */
       dynamicClientRegistration: boolean
+      /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
+      breachedPasswordPolicy: 'off' | 'block'
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** Format: date-time */
@@ -5695,6 +5697,8 @@ export interface components {
         | 'organizations:write'
         | 'users:impersonate'
       )[]
+      /** @description The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it. */
+      passwordBreached: boolean
       tenant: {
         id: string
         slug: string
@@ -9095,7 +9099,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelopeWithSlug']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -9180,7 +9184,7 @@ export interface operations {
             | components['schemas']['VerificationRequired']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `email_taken`, `password_login_disabled`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -9585,7 +9589,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10333,7 +10337,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelope']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -11861,6 +11865,8 @@ export interface operations {
           securityNotifications?: boolean
           passkeysEnabled?: boolean
           dynamicClientRegistration?: boolean
+          /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
+          breachedPasswordPolicy?: 'off' | 'block'
         }
       }
     }

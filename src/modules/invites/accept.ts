@@ -17,13 +17,13 @@ import { baseRole } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { lockPendingUser, type User } from '../users/reads.ts'
-import { createUser, preparePassword } from '../users/service.ts'
+import { createUser, prepareChosenPassword } from '../users/service.ts'
 import { updateUser } from '../users/writes.ts'
 import * as store from './queries.ts'
 import type { AcceptInviteBody } from './schemas.ts'
 
 export async function acceptInvite(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'limits' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'breached' | 'clock' | 'db' | 'limits' | 'sessions'>,
   input: AcceptInviteBody,
   actor: Actor,
 ): Promise<TokenEnvelope & { tenantSlug: string }> {
@@ -48,7 +48,7 @@ export async function acceptInvite(
   await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'invite')
   const claims = await deps.sessions.claimsFor(tenant, subject, actor, 'invite')
   // The password is checked before the invitation is spent: a weak one costs nothing.
-  const passwordHash = await preparePassword(input.password, invite.email, tenant.name)
+  const passwordHash = await prepareChosenPassword(deps, tenant, input.password, invite.email)
 
   const envelope = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now()

@@ -73,18 +73,22 @@ export async function findUserAccess(
 /** GET /me's read: the record and the permissions its custom roles grant, one statement. */
 const meById = namedStatement(
   'user_me_by_id',
-  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions", password_breached AS "passwordBreached" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
 
 export async function findMeRecord(
   db: Db,
   tenantId: string,
   userId: string,
-): Promise<{ user: UserRecord; rolePermissions: string[] } | undefined> {
+): Promise<{ user: UserRecord; rolePermissions: string[]; passwordBreached: boolean } | undefined> {
   const [row] = await meById(db, [tenantId, userId])
   if (!row) return undefined
-  const { rolePermissions, ...record } = row as Record<string, unknown>
-  return { user: recordFromRow(record), rolePermissions: rolePermissions as string[] }
+  const { rolePermissions, passwordBreached, ...record } = row as Record<string, unknown>
+  return {
+    user: recordFromRow(record),
+    rolePermissions: rolePermissions as string[],
+    passwordBreached: passwordBreached === true,
+  }
 }
 
 export async function findUserRecord(

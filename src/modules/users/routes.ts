@@ -71,7 +71,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
         params: TenantSlugParams,
         body: ChangePasswordBody,
         response: responses(Ok, {
-          400: ['password_too_weak'],
+          400: ['password_too_weak', 'password_breached'],
           401: ['invalid_credentials'],
           404: [],
           429: ['rate_limited'],

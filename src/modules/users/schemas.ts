@@ -27,6 +27,10 @@ const CurrentUserComponent = Type.Object(
       description:
         'The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted.',
     }),
+    passwordBreached: Type.Boolean({
+      description:
+        'The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it.',
+    }),
     tenant: Type.Object({
       id: Type.String(),
       slug: Type.String(),

@@ -25,6 +25,33 @@ export async function preparePassword(password: string, email: string, tenantNam
   return hashPassword(password)
 }
 
+/**
+ * A password a person chooses (sign-up, invitation, change, reset): the weak-password rule
+ * first (its `password_too_weak` stands), then, under the tenant's breachedPasswordPolicy
+ * `block`, the breach corpus (CONTRACT §21): 400 `validation` with reason
+ * `password_breached`.
+ */
+export async function refuseBreachedPassword(
+  deps: Pick<Deps, 'breached'>,
+  tenant: Pick<Tenant, 'breachedPasswordPolicy'>,
+  password: string,
+): Promise<void> {
+  if (tenant.breachedPasswordPolicy !== 'block') return
+  if (await deps.breached.isBreached(password)) fail('password_breached')
+}
+
+/** preparePassword for a password a person chooses: the breach corpus checked too. */
+export async function prepareChosenPassword(
+  deps: Pick<Deps, 'breached'>,
+  tenant: Pick<Tenant, 'breachedPasswordPolicy' | 'name'>,
+  password: string,
+  email: string,
+): Promise<string> {
+  if (isWeakPassword(password, { email, tenantName: tenant.name })) fail('password_too_weak')
+  await refuseBreachedPassword(deps, tenant, password)
+  return hashPassword(password)
+}
+
 /** Inserts a user; `onTaken` decides what a taken address answers. */
 export async function createUser(
   deps: Pick<Deps, 'clock'>,
