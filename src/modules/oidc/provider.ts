@@ -51,6 +51,8 @@ export interface OidcGrant {
   addOIDCClaims(claims: string[]): void
   addResourceScope(resource: string, scope: string): void
   rejectResourceScope(resource: string, scope: string): void
+  /** What the grant rejected: the resource scopes by resource indicator, space-separated. */
+  rejected?: { resources?: Record<string, string> }
   save(): Promise<string>
 }
 
@@ -214,7 +216,7 @@ interface GrantContext extends PolicyContext {
  * consent. oidc-provider's default finds the grant the browser's session holds for the
  * client; for a first-party application this also grants, without the interaction page,
  * whatever the request asks that the grant has not met yet: its OpenID scopes and claims,
- * and its resource scopes cut to the user's role (the others rejected, as the hosted
+ * and its resource scopes cut to the user's roles (the others rejected, as the hosted
  * consent does, web/pages/authorize.ts). So prompt=none into a first-party application
  * the user has not used yet answers a code, not consent_required. Only while the
  * provider session may be reused (hostedSessionEnded): a stale one goes to the sign-in
@@ -226,6 +228,9 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
     const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
     const found = grantId ? await oidc.provider.Grant.find(grantId) : undefined
     const accountId = oidc.account?.accountId
+    if (found && accountId && (await reopenRefused(deps, tenantId, found, ctx, accountId))) {
+      await found.save()
+    }
     if (oidc.client.metadata().first_party !== true || !accountId) return found
     if (await hostedSessionEnded(deps, tenantId, tenantSlug, ctx)) return found
     const grant = found ?? new oidc.provider.Grant({ accountId, clientId: oidc.client.clientId })
@@ -256,6 +261,38 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
     if (changed) await grant.save()
     return grant
   }
+}
+
+/**
+ * CONTRACT §17, Tokens: a resource scope the grant rejected because the user's roles did not
+ * grant it then (the consent's cut, web/pages/authorize.ts, or the first-party one above) is
+ * asked again once they do: taken out of the grant's rejected scopes, so oidc-provider's
+ * consent prompt (which asks only what the grant has neither granted nor rejected) asks it
+ * of a third-party application's user, and a first-party application is granted it. Only the
+ * scopes this request asks; answers whether the grant changed (the caller saves it).
+ */
+async function reopenRefused(
+  deps: ProviderDeps,
+  tenantId: string,
+  grant: OidcGrant,
+  ctx: GrantContext,
+  accountId: string,
+): Promise<boolean> {
+  const rejected = grant.rejected?.resources
+  if (!rejected) return false
+  const asked = ctx.oidc.requestParamScopes
+  let changed = false
+  for (const indicator of Object.keys(ctx.oidc.resourceServers)) {
+    const refused = (rejected[indicator] ?? '').split(' ').filter(Boolean)
+    if (!refused.some((s) => asked.has(s))) continue
+    const mayHave = new Set(await roleScopes(deps.db, tenantId, indicator, accountId))
+    const still = refused.filter((s) => !asked.has(s) || !mayHave.has(s))
+    if (still.length === refused.length) continue
+    // An empty entry is dropped by the grant's save (oidc-provider's Grant#clean).
+    rejected[indicator] = still.join(' ')
+    changed = true
+  }
+  return changed
 }
 
 function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {

@@ -9,7 +9,7 @@ import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
+import { findApiResourceByIdentifier, renameScopeRole } from '../apiresources/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { lockLiveUser } from '../users/queries.ts'
 import {
@@ -21,6 +21,7 @@ import {
   type Permission,
 } from './permissions.ts'
 import * as store from './queries.ts'
+import { callerScopes } from './resource-scopes.ts'
 import type { CreateRoleBody, PatchRoleBody, RoleRecord, UserRolesBody } from './schemas.ts'
 
 type RoleDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
@@ -116,15 +117,6 @@ async function checkResourceScopes(
 
 const holdsEvery = (caller: Caller) => holdsAll(caller.permissions, ALL_PERMISSIONS)
 
-/** The resource scopes a user's custom roles hold. */
-async function heldScopes(db: Handle, tenantId: string, caller: Caller): Promise<Set<string>> {
-  if (caller.actor.type !== 'user' || !caller.actor.id) return new Set()
-  const held = await store.userRoleRows(db, tenantId, caller.actor.id)
-  return new Set(
-    held.flatMap((r) => r.resourceScopes.flatMap((e) => e.scopes.map((s) => `${e.resource} ${s}`))),
-  )
-}
-
 /**
  * 403 permission_required unless the caller holds every permission and resource scope of
  * `wanted` (or every permission there is).
@@ -142,7 +134,15 @@ export async function refuseEscalation(
   }
   const scopes = wanted.flatMap((r) => r.resourceScopes)
   if (scopes.length === 0) return
-  const held = await heldScopes(db, tenantId, caller)
+  // What the caller is granted: by its custom roles' resourceScopes, and by the scopes'
+  // `roles` naming its base role (Member's scopes count for any caller) or its custom roles.
+  const userId = caller.actor.type === 'user' ? (caller.actor.id ?? undefined) : undefined
+  const held = await callerScopes(
+    db,
+    tenantId,
+    userId,
+    scopes.map((e) => e.resource),
+  )
   for (const entry of scopes) {
     for (const scope of entry.scopes) {
       if (!held.has(`${entry.resource} ${scope}`)) {
@@ -267,6 +267,10 @@ export async function updateRole(
       if (fields.length === 0) return before
       const after = await store.updateRole(tx, tenantId, id, { ...changes, updatedAt: now })
       if (!after) fail('not_found')
+      // API resource scopes name roles by name (CONTRACT §17): they follow a rename.
+      if (after.name !== before.name) {
+        await renameScopeRole(tx, tenantId, before.nameNormalized, after.name)
+      }
       await deps.audit.record(tx, tenantId, caller.actor, [
         { action: 'RoleUpdated', metadata: { roleId: id, name: after.name, fields } },
       ])
@@ -289,6 +293,7 @@ export async function deleteRole(deps: RoleDeps, tenantId: string, id: string, c
     // Deleting takes the role from its holders: the same rule as taking it away.
     await refuseEscalation(tx, tenantId, caller, [before])
     await store.deleteRole(tx, tenantId, id)
+    await renameScopeRole(tx, tenantId, before.nameNormalized, null)
     await deps.audit.record(tx, tenantId, caller.actor, [
       { action: 'RoleDeleted', metadata: { roleId: id, name: before.name } },
     ])
