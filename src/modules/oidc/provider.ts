@@ -328,7 +328,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       // interaction cookies (short) are set at their own pages' paths by oidc-provider.
       long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
     },
-    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    // `roles`: CONTRACT §17, Tokens (account.ts).
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
       // oidc-provider adds only when asked for unless the openid scope lists them (userinfo
@@ -341,6 +342,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       openid: ['sub', 'auth_time', 'amr'],
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
+      roles: ['roles'],
     },
     // CONTRACT §11 and the README's "Claims by scope (ID token and userinfo)": the ID token
     // carries the claims of the scopes granted (email, profile), not only userinfo, which

@@ -41,6 +41,7 @@ export const SCOPE_WORDS: Record<string, MessageKey> = {
   email: 'scope.email',
   profile: 'scope.profile',
   offline_access: 'scope.offline_access',
+  roles: 'scope.roles',
 }
 
 interface SignIn {
