@@ -9,6 +9,7 @@ import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
+import { readPage } from '../../lib/paging.ts'
 import { findApiResourceByIdentifier, renameScopeRole } from '../apiresources/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { lockLiveUser } from '../users/queries.ts'
@@ -22,7 +23,13 @@ import {
 } from './permissions.ts'
 import * as store from './queries.ts'
 import { callerScopes } from './resource-scopes.ts'
-import type { CreateRoleBody, PatchRoleBody, RoleRecord, UserRolesBody } from './schemas.ts'
+import type {
+  CreateRoleBody,
+  ListRolesQuery,
+  PatchRoleBody,
+  RoleRecord,
+  UserRolesBody,
+} from './schemas.ts'
 
 type RoleDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
 
@@ -157,12 +164,24 @@ export async function refuseEscalation(
 
 const isUniqueViolation = (error: unknown) => databaseFailure(error)?.code === '23505'
 
-export async function listRolePage(deps: Pick<Deps, 'db'>, tenantId: string) {
-  const custom = await store.listRoles(deps.db, tenantId)
-  return {
-    items: [...BUILT_IN_ROLES.map(presentBuiltIn), ...custom.map(presentRole)],
-    nextCursor: null,
-  }
+/**
+ * GET roles, paged like every list (CONTRACT §2, §17): the custom roles oldest first,
+ * `limit` a page, the cursor naming a page's last custom role; the first page (no cursor)
+ * also carries the two built-ins ahead of its custom roles, so a cursor always names a
+ * row and every role is read once by following nextCursor.
+ */
+export async function listRolePage(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  query: ListRolesQuery,
+) {
+  const page = await readPage(
+    query,
+    ({ limit, after }) => store.listRoles(deps.db, tenantId, { limit, after }),
+    presentRole,
+  )
+  if (query.cursor !== undefined) return page
+  return { ...page, items: [...BUILT_IN_ROLES.map(presentBuiltIn), ...page.items] }
 }
 
 export async function getRole(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
