@@ -47,7 +47,8 @@ export function useRoles() {
   })
 }
 
-function usePermissions() {
+/** The service's permission catalogue (GET permissions): fixed, read once. */
+export function usePermissions() {
   const { session } = useConsole()
   return useQuery({
     queryKey: ['permissions'],
