@@ -52,3 +52,50 @@ test('GET roles: the built-ins on the first page, then limit custom roles a page
   // A cursor of another list's shape names no role of this one: 400 too.
   expectValidation(await get(`?cursor=${Buffer.from('c1:Admin').toString('base64url')}`))
 })
+
+test("the built-ins' resourceScopes: Admin every scope of every resource, Member those whose roles name Member; GET roles/{name} the same", async (t) => {
+  const server = await startTestServer(t)
+  const tenant = await createTenant(server)
+  const token = tenant.admin.accessToken
+  const post = async (path: string, body: unknown) => {
+    const res = await server.request('POST', `/v1/${tenant.slug}${path}`, body, { token })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  }
+  await post('/roles', { name: 'Auditor' })
+  await post('/api-resources', {
+    name: 'Notes',
+    identifier: 'https://notes.example.com',
+    scopes: [
+      { name: 'notes:write' },
+      { name: 'notes:admin', roles: ['Admin'] },
+      { name: 'notes:audit', roles: ['Auditor'] },
+      { name: 'notes:read', roles: ['Member'] },
+    ],
+  })
+  await post('/api-resources', {
+    name: 'Reports',
+    identifier: 'https://reports.example.com',
+    scopes: [{ name: 'reports:admin', roles: ['Admin'] }],
+  })
+  const admin = [
+    {
+      resource: 'https://notes.example.com',
+      scopes: ['notes:admin', 'notes:audit', 'notes:read', 'notes:write'],
+    },
+    { resource: 'https://reports.example.com', scopes: ['reports:admin'] },
+  ]
+  const member = [{ resource: 'https://notes.example.com', scopes: ['notes:read', 'notes:write'] }]
+  const list = await server.request('GET', `/v1/${tenant.slug}/roles`, undefined, { token })
+  assert.deepEqual(list.body.items[0].resourceScopes, admin)
+  assert.deepEqual(list.body.items[1].resourceScopes, member)
+  assert.deepEqual(list.body.items[2].resourceScopes, [])
+  for (const [name, scopes] of [
+    ['Admin', admin],
+    ['Member', member],
+  ] as const) {
+    const one = await server.request('GET', `/v1/${tenant.slug}/roles/${name}`, undefined, {
+      token,
+    })
+    assert.deepEqual(one.body.role.resourceScopes, scopes)
+  }
+})

@@ -67,7 +67,7 @@ export async function roleRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         tags,
         summary: 'List the roles: the built-ins, then the custom ones oldest first',
         description:
-          'Paged like every list (`limit`, `cursor`, `nextCursor`). The first page (no `cursor`) holds the built-ins `Admin` (every permission) and `Member` (none), with `builtIn: true` and their name as `id`, ahead of up to `limit` custom roles; the later pages hold custom roles only. Follow `nextCursor` to read them all.',
+          'Paged like every list (`limit`, `cursor`, `nextCursor`). The first page (no `cursor`) holds the built-ins `Admin` (every permission and every resource scope) and `Member` (no permission; the resource scopes whose `roles` name Member), with `builtIn: true` and their name as `id`, ahead of up to `limit` custom roles; the later pages hold custom roles only. Follow `nextCursor` to read them all.',
         params: TenantSlugParams,
         querystring: ListRolesQuery,
         response: responses(RolePage, { 404: [] }),

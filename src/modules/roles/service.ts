@@ -10,19 +10,25 @@ import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
-import { findApiResourceByIdentifier, renameScopeRole } from '../apiresources/queries.ts'
+import {
+  type ApiResource,
+  findApiResourceByIdentifier,
+  listApiResources,
+  renameScopeRole,
+} from '../apiresources/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { lockLiveUser } from '../users/queries.ts'
 import {
   ALL_PERMISSIONS,
   BUILT_IN_ROLES,
   holdsAll,
+  isAdminRole,
   isBuiltInRoleName,
   isPermission,
   type Permission,
 } from './permissions.ts'
 import * as store from './queries.ts'
-import { callerScopes } from './resource-scopes.ts'
+import { callerScopes, memberScopes } from './resource-scopes.ts'
 import type {
   CreateRoleBody,
   ListRolesQuery,
@@ -58,19 +64,44 @@ export function presentRole(row: store.Role): RoleRecord {
   }
 }
 
-function presentBuiltIn(role: (typeof BUILT_IN_ROLES)[number]): RoleRecord {
+function presentBuiltIn(
+  role: (typeof BUILT_IN_ROLES)[number],
+  resources: readonly ApiResource[],
+): RoleRecord {
   return {
     id: role.name,
     name: role.name,
     description: null,
     kind: 'tenant',
     permissions: [...role.permissions].sort(),
-    // The resource scopes the built-ins hold are those of §11's scope `roles`, read at each
-    // authorization; this record does not repeat them.
-    resourceScopes: [],
+    resourceScopes: builtInScopes(role.name, resources),
     builtIn: true,
     createdAt: null,
     updatedAt: null,
+  }
+}
+
+/**
+ * CONTRACT §17: Admin lists every resource scope (it holds them all for no escalation),
+ * Member the scopes whose §11 `roles` name Member (every user is granted those). Which
+ * scopes a token carries is the scopes' `roles` (resource-scopes.ts).
+ */
+function builtInScopes(name: string, resources: readonly ApiResource[]): ResourceScopes {
+  return resources
+    .map((r) => ({
+      resource: r.identifier,
+      scopes: (isAdminRole(name) ? r.scopes.map((s) => s.name) : memberScopes(r)).sort(),
+    }))
+    .filter((entry) => entry.scopes.length > 0)
+}
+
+/** Every API resource of the tenant, oldest first (read 200 at a time). */
+async function allApiResources(db: Handle, tenantId: string): Promise<ApiResource[]> {
+  const all: ApiResource[] = []
+  for (;;) {
+    const page = await listApiResources(db, tenantId, { limit: 200, after: all.at(-1)?.id })
+    all.push(...page)
+    if (page.length < 200) return all
   }
 }
 
@@ -181,12 +212,14 @@ export async function listRolePage(
     presentRole,
   )
   if (query.cursor !== undefined) return page
-  return { ...page, items: [...BUILT_IN_ROLES.map(presentBuiltIn), ...page.items] }
+  const resources = await allApiResources(deps.db, tenantId)
+  const builtIns = BUILT_IN_ROLES.map((role) => presentBuiltIn(role, resources))
+  return { ...page, items: [...builtIns, ...page.items] }
 }
 
 export async function getRole(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
   const builtIn = builtInById(id)
-  if (builtIn) return { role: presentBuiltIn(builtIn) }
+  if (builtIn) return { role: presentBuiltIn(builtIn, await allApiResources(deps.db, tenantId)) }
   if (!isUuid(id)) fail('not_found')
   const row = await store.findRole(deps.db, tenantId, id)
   if (!row) fail('not_found')
