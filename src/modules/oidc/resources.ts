@@ -5,7 +5,7 @@
 //   - a machine app by client credentials: its allowedScopes; asking for a scope beyond
 //     them (or one the resource does not define) is invalid_scope, never silently dropped;
 //   - an interactive app: at the authorization endpoint every scope of the resource (the
-//     hosted pages cut the grant to the user's role at consent, web/pages/authorize.ts); at
+//     hosted pages cut the grant to the user's roles at consent, web/pages/authorize.ts); at
 //     the token endpoint (code, refresh token, device code) only the scopes the grant's
 //     user's roles grant as they are now (base role and custom roles, CONTRACT §17 Tokens:
 //     roles/resource-scopes.ts), so a demoted Admin's old refresh token, a custom role
