@@ -10,7 +10,7 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { BASE_ROLES, isBuiltInRoleName } from '../roles/permissions.ts'
-import { findRolesByName } from '../roles/queries.ts'
+import { findRolesByName, lockTenantRoles } from '../roles/queries.ts'
 import * as store from './queries.ts'
 import type {
   ApiResourceRecord,
@@ -85,6 +85,10 @@ async function resolveScopeRoles(
   scopes: ReturnType<typeof normalizeScopes>,
 ) {
   const names = scopes.flatMap((s) => s.roles).filter((r) => !isBuiltInRoleName(r))
+  // Serialised with the role changes (a rename or delete rewrites the scopes naming the
+  // role): a role deleted meanwhile is never stored by name, to be inherited by a later
+  // role of that name.
+  if (names.length > 0) await lockTenantRoles(db, tenantId)
   const found = await findRolesByName(db, tenantId, [...new Set(names)])
   const byName = new Map(found.filter((r) => r.kind === 'tenant').map((r) => [r.nameNormalized, r]))
   return scopes.map((scope, i) => ({
