@@ -107,6 +107,11 @@ export const OPERATIONS = {
   getSsoConnection: ['get', '/v1/{tenantSlug}/sso-connections/{id}'],
   updateSsoConnection: ['patch', '/v1/{tenantSlug}/sso-connections/{id}'],
   deleteSsoConnection: ['delete', '/v1/{tenantSlug}/sso-connections/{id}'],
+  createHook: ['post', '/v1/{tenantSlug}/hooks'],
+  listHooks: ['get', '/v1/{tenantSlug}/hooks'],
+  getHook: ['get', '/v1/{tenantSlug}/hooks/{id}'],
+  updateHook: ['patch', '/v1/{tenantSlug}/hooks/{id}'],
+  deleteHook: ['delete', '/v1/{tenantSlug}/hooks/{id}'],
 } as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
 
 type Table = typeof OPERATIONS

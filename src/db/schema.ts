@@ -591,6 +591,28 @@ export const webhooks = pgTable(
 )
 
 /**
+ * Blocking hooks (CONTRACT §21): at most one per event and tenant, called and waited for
+ * during a sign-up, a sign-in or the minting of an access token. The Standard Webhooks
+ * secret is sealed under ENCRYPTION_KEYS like a webhook's.
+ */
+export const hooks = pgTable(
+  'hooks',
+  {
+    ...tenantOwned(),
+    /** before_sign_up | before_sign_in | custom_access_token */
+    event: text('event').notNull(),
+    url: text('url').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    timeoutMs: integer('timeout_ms').notNull(),
+    /** allow | deny: what a timeout, a non-2xx or an unreadable answer means. */
+    onFailure: text('on_failure').notNull(),
+    secretEnc: text('secret_enc').notNull(),
+    ...timestamps(),
+  },
+  (t) => [...tenantListed('hooks', t), uniqueIndex('hooks_tenant_event').on(t.tenantId, t.event)],
+)
+
+/**
  * The outbox of webhook deliveries: one row per event and subscribed endpoint, written in
  * the transaction that writes the audit event, so an event is sent exactly when it
  * committed. Any instance claims due rows (next_attempt_at, moved ahead as a lease while

@@ -65,6 +65,7 @@ export const REASONS = {
   permission_required: [403, 'This needs a permission the caller does not hold.'],
   builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
+  hook_denied: [403, 'This was refused by the workspace.'],
   credential_protected: [
     403,
     "An API key or an import cannot set this user's password or address (README, Security).",
@@ -86,6 +87,7 @@ export const REASONS = {
   already_member: [409, 'This address already belongs to a member.'],
   already_enrolled: [409, 'An authenticator is already enrolled.'],
   invite_used: [409, 'The invitation was already accepted.'],
+  hook_exists: [409, 'The workspace already has a hook for this event.'],
   request_timeout: [408, 'The request did not arrive in time.'],
   headers_too_large: [431, 'The request headers are too large.'],
   rate_limited: [429, 'Too many requests; try again later.'],

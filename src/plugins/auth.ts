@@ -31,7 +31,7 @@ import {
   isPermission,
   type Permission,
 } from '../modules/roles/permissions.ts'
-import { findUserAccess } from '../modules/users/queries.ts'
+import { findUserAccess } from '../modules/users/reads.ts'
 
 export type AuthMode = 'user' | 'signedIn' | 'admin' | 'adminUser' | 'apiKey' | 'optionalUser'
 

@@ -9,8 +9,8 @@ import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { findRolesByName, lockTenantRoles } from '../roles/members.ts'
 import { BASE_ROLES, isBuiltInRoleName } from '../roles/permissions.ts'
-import { findRolesByName, lockTenantRoles } from '../roles/queries.ts'
 import * as store from './queries.ts'
 import type {
   ApiResourceRecord,

@@ -9,7 +9,7 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { deleteClientModels } from '../oidc/queries.ts'
+import { deleteClientModels } from '../oidc/grants.ts'
 import * as store from './queries.ts'
 import { checkUris } from './redirect-uris.ts'
 import type {

@@ -79,6 +79,9 @@ export const WEBHOOK_ACTIONS = [
   'WebhookDisabled',
 ] as const
 
+/** CONTRACT §21, blocking hooks. */
+export const HOOK_ACTIONS = ['HookCreated', 'HookUpdated', 'HookDeleted', 'HookDenied'] as const
+
 /** CONTRACT §12, enterprise SSO connections. */
 export const SSO_ACTIONS = [
   'SsoConnectionCreated',
@@ -104,6 +107,7 @@ export const AUDIT_ACTIONS = [
   ...PROVISIONING_ACTIONS,
   ...IMPORT_ACTIONS,
   ...WEBHOOK_ACTIONS,
+  ...HOOK_ACTIONS,
   ...SSO_ACTIONS,
   ...ROLE_ACTIONS,
 ] as const

@@ -6,8 +6,8 @@
 // A user suspended or deleted after a grant gets no userinfo and no new tokens.
 import type { Db } from '../../db/client.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { userRoleNames } from '../roles/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { userRoleNames } from '../roles/members.ts'
+import { findUserById } from '../users/reads.ts'
 
 export function accountFinder(db: Db, tenantId: string) {
   return async (_ctx: unknown, sub: string) => {

@@ -5,7 +5,7 @@
 // secret or a deleted application takes effect on the next request, on every instance.
 import type { Handle } from '../../db/client.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import { type Application, findApplicationByClientId } from '../applications/queries.ts'
+import { type Application, findApplicationByClientId } from '../applications/clients.ts'
 import { openSecret } from '../applications/secret.ts'
 
 const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'

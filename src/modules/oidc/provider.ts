@@ -10,9 +10,10 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import type { AuditRecorder } from '../audit/recorder.ts'
-import { findLiveSession } from '../introspection/queries.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { Actor, AuditRecorder } from '../audit/recorder.ts'
+import { findLiveSession } from '../introspection/live-session.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { accountFinder } from './account.ts'
 import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
@@ -84,9 +85,31 @@ export interface ProviderDeps {
   jwks: { keys: SigningJwk[] }
   /** The pages the provider draws, handed in by the hosted pages (pages.ts). */
   pages: ProviderPages
+  /**
+   * The claims the tenant's custom_access_token hook adds to an access token (CONTRACT
+   * §21): `userId` undefined for client credentials. Throws AppError hook_denied when the
+   * hook refuses under onFailure deny.
+   */
+  hookClaims: (
+    tenant: Pick<Tenant, 'id' | 'slug'>,
+    userId: string | undefined,
+    clientId: string,
+    actor: Actor,
+  ) => Promise<Record<string, unknown>>
 }
 
 const DAY = 24 * 60 * 60
+
+/** What extraTokenClaims reads of oidc-provider's Koa context and token (no types shipped). */
+interface KoaLike {
+  ip?: string
+  get?: (header: string) => string
+}
+interface MintedToken {
+  kind: string
+  accountId?: string
+  clientId: string
+}
 
 export function issuerOf(publicUrl: string, slug: string): string {
   return `${publicUrl}/oidc/${slug}`
@@ -350,6 +373,27 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // Libraries that read the ID token alone (Auth.js, express-openid-connect, passport)
     // would otherwise have no address.
     conformIdTokenClaims: false,
+    // CONTRACT §21: the tenant's custom_access_token hook's claims in every access token
+    // the provider mints (JWT for a resource, opaque otherwise: then in introspection);
+    // for client credentials the hook is told no user and the application's id.
+    extraTokenClaims: async (ctx: KoaLike, token: MintedToken) => {
+      if (token.kind !== 'AccessToken' && token.kind !== 'ClientCredentials') return undefined
+      const actor: Actor = {
+        type: token.accountId ? 'user' : 'anonymous',
+        id: token.accountId ?? null,
+        ip: ctx?.ip || null,
+        userAgent: ctx?.get?.('user-agent') || null,
+      }
+      try {
+        const claims = await deps.hookClaims(tenant, token.accountId, token.clientId, actor)
+        return Object.keys(claims).length > 0 ? claims : undefined
+      } catch (error) {
+        if (error instanceof AppError && error.reason === 'hook_denied') {
+          throw new errors.InvalidGrant('the workspace refused to issue this token')
+        }
+        throw error
+      }
+    },
     loadExistingGrant: loadExistingGrant(deps, tenant.id, tenant.slug),
     // The policies read which kind of application asks (clients.ts).
     extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },

@@ -13,7 +13,7 @@
 //     user no longer has (oidc-provider issues the token's scopes cut to these). The grant
 //     itself is left as it is: given the role again, the user has them back.
 import type { Db } from '../../db/client.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
 import { grantedScopes, userResourceScopes } from '../roles/resource-scopes.ts'
 
 /** oidc-provider's error classes (it ships no types). */

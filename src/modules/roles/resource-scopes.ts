@@ -5,8 +5,8 @@
 // consent page), so a role given or taken away counts at the next one; and by the
 // no-escalation rule (service.ts), for the scopes a caller holds.
 import type { Handle } from '../../db/client.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
+import { findUserById } from '../users/reads.ts'
 import { MEMBER_ROLE } from './permissions.ts'
 import * as store from './queries.ts'
 

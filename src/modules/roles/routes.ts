@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { Ok, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
-import { findUserRecord } from '../users/queries.ts'
+import { findUserRecord } from '../users/reads.ts'
 import { PERMISSION_CATALOGUE } from './permissions.ts'
 import {
   CreateRoleBody,

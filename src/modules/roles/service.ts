@@ -10,14 +10,10 @@ import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
-import {
-  type ApiResource,
-  findApiResourceByIdentifier,
-  listApiResources,
-  renameScopeRole,
-} from '../apiresources/queries.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
+import { type ApiResource, listApiResources, renameScopeRole } from '../apiresources/scope-roles.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { lockLiveUser } from '../users/queries.ts'
+import { lockLiveUser } from '../users/reads.ts'
 import {
   ALL_PERMISSIONS,
   BUILT_IN_ROLES,

@@ -11,7 +11,7 @@ import { provePassword } from '../signin/password.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { createUser, preparePassword } from '../users/service.ts'
 import type { LoginBody, SignupBody } from './schemas.ts'
 import type { TokenEnvelope } from './service.ts'
@@ -62,6 +62,13 @@ export async function signup(
   // a password account made first would also sit in the colleague's way (its address
   // unconfirmed, SSO does not link to it).
   if (await enforcingConnection(deps.db, tenant.id, input.email)) fail('sso_required')
+  // CONTRACT §21: the tenant's before_sign_up hook may refuse (nothing is created), before
+  // the password is hashed and outside any transaction.
+  const subject = async () => ({ email: input.email, role: MEMBER_ROLE, roles: [] })
+  await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'signup')
+  const claims = tenant.requireVerifiedEmail
+    ? {}
+    : await deps.sessions.claimsFor(tenant, subject, actor, 'signup')
   const passwordHash = await preparePassword(input.password, input.email, tenant.name)
   const verify = tenant.requireVerifiedEmail
   const result = await deps.db.transaction(async (tx) => {
@@ -87,7 +94,7 @@ export async function signup(
         metadata: { via: 'password', ...(verify ? { verificationRequired: true } : {}) },
       },
     ])
-    if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who) }
+    if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who, [], claims) }
     const owner = { tenantId: tenant.id, userId: user.id, purpose: 'verify' as const }
     const code = (await issueCode(deps, tx, owner)) as string
     // Sent once the user exists: a rolled-back signup mails nothing.

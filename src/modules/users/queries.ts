@@ -5,8 +5,8 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
+import { ROLE_PERMISSIONS_SQL } from '../roles/members.ts'
 import { ADMIN_ROLE } from '../roles/permissions.ts'
-import { ROLE_PERMISSIONS_SQL } from '../roles/queries.ts'
 import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect

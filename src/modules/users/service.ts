@@ -6,7 +6,7 @@ import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
 import type { BaseRole } from '../roles/permissions.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, insertUser, type User } from './queries.ts'
 
 export interface UserDraft {
