@@ -1093,7 +1093,7 @@ export interface paths {
     }
     /**
      * List the roles: the built-ins, then the custom ones oldest first
-     * @description One page (at most 102 roles; `nextCursor` is null). The built-ins `Admin` (every permission) and `Member` (none) have `builtIn: true` and their name as `id`.
+     * @description Paged like every list (`limit`, `cursor`, `nextCursor`). The first page (no `cursor`) holds the built-ins `Admin` (every permission and every resource scope) and `Member` (no permission; the resource scopes whose `roles` name Member), with `builtIn: true` and their name as `id`, ahead of up to `limit` custom roles; the later pages hold custom roles only. Follow `nextCursor` to read them all.
      */
     get: operations['listRoles']
     put?: never
@@ -5998,7 +5998,7 @@ export interface components {
     RoleEnvelope: {
       role: components['schemas']['Role']
     }
-    /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+    /** @description A page of the tenant’s roles: the first page holds the built-ins, then up to `limit` custom roles oldest first; later pages custom roles only. */
     RolePage: {
       items: components['schemas']['Role'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
@@ -6134,7 +6134,8 @@ export interface components {
       scopes: {
         name: string
         description: string | null
-        roles: ('Member' | 'Admin')[]
+        /** @description The built-in and custom roles granted this scope, by name. */
+        roles: string[]
       }[]
       accessTokenTtlSeconds: number
       /** Format: date-time */
@@ -13340,7 +13341,11 @@ export interface operations {
   }
   listRoles: {
     parameters: {
-      query?: never
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
       header?: never
       path: {
         tenantSlug: string
@@ -13349,7 +13354,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+      /** @description A page of the tenant’s roles: the first page holds the built-ins, then up to `limit` custom roles oldest first; later pages custom roles only. */
       200: {
         headers: {
           [name: string]: unknown
@@ -16088,8 +16093,8 @@ export interface operations {
           scopes: {
             name: string
             description?: string
-            /** @description The roles a user needs to be granted this scope in an authorization; default both. */
-            roles?: ('Member' | 'Admin')[]
+            /** @description The roles whose holders are granted this scope in an authorization: `Member`, `Admin` or custom roles of the tenant (CONTRACT §17; an unknown one is 400 `validation`); default both built-ins. */
+            roles?: string[]
           }[]
           /** @description Lifetime of the access tokens issued for this resource, in seconds. */
           accessTokenTtlSeconds?: number
@@ -16328,8 +16333,8 @@ export interface operations {
           scopes?: {
             name: string
             description?: string
-            /** @description The roles a user needs to be granted this scope in an authorization; default both. */
-            roles?: ('Member' | 'Admin')[]
+            /** @description The roles whose holders are granted this scope in an authorization: `Member`, `Admin` or custom roles of the tenant (CONTRACT §17; an unknown one is 400 `validation`); default both built-ins. */
+            roles?: string[]
           }[]
           /** @description Lifetime of the access tokens issued for this resource, in seconds. */
           accessTokenTtlSeconds?: number

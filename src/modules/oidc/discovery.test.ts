@@ -98,7 +98,9 @@ test('discovery lists exactly what works: code only, the client authentications 
   ])
   // CONTRACT §11: RS256 by default, ES256 offered.
   assert.deepEqual(doc.id_token_signing_alg_values_supported, ['RS256', 'ES256'])
-  assert.deepEqual(doc.scopes_supported, ['openid', 'offline_access', 'email', 'profile'])
+  // CONTRACT §17, Tokens: the scope `roles` and its claim.
+  assert.deepEqual(doc.scopes_supported, ['openid', 'offline_access', 'email', 'profile', 'roles'])
+  assert.ok(doc.claims_supported.includes('roles'))
   assert.equal(doc.claims_parameter_supported, false)
   assert.equal(doc.request_uri_parameter_supported, false)
   // PAR is off: its endpoint is a path the provider does not serve.

@@ -52,6 +52,8 @@ export interface OidcGrant {
   addOIDCClaims(claims: string[]): void
   addResourceScope(resource: string, scope: string): void
   rejectResourceScope(resource: string, scope: string): void
+  /** What the grant rejected: the resource scopes by resource indicator, space-separated. */
+  rejected?: { resources?: Record<string, string> }
   save(): Promise<string>
 }
 
@@ -237,7 +239,7 @@ interface GrantContext extends PolicyContext {
  * consent. oidc-provider's default finds the grant the browser's session holds for the
  * client; for a first-party application this also grants, without the interaction page,
  * whatever the request asks that the grant has not met yet: its OpenID scopes and claims,
- * and its resource scopes cut to the user's role (the others rejected, as the hosted
+ * and its resource scopes cut to the user's roles (the others rejected, as the hosted
  * consent does, web/pages/authorize.ts). So prompt=none into a first-party application
  * the user has not used yet answers a code, not consent_required. Only while the
  * provider session may be reused (hostedSessionEnded): a stale one goes to the sign-in
@@ -249,6 +251,9 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
     const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
     const found = grantId ? await oidc.provider.Grant.find(grantId) : undefined
     const accountId = oidc.account?.accountId
+    if (found && accountId && (await reopenRefused(deps, tenantId, found, ctx, accountId))) {
+      await found.save()
+    }
     if (oidc.client.metadata().first_party !== true || !accountId) return found
     if (await hostedSessionEnded(deps, tenantId, tenantSlug, ctx)) return found
     const grant = found ?? new oidc.provider.Grant({ accountId, clientId: oidc.client.clientId })
@@ -279,6 +284,38 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
     if (changed) await grant.save()
     return grant
   }
+}
+
+/**
+ * CONTRACT §17, Tokens: a resource scope the grant rejected because the user's roles did not
+ * grant it then (the consent's cut, web/pages/authorize.ts, or the first-party one above) is
+ * asked again once they do: taken out of the grant's rejected scopes, so oidc-provider's
+ * consent prompt (which asks only what the grant has neither granted nor rejected) asks it
+ * of a third-party application's user, and a first-party application is granted it. Only the
+ * scopes this request asks; answers whether the grant changed (the caller saves it).
+ */
+async function reopenRefused(
+  deps: ProviderDeps,
+  tenantId: string,
+  grant: OidcGrant,
+  ctx: GrantContext,
+  accountId: string,
+): Promise<boolean> {
+  const rejected = grant.rejected?.resources
+  if (!rejected) return false
+  const asked = ctx.oidc.requestParamScopes
+  let changed = false
+  for (const indicator of Object.keys(ctx.oidc.resourceServers)) {
+    const refused = (rejected[indicator] ?? '').split(' ').filter(Boolean)
+    if (!refused.some((s) => asked.has(s))) continue
+    const mayHave = new Set(await roleScopes(deps.db, tenantId, indicator, accountId))
+    const still = refused.filter((s) => !asked.has(s) || !mayHave.has(s))
+    if (still.length === refused.length) continue
+    // An empty entry is dropped by the grant's save (oidc-provider's Grant#clean).
+    rejected[indicator] = still.join(' ')
+    changed = true
+  }
+  return changed
 }
 
 function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
@@ -314,7 +351,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       // interaction cookies (short) are set at their own pages' paths by oidc-provider.
       long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
     },
-    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    // `roles`: CONTRACT §17, Tokens (account.ts).
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
       // oidc-provider adds only when asked for unless the openid scope lists them (userinfo
@@ -327,6 +365,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       openid: ['sub', 'auth_time', 'amr'],
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
+      roles: ['roles'],
     },
     // CONTRACT §11 and the README's "Claims by scope (ID token and userinfo)": the ID token
     // carries the claims of the scopes granted (email, profile), not only userinfo, which

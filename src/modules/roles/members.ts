@@ -1,6 +1,7 @@
 // What other modules read and write of a user's custom roles (issue 36, Structure): the
 // role row's type, roles by name, a user's role names, granting roles to an imported user,
-// and the SQL fragments that read a user's role names and permissions inside the users
+// the lock that serialises a tenant's role changes (an API resource naming roles in its
+// scopes' `roles` takes it, apiresources/service.ts), and the SQL fragments that read a user's role names and permissions inside the users
 // row's own statement (users/queries.ts, users/record.ts, introspection: no second query).
 // They are roles/queries.ts's own, re-exported: the same statements, on the handle (a
 // transaction too) the caller passes. No file outside roles/ imports queries.ts
@@ -8,6 +9,7 @@
 export {
   addUserRoles,
   findRolesByName,
+  lockTenantRoles,
   ROLE_NAMES_SQL,
   ROLE_PERMISSIONS_SQL,
   type Role,
