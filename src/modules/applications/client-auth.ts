@@ -66,10 +66,10 @@ export const NO_CLIENT_AUTH: ClientAuthColumns = {
 /** RFC 7517 §6.2.2, §6.3.2, §6.4.1 and RFC 8037 §2: members only a private (or secret) key has. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']
 
-function jwksProblems(jwks: Jwks): { path: string; message: string }[] {
+export function jwksProblems(jwks: Jwks, at = 'body.jwks'): { path: string; message: string }[] {
   const issues: { path: string; message: string }[] = []
   jwks.keys.forEach((key, i) => {
-    const path = `body.jwks.keys.${i}`
+    const path = `${at}.keys.${i}`
     if (!['RSA', 'EC', 'OKP'].includes(String(key.kty))) {
       issues.push({ path, message: 'kty must be RSA, EC or OKP (a public key)' })
       return
