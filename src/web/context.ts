@@ -29,7 +29,7 @@ import {
 
 export type PageDeps = Pick<
   Deps,
-  'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit' | 'providerPages'
+  'config' | 'cipher' | 'db' | 'tokens' | 'revocations' | 'clock' | 'audit' | 'providerPages'
 >
 
 /** The cookie that remembers a `lang` chosen with the language picker (a year). */

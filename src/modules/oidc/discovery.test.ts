@@ -93,6 +93,8 @@ test('discovery lists exactly what works: code only, the client authentications 
     'refresh_token',
     'client_credentials',
     'urn:ietf:params:oauth:grant-type:device_code',
+    // RFC 8693, for applications with tokenExchange (CONTRACT §22).
+    'urn:ietf:params:oauth:grant-type:token-exchange',
   ])
   assert.deepEqual(doc.token_endpoint_auth_methods_supported, [
     'client_secret_basic',

@@ -10,8 +10,10 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
+import type { AccessTokens } from '../../lib/jwt.ts'
 import type { AuditRecorder } from '../audit/recorder.ts'
 import { findLiveSession } from '../introspection/queries.ts'
+import type { RevocationCache } from '../sessions/revocations.ts'
 import type { Tenant } from '../tenants/queries.ts'
 import { accountFinder } from './account.ts'
 import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
@@ -23,6 +25,7 @@ import { registrationFeature, registrationGate } from './registration.ts'
 import { atomicReplayDetection } from './replay.ts'
 import { requestMemo } from './request-memo.ts'
 import { type ProviderErrors, resourceServerInfo, roleScopes } from './resources.ts'
+import { registerTokenExchange } from './token-exchange.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
 export interface OidcInteraction {
@@ -81,6 +84,9 @@ export interface ProviderDeps {
   clock: Clock
   audit: AuditRecorder
   jwks: { keys: SigningJwk[] }
+  /** The service's own access tokens (CONTRACT §4), a token exchange's subject (token-exchange.ts). */
+  tokens: Pick<AccessTokens, 'verify'>
+  revocations: Pick<RevocationCache, 'has'>
   /** The pages the provider draws, handed in by the hosted pages (pages.ts). */
   pages: ProviderPages
 }
@@ -321,6 +327,9 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // would otherwise have no address.
     conformIdTokenClaims: false,
     loadExistingGrant: loadExistingGrant(deps, tenant.id, tenant.slug),
+    // oidc-provider replaces a token's `extra` with this hook's answer when it is saved: a
+    // token exchange's `act` (RFC 8693 §4.1, token-exchange.ts) is kept; others have none.
+    extraTokenClaims: (_ctx: unknown, token: { extra?: Record<string, unknown> }) => token.extra,
     // The policies read which kind of application asks (clients.ts).
     extraClientMetadata: {
       properties: ['app_type', 'first_party', 'allowed_scopes', 'app_profile'],
@@ -454,6 +463,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
   atomicReplayDetection(provider, deps.db, tenant.id)
+  registerTokenExchange(provider, deps, tenant.id)
   provider.use(registrationGate)
   // Each request's own memo of the grant and session read with its code or token (queries.ts).
   provider.use(requestMemo)
