@@ -15,17 +15,20 @@
 // among them, is invalid_grant (RFC 8693 §2.2.2). With `actor_token` the client's own
 // client-credentials token of this issuer, the new token says who acts (§4.1:
 // `act: {sub: <client id>}`). A DPoP proof binds the new token as at every grant.
-import { createPublicKey, type KeyObject } from 'node:crypto'
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import { jwtVerify } from 'jose'
 // @ts-expect-error: oidc-provider ships no type declarations.
 import { errors } from 'oidc-provider'
 // @ts-expect-error: oidc-provider's DPoP check, used by its own grants.
 import validateDpop, { checkDpopReplay } from 'oidc-provider/lib/helpers/validate_dpop.js'
+import type { Db } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { AccessTokens } from '../../lib/jwt.ts'
 import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
 import { findLiveSession } from '../introspection/queries.ts'
+import type { RevocationCache } from '../sessions/revocations.ts'
 import { accountFinder } from './account.ts'
 import { TOKEN_EXCHANGE } from './clients.ts'
-import type { OidcProvider, ProviderDeps } from './provider.ts'
 import { roleScopes } from './resources.ts'
 
 /** RFC 8693 §3. */
@@ -59,8 +62,19 @@ interface StoredToken {
   isExpired: boolean
 }
 
-/** What the exchange reads of the provider beyond OidcProvider. */
-interface ExchangeProvider extends OidcProvider {
+/** What the exchange needs of the service (provider.ts's ProviderDeps has it all). */
+export interface ExchangeDeps {
+  db: Db
+  clock: Clock
+  tokens: Pick<AccessTokens, 'verify'>
+  revocations: Pick<RevocationCache, 'has'>
+  jwks: { keys: (JsonWebKey & { kid?: string })[] }
+}
+
+/** What the exchange reads of a Provider (the package ships no types). */
+interface ExchangeProvider {
+  issuer: string
+  Grant: { find(id: string): Promise<unknown> }
   AccessToken: {
     new (fields: Record<string, unknown>): IssuedToken
     find(value: string): Promise<StoredToken | undefined>
@@ -82,14 +96,10 @@ interface IssuedToken {
 
 const refuse = (description: string) => new errors.InvalidGrant(description)
 
-export function registerTokenExchange(
-  provider: OidcProvider,
-  deps: ProviderDeps,
-  tenantId: string,
-): void {
+export function registerTokenExchange(provider: unknown, deps: ExchangeDeps, tenantId: string) {
   const p = provider as ExchangeProvider
   const verifyKeys = publicKeys(deps)
-  const issuer = provider.issuer
+  const issuer = p.issuer
 
   /** A JWT access token of this issuer (RFC 9068), or undefined when it is none. */
   async function providerJwt(token: string) {
@@ -126,7 +136,7 @@ export function registerTokenExchange(
     if (!stored || stored.isExpired || !stored.accountId) {
       throw refuse('subject_token is not an active access token of this issuer')
     }
-    if (stored.grantId && !(await provider.Grant.find(stored.grantId))) {
+    if (stored.grantId && !(await p.Grant.find(stored.grantId))) {
       throw refuse('subject_token’s grant was revoked')
     }
     return stored.accountId
@@ -233,7 +243,7 @@ export function registerTokenExchange(
 }
 
 /** The issuer's verifying keys by kid (the private members of the signing JWKs left out). */
-function publicKeys(deps: ProviderDeps): Map<string, KeyObject> {
+function publicKeys(deps: ExchangeDeps): Map<string, KeyObject> {
   const keys = new Map<string, KeyObject>()
   for (const jwk of deps.jwks.keys) {
     keys.set(String(jwk.kid), createPublicKey({ key: jwk, format: 'jwk' }))
