@@ -13670,11 +13670,9 @@ export interface operations {
             | 'private_key_jwt'
             | 'none'
           jwks?: {
-            keys: ({
+            keys: {
               kty: string
-            } & {
-              [key: string]: unknown
-            })[]
+            }[]
           } | null
           jwksUri?: string | null
           /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
@@ -13918,11 +13916,9 @@ export interface operations {
             | 'private_key_jwt'
             | 'none'
           jwks?: {
-            keys: ({
+            keys: {
               kty: string
-            } & {
-              [key: string]: unknown
-            })[]
+            }[]
           } | null
           jwksUri?: string | null
           /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */

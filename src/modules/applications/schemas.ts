@@ -42,22 +42,28 @@ export const TokenEndpointAuthMethod = Type.Union(
 )
 export type TokenEndpointAuthMethod = Static<typeof TokenEndpointAuthMethod>
 
-/** A JWK Set of public keys (RFC 7517 §5); private members are refused by the service. */
-const Jwks = Type.Object(
-  {
-    keys: Type.Array(
-      Type.Object(
-        { kty: Type.String({ minLength: 1, maxLength: 10 }) },
-        { additionalProperties: true },
+/**
+ * A JWK Set of public keys (RFC 7517 §5); private members are refused by the service. A
+ * key's other members are kept: in a request by naming none of them (unknown properties
+ * are dropped only where a schema says additionalProperties false), in the record by
+ * additionalProperties true (the serializer writes only what a schema allows).
+ */
+function jwksSchema(keyOptions: { additionalProperties?: true }) {
+  return Type.Object(
+    {
+      keys: Type.Array(
+        Type.Object({ kty: Type.String({ minLength: 1, maxLength: 10 }) }, keyOptions),
+        { minItems: 1, maxItems: 10 },
       ),
-      { minItems: 1, maxItems: 10 },
-    ),
-  },
-  {
-    description:
-      'The public keys the application signs its private_key_jwt assertions with, as a JWK Set (RSA, EC or OKP; no private members). Either this or jwksUri.',
-  },
-)
+    },
+    {
+      description:
+        'The public keys the application signs its private_key_jwt assertions with, as a JWK Set (RSA, EC or OKP; no private members). Either this or jwksUri.',
+    },
+  )
+}
+const Jwks = jwksSchema({})
+const JwksRecord = jwksSchema({ additionalProperties: true })
 const JwksUri = Type.String({
   minLength: 1,
   maxLength: 2000,
@@ -109,7 +115,7 @@ const ApplicationComponent = Type.Object(
         'Registered by the client itself through dynamic registration (RFC 7591); always third-party.',
     }),
     tokenEndpointAuthMethod: TokenEndpointAuthMethod,
-    jwks: Type.Union([Jwks, Type.Null()]),
+    jwks: Type.Union([JwksRecord, Type.Null()]),
     jwksUri: Type.Union([Type.String(), Type.Null()]),
     requirePushedAuthorizationRequests: RequirePar,
     requireDpop: RequireDpop,
