@@ -7,8 +7,15 @@
 // tokenExchange is refused (invalid_request, oidc-provider's answer); nothing is issued by a refusal.
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  jwtVerify,
+} from 'jose'
 import * as client from 'openid-client'
+import { setUser } from '../../../test/db.ts'
 import {
   createApiResource,
   createApplication,
@@ -216,4 +223,23 @@ test('token exchange: an application without tokenExchange is refused (oidc-prov
     ).error,
     'invalid_request',
   )
+})
+
+test('token exchange: a DPoP proof binds the exchanged token; a suspended user’s token is invalid_grant', async () => {
+  const { who, access } = await memberToken(t)
+  const key = await generateKeyPair('ES256', { extractable: true })
+  const DPoP = client.getDPoPHandle(exchanger.config, key)
+  const bound = await client.genericGrantRequest(
+    exchanger.config,
+    TOKEN_EXCHANGE,
+    { subject_token: access, subject_token_type: ACCESS, resource: orders.identifier },
+    { DPoP },
+  )
+  assert.equal(bound.token_type, 'dpop')
+  const jkt = await calculateJwkThumbprint(await exportJWK(key.publicKey))
+  assert.deepEqual((await verified(bound.access_token)).cnf, { jkt })
+  // Suspended (the service's own token is still within its lifetime): no exchange.
+  await setUser(server, t.tenantId, who.user.id, { status: 'Suspended' })
+  const refused = await oauthError(exchange(exchanger.config, access))
+  assert.deepEqual(refused, { error: 'invalid_grant', status: 400 })
 })
