@@ -463,6 +463,23 @@ export const applications = pgTable(
     dynamic: boolean('dynamic').notNull().default(false),
     /** AES-256-GCM under ENCRYPTION_KEYS; null for public clients (spa, native). */
     clientSecretEnc: text('client_secret_enc'),
+    /**
+     * CONTRACT §22, client authentication: client_secret_basic | client_secret_post |
+     * private_key_jwt | none; null is the type's default (a secret by HTTP Basic for web and
+     * machine apps, none for spa and native).
+     */
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method'),
+    /** The client's public keys (a JWK Set) for private_key_jwt (RFC 7523), or jwks_uri. */
+    jwks: jsonb('jwks').$type<{ keys: ({ kty: string } & Record<string, unknown>)[] }>(),
+    jwksUri: text('jwks_uri'),
+    /** RFC 9126: a plain authorization request is refused. */
+    requirePar: boolean('require_par').notNull().default(false),
+    /** RFC 9449 §5.2 dpop_bound_access_tokens: no bearer tokens. */
+    requireDpop: boolean('require_dpop').notNull().default(false),
+    /** RFC 8693 token exchange allowed (confidential applications only). */
+    tokenExchange: boolean('token_exchange').notNull().default(false),
+    /** null, or fapi2 (the FAPI 2.0 Security Profile). */
+    profile: text('profile'),
     ...timestamps(),
   },
   (t) => [...tenantListed('applications', t)],

@@ -6104,6 +6104,28 @@ export interface components {
       allowedScopes: string[]
       /** @description Registered by the client itself through dynamic registration (RFC 7591); always third-party. */
       dynamic: boolean
+      /** @description How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients). */
+      tokenEndpointAuthMethod:
+        | 'client_secret_basic'
+        | 'client_secret_post'
+        | 'private_key_jwt'
+        | 'none'
+      jwks: {
+        keys: ({
+          kty: string
+        } & {
+          [key: string]: unknown
+        })[]
+      } | null
+      jwksUri: string | null
+      /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
+      requirePushedAuthorizationRequests: boolean
+      /** @description RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2). */
+      requireDpop: boolean
+      /** @description RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only). */
+      tokenExchange: boolean
+      /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
+      profile: 'fapi2' | null
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -14099,6 +14121,26 @@ export interface operations {
           /** @default true */
           firstParty?: boolean
           allowedScopes?: string[]
+          /** @description How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients). */
+          tokenEndpointAuthMethod?:
+            | 'client_secret_basic'
+            | 'client_secret_post'
+            | 'private_key_jwt'
+            | 'none'
+          jwks?: {
+            keys: {
+              kty: string
+            }[]
+          } | null
+          jwksUri?: string | null
+          /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
+          requirePushedAuthorizationRequests?: boolean
+          /** @description RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2). */
+          requireDpop?: boolean
+          /** @description RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only). */
+          tokenExchange?: boolean
+          /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
+          profile?: 'fapi2' | null
         }
       }
     }
@@ -14325,6 +14367,26 @@ export interface operations {
           backchannelLogoutUri?: string | null
           firstParty?: boolean
           allowedScopes?: string[]
+          /** @description How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients). */
+          tokenEndpointAuthMethod?:
+            | 'client_secret_basic'
+            | 'client_secret_post'
+            | 'private_key_jwt'
+            | 'none'
+          jwks?: {
+            keys: {
+              kty: string
+            }[]
+          } | null
+          jwksUri?: string | null
+          /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
+          requirePushedAuthorizationRequests?: boolean
+          /** @description RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2). */
+          requireDpop?: boolean
+          /** @description RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only). */
+          tokenExchange?: boolean
+          /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
+          profile?: 'fapi2' | null
         }
       }
     }

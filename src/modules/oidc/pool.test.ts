@@ -13,7 +13,16 @@ before(async (ctx) => {
 })
 
 test('the pool keeps at most `max` Providers, the most recently used, and rebuilds an evicted one', async () => {
-  const { config, db, cipher, clock, audit, providerPages: pages } = server.deps
+  const {
+    config,
+    db,
+    cipher,
+    clock,
+    audit,
+    tokens,
+    revocations,
+    providerPages: pages,
+  } = server.deps
   const pool = new ProviderPool(
     {
       config,
@@ -21,6 +30,8 @@ test('the pool keeps at most `max` Providers, the most recently used, and rebuil
       cipher,
       clock,
       audit,
+      tokens,
+      revocations,
       jwks: signingJwks(config.oidcSigningKeys),
       pages,
       hookClaims: async () => ({}),

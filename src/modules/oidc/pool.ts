@@ -150,6 +150,8 @@ export function poolOf(
       cipher: deps.cipher,
       clock: deps.clock,
       audit: deps.audit,
+      tokens: deps.tokens,
+      revocations: deps.revocations,
       jwks: signingJwks(deps.config.oidcSigningKeys),
       pages: deps.providerPages,
       hookClaims: (tenant, userId, clientId, actor) =>

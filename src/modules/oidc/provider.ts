@@ -11,8 +11,10 @@ import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 import { AppError } from '../../lib/errors.ts'
+import type { AccessTokens } from '../../lib/jwt.ts'
 import type { Actor, AuditRecorder } from '../audit/recorder.ts'
 import { findLiveSession } from '../introspection/live-session.ts'
+import type { RevocationCache } from '../sessions/revocations.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { accountFinder } from './account.ts'
 import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
@@ -21,8 +23,10 @@ import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import type { ProviderPages } from './pages.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
+import { atomicReplayDetection } from './replay.ts'
 import { requestMemo } from './request-memo.ts'
 import { type ProviderErrors, resourceServerInfo, roleScopes } from './resources.ts'
+import { registerTokenExchange } from './token-exchange.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
 export interface OidcInteraction {
@@ -83,6 +87,9 @@ export interface ProviderDeps {
   clock: Clock
   audit: AuditRecorder
   jwks: { keys: SigningJwk[] }
+  /** The service's own access tokens (CONTRACT §4), a token exchange's subject (token-exchange.ts). */
+  tokens: Pick<AccessTokens, 'verify'>
+  revocations: Pick<RevocationCache, 'has'>
   /** The pages the provider draws, handed in by the hosted pages (pages.ts). */
   pages: ProviderPages
   /**
@@ -109,10 +116,19 @@ interface MintedToken {
   kind: string
   accountId?: string
   clientId: string
+  extra?: Record<string, unknown>
 }
 
 export function issuerOf(publicUrl: string, slug: string): string {
   return `${publicUrl}/oidc/${slug}`
+}
+
+/**
+ * The secret of the DPoP nonces (RFC 9449 §8), derived from ENCRYPTION_KEYS' first key so
+ * every instance issues and accepts the same ones.
+ */
+export function dpopNonceSecret(config: Pick<Config, 'encryptionKeys'>): Buffer {
+  return createHmac('sha256', config.encryptionKeys[0].key).update('oidc-provider dpop').digest()
 }
 
 /**
@@ -376,8 +392,11 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // CONTRACT §21: the tenant's custom_access_token hook's claims in every access token
     // the provider mints (JWT for a resource, opaque otherwise: then in introspection);
     // for client credentials the hook is told no user and the application's id.
+    // oidc-provider replaces a token's `extra` with this answer when it is saved: a token
+    // exchange's `act` (RFC 8693 §4.1, token-exchange.ts) is kept, and wins over the hook's.
     extraTokenClaims: async (ctx: KoaLike, token: MintedToken) => {
-      if (token.kind !== 'AccessToken' && token.kind !== 'ClientCredentials') return undefined
+      const kept = token.extra
+      if (token.kind !== 'AccessToken' && token.kind !== 'ClientCredentials') return kept
       const actor: Actor = {
         type: token.accountId ? 'user' : 'anonymous',
         id: token.accountId ?? null,
@@ -385,7 +404,10 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
         userAgent: ctx?.get?.('user-agent') || null,
       }
       try {
-        const claims = await deps.hookClaims(tenant, token.accountId, token.clientId, actor)
+        const claims = {
+          ...(await deps.hookClaims(tenant, token.accountId, token.clientId, actor)),
+          ...kept,
+        }
         return Object.keys(claims).length > 0 ? claims : undefined
       } catch (error) {
         if (error instanceof AppError && error.reason === 'hook_denied') {
@@ -396,16 +418,19 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     },
     loadExistingGrant: loadExistingGrant(deps, tenant.id, tenant.slug),
     // The policies read which kind of application asks (clients.ts).
-    extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
+    extraClientMetadata: {
+      properties: ['app_type', 'first_party', 'allowed_scopes', 'app_profile'],
+    },
     // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.
     // oidc-provider drops the scope from a request without prompt=consent (OIDC Core §11)
     // before any hook; this check, run after that, puts it back for a first-party client.
     extraParams: { [FIRST_PARTY_OFFLINE]: firstPartyOffline },
     // RFC 7636 with S256 only (oidc-provider offers no `plain`); required for public clients
     // (spa, native), as RFC 9700 §2.1.1 asks at the least.
+    // FAPI 2.0 §5.3.2.2 item 5 asks it of every fapi2 application (CONTRACT §22).
     pkce: {
-      required: (_ctx: unknown, client: { clientAuthMethod: string }) =>
-        client.clientAuthMethod === 'none',
+      required: (_ctx: unknown, client: AuthorizationClient & { clientAuthMethod: string }) =>
+        client.clientAuthMethod === 'none' || client.metadata().app_profile === 'fapi2',
     },
     // The SPEC's refresh-token family rule: rotated on every use; a reused one revokes the grant.
     rotateRefreshToken: true,
@@ -429,24 +454,45 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // Discovery lists exactly what works (OIDC Discovery §3, RFC 8414 §2): every
     // application is registered for `code` alone (clients.ts, registration.ts), so no
     // implicit or hybrid response type and no `none`; a confidential client sends its
-    // secret by HTTP Basic or in the body (registration accepts both), a public one
-    // none: no client_secret_jwt or private_key_jwt (CONTRACT §22 builds the latter).
+    // secret by HTTP Basic or in the body (registration accepts both) or signs a JWT with a
+    // key of its jwks (private_key_jwt, RFC 7523; CONTRACT §22), a public one none. No
+    // client_secret_jwt: no application is registered for it.
     responseTypes: ['code'],
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    // Every feature by name: on where a rule of CONTRACT §11 asks for it (and a test
-    // covers it), off otherwise, whatever oidc-provider's default. PAR and DPoP (on by
-    // its default) are off until CONTRACT §22 builds them.
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    // Every feature by name: on where a rule of CONTRACT §11 or §22 asks for it (and a test
+    // covers it), off otherwise, whatever oidc-provider's default.
     features: {
       devInteractions: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
-      dPoP: { enabled: false },
+      // RFC 9126 (CONTRACT §22): open to every application, required of those with
+      // requirePushedAuthorizationRequests (clients.ts); only registered redirect URIs.
+      pushedAuthorizationRequests: {
+        enabled: true,
+        requirePushedAuthorizationRequests: false,
+        allowUnregisteredRedirectUris: false,
+      },
+      // RFC 9449 (CONTRACT §22): a proof binds the tokens; required of applications with
+      // requireDpop (dpop_bound_access_tokens, clients.ts). Nonces (§8) are issued and
+      // checked when sent, not required: the proof's jti is single use (replay.ts) and iat
+      // within the provider's window either way.
+      dPoP: {
+        enabled: true,
+        nonceSecret: dpopNonceSecret(config),
+        requireNonce: () => false,
+        allowReplay: false,
+      },
+      // FAPI 2.0 Security Profile for applications with profile fapi2 (CONTRACT §22); the
+      // rest of what it asks (PAR, DPoP, private_key_jwt, PKCE) is their metadata.
+      fapi: {
+        enabled: true,
+        profile: (_ctx: unknown, client?: AuthorizationClient) =>
+          client?.metadata().app_profile === 'fapi2' ? '2.0' : undefined,
+      },
       ciba: { enabled: false },
       mTLS: { enabled: false },
       attestClientAuth: { enabled: false },
       clientIdMetadataDocument: { enabled: false },
       claimsParameter: { enabled: false },
       encryption: { enabled: false },
-      fapi: { enabled: false },
       jwtIntrospection: { enabled: false },
       jwtResponseModes: { enabled: false },
       jwtUserinfo: { enabled: false },
@@ -490,6 +536,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       userinfoSigningAlgValues: ['RS256', 'ES256'],
       introspectionSigningAlgValues: ['RS256', 'ES256'],
       authorizationSigningAlgValues: ['RS256', 'ES256'],
+      // private_key_jwt's algorithms (RFC 7523); no HS256: no client_secret_jwt is offered.
+      clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'Ed25519', 'EdDSA'],
     },
     // CONTRACT §11, Errors: an HTML page with the status, never a redirect; the public
     // description only (the detail is oidc-provider's to log).
@@ -501,6 +549,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const session = (provider as unknown as { Session: { IN_PAYLOAD: string[] } }).Session
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
+  atomicReplayDetection(provider, deps.db, tenant.id)
+  registerTokenExchange(provider, deps, tenant.id)
   provider.use(registrationGate)
   // Each request's own memo of the grant and session read with its code or token (queries.ts).
   provider.use(requestMemo)
