@@ -175,6 +175,7 @@ const EXPECTED = [
   'PATCH /v1/{tenantSlug}/users/{userId} users:write',
   'DELETE /v1/{tenantSlug}/users/{userId} users:write',
   'POST /v1/{tenantSlug}/users/{userId}/totp/disable users:write',
+  'POST /v1/{tenantSlug}/users/{userId}/impersonate users:impersonate',
   'POST /v1/{tenantSlug}/users/{userId}/erase users:write',
   'POST /v1/{tenantSlug}/users/import users:write',
   'GET /v1/{tenantSlug}/users/{userId}/sessions users:read',

@@ -62,6 +62,7 @@ export const OPERATIONS = {
   updateUser: ['patch', '/v1/{tenantSlug}/users/{userId}'],
   importUsers: ['post', '/v1/{tenantSlug}/users/import'],
   disableUserTotp: ['post', '/v1/{tenantSlug}/users/{userId}/totp/disable'],
+  impersonateUser: ['post', '/v1/{tenantSlug}/users/{userId}/impersonate'],
   eraseUser: ['post', '/v1/{tenantSlug}/users/{userId}/erase'],
   exportPersonalData: ['post', '/v1/{tenantSlug}/me/export'],
   listUserSessions: ['get', '/v1/{tenantSlug}/users/{userId}/sessions'],

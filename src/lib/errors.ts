@@ -66,6 +66,10 @@ export const REASONS = {
   permission_required: [403, 'This needs a permission the caller does not hold.'],
   builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
+  impersonation_forbidden: [
+    403,
+    'Not while impersonating, nor of an administrator, oneself or an inactive user.',
+  ],
   hook_denied: [403, 'This was refused by the workspace.'],
   credential_protected: [
     403,

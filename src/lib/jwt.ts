@@ -45,6 +45,8 @@ export interface AccessClaims {
   iat: number
   exp: number
   jti: string
+  /** The administrator signed in as the user (CONTRACT §22 impersonation): RFC 8693's act. */
+  act?: { sub: string }
 }
 
 /** A public key as GET /.well-known/jwks.json lists it: never a private member. */

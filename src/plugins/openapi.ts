@@ -327,6 +327,7 @@ function impliedResponses(route: RouteOptions): void {
   if (auth)
     for (const status of Object.keys(AUTH_REASONS[auth])) implied.add(Number(status) as ErrorStatus)
   if (route.config?.rateLimit) implied.add(429)
+  if (route.config?.refusedToImpersonation) implied.add(403)
   const missing = [...implied].filter((status) => !(status in response))
   if (missing.length === 0) return
   const added = errorResponses(Object.fromEntries(missing.map((status) => [status, []])))
@@ -458,6 +459,8 @@ function sharedReasons(route: RouteOptions, schema: FastifySchema): ErrorReasons
   const auth = route.config?.auth
   if (auth) add(AUTH_REASONS[auth])
   if (route.config?.rateLimit) add({ 429: ['rate_limited'] })
+  // CONTRACT §22: an impersonated session's token is refused here (src/plugins/auth.ts).
+  if (route.config?.refusedToImpersonation) add({ 403: ['impersonation_forbidden'] })
   return out
 }
 

@@ -919,6 +919,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/users/{userId}/impersonate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Sign in as a user, for at most 15 minutes (CONTRACT §22)
+     * @description An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself or of a user who is not Active (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.
+     */
+    post: operations['impersonateUser']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/users/import': {
     parameters: {
       query?: never
@@ -5435,6 +5455,61 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  UserImpersonated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * UserImpersonated event
+     * @description An administrator signed in as the user (the actor is the administrator).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserImpersonatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   WebhookTest: {
     parameters: {
       query?: never
@@ -5715,6 +5790,14 @@ export interface components {
       items: components['schemas']['User'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    /** @description A session as the user, for at most 15 minutes and without a refresh token. */
+    Impersonation: {
+      user: components['schemas']['User']
+      /** @description A JWT for the user with `act: {sub: <administrator id>}`; it cannot change the password or factors or delete the account (403 `impersonation_forbidden`). */
+      accessToken: string
+      /** @description Seconds (at most 900). */
+      accessTokenExpiresIn: number
     }
     ImportResult: {
       /** @description The position of the user in `users`. */
@@ -8853,6 +8936,41 @@ export interface components {
         }
       }
     }
+    /** @description An administrator signed in as the user (the actor is the administrator). */
+    UserImpersonatedEvent: {
+      /** @constant */
+      type: 'UserImpersonated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'UserImpersonated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An administrator signed in as the user (the actor is the administrator). */
+          metadata: {
+            /** @description Why, as the administrator gave it. */
+            reason: string
+            sessionId: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
     /** @description Sent by `POST webhooks/{id}/test` to that endpoint only; not an audit event. */
     WebhookTestEvent: {
       /** @constant */
@@ -9559,7 +9677,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `last_admin`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `last_admin`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -9623,6 +9741,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -9719,7 +9846,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -9788,7 +9915,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -10587,6 +10714,15 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
         headers: {
@@ -10656,6 +10792,15 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
         headers: {
@@ -10718,6 +10863,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `mfa_not_enrolled`, `invalid_mfa_code`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -11044,7 +11198,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -11198,7 +11352,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -11270,6 +11424,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -12420,6 +12583,79 @@ export interface operations {
       }
     }
   }
+  impersonateUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "reason": "Ticket 4711: the invoice page fails"
+         *     }
+         */
+        'application/json': {
+          /** @description Why (kept in the audit log, UserImpersonated, and both people’s exports). */
+          reason: string
+        }
+      }
+    }
+    responses: {
+      /** @description A session as the user, for at most 15 minutes and without a refresh token. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Impersonation']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`, `impersonation_forbidden`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   importUsers: {
     parameters: {
       query?: never
@@ -13089,6 +13325,7 @@ export interface operations {
           | 'RoleUpdated'
           | 'RoleDeleted'
           | 'UserRolesChanged'
+          | 'UserImpersonated'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -13239,6 +13476,7 @@ export interface operations {
           | 'RoleUpdated'
           | 'RoleDeleted'
           | 'UserRolesChanged'
+          | 'UserImpersonated'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */

@@ -96,6 +96,8 @@ export const ROLE_ACTIONS = [
   'RoleUpdated',
   'RoleDeleted',
   'UserRolesChanged',
+  // CONTRACT §22: an admin signed in as a user.
+  'UserImpersonated',
 ] as const
 
 export const AUDIT_ACTIONS = [

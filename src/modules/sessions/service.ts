@@ -173,6 +173,58 @@ export class SessionService {
     return this.envelope(user, roles, sessionId, refreshToken, now, claims)
   }
 
+  /**
+   * CONTRACT §22: an administrator's session as `user`, for one access token's life (15
+   * minutes) and without a refresh token. The session row is real (so the token is
+   * revoked with the user's sessions, listed in me/sessions and ended by logout) but its
+   * refresh token is never shown; the access token carries `act: {sub: <admin id>}`.
+   * UserImpersonated is recorded with the reason, the administrator as its actor.
+   */
+  async impersonate(
+    tenant: Tenant,
+    user: User,
+    admin: Actor & { id: string },
+    reason: string,
+  ): Promise<{ user: UserRecord; accessToken: string; accessTokenExpiresIn: number }> {
+    const now = this.deps.clock.now()
+    const sessionId = uuidv7(now.getTime())
+    await this.deps.db.transaction(async (tx) => {
+      await store.insertSession(tx, {
+        tenantId: tenant.id,
+        sessionId,
+        userId: user.id,
+        tokenHash: hashToken(randomToken()),
+        now,
+        expiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL * 1000),
+        ip: admin.ip,
+        userAgent: admin.userAgent,
+      })
+      await this.deps.audit.record(tx, tenant.id, admin, [
+        {
+          action: 'UserImpersonated',
+          userId: user.id,
+          email: user.emailNormalized,
+          metadata: { reason, sessionId },
+        },
+        { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
+      ])
+    })
+    const roles = await userRoleNames(this.deps.db, tenant.id, user.id)
+    const accessToken = this.deps.tokens.issue(
+      {
+        sub: user.id,
+        tid: user.tenantId,
+        role: user.role,
+        ...(roles.length > 0 ? { roles } : {}),
+        sid: sessionId,
+        jti: randomToken(12),
+        act: { sub: admin.id },
+      },
+      now,
+    )
+    return { user: presentUser(user, roles), accessToken, accessTokenExpiresIn: ACCESS_TOKEN_TTL }
+  }
+
   /** Rotates a refresh token; reuse of a rotated one ends its whole family. */
   async refresh(tenant: Tenant, refreshToken: string, actor: Actor): Promise<TokenEnvelope> {
     const { db, clock } = this.deps
