@@ -5169,6 +5169,171 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  GroupProvisioned: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * GroupProvisioned event
+     * @description SCIM created a group.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GroupProvisionedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  GroupUpdated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * GroupUpdated event
+     * @description A group was changed: by SCIM, or its roles by an admin.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GroupUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  GroupDeprovisioned: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * GroupDeprovisioned event
+     * @description SCIM deleted a group (its members lose the roles it gave).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GroupDeprovisionedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   WebhookTest: {
     parameters: {
       query?: never
@@ -8379,6 +8544,126 @@ export interface components {
             removed: string[]
             /** @description What changed them. */
             via: 'admin' | 'group' | 'sso' | 'invite' | 'import'
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description SCIM created a group. */
+    GroupProvisionedEvent: {
+      /** @constant */
+      type: 'GroupProvisioned'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'GroupProvisioned'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description SCIM created a group. */
+          metadata: {
+            /** @description scim */
+            via: string
+            groupId: string
+            displayName: string
+            /** @description The members it was created with. */
+            members: number
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A group was changed: by SCIM, or its roles by an admin. */
+    GroupUpdatedEvent: {
+      /** @constant */
+      type: 'GroupUpdated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'GroupUpdated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A group was changed: by SCIM, or its roles by an admin. */
+          metadata: {
+            /** @description scim, or admin for its roles (PUT groups/{id}/roles). */
+            via: string
+            groupId: string
+            displayName: string
+            /** @description The fields the change set (displayName, externalId, members, roles). */
+            fields: string[]
+            /** @description Members added. */
+            membersAdded?: number
+            /** @description Members removed. */
+            membersRemoved?: number
+            /** @description Role names the group gained. */
+            rolesAdded?: string[]
+            /** @description Role names the group lost. */
+            rolesRemoved?: string[]
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description SCIM deleted a group (its members lose the roles it gave). */
+    GroupDeprovisionedEvent: {
+      /** @constant */
+      type: 'GroupDeprovisioned'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'GroupDeprovisioned'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description SCIM deleted a group (its members lose the roles it gave). */
+          metadata: {
+            /** @description scim */
+            via: string
+            groupId: string
+            displayName: string
           }
           /** Format: date-time */
           createdAt: string
@@ -12617,6 +12902,9 @@ export interface operations {
           | 'RoleUpdated'
           | 'RoleDeleted'
           | 'UserRolesChanged'
+          | 'GroupProvisioned'
+          | 'GroupUpdated'
+          | 'GroupDeprovisioned'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -12763,6 +13051,9 @@ export interface operations {
           | 'RoleUpdated'
           | 'RoleDeleted'
           | 'UserRolesChanged'
+          | 'GroupProvisioned'
+          | 'GroupUpdated'
+          | 'GroupDeprovisioned'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
