@@ -1153,6 +1153,46 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/groups': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the groups (provisioned by SCIM), oldest first, with their roles
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. Groups are created, renamed, filled and deleted by the directory through SCIM (`/scim/v2/{tenantSlug}/Groups`).
+     */
+    get: operations['listGroups']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/groups/{id}/roles': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /**
+     * Set a group's custom roles (by name; at most 50): every member holds them
+     * @description Replaces the roles of the group; answers the group. An unknown role name: 400 `validation` naming it. Audit: GroupUpdated (`via: "admin"`, the role names added and removed) and UserRolesChanged (`via: "group"`) for each member whose roles changed. No escalation: a caller that does not hold every permission may give or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    put: operations['setGroupRoles']
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/export': {
     parameters: {
       query?: never
@@ -5896,6 +5936,33 @@ export interface components {
     /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
     RolePage: {
       items: components['schemas']['Role'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description A group of the tenant’s users, provisioned by SCIM; its members hold its roles. */
+    Group: {
+      /** Format: uuid */
+      id: string
+      /** @description Unique in the tenant, ignoring case. */
+      displayName: string
+      /** @description The directory’s own id for the group. */
+      externalId: string | null
+      /** @description The custom roles every member holds while a member, sorted. */
+      roles: string[]
+      /** @description Its live members. */
+      memberCount: number
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description One group. */
+    GroupEnvelope: {
+      group: components['schemas']['Group']
+    }
+    /** @description A page of groups, oldest first. */
+    GroupPage: {
+      items: components['schemas']['Group'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
@@ -13593,6 +13660,163 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listGroups: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of groups, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['GroupPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setGroupRoles: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "roles": [
+         *         "Support"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description The names of the custom roles every member holds (at most 50). */
+          roles: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description One group. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['GroupEnvelope']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
