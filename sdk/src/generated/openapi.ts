@@ -6205,6 +6205,13 @@ export interface components {
       mfaSatisfied: boolean
       /** @description Whether an OIDC client secret is stored. */
       hasClientSecret: boolean
+      /** @description Claim values mapped to custom roles at each SSO sign-in. */
+      roleMapping: {
+        claim: string
+        value: string
+        /** @description Role names, sorted. */
+        roles: string[]
+      }[]
       oidc: {
         issuer: string
         clientId: string
@@ -15300,6 +15307,15 @@ export interface operations {
           enforce?: boolean
           /** @default false */
           mfaSatisfied?: boolean
+          /** @description CONTRACT §17: at every SSO sign-in the roles that came from this mapping are replaced by those the assertion maps to; roles held directly are kept. Replaced whole by a PATCH. */
+          roleMapping?: {
+            /** @description An OIDC claim or SAML attribute name, e.g. `groups`. */
+            claim: string
+            /** @description Matches a claim equal to it, or a list claim holding it. */
+            value: string
+            /** @description Custom role names (an unknown one: 400 `validation` naming it). */
+            roles: string[]
+          }[]
           /** @description Required for type oidc; refused for saml. */
           oidc?: {
             /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */
@@ -15557,6 +15573,15 @@ export interface operations {
           defaultRole?: 'Member' | 'Admin'
           enforce?: boolean
           mfaSatisfied?: boolean
+          /** @description CONTRACT §17: at every SSO sign-in the roles that came from this mapping are replaced by those the assertion maps to; roles held directly are kept. Replaced whole by a PATCH. */
+          roleMapping?: {
+            /** @description An OIDC claim or SAML attribute name, e.g. `groups`. */
+            claim: string
+            /** @description Matches a claim equal to it, or a list claim holding it. */
+            value: string
+            /** @description Custom role names (an unknown one: 400 `validation` naming it). */
+            roles: string[]
+          }[]
           /** @description Merged into the connection’s; the secret is kept unless one is given. */
           oidc?: {
             /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */

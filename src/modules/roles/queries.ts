@@ -202,3 +202,40 @@ export async function addUserRoles(
     .returning({ roleId: userRoles.roleId })
   return rows.map((r) => r.roleId)
 }
+
+/** The tenant's roles of these ids (a deleted one is simply absent). */
+export async function findRolesByIds(db: Handle, tenantId: string, ids: readonly string[]) {
+  if (ids.length === 0) return []
+  return db
+    .select()
+    .from(roles)
+    .where(and(eq(roles.tenantId, tenantId), inArray(roles.id, [...ids])))
+}
+
+/**
+ * Replaces the roles an SSO connection's roleMapping gave the user (source 'sso') with
+ * `roleIds`; a role the user holds directly stays direct (CONTRACT §17: direct roles are
+ * kept).
+ */
+export async function replaceSsoRoles(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  roleIds: string[],
+  now: Date,
+): Promise<void> {
+  await db
+    .delete(userRoles)
+    .where(
+      and(
+        eq(userRoles.tenantId, tenantId),
+        eq(userRoles.userId, userId),
+        eq(userRoles.source, 'sso'),
+      ),
+    )
+  if (roleIds.length === 0) return
+  await db
+    .insert(userRoles)
+    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, source: 'sso', createdAt: now })))
+    .onConflictDoNothing()
+}
