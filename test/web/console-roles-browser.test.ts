@@ -161,7 +161,11 @@ test('console roles: built-ins listed and not editable; a role of two permission
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
     const nav = page.getByRole('navigation', { name: 'Console' })
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Users', 'Groups', 'Audit log'])
+    assert.deepEqual(await nav.getByRole('link').allTextContents(), [
+      'Users',
+      'Groups',
+      'Audit log',
+    ])
     const adminRow = page.getByRole('row').filter({ hasText: tenant.adminEmail })
     await adminRow.getByRole('cell', { name: 'Admin', exact: true }).waitFor()
     assert.equal(await page.getByRole('combobox').count(), 0)
