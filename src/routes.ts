@@ -15,6 +15,7 @@ import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
 import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
 import { ssoSamlRoutes } from './modules/federation/saml-routes.ts'
+import { groupRoutes } from './modules/groups/routes.ts'
 import { hookRoutes } from './modules/hooks/routes.ts'
 import { importRoutes } from './modules/import/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
@@ -76,6 +77,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(inviteRoutes, { deps, prefix: TENANT })
   await app.register(auditRoutes, { deps, prefix: TENANT })
   await app.register(roleRoutes, { deps, prefix: TENANT })
+  await app.register(groupRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })

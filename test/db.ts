@@ -8,6 +8,9 @@ import {
   applications,
   auditEvents,
   emailConflicts,
+  groupMembers,
+  groupRoles,
+  groups,
   hooks,
   idpIdentities,
   invites,
@@ -119,6 +122,21 @@ export async function tenantSnapshot(
       .from(userRoles)
       .where(eq(userRoles.tenantId, tenantId))
       .orderBy(asc(userRoles.userId), asc(userRoles.roleId)),
+    groups: await db
+      .select()
+      .from(groups)
+      .where(eq(groups.tenantId, tenantId))
+      .orderBy(asc(groups.id)),
+    groupMembers: await db
+      .select()
+      .from(groupMembers)
+      .where(eq(groupMembers.tenantId, tenantId))
+      .orderBy(asc(groupMembers.groupId), asc(groupMembers.userId)),
+    groupRoles: await db
+      .select()
+      .from(groupRoles)
+      .where(eq(groupRoles.tenantId, tenantId))
+      .orderBy(asc(groupRoles.groupId), asc(groupRoles.roleId)),
     oidcModels: await db
       .select()
       .from(oidcModels)

@@ -21,6 +21,8 @@ export interface IdpAccount {
   name?: string
   /** How the provider says the user signed in (RFC 8176), put in the ID token's `amr`. */
   amr?: string[]
+  /** The directory groups, put in the ID token's `groups` (an SSO roleMapping reads them). */
+  groups?: string[]
 }
 
 export interface IdpClient {
@@ -121,8 +123,12 @@ export class OidcProviderFixture {
       ttl: TTL,
       jwks: { keys: [jwk] },
       cookies: { keys: [randomBytes(16).toString('hex')] },
-      // `amr` rides with openid, so the ID token carries it whenever the login set one.
-      claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'] },
+      // `amr` and `groups` ride with openid, so the ID token carries them whenever set.
+      claims: {
+        openid: ['sub', 'amr', 'groups'],
+        email: ['email', 'email_verified'],
+        profile: ['name'],
+      },
       conformIdTokenClaims: options.emailInIdToken === false,
       features: { devInteractions: { enabled: false } },
       interactions: {

@@ -10,6 +10,7 @@ import { ApiResources } from './ApiResources.tsx'
 import { Applications } from './Applications.tsx'
 import { Audit } from './Audit.tsx'
 import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
+import { Groups } from './Groups.tsx'
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
 import { Roles } from './Roles.tsx'
@@ -27,6 +28,7 @@ const AREAS = {
   invites: ['Invites', Invites, ['invites:write']],
   keys: ['API keys', ApiKeys, ['apikeys:write']],
   roles: ['Roles', Roles, ['roles:write']],
+  groups: ['Groups', Groups, ['users:read', 'users:write']],
   applications: ['Applications', Applications, ['applications:write']],
   resources: ['API resources', ApiResources, ['applications:write']],
   webhooks: ['Webhooks', Webhooks, ['webhooks:write']],

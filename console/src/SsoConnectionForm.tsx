@@ -1,7 +1,8 @@
 // The fields of an SSO connection (CONTRACT §12), for creating one and for editing it: its
 // name, OIDC (issuer, client id and secret, scopes) or SAML (the IdP's metadata XML pasted,
 // or its entity ID, sign-in URL and certificates), the email domains it owns (one a line),
-// and its switches. The API checks everything and its messages are shown beside the field
+// its switches, and its roleMapping (CONTRACT §17: one rule a line, `claim=value: Role, Role`).
+// The API checks everything and its messages are shown beside the field
 // they name; 409 domain_taken goes to the domains. On edit the body holds only what changed,
 // and the client secret only when a new one is typed (the stored one is kept otherwise).
 import { type FormEvent, useState } from 'react'
@@ -30,6 +31,7 @@ export interface Draft {
   idpEntityId: string
   idpSsoUrl: string
   idpCertificates: string
+  roleMapping: string
 }
 
 export const TYPES: [Kind, string][] = [
@@ -52,6 +54,7 @@ const FIELDS = [
   'saml.idpEntityId',
   'saml.idpSsoUrl',
   'saml.idpCertificates',
+  'roleMapping',
 ]
 
 /** The schema's words for an empty field or list, said plainly. */
@@ -93,7 +96,33 @@ export function draftOf(c?: Connection): Draft {
     idpEntityId: c?.saml?.idpEntityId ?? '',
     idpSsoUrl: c?.saml?.idpSsoUrl ?? '',
     idpCertificates: c?.saml?.idpCertificates.join('\n') ?? '',
+    roleMapping: (c?.roleMapping ?? [])
+      .map((rule) => `${rule.claim}=${rule.value}: ${rule.roles.join(', ')}`)
+      .join('\n'),
   }
+}
+
+/**
+ * The roleMapping lines (`claim=value: Role, Role`) as rules; a line without `=` is sent
+ * with an empty value, for the API to say what is missing.
+ */
+export function rulesOf(text: string) {
+  return lines(text).map((line) => {
+    const colon = line.indexOf(':')
+    const head = colon < 0 ? line : line.slice(0, colon)
+    const roles =
+      colon < 0
+        ? []
+        : line
+            .slice(colon + 1)
+            .split(',')
+            .map((r) => r.trim())
+            .filter(Boolean)
+    const eq = head.indexOf('=')
+    return eq < 0
+      ? { claim: head.trim(), value: '', roles }
+      : { claim: head.slice(0, eq).trim(), value: head.slice(eq + 1).trim(), roles }
+  })
 }
 
 /** Only the entries of `block` that differ from `before`'s; undefined when none do. */
@@ -136,6 +165,7 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
     defaultRole: draft.defaultRole,
     enforce: draft.enforce,
     mfaSatisfied: draft.mfaSatisfied,
+    roleMapping: rulesOf(draft.roleMapping),
   }
   if (!stored) {
     const block = protocolBlock(draft)
@@ -334,6 +364,11 @@ export function SsoConnectionForm(props: {
         )}
         {check('mfaSatisfied', 'The IdP’s sign-in satisfies the workspace’s MFA policy')}
       </fieldset>
+      {field('roleMapping', 'roleMapping', 'Role mapping', {
+        rows: 3,
+        mono: true,
+        hint: 'One rule a line: claim=value: Role, Role (e.g. groups=engineering: Engineers). At each sign-in the roles these give replace those they gave before; roles given in Users stay.',
+      })}
       <button type="submit" className="primary" disabled={props.pending}>
         {props.submitLabel}
       </button>

@@ -1,5 +1,5 @@
 // The administration calls an API key may make (CONTRACT §4, §11): users, invites, audit,
-// the tenant and its logo, token introspection, applications and API resources. Routes
+// the tenant and its logo, token introspection, applications and API resources, groups. Routes
 // that refuse keys (api-keys, IdP credentials, /me, mfa) are left out, so calling them
 // does not type-check.
 import { type Client, createClient, type FetchLike } from './client.ts'
@@ -48,6 +48,8 @@ export const ADMIN_OPERATIONS = [
   'getSsoConnection',
   'updateSsoConnection',
   'deleteSsoConnection',
+  'listGroups',
+  'setGroupRoles',
 ] as const satisfies readonly (keyof Client)[]
 
 export type AdminClient = Pick<Client, (typeof ADMIN_OPERATIONS)[number]>

@@ -81,6 +81,8 @@ export const OPERATIONS = {
   updateRole: ['patch', '/v1/{tenantSlug}/roles/{id}'],
   deleteRole: ['delete', '/v1/{tenantSlug}/roles/{id}'],
   setUserRoles: ['put', '/v1/{tenantSlug}/users/{userId}/roles'],
+  listGroups: ['get', '/v1/{tenantSlug}/groups'],
+  setGroupRoles: ['put', '/v1/{tenantSlug}/groups/{id}/roles'],
   exportAuditEvents: ['get', '/v1/{tenantSlug}/audit/export'],
   introspectToken: ['post', '/v1/{tenantSlug}/oauth/introspect'],
   createApplication: ['post', '/v1/{tenantSlug}/applications'],

@@ -260,6 +260,25 @@ test('every operationId is called through the SDK against the real service', asy
   )
   const users = await backend.listUsers({ query: { limit: 50 } })
   assert.ok(users.items.some((u) => u.id === signedUp.user.id))
+  // A group the directory provisioned through SCIM (not an SDK operation), and its roles.
+  const scim = await fetch(`${server.url}/scim/v2/${slug}/Groups`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.plaintext}`, 'content-type': 'application/scim+json' },
+    body: JSON.stringify({ displayName: 'Support', members: [{ value: signedUp.user.id }] }),
+  })
+  assert.equal(scim.status, 201)
+  const groupId = ((await scim.json()) as { id: string }).id
+  const { role: groupRole } = await admin.createRole({ body: { name: 'Helpdesk' } })
+  const withGroupRoles = await backend.setGroupRoles({
+    path: { id: groupId },
+    body: { roles: [groupRole.name] },
+  })
+  assert.deepEqual(withGroupRoles.group.roles, ['Helpdesk'])
+  const groups = await backend.listGroups({ query: { limit: 50 } })
+  assert.deepEqual(
+    groups.items.map((g) => [g.displayName, g.roles, g.memberCount]),
+    [['Support', ['Helpdesk'], 1]],
+  )
   const introspected = await backend.introspectToken({ body: { token: withOtp.accessToken } })
   assert.equal(introspected.active, true)
   // The member's sessions as the back end sees them; the email-OTP one ended.

@@ -540,6 +540,12 @@ export const userRoles = pgTable(
     tenantId: tenantRef(),
     userId: uuid('user_id').notNull(),
     roleId: uuid('role_id').notNull(),
+    /**
+     * direct (PUT users/{id}/roles, invitations, import) | sso (an SSO connection's
+     * roleMapping, replaced at each SSO sign-in; CONTRACT §17). Assigning a role directly
+     * that the mapping gave makes it direct.
+     */
+    source: text('source').notNull().default('direct'),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
@@ -550,6 +556,69 @@ export const userRoles = pgTable(
       foreignColumns: [roles.tenantId, roles.id],
     }).onDelete('cascade'),
     index('user_roles_tenant_role').on(t.tenantId, t.roleId),
+  ],
+)
+
+/**
+ * CONTRACT §17 groups (SCIM 2.0 Groups, RFC 7643 §4.2). `display_name_normalized` is the
+ * name in lower case, unique in the tenant (displayName is not case-exact in RFC 7643).
+ */
+export const groups = pgTable(
+  'groups',
+  {
+    ...tenantOwned(),
+    displayName: text('display_name').notNull(),
+    displayNameNormalized: text('display_name_normalized').notNull(),
+    externalId: text('external_id'),
+    ...timestamps(),
+  },
+  (t) => [
+    ...tenantListed('groups', t),
+    uniqueIndex('groups_tenant_display_name').on(t.tenantId, t.displayNameNormalized),
+    index('groups_tenant_external_id').on(t.tenantId, t.externalId),
+  ],
+)
+
+/** A group's members: each goes with its group and with its user. */
+export const groupMembers = pgTable(
+  'group_members',
+  {
+    tenantId: tenantRef(),
+    groupId: uuid('group_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.groupId, t.userId] }),
+    foreignKey({
+      columns: [t.tenantId, t.groupId],
+      foreignColumns: [groups.tenantId, groups.id],
+    }).onDelete('cascade'),
+    ownedByUser(t),
+    index('group_members_tenant_user').on(t.tenantId, t.userId),
+  ],
+)
+
+/** The custom roles every member of a group holds; goes with the group and with the role. */
+export const groupRoles = pgTable(
+  'group_roles',
+  {
+    tenantId: tenantRef(),
+    groupId: uuid('group_id').notNull(),
+    roleId: uuid('role_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.groupId, t.roleId] }),
+    foreignKey({
+      columns: [t.tenantId, t.groupId],
+      foreignColumns: [groups.tenantId, groups.id],
+    }).onDelete('cascade'),
+    foreignKey({
+      columns: [t.tenantId, t.roleId],
+      foreignColumns: [roles.tenantId, roles.id],
+    }).onDelete('cascade'),
+    index('group_roles_tenant_role').on(t.tenantId, t.roleId),
   ],
 )
 
@@ -697,6 +766,14 @@ export const ssoConnections = pgTable(
     samlIdpEntityId: text('saml_idp_entity_id'),
     samlIdpSsoUrl: text('saml_idp_sso_url'),
     samlIdpCertificates: text('saml_idp_certificates').array(),
+    /**
+     * CONTRACT §17 roleMapping: [{claim, value, roleIds}] (role ids, so a rename follows;
+     * a deleted role's id is dropped when the connection is read and at sign-in).
+     */
+    roleMapping: jsonb('role_mapping')
+      .$type<{ claim: string; value: string; roleIds: string[] }[]>()
+      .notNull()
+      .default([]),
     ...timestamps(),
   },
   (t) => [...tenantListed('sso_connections', t)],

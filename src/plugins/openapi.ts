@@ -34,6 +34,7 @@ import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
 import { connectedApplicationComponents } from '../modules/connectedapps/schemas.ts'
 import { ssoConnectionComponents } from '../modules/federation/schemas.ts'
+import { groupComponents } from '../modules/groups/schemas.ts'
 import { hookComponents } from '../modules/hooks/schemas.ts'
 import { importComponents } from '../modules/import/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
@@ -79,6 +80,7 @@ const COMPONENTS = [
   ...inviteComponents,
   ...auditComponents,
   ...roleComponents,
+  ...groupComponents,
   ...introspectionComponents,
   ...privacyComponents,
   ...applicationComponents,

@@ -35,6 +35,9 @@ const STATEFUL: Record<string, Rule[]> = {
   updateRole: ROLE_DATA,
   createInvite: [[/^body\.roles\.\d+$/, /^unknown role /]],
   setUserRoles: [[/^body\.roles\.\d+$/, /^unknown role /]],
+  setGroupRoles: [[/^body\.roles\.\d+$/, /^unknown role /]],
+  createSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
+  updateSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
   // An attestation verifies only against a challenge the service issued.
   registerPasskey: [
     [/^body$/, /^too many passkeys$/],

@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import type { Browser } from 'playwright-core'
 import { unchanged } from '../db.ts'
+import { insertApiKey } from '../fixtures/apikeys.ts'
 import { launchChromium, RESULT_SHOTS, chromiumSkip as skip } from '../fixtures/browser.ts'
 import { consoleOf, descriptionOf, VIEWPORTS, visit } from '../fixtures/console.ts'
 import {
@@ -160,7 +161,11 @@ test('console roles: built-ins listed and not editable; a role of two permission
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor()
     const nav = page.getByRole('navigation', { name: 'Console' })
-    assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Users', 'Audit log'])
+    assert.deepEqual(await nav.getByRole('link').allTextContents(), [
+      'Users',
+      'Groups',
+      'Audit log',
+    ])
     const adminRow = page.getByRole('row').filter({ hasText: tenant.adminEmail })
     await adminRow.getByRole('cell', { name: 'Admin', exact: true }).waitFor()
     assert.equal(await page.getByRole('combobox').count(), 0)
@@ -204,4 +209,52 @@ test('console roles: built-ins listed and not editable; a role of two permission
   } finally {
     await again.context.close()
   }
+})
+
+test('console groups: a SCIM group listed with its members; its roles set from Groups, shown in the list and held by its member; axe clean, no view wider than a phone', {
+  skip,
+}, async () => {
+  const tenant = await createTenant(server, { name: 'Initech' })
+  const token = tenant.admin.accessToken
+  const made = await server.request(
+    'POST',
+    `/v1/${tenant.slug}/roles`,
+    { name: 'Auditors', permissions: ['audit:read'] },
+    { token },
+  )
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  const member = await signup(server, tenant.slug)
+  const key = await insertApiKey(server, tenant.tenantId)
+  const group = await server.request(
+    'POST',
+    `/scim/v2/${tenant.slug}/Groups`,
+    { displayName: 'Finance', externalId: 'fin-7', members: [{ value: member.user.id }] },
+    { token: key },
+  )
+  assert.equal(group.status, 201, JSON.stringify(group.body))
+  const { context, page } = await consoleOf(browser, server.url, tenant)
+  try {
+    await page.getByRole('link', { name: 'Groups', exact: true }).click()
+    await page.getByRole('heading', { name: 'Groups', level: 1 }).waitFor()
+    const row = page.getByRole('row', { name: /Finance/ })
+    await row.waitFor()
+    assert.match((await row.textContent()) ?? '', /fin-7/)
+    await visit(page, 'console-groups', SHOTS)
+    await page.getByRole('button', { name: 'Roles of Finance' }).click()
+    const choice = page.getByRole('group', { name: 'Custom roles of the group Finance' })
+    await choice.getByRole('checkbox', { name: 'Auditors' }).check()
+    await visit(page, 'console-group-roles', SHOTS)
+    await page.getByRole('button', { name: 'Save roles' }).click()
+    await page.getByRole('cell', { name: 'Auditors' }).waitFor()
+    assert.equal(await choice.count(), 0, 'the choice closes once saved')
+    await visit(page, 'console-groups-with-roles', SHOTS)
+  } finally {
+    await context.close()
+  }
+  // The member holds the group's role: in their record, and the audit log opens to them.
+  assert.deepEqual((await userOf(tenant, member.user.id)).roles, ['Auditors'])
+  const audit = await server.request('GET', `/v1/${tenant.slug}/audit?limit=1`, undefined, {
+    token: member.accessToken,
+  })
+  assert.equal(audit.status, 200)
 })

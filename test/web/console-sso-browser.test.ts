@@ -178,6 +178,33 @@ test('console SSO: bad input shown at the field the API names and nothing change
     await page.getByText('Saved.').waitFor()
     assert.notEqual(await sealedSecret(tenant, oidc.id), sealed, 'a new secret replaced it')
 
+    // The role mapping (CONTRACT §17): an unknown role named at the field, then saved.
+    const made = await server.request(
+      'POST',
+      `/v1/${tenant.slug}/roles`,
+      { name: 'Engineers', permissions: ['audit:read'] },
+      { token: tenant.admin.accessToken },
+    )
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const mapping = page.getByLabel('Role mapping')
+    await mapping.fill('groups=eng: Engineers, Nobody')
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByText('unknown role Nobody').waitFor()
+    assert.equal(await mapping.getAttribute('aria-invalid'), 'true')
+    assert.deepEqual(
+      (await getJson(tenant, `/sso-connections/${oidc.id}`)).body.connection.roleMapping,
+      [],
+    )
+    await visit(page, 'console-sso-role-mapping-invalid', SHOTS)
+    await mapping.fill('groups=eng: Engineers')
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByText('Saved.').waitFor()
+    assert.deepEqual(
+      (await getJson(tenant, `/sso-connections/${oidc.id}`)).body.connection.roleMapping,
+      [{ claim: 'groups', value: 'eng', roles: ['Engineers'] }],
+    )
+    assert.equal(await mapping.inputValue(), 'groups=eng: Engineers')
+
     // Disable, then the list shows it disabled and enforced.
     await page.getByRole('button', { name: 'Disable', exact: true }).click()
     await page.getByRole('button', { name: 'Enable', exact: true }).waitFor()

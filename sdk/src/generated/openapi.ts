@@ -1173,6 +1173,46 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/groups': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the groups (provisioned by SCIM), oldest first, with their roles
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. Groups are created, renamed, filled and deleted by the directory through SCIM (`/scim/v2/{tenantSlug}/Groups`).
+     */
+    get: operations['listGroups']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/groups/{id}/roles': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /**
+     * Set a group's custom roles (by name; at most 50): every member holds them
+     * @description Replaces the roles of the group; answers the group. An unknown role name: 400 `validation` naming it. Audit: GroupUpdated (`via: "admin"`, the role names added and removed) and UserRolesChanged (`via: "group"`) for each member whose roles changed. No escalation: a caller that does not hold every permission may give or take away only roles whose every permission and resource scope it holds itself (else 403 `permission_required`).
+     */
+    put: operations['setGroupRoles']
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/export': {
     parameters: {
       query?: never
@@ -5510,6 +5550,171 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  GroupProvisioned: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * GroupProvisioned event
+     * @description SCIM created a group.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GroupProvisionedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  GroupUpdated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * GroupUpdated event
+     * @description A group was changed: by SCIM, or its roles by an admin.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GroupUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  GroupDeprovisioned: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * GroupDeprovisioned event
+     * @description SCIM deleted a group (its members lose the roles it gave).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['GroupDeprovisionedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   WebhookTest: {
     parameters: {
       query?: never
@@ -6087,6 +6292,33 @@ export interface components {
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
+    /** @description A group of the tenant’s users, provisioned by SCIM; its members hold its roles. */
+    Group: {
+      /** Format: uuid */
+      id: string
+      /** @description Unique in the tenant, ignoring case. */
+      displayName: string
+      /** @description The directory’s own id for the group. */
+      externalId: string | null
+      /** @description The custom roles every member holds while a member, sorted. */
+      roles: string[]
+      /** @description Its live members. */
+      memberCount: number
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description One group. */
+    GroupEnvelope: {
+      group: components['schemas']['Group']
+    }
+    /** @description A page of groups, oldest first. */
+    GroupPage: {
+      items: components['schemas']['Group'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
     /** @description RFC 7662: the claims of an active token, or only `active: false`. */
     Introspection:
       | {
@@ -6380,6 +6612,13 @@ export interface components {
       mfaSatisfied: boolean
       /** @description Whether an OIDC client secret is stored. */
       hasClientSecret: boolean
+      /** @description Claim values mapped to custom roles at each SSO sign-in. */
+      roleMapping: {
+        claim: string
+        value: string
+        /** @description Role names, sorted. */
+        roles: string[]
+      }[]
       oidc: {
         issuer: string
         clientId: string
@@ -8963,6 +9202,126 @@ export interface components {
             /** @description Why, as the administrator gave it. */
             reason: string
             sessionId: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description SCIM created a group. */
+    GroupProvisionedEvent: {
+      /** @constant */
+      type: 'GroupProvisioned'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'GroupProvisioned'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description SCIM created a group. */
+          metadata: {
+            /** @description scim */
+            via: string
+            groupId: string
+            displayName: string
+            /** @description The members it was created with. */
+            members: number
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A group was changed: by SCIM, or its roles by an admin. */
+    GroupUpdatedEvent: {
+      /** @constant */
+      type: 'GroupUpdated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'GroupUpdated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A group was changed: by SCIM, or its roles by an admin. */
+          metadata: {
+            /** @description scim, or admin for its roles (PUT groups/{id}/roles). */
+            via: string
+            groupId: string
+            displayName: string
+            /** @description The fields the change set (displayName, externalId, members, roles). */
+            fields: string[]
+            /** @description Members added. */
+            membersAdded?: number
+            /** @description Members removed. */
+            membersRemoved?: number
+            /** @description Role names the group gained. */
+            rolesAdded?: string[]
+            /** @description Role names the group lost. */
+            rolesRemoved?: string[]
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description SCIM deleted a group (its members lose the roles it gave). */
+    GroupDeprovisionedEvent: {
+      /** @constant */
+      type: 'GroupDeprovisioned'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'GroupDeprovisioned'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description SCIM deleted a group (its members lose the roles it gave). */
+          metadata: {
+            /** @description scim */
+            via: string
+            groupId: string
+            displayName: string
           }
           /** Format: date-time */
           createdAt: string
@@ -13326,6 +13685,9 @@ export interface operations {
           | 'RoleDeleted'
           | 'UserRolesChanged'
           | 'UserImpersonated'
+          | 'GroupProvisioned'
+          | 'GroupUpdated'
+          | 'GroupDeprovisioned'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -13477,6 +13839,9 @@ export interface operations {
           | 'RoleDeleted'
           | 'UserRolesChanged'
           | 'UserImpersonated'
+          | 'GroupProvisioned'
+          | 'GroupUpdated'
+          | 'GroupDeprovisioned'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
@@ -14020,6 +14385,163 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listGroups: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of groups, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['GroupPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setGroupRoles: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "roles": [
+         *         "Support"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description The names of the custom roles every member holds (at most 50). */
+          roles: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description One group. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['GroupEnvelope']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
@@ -15942,6 +16464,15 @@ export interface operations {
           enforce?: boolean
           /** @default false */
           mfaSatisfied?: boolean
+          /** @description CONTRACT §17: at every SSO sign-in the roles that came from this mapping are replaced by those the assertion maps to; roles held directly are kept. Replaced whole by a PATCH. */
+          roleMapping?: {
+            /** @description An OIDC claim or SAML attribute name, e.g. `groups`. */
+            claim: string
+            /** @description Matches a claim equal to it, or a list claim holding it. */
+            value: string
+            /** @description Custom role names (an unknown one: 400 `validation` naming it). */
+            roles: string[]
+          }[]
           /** @description Required for type oidc; refused for saml. */
           oidc?: {
             /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */
@@ -16199,6 +16730,15 @@ export interface operations {
           defaultRole?: 'Member' | 'Admin'
           enforce?: boolean
           mfaSatisfied?: boolean
+          /** @description CONTRACT §17: at every SSO sign-in the roles that came from this mapping are replaced by those the assertion maps to; roles held directly are kept. Replaced whole by a PATCH. */
+          roleMapping?: {
+            /** @description An OIDC claim or SAML attribute name, e.g. `groups`. */
+            claim: string
+            /** @description Matches a claim equal to it, or a list claim holding it. */
+            value: string
+            /** @description Custom role names (an unknown one: 400 `validation` naming it). */
+            roles: string[]
+          }[]
           /** @description Merged into the connection’s; the secret is kept unless one is given. */
           oidc?: {
             /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */

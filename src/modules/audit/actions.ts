@@ -100,6 +100,9 @@ export const ROLE_ACTIONS = [
   'UserImpersonated',
 ] as const
 
+/** CONTRACT §17, groups (SCIM 2.0 Groups; a group's roles set by the admin API). */
+export const GROUP_ACTIONS = ['GroupProvisioned', 'GroupUpdated', 'GroupDeprovisioned'] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
@@ -112,6 +115,7 @@ export const AUDIT_ACTIONS = [
   ...HOOK_ACTIONS,
   ...SSO_ACTIONS,
   ...ROLE_ACTIONS,
+  ...GROUP_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

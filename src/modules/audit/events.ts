@@ -374,6 +374,27 @@ export const AUDIT_EVENTS = {
       sessionId: ID,
     },
   ),
+  GroupProvisioned: closed('SCIM created a group.', {
+    via: Type.String({ description: 'scim' }),
+    groupId: ID,
+    displayName: Type.String(),
+    members: Count('The members it was created with.'),
+  }),
+  GroupUpdated: closed('A group was changed: by SCIM, or its roles by an admin.', {
+    via: Type.String({ description: 'scim, or admin for its roles (PUT groups/{id}/roles).' }),
+    groupId: ID,
+    displayName: Type.String(),
+    fields: Strings('The fields the change set (displayName, externalId, members, roles).'),
+    membersAdded: Type.Optional(Count('Members added.')),
+    membersRemoved: Type.Optional(Count('Members removed.')),
+    rolesAdded: Type.Optional(Strings('Role names the group gained.')),
+    rolesRemoved: Type.Optional(Strings('Role names the group lost.')),
+  }),
+  GroupDeprovisioned: closed('SCIM deleted a group (its members lose the roles it gave).', {
+    via: Type.String({ description: 'scim' }),
+    groupId: ID,
+    displayName: Type.String(),
+  }),
 } satisfies Record<AuditAction, MetadataSchema>
 
 /** The metadata an event of this schema carries: open ones any field beyond those named. */

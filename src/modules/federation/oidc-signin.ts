@@ -15,6 +15,7 @@ import type { Tenant } from '../tenants/tenant.ts'
 import type { SsoConnection } from './queries.ts'
 import { openSsoSecret } from './secret.ts'
 import { DEFAULT_OIDC_SCOPES, oidcRedirectUri } from './service.ts'
+import type { SsoAssertion } from './sso-signin.ts'
 
 /** §7's rule for states: ten minutes, once. */
 const STATE_TTL = 10 * 60
@@ -197,7 +198,7 @@ export async function finishOidcSignIn(
   tenant: Pick<Tenant, 'id' | 'slug'>,
   connection: SsoConnection,
   query: Record<string, string | undefined>,
-): Promise<{ subject: string; email: string | null; mfa: boolean }> {
+): Promise<SsoAssertion> {
   const now = deps.clock.now()
   const spend = (state: string) =>
     states.spendState(deps.db, tenant.id, hashToken(state), now, connection.id)
@@ -248,6 +249,8 @@ export async function finishOidcSignIn(
           ? source.email
           : null,
       mfa: amr.includes('mfa') || new Set(amr).size >= 2,
+      // The roleMapping reads the ID token's claims, and userinfo's where it was read.
+      claims: source === claims ? { ...claims } : { ...source, ...claims },
     }
   } catch (error) {
     clients.forget(connection, error, client)

@@ -46,7 +46,8 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         }),
       },
     },
-    async (request) => createConnection(deps, request.tenant, request.body, request.actor),
+    async (request) =>
+      createConnection(deps, request.tenant, request.body, request.actor, request.permissions),
   )
 
   app.get(
@@ -101,7 +102,14 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
       },
     },
     async (request) =>
-      updateConnection(deps, request.tenant, request.params.id, request.body, request.actor),
+      updateConnection(
+        deps,
+        request.tenant,
+        request.params.id,
+        request.body,
+        request.actor,
+        request.permissions,
+      ),
   )
 
   app.delete(

@@ -390,3 +390,47 @@ describe('SAML and the tenant’s mfaPolicy', () => {
     assert.equal(got.location, `/t/${s.t.slug}/account`)
   })
 })
+
+describe('SAML role mapping (CONTRACT §17)', () => {
+  test("the assertion's multi-valued attribute maps to roles at each sign-in; direct roles stay", async () => {
+    const s = await setup(server)
+    const token = s.t.admin.accessToken
+    const call = (method: string, path: string, body?: unknown) =>
+      server.request(method, `/v1/${s.t.slug}/${path}`, body, { token })
+    for (const name of ['Engineers', 'Finance', 'Hooks']) {
+      assert.equal((await call('POST', 'roles', { name, permissions: ['audit:read'] })).status, 200)
+    }
+    const patched = await call('PATCH', `sso-connections/${s.id}`, {
+      roleMapping: [
+        { claim: 'memberOf', value: 'cn=eng', roles: ['Engineers'] },
+        { claim: 'memberOf', value: 'cn=fin', roles: ['Finance'] },
+      ],
+    })
+    assert.equal(patched.status, 200, JSON.stringify(patched.body))
+    const signIn = async (memberOf: string[]) => {
+      const { requestId, cookie } = await start(s)
+      const xml = signed(fields(s, requestId, { attributes: { memberOf } }))
+      const got = await post(s, { SAMLResponse: b64(xml) }, cookie)
+      assert.equal(got.status, 303, got.text.slice(0, 500))
+      const user = await userByEmail(server, s.t.tenantId, `ada@${s.domain}`)
+      assert.ok(user)
+      const users = await call('GET', 'users?limit=200')
+      return {
+        id: user.id,
+        roles: users.body.items.find((u: { id: string }) => u.id === user.id).roles as string[],
+      }
+    }
+    const first = await signIn(['cn=eng', 'cn=other'])
+    assert.deepEqual(first.roles, ['Engineers'])
+    assert.equal((await call('PUT', `users/${first.id}/roles`, { roles: ['Hooks'] })).status, 200)
+    const mark = await auditMark(server, s.t.tenantId)
+    assert.deepEqual((await signIn(['cn=fin'])).roles, ['Finance', 'Hooks'])
+    const changed = (await auditSince(server, s.t.tenantId, mark)).filter(
+      (e) => e.action === 'UserRolesChanged',
+    )
+    assert.deepEqual(
+      changed.map((e) => e.metadata),
+      [{ added: ['Finance'], removed: ['Engineers'], via: 'sso' }],
+    )
+  })
+})

@@ -147,6 +147,7 @@ export async function ssoSamlRoutes(app: FastifyInstance, { deps }: { deps: Deps
         subject: assertion.nameId,
         email: assertion.email,
         mfa: assertion.mfa,
+        claims: assertion.attributes,
       })
     },
   )

@@ -52,6 +52,31 @@ const SamlInput = {
   }),
 }
 
+const RoleRuleInput = Type.Object(
+  {
+    claim: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'An OIDC claim or SAML attribute name, e.g. `groups`.',
+    }),
+    value: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Matches a claim equal to it, or a list claim holding it.',
+    }),
+    roles: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      maxItems: 50,
+      description: 'Custom role names (an unknown one: 400 `validation` naming it).',
+    }),
+  },
+  { additionalProperties: false },
+)
+const RoleMapping = Type.Array(RoleRuleInput, {
+  maxItems: 100,
+  description:
+    'CONTRACT §17: at every SSO sign-in the roles that came from this mapping are replaced by those the assertion maps to; roles held directly are kept. Replaced whole by a PATCH.',
+})
+
 export const CreateConnectionBody = Type.Object(
   {
     name: Name,
@@ -62,6 +87,7 @@ export const CreateConnectionBody = Type.Object(
     defaultRole: Type.Optional(Role),
     enforce: Type.Optional(Type.Boolean({ default: false })),
     mfaSatisfied: Type.Optional(Type.Boolean({ default: false })),
+    roleMapping: Type.Optional(RoleMapping),
     oidc: Type.Optional(
       Type.Object(
         {
@@ -115,6 +141,7 @@ export const PatchConnectionBody = Type.Object(
     defaultRole: Type.Optional(Role),
     enforce: Type.Optional(Type.Boolean()),
     mfaSatisfied: Type.Optional(Type.Boolean()),
+    roleMapping: Type.Optional(RoleMapping),
     oidc: Type.Optional(
       Type.Object(
         {
@@ -157,6 +184,14 @@ const ConnectionComponent = Type.Object(
     enforce: Type.Boolean(),
     mfaSatisfied: Type.Boolean(),
     hasClientSecret: Type.Boolean({ description: 'Whether an OIDC client secret is stored.' }),
+    roleMapping: Type.Array(
+      Type.Object({
+        claim: Type.String(),
+        value: Type.String(),
+        roles: Type.Array(Type.String(), { description: 'Role names, sorted.' }),
+      }),
+      { description: 'Claim values mapped to custom roles at each SSO sign-in.' },
+    ),
     oidc: Type.Union([
       Type.Object({
         issuer: Type.String(),

@@ -4,12 +4,16 @@
 // SAML fields or metadata (saml-metadata.ts), and the one block the type needs. A domain
 // belongs to one connection of the tenant, decided by sso_domains' primary key.
 import { X509Certificate } from 'node:crypto'
+import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { MEMBER_ROLE } from '../roles/permissions.ts'
+import { resolveRoleNames } from '../roles/grant.ts'
+import { allTenantRoles, type Role } from '../roles/members.ts'
+import { MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
+import { type Caller, refuseEscalation } from '../roles/service.ts'
 import { normalizeDomain } from './domains.ts'
 import * as store from './queries.ts'
 import { MetadataError, parseIdpMetadata } from './saml-metadata.ts'
@@ -46,8 +50,18 @@ export function presentConnection(
   deps: Pick<Deps, 'config'>,
   slug: string,
   row: store.SsoConnection,
+  roleNames: ReadonlyMap<string, string> = new Map(),
 ): ConnectionRecord {
   const hasClientSecret = row.oidcClientSecretEnc !== null
+  // A deleted role's id names nothing: the rule shows (and gives) the roles still there.
+  const roleMapping = row.roleMapping.map((rule) => ({
+    claim: rule.claim,
+    value: rule.value,
+    roles: rule.roleIds
+      .map((id) => roleNames.get(id))
+      .filter((name): name is string => name !== undefined)
+      .sort(),
+  }))
   return {
     id: row.id,
     name: row.name,
@@ -59,6 +73,7 @@ export function presentConnection(
     enforce: row.enforce,
     mfaSatisfied: row.mfaSatisfied,
     hasClientSecret,
+    roleMapping,
     oidc:
       row.type === 'oidc'
         ? {
@@ -83,6 +98,39 @@ export function presentConnection(
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }
+}
+
+/** The tenant's custom roles by id, for a record's roleMapping. */
+async function roleNamesOf(db: Handle, tenantId: string) {
+  return new Map((await allTenantRoles(db, tenantId)).map((r) => [r.id, r.name]))
+}
+
+/**
+ * A roleMapping as sent, checked: every role a tenant role of the tenant (400 validation
+ * naming it), and the caller holding every permission and scope of them (no escalation,
+ * CONTRACT §17: the mapping grants them). Answers the rules with role ids.
+ */
+async function checkRoleMapping(
+  tx: Handle,
+  tenantId: string,
+  rules: NonNullable<CreateConnectionBody['roleMapping']>,
+  caller: Caller,
+) {
+  const checked: store.SsoConnection['roleMapping'] = []
+  const granted: Role[] = []
+  for (const [i, rule] of rules.entries()) {
+    const resolved = await resolveRoleNames(tx, tenantId, rule.roles)
+    if ('unknown' in resolved) {
+      invalid(
+        `roleMapping.${i}.roles.${resolved.unknown}`,
+        `unknown role ${rule.roles[resolved.unknown]}`,
+      )
+    }
+    granted.push(...resolved.roles)
+    checked.push({ claim: rule.claim, value: rule.value, roleIds: resolved.roles.map((r) => r.id) })
+  }
+  await refuseEscalation(tx, tenantId, caller, granted)
+  return checked
 }
 
 function invalid(path: string, message: string): never {
@@ -204,6 +252,7 @@ const TRUST_FIELDS = [
   'defaultRole',
   'mfaSatisfied',
   'jitProvisioning',
+  'roleMapping',
 ] as const
 
 function refuseTrustByKey(
@@ -224,6 +273,7 @@ export async function createConnection(
   tenant: { id: string; slug: string },
   input: CreateConnectionBody,
   actor: Actor,
+  permissions: readonly Permission[] = [],
 ) {
   if (actor.type === 'apiKey') {
     fail('api_key_not_allowed', {
@@ -244,7 +294,12 @@ export async function createConnection(
   const now = deps.clock.now()
   const id = uuidv7(now.getTime())
   const row = await deps.db.transaction(async (tx) => {
+    const roleMapping = await checkRoleMapping(tx, tenant.id, input.roleMapping ?? [], {
+      actor,
+      permissions,
+    })
     const created = await store.insertConnection(tx, {
+      roleMapping,
       tenantId: tenant.id,
       id,
       name: input.name,
@@ -276,7 +331,8 @@ export async function createConnection(
     ])
     return created
   })
-  return { connection: presentConnection(deps, tenant.slug, row) }
+  const names = await roleNamesOf(deps.db, tenant.id)
+  return { connection: presentConnection(deps, tenant.slug, row, names) }
 }
 
 export async function listConnectionPage(
@@ -284,10 +340,11 @@ export async function listConnectionPage(
   tenant: { id: string; slug: string },
   query: ListQuery,
 ) {
+  const names = await roleNamesOf(deps.db, tenant.id)
   return readPage(
     query,
     ({ limit, after }) => store.listConnections(deps.db, tenant.id, { limit, after }),
-    (row) => presentConnection(deps, tenant.slug, row),
+    (row) => presentConnection(deps, tenant.slug, row, names),
   )
 }
 
@@ -296,7 +353,9 @@ export async function getConnection(
   tenant: { id: string; slug: string },
   id: string,
 ) {
-  return { connection: presentConnection(deps, tenant.slug, await findOr404(deps, tenant.id, id)) }
+  const row = await findOr404(deps, tenant.id, id)
+  const names = await roleNamesOf(deps.db, tenant.id)
+  return { connection: presentConnection(deps, tenant.slug, row, names) }
 }
 
 export async function updateConnection(
@@ -305,6 +364,7 @@ export async function updateConnection(
   id: string,
   input: PatchConnectionBody,
   actor: Actor,
+  permissions: readonly Permission[] = [],
 ) {
   refuseTrustByKey(actor, input)
   const current = await findOr404(deps, tenant.id, id)
@@ -322,7 +382,12 @@ export async function updateConnection(
   const { oidc } = input
   const now = deps.clock.now()
   const row = await deps.db.transaction(async (tx) => {
+    const roleMapping =
+      input.roleMapping === undefined
+        ? undefined
+        : await checkRoleMapping(tx, tenant.id, input.roleMapping, { actor, permissions })
     const updated = await store.updateConnection(tx, tenant.id, id, {
+      ...(roleMapping === undefined ? {} : { roleMapping }),
       ...(input.name === undefined ? {} : { name: input.name }),
       ...(domains === undefined ? {} : { domains }),
       ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
@@ -352,7 +417,8 @@ export async function updateConnection(
     ])
     return updated
   })
-  return { connection: presentConnection(deps, tenant.slug, row) }
+  const names = await roleNamesOf(deps.db, tenant.id)
+  return { connection: presentConnection(deps, tenant.slug, row, names) }
 }
 
 export async function deleteConnection(

@@ -31,6 +31,7 @@ import {
   type SsoConnection,
   updateSsoIdentityEmail,
 } from './queries.ts'
+import { applyRoleMapping } from './role-mapping.ts'
 
 /** What a protocol checked about the person: the identity is keyed by (connection, subject). */
 export interface SsoAssertion {
@@ -44,6 +45,11 @@ export interface SsoAssertion {
   email: string | null
   /** Whether the IdP reported multi-factor authentication (OIDC `amr`, SAML AuthnContext). */
   mfa: boolean
+  /**
+   * What the connection's roleMapping reads (CONTRACT §17): the OIDC claims (ID token, and
+   * userinfo where it was read), or the SAML attributes (each a list of values).
+   */
+  claims?: Record<string, unknown>
 }
 
 export type SsoSignInDeps = Pick<
@@ -240,6 +246,8 @@ function connectionSource(
         failVia: { method: 'sso', connectionId: connection.id },
         ...(flow.interaction ? { interaction: flow.interaction } : {}),
       }),
+    accepted: (tx, user, now) =>
+      applyRoleMapping(tx, tenant.id, connection, user, assertion.claims ?? {}, now),
     linkedEntries: (userId) => [
       {
         action: 'SsoIdentityLinked',

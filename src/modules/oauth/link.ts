@@ -80,6 +80,13 @@ export interface IdentitySource {
   deferSecondFactor?(tx: Handle, user: User, now: Date): Promise<string>
   /** Extra audit rows of a first link (SsoIdentityLinked). */
   linkedEntries?(userId: string): AuditEntry[]
+  /**
+   * Called in the linker's transaction once the user is known and linked, before its
+   * session (or pending second factor) starts: an SSO connection's roleMapping applies the
+   * roles the assertion maps to (CONTRACT §17), so the new access token carries them. Its
+   * audit rows are recorded with the sign-in's.
+   */
+  accepted?(tx: Handle, user: User, now: Date): Promise<AuditEntry[]>
   /** The error thrown when a new account cannot be made for want of an address. */
   noEmail(): never
 }
@@ -259,10 +266,13 @@ export async function signInWithSource(
     } else if (link.email !== email) {
       await source.updateLinkEmail(tx, email)
     }
+    const acceptedEntries = source.accepted ? await source.accepted(tx, user, now) : []
     if (deferred) {
-      if (!link && source.linkedEntries) {
+      const early = [...(!link && source.linkedEntries ? source.linkedEntries(user.id) : [])]
+      early.push(...acceptedEntries)
+      if (early.length > 0) {
         const who: Actor = { ...actor, type: 'user', id: user.id }
-        await deps.audit.record(tx, tenant.id, who, source.linkedEntries(user.id))
+        await deps.audit.record(tx, tenant.id, who, early)
       }
       return { pending: await deferred(tx, user, now), userId: user.id }
     }
@@ -285,6 +295,7 @@ export async function signInWithSource(
       entries.push({ action: 'UserEmailVerified', userId: user.id, email, metadata: via })
     }
     if (!link && source.linkedEntries) entries.push(...source.linkedEntries(user.id))
+    entries.push(...acceptedEntries)
     entries.push({
       action: 'UserLogin',
       userId: user.id,

@@ -45,6 +45,8 @@ export const EXPORT_EXEMPT: Record<string, string> = {
   webauthn_challenges: 'hashes of ceremonies in flight for five minutes, nothing about the person',
   email_conflicts:
     "the operator's report of a collision after migration 0002; it holds only the user's own address, exported in user",
+  group_members:
+    "the directory's groups the user is in (CONTRACT §17): the roles held through them are in user.roles; the export's fields are fixed by CONTRACT §9",
   oidc_models:
     "the provider's grants, codes and tokens: the export's fields are fixed by CONTRACT §9, and the user's connected applications are listed by GET me/applications (§11)",
 }

@@ -6,12 +6,23 @@
 // They are roles/queries.ts's own, re-exported: the same statements, on the handle (a
 // transaction too) the caller passes. No file outside roles/ imports queries.ts
 // (test/layout.test.ts checks).
+import type { Handle } from '../../db/client.ts'
+import { listRoles, type Role } from './queries.ts'
+
 export {
   addUserRoles,
+  findRolesByIds,
   findRolesByName,
   lockTenantRoles,
   ROLE_NAMES_SQL,
   ROLE_PERMISSIONS_SQL,
   type Role,
+  replaceSsoRoles,
+  roleNamesOfUsers,
   userRoleNames,
 } from './queries.ts'
+
+/** Every custom role of the tenant (at most ROLE_LIMIT, so one page holds them all). */
+export function allTenantRoles(db: Handle, tenantId: string): Promise<Role[]> {
+  return listRoles(db, tenantId, { limit: 1000 })
+}

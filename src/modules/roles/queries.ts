@@ -88,13 +88,38 @@ export async function deleteRole(db: Handle, tenantId: string, id: string): Prom
   return rows.length > 0
 }
 
-/** The custom roles a user holds directly. */
+/**
+ * SQL of the ids of the custom roles a user holds: directly (user_roles, of any source) or
+ * through the groups it is a member of (CONTRACT §17). `tenant` and `user` are SQL
+ * expressions (the outer statement's columns, or parameters), so the records, the admin
+ * check and the token reads keep reading a user's roles in the statement they had.
+ */
+const heldRoleIds = (tenant: string, user: string) =>
+  `(SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = ${tenant} AND ur.user_id = ${user} UNION SELECT gr.role_id FROM group_members gm JOIN group_roles gr ON gr.tenant_id = gm.tenant_id AND gr.group_id = gm.group_id WHERE gm.tenant_id = ${tenant} AND gm.user_id = ${user})`
+
+/** The custom roles a user holds, directly or through its groups. */
 export async function userRoleRows(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select()
+    .from(roles)
+    .where(
+      sql`${roles.tenantId} = ${tenantId} AND ${roles.id} IN (SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = ${tenantId} AND ur.user_id = ${userId} UNION SELECT gr.role_id FROM group_members gm JOIN group_roles gr ON gr.tenant_id = gm.tenant_id AND gr.group_id = gm.group_id WHERE gm.tenant_id = ${tenantId} AND gm.user_id = ${userId})`,
+    )
+}
+
+/** The custom roles a user holds directly (PUT users/{id}/roles sets them). */
+export async function directRoleRows(db: Handle, tenantId: string, userId: string) {
   return db
     .select({ role: roles })
     .from(userRoles)
     .innerJoin(roles, and(eq(roles.tenantId, userRoles.tenantId), eq(roles.id, userRoles.roleId)))
-    .where(and(eq(userRoles.tenantId, tenantId), eq(userRoles.userId, userId)))
+    .where(
+      and(
+        eq(userRoles.tenantId, tenantId),
+        eq(userRoles.userId, userId),
+        eq(userRoles.source, 'direct'),
+      ),
+    )
     .then((rows) => rows.map((r) => r.role))
 }
 
@@ -108,6 +133,24 @@ export async function userRoleNames(db: Handle, tenantId: string, userId: string
     .map((r) => r.name)
 }
 
+/**
+ * The names of the custom roles each of `userIds` holds (directly or through groups),
+ * sorted, in one statement: what a group change compares before and after.
+ */
+export async function roleNamesOfUsers(
+  db: Handle,
+  tenantId: string,
+  userIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>(userIds.map((id) => [id, []]))
+  if (userIds.length === 0) return found
+  const { rows } = (await db.execute(
+    sql`SELECT u.id AS "userId", r.name AS "name" FROM unnest(${sql.param([...userIds])}::uuid[]) AS u(id) JOIN roles r ON r.tenant_id = ${tenantId} AND r.id IN (SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = ${tenantId} AND ur.user_id = u.id UNION SELECT gr.role_id FROM group_members gm JOIN group_roles gr ON gr.tenant_id = gm.tenant_id AND gr.group_id = gm.group_id WHERE gm.tenant_id = ${tenantId} AND gm.user_id = u.id) ORDER BY r.name_normalized`,
+  )) as unknown as { rows: { userId: string; name: string }[] }
+  for (const row of rows) found.get(row.userId)?.push(row.name)
+  return found
+}
+
 /** Replaces the user's direct roles with `roleIds`. */
 export async function replaceUserRoles(
   db: Handle,
@@ -118,24 +161,36 @@ export async function replaceUserRoles(
 ): Promise<void> {
   await db
     .delete(userRoles)
-    .where(and(eq(userRoles.tenantId, tenantId), eq(userRoles.userId, userId)))
+    .where(
+      and(
+        eq(userRoles.tenantId, tenantId),
+        eq(userRoles.userId, userId),
+        eq(userRoles.source, 'direct'),
+      ),
+    )
   if (roleIds.length === 0) return
+  // A role the SSO mapping gave becomes direct: the admin chose it.
   await db
     .insert(userRoles)
     .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, createdAt: now })))
+    .onConflictDoUpdate({
+      target: [userRoles.tenantId, userRoles.userId, userRoles.roleId],
+      set: { source: 'direct' },
+    })
 }
 
 /**
- * SQL of a user's custom role names, sorted, for the user record's raw SELECT list (the
- * row's own statement: no second query). `u` is the users row.
+ * SQL of a user's custom role names (held directly or through groups), sorted, for the
+ * user record's raw SELECT list (the row's own statement: no second query). `users` is the
+ * users row.
  */
-export const ROLE_NAMES_SQL = `ARRAY(SELECT r.name FROM user_roles ur JOIN roles r ON r.tenant_id = ur.tenant_id AND r.id = ur.role_id WHERE ur.tenant_id = users.tenant_id AND ur.user_id = users.id ORDER BY r.name_normalized)`
+export const ROLE_NAMES_SQL = `ARRAY(SELECT r.name FROM roles r WHERE r.tenant_id = users.tenant_id AND r.id IN ${heldRoleIds('users.tenant_id', 'users.id')} ORDER BY r.name_normalized)`
 
 /**
- * SQL of the tenant permissions a user's custom roles grant, for the admin check's read of
- * the user row (one statement).
+ * SQL of the tenant permissions a user's custom roles grant (direct and through groups),
+ * for the admin check's read of the user row (one statement).
  */
-export const ROLE_PERMISSIONS_SQL = `ARRAY(SELECT DISTINCT p FROM user_roles ur JOIN roles r ON r.tenant_id = ur.tenant_id AND r.id = ur.role_id, jsonb_array_elements_text(r.permissions) p WHERE ur.tenant_id = users.tenant_id AND ur.user_id = users.id)`
+export const ROLE_PERMISSIONS_SQL = `ARRAY(SELECT DISTINCT p FROM roles r, jsonb_array_elements_text(r.permissions) p WHERE r.tenant_id = users.tenant_id AND r.id IN ${heldRoleIds('users.tenant_id', 'users.id')})`
 
 /** Gives the user the roles `roleIds` it does not hold yet; answers the ids it gained. */
 export async function addUserRoles(
@@ -152,4 +207,41 @@ export async function addUserRoles(
     .onConflictDoNothing()
     .returning({ roleId: userRoles.roleId })
   return rows.map((r) => r.roleId)
+}
+
+/** The tenant's roles of these ids (a deleted one is simply absent). */
+export async function findRolesByIds(db: Handle, tenantId: string, ids: readonly string[]) {
+  if (ids.length === 0) return []
+  return db
+    .select()
+    .from(roles)
+    .where(and(eq(roles.tenantId, tenantId), inArray(roles.id, [...ids])))
+}
+
+/**
+ * Replaces the roles an SSO connection's roleMapping gave the user (source 'sso') with
+ * `roleIds`; a role the user holds directly stays direct (CONTRACT §17: direct roles are
+ * kept).
+ */
+export async function replaceSsoRoles(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  roleIds: string[],
+  now: Date,
+): Promise<void> {
+  await db
+    .delete(userRoles)
+    .where(
+      and(
+        eq(userRoles.tenantId, tenantId),
+        eq(userRoles.userId, userId),
+        eq(userRoles.source, 'sso'),
+      ),
+    )
+  if (roleIds.length === 0) return
+  await db
+    .insert(userRoles)
+    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, source: 'sso', createdAt: now })))
+    .onConflictDoNothing()
 }

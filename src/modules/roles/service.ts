@@ -369,7 +369,7 @@ export async function setUserRoles(
       else if (role.kind !== 'tenant') invalid(`body.roles.${i}`, `${name} is an organization role`)
     }
     const wanted = [...byName.values()]
-    const before = await store.userRoleRows(tx, tenantId, userId)
+    const before = await store.directRoleRows(tx, tenantId, userId)
     const added = wanted.filter((r) => !before.some((b) => b.id === r.id))
     const removed = before.filter((b) => !wanted.some((r) => r.id === b.id))
     await refuseEscalation(tx, tenantId, caller, [...added, ...removed])

@@ -1,9 +1,10 @@
 // SCIM's discovery documents (RFC 7644 §4, RFC 7643 §5-§7): what this service supports
 // (CONTRACT §14: patch and filter with maxResults 200 and ETags; no sort, bulk or
-// changePassword), its one resource type, and the User schema it keeps: the attributes
+// changePassword), its resource types (User, Group) and the schemas it keeps: the attributes
 // resource.ts maps and paths.ts lets PATCH reach, so a client reading them knows which of
 // its attribute mappings to keep.
 
+import { GROUP_SCHEMA } from './group-resource.ts'
 import { LIST_SCHEMA, USER_SCHEMA } from './resource.ts'
 import { MAX_RESULTS } from './service.ts'
 
@@ -32,6 +33,18 @@ export function serviceProviderConfig(base: string) {
   }
 }
 
+export function groupResourceType(base: string) {
+  return {
+    schemas: [RESOURCE_TYPE_SCHEMA],
+    id: 'Group',
+    name: 'Group',
+    endpoint: '/Groups',
+    description: 'A group of the tenant’s users; its members hold the roles given to it.',
+    schema: GROUP_SCHEMA,
+    meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/Group` },
+  }
+}
+
 export function userResourceType(base: string) {
   return {
     schemas: [RESOURCE_TYPE_SCHEMA],
@@ -46,12 +59,12 @@ export function userResourceType(base: string) {
 
 interface Attribute {
   name: string
-  type: 'string' | 'boolean' | 'complex'
+  type: 'string' | 'boolean' | 'complex' | 'reference'
   multiValued: boolean
   description: string
   required: boolean
   caseExact: boolean
-  mutability: 'readWrite' | 'writeOnly'
+  mutability: 'readWrite' | 'writeOnly' | 'immutable' | 'readOnly'
   returned: 'default' | 'never'
   uniqueness: 'none' | 'server'
   subAttributes?: Attribute[]
@@ -112,6 +125,43 @@ export function userSchema(base: string) {
     description: 'A user of the tenant.',
     attributes: ATTRIBUTES,
     meta: { resourceType: 'Schema', location: `${base}/Schemas/${USER_SCHEMA}` },
+  }
+}
+
+const GROUP_ATTRIBUTES: Attribute[] = [
+  attr(
+    'displayName',
+    'The group’s name, unique in the tenant (ignoring case), 1 to 256 characters.',
+    {
+      required: true,
+      uniqueness: 'server',
+    },
+  ),
+  attr('externalId', "The client's own id for the group, 1 to 256 characters.", {
+    caseExact: true,
+  }),
+  attr('members', 'The users in the group; each must be a live user of the tenant.', {
+    type: 'complex',
+    multiValued: true,
+    subAttributes: [
+      attr('value', 'The user’s id.', { mutability: 'immutable', caseExact: true }),
+      attr('display', 'The user’s displayName, else its email (not kept from a request).', {
+        mutability: 'readOnly',
+      }),
+      attr('$ref', 'The user’s SCIM location.', { type: 'reference', mutability: 'readOnly' }),
+      attr('type', 'Answered as "User".', { mutability: 'readOnly' }),
+    ],
+  }),
+]
+
+export function groupSchema(base: string) {
+  return {
+    schemas: [SCHEMA_SCHEMA],
+    id: GROUP_SCHEMA,
+    name: 'Group',
+    description: 'A group of the tenant’s users.',
+    attributes: GROUP_ATTRIBUTES,
+    meta: { resourceType: 'Schema', location: `${base}/Schemas/${GROUP_SCHEMA}` },
   }
 }
 

@@ -10,6 +10,7 @@
 // null) is refused with 400 invalidFilter, and so is a malformed string: the parser answers
 // a list of clauses, never text for a query (queries.ts turns each clause into a bound
 // comparison).
+import type { GroupClause } from '../groups/directory.ts'
 import { invalidFilter } from './errors.ts'
 import { USER_SCHEMA } from './resource.ts'
 
@@ -37,9 +38,46 @@ const URN_PREFIX = `${USER_SCHEMA.toLowerCase()}:`
 
 /** Parses `filter`; throws 400 invalidFilter for anything outside the grammar above. */
 export function parseFilter(filter: string): Clause[] {
+  return parseClauses(filter, readClause)
+}
+
+/**
+ * A Groups filter (CONTRACT §17): `displayName eq "…"` and `externalId eq "…"` (optionally
+ * led by the Group schema URN), joined by `and`; anything else 400 invalidFilter.
+ */
+export function parseGroupFilter(filter: string): GroupClause[] {
+  return parseClauses(filter, (reader) => {
+    const name = reader.word()
+    if (name === '') throw invalidFilter('Expected an attribute name.')
+    let key = name.toLowerCase()
+    if (key.startsWith(GROUP_URN_PREFIX)) key = key.slice(GROUP_URN_PREFIX.length)
+    const attribute =
+      key === 'displayname' ? 'displayName' : key === 'externalid' ? 'externalId' : undefined
+    if (!attribute) {
+      throw invalidFilter(
+        `Filtering groups on "${clip(name)}" is not supported; use displayName or externalId.`,
+      )
+    }
+    readEq(reader)
+    return { attribute, value: reader.string() }
+  })
+}
+
+const GROUP_URN_PREFIX = 'urn:ietf:params:scim:schemas:core:2.0:group:'
+
+function readEq(reader: Reader) {
+  if (!reader.skipSpace()) throw invalidFilter('Expected an operator after the attribute.')
+  const operator = reader.word()
+  if (operator.toLowerCase() !== 'eq') {
+    throw invalidFilter(`The operator "${clip(operator)}" is not supported; only "eq" is.`)
+  }
+  if (!reader.skipSpace()) throw invalidFilter('Expected a value after "eq".')
+}
+
+function parseClauses<C>(filter: string, readClause: (reader: Reader) => C): C[] {
   if (filter.length > MAX_FILTER_LENGTH) throw invalidFilter('The filter is too long.')
   const reader = new Reader(filter)
-  const clauses: Clause[] = []
+  const clauses: C[] = []
   reader.skipSpace()
   for (;;) {
     clauses.push(readClause(reader))
@@ -67,12 +105,7 @@ function readClause(reader: Reader): Clause {
       `Filtering on "${clip(name)}" is not supported; use userName, externalId, emails.value or active.`,
     )
   }
-  if (!reader.skipSpace()) throw invalidFilter('Expected an operator after the attribute.')
-  const operator = reader.word()
-  if (operator.toLowerCase() !== 'eq') {
-    throw invalidFilter(`The operator "${clip(operator)}" is not supported; only "eq" is.`)
-  }
-  if (!reader.skipSpace()) throw invalidFilter('Expected a value after "eq".')
+  readEq(reader)
   if (attribute === 'active') {
     const literal = reader.word().toLowerCase()
     if (literal !== 'true' && literal !== 'false') {

@@ -9,7 +9,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { toAppError } from '../../plugins/errors.ts'
-import { listOf, serviceProviderConfig, userResourceType, userSchema } from './discovery.ts'
+import {
+  groupResourceType,
+  groupSchema,
+  listOf,
+  serviceProviderConfig,
+  userResourceType,
+  userSchema,
+} from './discovery.ts'
 import {
   fromAppError,
   invalidFilter,
@@ -18,6 +25,16 @@ import {
   ScimError,
   sendScimError,
 } from './errors.ts'
+import { GROUP_SCHEMA, toScimGroup } from './group-resource.ts'
+import {
+  deprovisionGroup,
+  excludesMembers,
+  getScimGroup,
+  listScimGroups,
+  patchScimGroup,
+  provisionGroup,
+  replaceGroup,
+} from './groups.ts'
 import { toScimUser, USER_SCHEMA } from './resource.ts'
 import {
   baseUrl,
@@ -71,36 +88,40 @@ export async function scimRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     send(reply, 200, serviceProviderConfig(base(request))),
   )
   fastify.get('/:tenantSlug/ResourceTypes', { config, schema }, (request, reply) =>
-    send(reply, 200, listOf([userResourceType(base(request))])),
+    send(reply, 200, listOf([userResourceType(base(request)), groupResourceType(base(request))])),
   )
   fastify.get('/:tenantSlug/ResourceTypes/:id', { config, schema }, (request: IdRequest, reply) => {
-    if (request.params.id !== 'User') throw notFound('No such resource type.')
-    return send(reply, 200, userResourceType(base(request)))
+    const { id } = request.params
+    if (id === 'User') return send(reply, 200, userResourceType(base(request)))
+    if (id === 'Group') return send(reply, 200, groupResourceType(base(request)))
+    throw notFound('No such resource type.')
   })
   fastify.get('/:tenantSlug/Schemas', { config, schema }, (request, reply) =>
-    send(reply, 200, listOf([userSchema(base(request))])),
+    send(reply, 200, listOf([userSchema(base(request)), groupSchema(base(request))])),
   )
   fastify.get('/:tenantSlug/Schemas/:id', { config, schema }, (request: IdRequest, reply) => {
-    if (request.params.id !== USER_SCHEMA) throw notFound('No such schema.')
-    return send(reply, 200, userSchema(base(request)))
+    const { id } = request.params
+    if (id === USER_SCHEMA) return send(reply, 200, userSchema(base(request)))
+    if (id === GROUP_SCHEMA) return send(reply, 200, groupSchema(base(request)))
+    throw notFound('No such schema.')
   })
 
-  fastify.get('/:tenantSlug/Users', { config, schema }, async (request, reply) => {
-    const query = request.query as Record<string, unknown>
-    const read = (name: string) => {
-      const value = query[name]
-      if (value === undefined || typeof value === 'string') return value
-      throw name === 'filter'
-        ? invalidFilter('Give one filter.')
-        : new ScimError(400, `Give one ${name}.`, { scimType: 'invalidValue' })
-    }
-    const list: ListQuery = {
-      filter: read('filter'),
-      startIndex: read('startIndex'),
-      count: read('count'),
-    }
-    return send(reply, 200, await listScimUsers(deps, request.tenant, list))
+  const queryValue = (request: FastifyRequest, name: string) => {
+    const value = (request.query as Record<string, unknown>)[name]
+    if (value === undefined || typeof value === 'string') return value
+    throw name === 'filter'
+      ? invalidFilter('Give one filter.')
+      : new ScimError(400, `Give one ${name}.`, { scimType: 'invalidValue' })
+  }
+  const listQuery = (request: FastifyRequest): ListQuery => ({
+    filter: queryValue(request, 'filter'),
+    startIndex: queryValue(request, 'startIndex'),
+    count: queryValue(request, 'count'),
   })
+
+  fastify.get('/:tenantSlug/Users', { config, schema }, async (request, reply) =>
+    send(reply, 200, await listScimUsers(deps, request.tenant, listQuery(request))),
+  )
 
   fastify.post('/:tenantSlug/Users', { config, schema }, async (request, reply) => {
     const user = await provisionUser(deps, request.tenant, request.body, request.actor)
@@ -130,6 +151,79 @@ export async function scimRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     async (request: IdRequest, reply) => {
       const { tenant, params, actor } = request
       await deprovisionUser(deps, tenant, params.id, actor, ifMatch(request))
+      return reply.status(204).send()
+    },
+  )
+
+  // Groups (CONTRACT §17): the groups module's rules, SCIM's shapes (groups.ts).
+  const caller = (request: FastifyRequest) => ({
+    actor: request.actor,
+    permissions: request.permissions,
+  })
+  const sendGroup = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    view: Parameters<typeof toScimGroup>[0],
+  ) => {
+    const members = !excludesMembers(queryValue(request, 'excludedAttributes'))
+    const resource = toScimGroup(view, base(request), { members })
+    reply.header('etag', resource.meta.version)
+    if (status === 201) reply.header('location', resource.meta.location)
+    return send(reply, status, resource)
+  }
+
+  fastify.get('/:tenantSlug/Groups', { config, schema }, async (request, reply) => {
+    const members = !excludesMembers(queryValue(request, 'excludedAttributes'))
+    const list = await listScimGroups(deps, request.tenant, listQuery(request), { members })
+    return send(reply, 200, list)
+  })
+
+  fastify.post('/:tenantSlug/Groups', { config, schema }, async (request, reply) => {
+    const view = await provisionGroup(deps, request.tenant, request.body, caller(request))
+    return sendGroup(request, reply, 201, view)
+  })
+
+  fastify.get('/:tenantSlug/Groups/:id', { config, schema }, async (request: IdRequest, reply) =>
+    sendGroup(request, reply, 200, await getScimGroup(deps, request.tenant, request.params.id)),
+  )
+
+  fastify.put('/:tenantSlug/Groups/:id', { config, schema }, async (request: IdRequest, reply) => {
+    const { tenant, params, body } = request
+    const view = await replaceGroup(
+      deps,
+      tenant,
+      params.id,
+      body,
+      caller(request),
+      ifMatch(request),
+    )
+    return sendGroup(request, reply, 200, view)
+  })
+
+  fastify.patch(
+    '/:tenantSlug/Groups/:id',
+    { config, schema },
+    async (request: IdRequest, reply) => {
+      const { tenant, params, body } = request
+      const view = await patchScimGroup(
+        deps,
+        tenant,
+        params.id,
+        body,
+        caller(request),
+        ifMatch(request),
+      )
+      return sendGroup(request, reply, 200, view)
+    },
+  )
+
+  fastify.delete(
+    '/:tenantSlug/Groups/:id',
+    { config, schema },
+    async (request: IdRequest, reply) => {
+      const { tenant, params } = request
+      await deprovisionGroup(deps, tenant, params.id, caller(request), ifMatch(request))
       return reply.status(204).send()
     },
   )

@@ -8,6 +8,7 @@ import { unchanged } from '../../../test/db.ts'
 import { insertApiKey, memberToken } from '../../../test/fixtures/apikeys.ts'
 import {
   expectScimError,
+  GROUP_SCHEMA,
   LIST_SCHEMA,
   type ScimTenant,
   scimTenant,
@@ -55,7 +56,7 @@ test("SCIM refuses another tenant's API key (401) and an unknown tenant (404), b
 })
 
 test('SCIM answers unknown routes 404 and wrong methods 405 in its error schema', async () => {
-  expectScimError(await t.scim('GET', '/Groups'), 404)
+  expectScimError(await t.scim('GET', '/Devices'), 404)
   expectScimError(await t.scim('GET', '/Users/x/y'), 404)
   const wrong = await t.scim('DELETE', '/Users')
   expectScimError(wrong, 405)
@@ -101,20 +102,29 @@ test('ServiceProviderConfig: patch, filter (maxResults 200) and etag supported; 
   assert.equal(res.body.authenticationSchemes[0].type, 'oauthbearertoken')
 })
 
-test('ResourceTypes and Schemas describe the User resource and its attributes', async () => {
+test('ResourceTypes and Schemas describe the User and Group resources and their attributes', async () => {
   const types = await t.scim('GET', '/ResourceTypes')
   assert.equal(types.status, 200)
   assert.deepEqual(types.body.schemas, [LIST_SCHEMA])
-  assert.equal(types.body.totalResults, 1)
-  const [user] = types.body.Resources
+  assert.equal(types.body.totalResults, 2)
+  const [user, group] = types.body.Resources
   assert.deepEqual([user.id, user.endpoint, user.schema], ['User', '/Users', USER_SCHEMA])
+  // CONTRACT §17: Groups are listed beside Users.
+  assert.deepEqual([group.id, group.endpoint, group.schema], ['Group', '/Groups', GROUP_SCHEMA])
   assert.equal((await t.scim('GET', '/ResourceTypes/User')).body.id, 'User')
-  expectScimError(await t.scim('GET', '/ResourceTypes/Group'), 404)
+  assert.equal((await t.scim('GET', '/ResourceTypes/Group')).body.id, 'Group')
+  expectScimError(await t.scim('GET', '/ResourceTypes/Device'), 404)
 
   const schemas = await t.scim('GET', '/Schemas')
   assert.equal(schemas.status, 200)
-  const [schema] = schemas.body.Resources
+  const [schema, groupSchema] = schemas.body.Resources
   assert.equal(schema.id, USER_SCHEMA)
+  assert.equal(groupSchema.id, GROUP_SCHEMA)
+  assert.deepEqual(
+    groupSchema.attributes.map((a: { name: string }) => a.name),
+    ['displayName', 'externalId', 'members'],
+  )
+  assert.equal((await t.scim('GET', `/Schemas/${GROUP_SCHEMA}`)).body.id, GROUP_SCHEMA)
   const names = schema.attributes.map((a: { name: string }) => a.name)
   for (const name of [
     'userName',

@@ -50,8 +50,11 @@ export interface ListQuery {
 export async function listScimUsers(deps: ScimDeps, tenant: Tenant, query: ListQuery) {
   const clauses = query.filter === undefined ? [] : parseFilter(query.filter)
   // A startIndex below 1 is read as 1 and a negative count as 0 (RFC 7644 §3.4.2.4).
-  const startIndex = Math.max(1, integer(query.startIndex, 'startIndex') ?? 1)
-  const count = Math.min(MAX_RESULTS, Math.max(0, integer(query.count, 'count') ?? DEFAULT_COUNT))
+  const startIndex = Math.max(1, pageInteger(query.startIndex, 'startIndex') ?? 1)
+  const count = Math.min(
+    MAX_RESULTS,
+    Math.max(0, pageInteger(query.count, 'count') ?? DEFAULT_COUNT),
+  )
   const { total, users } = await findScimUsers(deps.db, tenant.id, clauses, {
     offset: startIndex - 1,
     limit: count,
@@ -66,7 +69,8 @@ export async function listScimUsers(deps: ScimDeps, tenant: Tenant, query: ListQ
   }
 }
 
-function integer(value: string | undefined, name: string): number | undefined {
+/** A paging parameter (startIndex, count) as an integer; 400 invalidValue when it is none. */
+export function pageInteger(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined
   if (!/^-?\d{1,15}$/.test(value)) {
     throw new ScimError(400, `${name} must be an integer.`, { scimType: 'invalidValue' })

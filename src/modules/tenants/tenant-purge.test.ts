@@ -161,6 +161,21 @@ async function populated(): Promise<TenantFixture> {
     { token: t.admin.accessToken },
   )
   assert.equal(held.status, 200, JSON.stringify(held.body))
+  // A group (CONTRACT §17) provisioned by SCIM, the user a member, holding the role.
+  const group = await server.request(
+    'POST',
+    `/scim/v2/${t.slug}/Groups`,
+    { displayName: 'Auditors', members: [{ value: u.userId }] },
+    { token: key },
+  )
+  assert.equal(group.status, 201, JSON.stringify(group.body))
+  const groupRoles = await server.request(
+    'PUT',
+    `/v1/${t.slug}/groups/${group.body.id}/roles`,
+    { roles: ['Auditor'] },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(groupRoles.status, 200, JSON.stringify(groupRoles.body))
   await server.deps.db.insert(ssoIdentities).values({
     tenantId: t.tenantId,
     connectionId,
