@@ -30,6 +30,8 @@ const LONGEST = [
   'test/web/console-oidc-browser.test.ts',
   'test/web/screens-browser.test.ts',
   'test/web/console-webhooks-browser.test.ts',
+  'test/web/console-standards-browser.test.ts',
+  'test/web/console-apikeys-browser.test.ts',
   'test/web/oidc-device.test.ts',
   'test/examples.test.ts',
 ]
@@ -56,6 +58,8 @@ const STORE_NEUTRAL = [
   'test/web/console-sso-browser.test.ts',
   'test/web/console-webhooks-browser.test.ts',
   'test/web/console-roles-browser.test.ts',
+  'test/web/console-standards-browser.test.ts',
+  'test/web/console-apikeys-browser.test.ts',
   'sdk/test/build.test.ts',
 ]
 // A list naming a file that has gone (renamed, split) would quietly stop doing its work.
