@@ -93,6 +93,8 @@ describe('security', () => {
     const expected: [RegExp, unknown[]][] = [
       // Closing the workspace takes an Admin's own token (CONTRACT §9).
       [/^DELETE \/v1\/\{tenantSlug\}\/tenant$/, user],
+      // Impersonating a user is a person's act, never a key's (CONTRACT §22)...
+      [/^POST \/v1\/\{tenantSlug\}\/users\/\{userId\}\/impersonate$/, user],
       // API keys act as the tenant's admin on users, invites, audit, tenant and logo...
       [/^\w+ \/v1\/\{tenantSlug\}\/(users|invites|audit|tenant)(\/|$)/, userOrKey],
       // ...never on api-keys or the identity-provider credentials.
