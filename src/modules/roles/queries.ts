@@ -151,9 +151,15 @@ export async function roleNamesOfUsers(
   return found
 }
 
-/** Replaces the user's direct roles with `roleIds`. */
-export async function replaceUserRoles(
+/**
+ * Replaces the user's roles of one source with `roleIds`: `direct` (PUT users/{id}/roles;
+ * a role the SSO mapping gave becomes direct, the admin chose it) or `sso` (an SSO
+ * connection's roleMapping; a role the user holds directly stays direct, CONTRACT §17:
+ * direct roles are kept).
+ */
+async function replaceRolesOf(
   db: Handle,
+  source: 'direct' | 'sso',
   tenantId: string,
   userId: string,
   roleIds: string[],
@@ -165,18 +171,30 @@ export async function replaceUserRoles(
       and(
         eq(userRoles.tenantId, tenantId),
         eq(userRoles.userId, userId),
-        eq(userRoles.source, 'direct'),
+        eq(userRoles.source, source),
       ),
     )
   if (roleIds.length === 0) return
-  // A role the SSO mapping gave becomes direct: the admin chose it.
-  await db
+  const insert = db
     .insert(userRoles)
-    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, createdAt: now })))
-    .onConflictDoUpdate({
-      target: [userRoles.tenantId, userRoles.userId, userRoles.roleId],
-      set: { source: 'direct' },
-    })
+    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, source, createdAt: now })))
+  await (source === 'direct'
+    ? insert.onConflictDoUpdate({
+        target: [userRoles.tenantId, userRoles.userId, userRoles.roleId],
+        set: { source: 'direct' },
+      })
+    : insert.onConflictDoNothing())
+}
+
+/** Replaces the user's direct roles with `roleIds`. */
+export function replaceUserRoles(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  roleIds: string[],
+  now: Date,
+): Promise<void> {
+  return replaceRolesOf(db, 'direct', tenantId, userId, roleIds, now)
 }
 
 /**
@@ -218,30 +236,13 @@ export async function findRolesByIds(db: Handle, tenantId: string, ids: readonly
     .where(and(eq(roles.tenantId, tenantId), inArray(roles.id, [...ids])))
 }
 
-/**
- * Replaces the roles an SSO connection's roleMapping gave the user (source 'sso') with
- * `roleIds`; a role the user holds directly stays direct (CONTRACT §17: direct roles are
- * kept).
- */
-export async function replaceSsoRoles(
+/** Replaces the roles an SSO connection's roleMapping gave the user with `roleIds`. */
+export function replaceSsoRoles(
   db: Handle,
   tenantId: string,
   userId: string,
   roleIds: string[],
   now: Date,
 ): Promise<void> {
-  await db
-    .delete(userRoles)
-    .where(
-      and(
-        eq(userRoles.tenantId, tenantId),
-        eq(userRoles.userId, userId),
-        eq(userRoles.source, 'sso'),
-      ),
-    )
-  if (roleIds.length === 0) return
-  await db
-    .insert(userRoles)
-    .values(roleIds.map((roleId) => ({ tenantId, userId, roleId, source: 'sso', createdAt: now })))
-    .onConflictDoNothing()
+  return replaceRolesOf(db, 'sso', tenantId, userId, roleIds, now)
 }
