@@ -230,7 +230,11 @@ export interface paths {
     delete: operations['deleteMe']
     options?: never
     head?: never
-    patch?: never
+    /**
+     * Change the signed-in user's own settings (its locale)
+     * @description Only the fields sent change; `locale` is a supported locale (CONTRACT §20), `null` clears it (the pages then follow the browser). Audit: UserUpdated naming the changed fields, `via: "me"`.
+     */
+    patch: operations['updateMe']
     trace?: never
   }
   '/v1/{tenantSlug}/me/password': {
@@ -5252,6 +5256,8 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The language of the pages and mails for the user (a supported BCP 47 locale, CONTRACT §20); null when unset. */
+      locale: string | null
       /** @description The custom roles the user holds (directly or through a group), sorted. */
       roles: string[]
     }
@@ -5410,6 +5416,8 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The language of the pages and mails for the user (a supported BCP 47 locale, CONTRACT §20); null when unset. */
+      locale: string | null
       /** @description The custom roles the user holds (directly or through a group), sorted. */
       roles: string[]
       /** @description The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted. */
@@ -9113,6 +9121,52 @@ export interface operations {
       }
     }
   }
+  updateMe: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          locale?: ('en' | 'de' | 'fr') | null
+        }
+      }
+    }
+    responses: {
+      /** @description The signed-in user, with the tenant it belongs to. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CurrentUser']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   changePassword: {
     parameters: {
       query?: never
@@ -11829,6 +11883,7 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
+          locale?: ('en' | 'de' | 'fr') | null
         }
       }
     }
@@ -12002,6 +12057,8 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, fr. */
+            locale?: string
           }[]
           hashConfig?: {
             firebase?: {

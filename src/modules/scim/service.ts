@@ -249,7 +249,9 @@ const weak = (tag: string) => tag.replace(/^W\//, '')
 
 function profileOf(input: UserInput) {
   const { displayName, givenName, familyName, externalId } = input
-  return { displayName, givenName, familyName, externalId }
+  // readUser answered a supported locale (resource.ts `language`).
+  const locale = input.locale as UserChange['locale']
+  return { displayName, givenName, familyName, externalId, locale }
 }
 
 function taken() {

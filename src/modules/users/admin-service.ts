@@ -90,7 +90,7 @@ export async function deleteUser(
 }
 
 /** The profile fields PATCH users sets (CONTRACT §14); null clears one. */
-const PROFILE_FIELDS = ['displayName', 'givenName', 'familyName', 'externalId'] as const
+const PROFILE_FIELDS = ['displayName', 'givenName', 'familyName', 'externalId', 'locale'] as const
 
 /**
  * A change of a user: PATCH users' fields, and for SCIM (CONTRACT §14) the email and the

@@ -57,6 +57,7 @@ describe('GET /me', () => {
       'givenName',
       'id',
       'lastLoginAt',
+      'locale',
       'permissions',
       'role',
       'roles',
