@@ -5351,6 +5351,10 @@ export interface components {
       dynamicClientRegistration: boolean
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
+      /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
+      defaultLocale: string
+      /** @description The locales the pages and mails may speak, in the service’s order; every supported one until set. */
+      locales: string[]
       /** Format: date-time */
       createdAt: string
     }
@@ -11459,12 +11463,6 @@ export interface operations {
     }
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "Acme Corporation",
-         *       "mfaPolicy": "Required"
-         *     }
-         */
         'application/json': {
           name?: string
           mfaPolicy?: 'Disabled' | 'Optional' | 'Required'
@@ -11476,6 +11474,10 @@ export interface operations {
           securityNotifications?: boolean
           passkeysEnabled?: boolean
           dynamicClientRegistration?: boolean
+          /** @description A supported locale (BCP 47): en, de, fr. */
+          defaultLocale?: 'en' | 'de' | 'fr'
+          /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
+          locales?: ('en' | 'de' | 'fr')[]
         }
       }
     }

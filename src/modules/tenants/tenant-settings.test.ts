@@ -14,6 +14,7 @@ import {
 } from '../../../test/helpers.ts'
 import { and, eq } from '../../db/orm.ts'
 import { auditEvents, tenants } from '../../db/schema.ts'
+import { supportedLocales } from '../../i18n/index.ts'
 
 let server: TestServer
 before(async (t) => {
@@ -23,11 +24,13 @@ before(async (t) => {
 const RECORD_FIELDS = [
   'authPolicy',
   'createdAt',
+  'defaultLocale',
   'dynamicClientRegistration',
   'hasIdpClientSecret',
   'id',
   'idpClientId',
   'idpOauthEnabled',
+  'locales',
   'logoUrl',
   'mfaPolicy',
   'name',
@@ -79,6 +82,8 @@ test('GET tenant answers the whole record to an admin', async () => {
     passkeysEnabled: true,
     dynamicClientRegistration: false,
     logoUrl: '',
+    defaultLocale: 'en',
+    locales: supportedLocales,
     createdAt: row.createdAt.toISOString(),
   })
 })
