@@ -196,7 +196,7 @@ export class Pages {
 
   api(request: FastifyRequest, token?: string) {
     const served = pendingInteractionClient(this.ctx(request), request)
-    return apiFor(this.app, request, request.tenant.slug, token, served)
+    return apiFor(this.app, request, request.tenant.slug, token, served, this.locale(request))
   }
 
   async send(

@@ -225,7 +225,7 @@ async function change(
   if (passwordSet) {
     sendSecurityAlert(deps, tenant, user, {
       event: 'password_changed',
-      notes: ["Your organisation's directory set it through provisioning."],
+      notes: [{ key: 'mail.alert.note.scimPassword' }],
     })
   }
   return user

@@ -241,7 +241,7 @@ export async function disableUserTotp(
     // The administrator's address and browser are not the user's to see.
     sendSecurityAlert(deps, tenant, disabled, {
       event: 'totp_disabled',
-      notes: ['An administrator of the workspace reset it; your recovery codes were removed too.'],
+      notes: [{ key: 'mail.alert.note.adminReset' }],
     })
   }
 }

@@ -120,5 +120,6 @@ export async function changePassword(
     event: 'password_changed',
     ip: actor.ip,
     userAgent: actor.userAgent,
+    language: actor.language,
   })
 }
