@@ -26,7 +26,10 @@ type Editable = Pick<
  * in its own language; the service refuses any other.
  */
 const SUPPORTED_LOCALES = ['en', 'de', 'fr']
-const localeName = (l: string) => new Intl.DisplayNames([l], { type: 'language' }).of(l) ?? l
+const localeName = (l: string) => {
+  const name = new Intl.DisplayNames([l], { type: 'language' }).of(l) ?? l
+  return name.slice(0, 1).toLocaleUpperCase(l) + name.slice(1)
+}
 
 const FLAGS: [keyof Editable, string][] = [
   ['passwordlessJitSignup', 'Emailed codes create an account for a new address'],
