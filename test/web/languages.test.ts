@@ -165,7 +165,7 @@ function englishFragments(locale: string): string[] {
 }
 
 describe('a page in German or French', () => {
-  for (const locale of ['de', 'fr']) {
+  for (const locale of ['de', 'es', 'fr']) {
     test(`${locale}: the signed-out pages hold no English string of the catalogue`, async () => {
       const t = await createTenant(server)
       const c = new PageClient(server, randomIp())

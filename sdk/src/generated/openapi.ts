@@ -9137,7 +9137,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          locale?: ('en' | 'de' | 'fr') | null
+          locale?: ('en' | 'de' | 'es' | 'fr') | null
         }
       }
     }
@@ -11474,10 +11474,10 @@ export interface operations {
           securityNotifications?: boolean
           passkeysEnabled?: boolean
           dynamicClientRegistration?: boolean
-          /** @description A supported locale (BCP 47): en, de, fr. */
-          defaultLocale?: 'en' | 'de' | 'fr'
+          /** @description A supported locale (BCP 47): en, de, es, fr. */
+          defaultLocale?: 'en' | 'de' | 'es' | 'fr'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
-          locales?: ('en' | 'de' | 'fr')[]
+          locales?: ('en' | 'de' | 'es' | 'fr')[]
         }
       }
     }
@@ -11885,7 +11885,7 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
-          locale?: ('en' | 'de' | 'fr') | null
+          locale?: ('en' | 'de' | 'es' | 'fr') | null
         }
       }
     }
@@ -12059,7 +12059,7 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
-            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, fr. */
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, es, fr. */
             locale?: string
           }[]
           hashConfig?: {
