@@ -24,6 +24,7 @@ export interface ImportUser {
   givenName?: string
   familyName?: string
   externalId?: string
+  locale?: string
 }
 
 interface FirebaseHashConfig {
@@ -242,6 +243,7 @@ async function* csv(file: string, progress: Progress) {
       givenName: text(row.givenName),
       familyName: text(row.familyName),
       externalId: text(row.externalId),
+      locale: text(row.locale),
     })
   }
 }

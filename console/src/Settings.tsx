@@ -17,7 +17,19 @@ type Editable = Pick<
   | 'securityNotifications'
   | 'passkeysEnabled'
   | 'dynamicClientRegistration'
+  | 'defaultLocale'
+  | 'locales'
 >
+
+/**
+ * The locales the service has catalogues for (src/i18n/locales/, CONTRACT §20), each named
+ * in its own language; the service refuses any other.
+ */
+const SUPPORTED_LOCALES = ['en', 'de', 'es', 'fr']
+const localeName = (l: string) => {
+  const name = new Intl.DisplayNames([l], { type: 'language' }).of(l) ?? l
+  return name.slice(0, 1).toLocaleUpperCase(l) + name.slice(1)
+}
 
 const FLAGS: [keyof Editable, string][] = [
   ['passwordlessJitSignup', 'Emailed codes create an account for a new address'],
@@ -40,7 +52,9 @@ export function Settings() {
     if (tenant.data) setDraft(pick(tenant.data))
   }, [tenant.data])
   const save = useMutation({
-    mutationFn: (patch: Partial<Editable>) => session.api.updateTenant({ body: patch }),
+    mutationFn: (patch: Partial<Editable>) =>
+      // The locales are the service's own (SUPPORTED_LOCALES); it refuses any other.
+      session.api.updateTenant({ body: patch as never }),
     onSuccess: (updated) => queries.setQueryData(['tenant'], updated),
   })
   if (!draft || !tenant.data) return <ErrorText error={tenant.error} />
@@ -48,7 +62,9 @@ export function Settings() {
   const submit = (event: FormEvent) => {
     event.preventDefault()
     const patch = Object.fromEntries(
-      Object.entries(draft).filter(([k, v]) => stored[k as keyof Editable] !== v),
+      Object.entries(draft).filter(
+        ([k, v]) => JSON.stringify(stored[k as keyof Editable]) !== JSON.stringify(v),
+      ),
     )
     save.mutate(patch)
   }
@@ -98,6 +114,41 @@ export function Settings() {
             </div>
           ))}
         </fieldset>
+        <fieldset>
+          <legend>Languages of the sign-in pages and emails</legend>
+          {SUPPORTED_LOCALES.map((l) => (
+            <div className="check" key={l}>
+              <input
+                type="checkbox"
+                id={`locale-${l}`}
+                checked={draft.locales.includes(l)}
+                onChange={(e) =>
+                  set(
+                    'locales',
+                    SUPPORTED_LOCALES.filter((x) =>
+                      x === l ? e.target.checked : draft.locales.includes(x),
+                    ),
+                  )
+                }
+              />
+              <label htmlFor={`locale-${l}`} lang={l}>
+                {localeName(l)}
+              </label>
+            </div>
+          ))}
+          <label htmlFor="default-locale">Default language</label>
+          <select
+            id="default-locale"
+            value={draft.defaultLocale}
+            onChange={(e) => set('defaultLocale', e.target.value)}
+          >
+            {draft.locales.map((l) => (
+              <option key={l} value={l} lang={l}>
+                {localeName(l)}
+              </option>
+            ))}
+          </select>
+        </fieldset>
         <ErrorText error={save.error} />
         {save.isSuccess && <p role="status">Saved.</p>}
         <button type="submit" className="primary" disabled={save.isPending}>
@@ -112,7 +163,7 @@ export function Settings() {
 function pick(t: Tenant): Editable {
   const { name, mfaPolicy, authPolicy, passwordlessJitSignup, idpOauthEnabled } = t
   const { requireVerifiedEmail, securityNotifications, passkeysEnabled } = t
-  const { dynamicClientRegistration } = t
+  const { dynamicClientRegistration, defaultLocale, locales } = t
   return {
     name,
     mfaPolicy,
@@ -123,6 +174,8 @@ function pick(t: Tenant): Editable {
     securityNotifications,
     passkeysEnabled,
     dynamicClientRegistration,
+    defaultLocale,
+    locales,
   }
 }
 

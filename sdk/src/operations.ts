@@ -20,6 +20,7 @@ export const OPERATIONS = {
   logout: ['post', '/v1/{tenantSlug}/auth/logout'],
   logoutAll: ['post', '/v1/{tenantSlug}/auth/logout-all'],
   getMe: ['get', '/v1/{tenantSlug}/me'],
+  updateMe: ['patch', '/v1/{tenantSlug}/me'],
   deleteMe: ['delete', '/v1/{tenantSlug}/me'],
   changePassword: ['patch', '/v1/{tenantSlug}/me/password'],
   reauthenticate: ['post', '/v1/{tenantSlug}/me/reauthenticate'],

@@ -86,6 +86,10 @@ export const tenants = pgTable('tenants', {
   passkeysEnabled: boolean('passkeys_enabled').notNull().default(true),
   /** CONTRACT §11: RFC 7591 registration open at the tenant's issuer. */
   dynamicClientRegistration: boolean('dynamic_client_registration').notNull().default(false),
+  /** CONTRACT §20: the locale negotiation falls back to; always among `locales`. */
+  defaultLocale: text('default_locale').notNull().default('en'),
+  /** CONTRACT §20: the locales the tenant's pages and mails may speak; null: every supported one. */
+  locales: text('locales').array(),
   ...timestamps(),
   deletedAt: ts('deleted_at'),
 })
@@ -127,6 +131,8 @@ export const users = pgTable(
     familyName: text('family_name'),
     /** The provisioning client's own id for the user (SCIM externalId); not unique (README). */
     externalId: text('external_id'),
+    /** CONTRACT §20: the user's language (a supported locale), null when unset. */
+    locale: text('locale'),
   },
   (t) => [
     ...tenantListed('users', t),

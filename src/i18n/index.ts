@@ -53,6 +53,16 @@ export function translator(locale: string): Translate {
   return (key, values) => String(message(known, key).format(values))
 }
 
+/**
+ * The locales a tenant offers (CONTRACT §20): its `locales` in the service's order, those
+ * the service still has a catalogue for; every supported one when it named none (null).
+ */
+export function offeredLocales(locales: readonly string[] | null | undefined): string[] {
+  if (!locales) return [...supportedLocales]
+  const offered = supportedLocales.filter((l) => locales.includes(l))
+  return offered.length > 0 ? offered : [DEFAULT_LOCALE]
+}
+
 export const dir = (locale: string): 'rtl' | 'ltr' =>
   RIGHT_TO_LEFT.has(locale.split('-')[0]?.toLowerCase() ?? '') ? 'rtl' : 'ltr'
 
@@ -96,10 +106,10 @@ export interface LocaleSources {
   query?: string
   /** The `lang` cookie (a `lang` once chosen). */
   cookie?: string
-  /** The signed-in user's `locale` (users have none yet: the hook for it). */
-  user?: string
+  /** The signed-in user's `locale`. */
+  user?: string | null
   acceptLanguage?: string
-  /** The tenant's `defaultLocale` (tenants have none yet: `en`). */
+  /** The tenant's `defaultLocale` (`en` unless it chose another). */
   tenantDefault?: string
   /** The tenant's `locales` (default: every supported one). */
   available?: readonly string[]

@@ -127,6 +127,7 @@ export function installAuthentication(
       ip: request.clientIp || null,
       userAgent: request.headers['user-agent'] ?? null,
       servedClientId: servedClientOf(request.headers),
+      language: request.headers['accept-language'] ?? null,
     }
     const mode = request.routeOptions.config?.auth
     if (!mode) return done()

@@ -15,6 +15,7 @@ function injectFetch(
   app: FastifyInstance,
   request: FastifyRequest,
   servedClientId: string | undefined,
+  locale: string | undefined,
 ): FetchLike {
   return async (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input.toString())
@@ -24,6 +25,9 @@ function injectFetch(
     })
     const agent = request.headers['user-agent']
     if (agent) headers['user-agent'] = agent
+    // The page's own locale (CONTRACT §20): the language of a mail the call sends to
+    // someone without a `locale` of their own.
+    if (locale) headers['accept-language'] = locale
     if (servedClientId) Object.assign(headers, servedClientHeaders(servedClientId))
     const res = await app.inject({
       method: (init?.method ?? 'GET') as 'GET',
@@ -53,11 +57,12 @@ export function apiFor(
   slug: string,
   token?: string,
   servedClientId?: string,
+  locale?: string,
 ): Client {
   return createClient({
     baseUrl: 'http://pages.internal',
     tenant: slug,
-    fetch: injectFetch(app, request, servedClientId),
+    fetch: injectFetch(app, request, servedClientId, locale),
     token,
   })
 }

@@ -3,7 +3,7 @@
 // and the way a page is sent.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
-import { match, negotiate, supportedLocales, type Translate, translator } from '../i18n/index.ts'
+import { match, negotiate, offeredLocales, type Translate, translator } from '../i18n/index.ts'
 import { pageCookieOptions, readCookies, setCookie } from '../lib/cookies.ts'
 import { hashToken } from '../lib/crypto.ts'
 import { tenantHasLogo } from '../modules/tenants/service.ts'
@@ -53,6 +53,8 @@ export interface TokenEnvelope {
   accessToken: string
   refreshToken: string
   accessTokenExpiresIn: number
+  /** The user the tokens are for: its `locale` is kept in the page session. */
+  user?: { locale?: string | null }
 }
 
 export class Pages {
@@ -83,31 +85,42 @@ export class Pages {
     return `${pagePath(request.tenant.slug)}/${rest}`
   }
 
+  /** The locales the request's tenant offers (CONTRACT §20: default every supported one). */
+  offered(request: FastifyRequest): string[] {
+    return offeredLocales(request.tenant.locales)
+  }
+
   /**
    * The request's locale (CONTRACT §20, i18n/index.ts `negotiate`), resolved once per
-   * request. A `lang` query parameter naming a supported locale is remembered in a cookie
-   * when a reply is given. `ui_locales` is read from the query of the page request (the
-   * OpenID interaction's own `ui_locales` is not carried to the pages yet); users and
-   * tenants have no `locale`/`defaultLocale` yet, so those sources are not consulted.
+   * request, among the tenant's `locales`, falling back to its `defaultLocale`. A `lang`
+   * query parameter naming an offered locale is remembered in a cookie when a reply is
+   * given. `ui_locales` is read from the query of the page request (the interaction page
+   * remembers the OpenID request's own, `useUiLocales`). The signed-in user's `locale` is
+   * the one the page session holds (taken from the token envelope at sign-in and at each
+   * refresh, and written by the account page's language form).
    */
   locale(request: FastifyRequest, reply?: FastifyReply): string {
     let locale = locales.get(request)
     const query = (request.query ?? {}) as Record<string, unknown>
     const lang = typeof query.lang === 'string' ? query.lang : undefined
     const cookie = readCookies(request)[LANG_COOKIE]
+    const available = this.offered(request)
     if (!locale) {
       locale = negotiate({
         uiLocales: typeof query.ui_locales === 'string' ? query.ui_locales : undefined,
         query: lang,
         cookie,
+        user: readSession(this.ctx(request), request)?.locale,
         acceptLanguage: request.headers['accept-language'],
+        tenantDefault: request.tenant.defaultLocale,
+        available,
       })
       locales.set(request, locale)
     }
     // Remembered once per request, by the first call that has the reply.
     if (reply && !remembered.has(request) && lang !== undefined) {
       remembered.add(request)
-      if (match(lang) === locale && cookie !== locale) {
+      if (match(lang, available) === locale && cookie !== locale) {
         setCookie(reply, LANG_COOKIE, locale, {
           ...pageCookieOptions(this.ctx(request)),
           maxAge: LANG_COOKIE_SECONDS,
@@ -124,9 +137,10 @@ export class Pages {
    */
   useUiLocales(request: FastifyRequest, reply: FastifyReply, uiLocales: unknown): void {
     if (typeof uiLocales !== 'string') return
+    const available = this.offered(request)
     const found = uiLocales
       .split(/\s+/)
-      .map((tag) => match(tag))
+      .map((tag) => match(tag, available))
       .find((locale) => locale !== undefined)
     if (!found) return
     locales.set(request, found)
@@ -136,6 +150,25 @@ export class Pages {
         maxAge: LANG_COOKIE_SECONDS,
       })
     }
+  }
+
+  /**
+   * The user's `locale` just set (the account page): kept in the page session, and the
+   * `lang` cookie, which negotiation puts before it, set to it too (cleared when none).
+   */
+  rememberUserLocale(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    session: PageSession,
+    locale: string | undefined,
+  ): void {
+    writeSession(this.ctx(request), reply, { ...session, locale })
+    const cookie = readCookies(request)[LANG_COOKIE]
+    if (cookie === undefined || cookie === locale) return
+    setCookie(reply, LANG_COOKIE, locale ?? '', {
+      ...pageCookieOptions(this.ctx(request)),
+      maxAge: locale ? LANG_COOKIE_SECONDS : 0,
+    })
   }
 
   /** The translator for the request's locale, for a page's strings. */
@@ -150,7 +183,7 @@ export class Pages {
       tenant,
       logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
       locale: this.locale(request, reply),
-      locales: supportedLocales,
+      locales: this.offered(request),
       path: request.url,
     }
   }
@@ -171,7 +204,7 @@ export class Pages {
 
   api(request: FastifyRequest, token?: string) {
     const served = pendingInteractionClient(this.ctx(request), request)
-    return apiFor(this.app, request, request.tenant.slug, token, served)
+    return apiFor(this.app, request, request.tenant.slug, token, served, this.locale(request))
   }
 
   async send(
@@ -272,6 +305,7 @@ export class Pages {
         ...readSessionFrom(envelope),
         amr: session.amr,
         interaction: session.interaction,
+        locale: envelope.user ? readSessionFrom(envelope).locale : session.locale,
       }
       writeSession(ctx, reply, refreshed)
       return refreshed
@@ -288,5 +322,6 @@ function readSessionFrom(envelope: TokenEnvelope): PageSession {
     accessToken: envelope.accessToken,
     refreshToken: envelope.refreshToken,
     expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
+    locale: envelope.user?.locale ?? undefined,
   }
 }

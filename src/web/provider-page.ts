@@ -4,7 +4,7 @@
 // context, not Fastify's, so this writes the response there.
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/client.ts'
-import { negotiate, supportedLocales, type Translate, translator } from '../i18n/index.ts'
+import { negotiate, offeredLocales, type Translate, translator } from '../i18n/index.ts'
 import { readCookies } from '../lib/cookies.ts'
 import { tenantById } from '../modules/tenants/service.ts'
 import type { Html } from './html.ts'
@@ -28,22 +28,43 @@ export interface KoaContext {
 /** The `lang` cookie of the hosted pages (web/context.ts, LANG_COOKIE). */
 const LANG_COOKIE = 'ta_lang'
 
+type FoundTenant = Awaited<ReturnType<typeof tenantById>>
+
+/** The tenant of a page being drawn, read once per request (the locale and the brand need it). */
+const tenants = new WeakMap<KoaContext, Promise<FoundTenant>>()
+function tenantOf(db: Db, tenantId: string, ctx: KoaContext): Promise<FoundTenant> {
+  let found = tenants.get(ctx)
+  if (!found) {
+    found = tenantById({ db }, tenantId)
+    tenants.set(ctx, found)
+  }
+  return found
+}
+
 /**
  * The locale of a page oidc-provider draws (i18n/index.ts `negotiate`): its `lang` query
- * parameter, the pages' `lang` cookie, Accept-Language, the default (read only: the cookie is
- * written by the hosted pages' picker).
+ * parameter, the pages' `lang` cookie, Accept-Language, the tenant's default, among the
+ * tenant's locales (read only: the cookie is written by the hosted pages' picker).
  */
-export function providerLocale(ctx: KoaContext): string {
+export function providerLocale(
+  ctx: KoaContext,
+  tenant?: { locales: string[] | null; defaultLocale: string },
+): string {
   const lang = ctx.query?.lang
   return negotiate({
     query: typeof lang === 'string' ? lang : undefined,
     cookie: readCookies({ headers: { cookie: ctx.get('cookie') || undefined } })[LANG_COOKIE],
     acceptLanguage: ctx.get('accept-language') || undefined,
+    tenantDefault: tenant?.defaultLocale,
+    available: offeredLocales(tenant?.locales),
   })
 }
 
-/** The translator for a page oidc-provider draws. */
-export const providerT = (ctx: KoaContext): Translate => translator(providerLocale(ctx))
+/** The translator for a page oidc-provider draws for the tenant. */
+export async function providerT(db: Db, tenantId: string, ctx: KoaContext): Promise<Translate> {
+  const found = await tenantOf(db, tenantId, ctx)
+  return translator(providerLocale(ctx, found?.tenant))
+}
 
 export interface ProviderPageOptions extends PageKind {
   status?: number
@@ -74,13 +95,13 @@ export async function sendProviderPage(
   body: Html,
   options: ProviderPageOptions,
 ): Promise<void> {
-  const found = await tenantById({ db }, tenantId)
+  const found = await tenantOf(db, tenantId, ctx)
   const tenant = found?.tenant ?? { name: 'Sign-in', slug: '' }
   const brand = {
     tenant,
     logoUrl: found?.hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
-    locale: providerLocale(ctx),
-    locales: supportedLocales,
+    locale: providerLocale(ctx, found?.tenant),
+    locales: offeredLocales(found?.tenant.locales),
     path: ctx.url,
   }
   for (const [name, value] of Object.entries(pageHeaders(options))) ctx.set(name, value)

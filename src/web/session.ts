@@ -52,6 +52,8 @@ export interface PageSession {
    * answers `prompt=login`: a sign-in made for another request, or none, does not.
    */
   interaction?: string
+  /** The user's `locale` (CONTRACT §20) when it has one, for the pages' negotiation. */
+  locale?: string
 }
 
 export interface PageContext {
@@ -80,7 +82,8 @@ export function readSession(ctx: PageContext, request: FastifyRequest): PageSess
         ? value.amr.filter((m: unknown) => typeof m === 'string')
         : undefined
       const interaction = isInteractionUid(value.interaction) ? value.interaction : undefined
-      return { ...value, amr, interaction } as PageSession
+      const locale = typeof value.locale === 'string' ? value.locale : undefined
+      return { ...value, amr, interaction, locale } as PageSession
     }
   } catch {
     // Another tenant's, tampered, or sealed under a retired key: no session.

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import { catalogues } from '../../src/i18n/index.ts'
-import { createTenant, randomIp, startTestServer, type TestServer } from '../helpers.ts'
+import { unchanged, userRow } from '../db.ts'
+import {
+  createTenant,
+  randomIp,
+  STRONG_PASSWORD,
+  signup,
+  startTestServer,
+  type TestServer,
+} from '../helpers.ts'
 import { PageClient, textOf } from './page-client.ts'
 
 let server: TestServer
@@ -84,6 +92,67 @@ describe('the pages’ language', () => {
   })
 })
 
+describe('the signed-in user’s locale', () => {
+  test('comes after ?lang= and before Accept-Language; the account page sets it with a select', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    await server.request('PATCH', `/v1/${t.slug}/me`, { locale: 'fr' }, { token: user.accessToken })
+    const c = new PageClient(server, randomIp())
+    c.headers['accept-language'] = 'de'
+    await c.get(`/t/${t.slug}/sign-in`)
+    const account = await c.post(`/t/${t.slug}/sign-in`, {
+      email: user.email,
+      password: STRONG_PASSWORD,
+    })
+    assert.match(account.url, /\/account$/)
+    assert.equal(
+      htmlTag(account.html),
+      '<html lang="fr" dir="ltr">',
+      'the user’s, not the header’s',
+    )
+    const select = /<select id="locale" name="locale">[\s\S]*?<\/select>/.exec(account.html)?.[0]
+    assert.ok(select, 'a language select')
+    assert.match(select, /<option value="fr" lang="fr" selected>Français<\/option>/)
+    assert.match(select, /<option value="" *>/)
+    assert.match(account.html, /<label for="locale">/)
+    // ?lang= still wins, and is remembered.
+    const german = await c.get(`/t/${t.slug}/account?lang=de`)
+    assert.equal(htmlTag(german.html), '<html lang="de" dir="ltr">')
+    assert.equal(c.cookies.get('ta_lang'), 'de')
+
+    // Saving English: stored, the page speaks it at once, the remembered lang follows.
+    const saved = await c.post(`/t/${t.slug}/account/locale`, { locale: 'en' })
+    assert.match(saved.url, /\/account\?done=language$/)
+    assert.equal(htmlTag(saved.html), '<html lang="en" dir="ltr">')
+    assert.match(saved.html, /Your language is saved\./)
+    assert.equal((await userRow(server, t.tenantId, user.user.id))?.locale, 'en')
+    assert.equal(c.cookies.get('ta_lang'), 'en')
+
+    // "Follow my browser": cleared, the header decides again.
+    const auto = await c.post(`/t/${t.slug}/account/locale`, { locale: '' })
+    assert.equal((await userRow(server, t.tenantId, user.user.id))?.locale, null)
+    assert.equal(c.cookies.get('ta_lang'), undefined, 'the remembered lang is cleared')
+    assert.equal(htmlTag(auto.html), '<html lang="de" dir="ltr">')
+  })
+
+  test('an unknown locale posted is refused beside the field, nothing changed', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = new PageClient(server, randomIp())
+    await c.get(`/t/${t.slug}/sign-in`)
+    await c.post(`/t/${t.slug}/sign-in`, { email: user.email, password: STRONG_PASSWORD })
+    const csrf = c.csrf()
+    await unchanged(server, t.tenantId, async () => {
+      for (const locale of ['xx', 'DE', '<b>de</b>']) {
+        const page = await c.post(`/t/${t.slug}/account/locale`, { _csrf: csrf, locale })
+        assert.equal(page.status, 400)
+        assert.match(page.html, /id="locale-error"|class="error-summary"/)
+        assert.doesNotMatch(page.html, /<b>de<\/b>/)
+      }
+    })
+  })
+})
+
 /** The literal parts (8 characters or more) of each English message that another locale says differently. */
 function englishFragments(locale: string): string[] {
   const en = catalogues.get('en') ?? {}
@@ -96,7 +165,7 @@ function englishFragments(locale: string): string[] {
 }
 
 describe('a page in German or French', () => {
-  for (const locale of ['de', 'fr']) {
+  for (const locale of ['de', 'es', 'fr']) {
     test(`${locale}: the signed-out pages hold no English string of the catalogue`, async () => {
       const t = await createTenant(server)
       const c = new PageClient(server, randomIp())

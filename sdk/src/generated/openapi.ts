@@ -230,7 +230,11 @@ export interface paths {
     delete: operations['deleteMe']
     options?: never
     head?: never
-    patch?: never
+    /**
+     * Change the signed-in user's own settings (its locale)
+     * @description Only the fields sent change; `locale` is a supported locale (CONTRACT §20), `null` clears it (the pages then follow the browser). Audit: UserUpdated naming the changed fields, `via: "me"`.
+     */
+    patch: operations['updateMe']
     trace?: never
   }
   '/v1/{tenantSlug}/me/password': {
@@ -5798,6 +5802,8 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The language of the pages and mails for the user (a supported BCP 47 locale, CONTRACT §20); null when unset. */
+      locale: string | null
       /** @description The custom roles the user holds (directly or through a group), sorted. */
       roles: string[]
     }
@@ -5893,6 +5899,10 @@ export interface components {
       breachedPasswordPolicy: 'off' | 'block'
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
+      /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
+      defaultLocale: string
+      /** @description The locales the pages and mails may speak, in the service’s order; every supported one until set. */
+      locales: string[]
       /** Format: date-time */
       createdAt: string
     }
@@ -5958,6 +5968,8 @@ export interface components {
       familyName: string | null
       /** @description The provisioning client's own id for the user (SCIM externalId); null when unset. */
       externalId: string | null
+      /** @description The language of the pages and mails for the user (a supported BCP 47 locale, CONTRACT §20); null when unset. */
+      locale: string | null
       /** @description The custom roles the user holds (directly or through a group), sorted. */
       roles: string[]
       /** @description The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted. */
@@ -10056,6 +10068,52 @@ export interface operations {
       }
     }
   }
+  updateMe: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          locale?: ('en' | 'de' | 'es' | 'fr') | null
+        }
+      }
+    }
+    responses: {
+      /** @description The signed-in user, with the tenant it belongs to. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CurrentUser']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   changePassword: {
     parameters: {
       query?: never
@@ -12393,12 +12451,6 @@ export interface operations {
     }
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "Acme Corporation",
-         *       "mfaPolicy": "Required"
-         *     }
-         */
         'application/json': {
           name?: string
           mfaPolicy?: 'Disabled' | 'Optional' | 'Required'
@@ -12412,6 +12464,10 @@ export interface operations {
           dynamicClientRegistration?: boolean
           /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
           breachedPasswordPolicy?: 'off' | 'block'
+          /** @description A supported locale (BCP 47): en, de, es, fr. */
+          defaultLocale?: 'en' | 'de' | 'es' | 'fr'
+          /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
+          locales?: ('en' | 'de' | 'es' | 'fr')[]
         }
       }
     }
@@ -12819,6 +12875,7 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
+          locale?: ('en' | 'de' | 'es' | 'fr') | null
         }
       }
     }
@@ -12975,6 +13032,15 @@ export interface operations {
           'application/json': components['schemas']['Impersonation']
         }
       }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
       401: {
         headers: {
@@ -13065,6 +13131,8 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, es, fr. */
+            locale?: string
           }[]
           hashConfig?: {
             firebase?: {

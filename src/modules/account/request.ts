@@ -36,10 +36,12 @@ export async function requestAccountCode(
           { action: 'PasswordResetRequested', userId: usable.id, email, metadata: { email } },
         ])
       }
-      return { to: usable.email, code }
+      return { to: usable.email, locale: usable.locale, code }
     })
     // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
-    return sent && codeMail(purpose, sent.to, tenant.name, sent.code)
+    return (
+      sent && codeMail(purpose, { ...sent, requestLanguage: actor.language }, tenant, sent.code)
+    )
   })
 }
 

@@ -98,6 +98,7 @@ export async function resetPassword(
     event: 'password_reset',
     ip: actor.ip,
     userAgent: actor.userAgent,
+    language: actor.language,
   })
   return envelope
 }

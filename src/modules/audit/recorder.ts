@@ -23,6 +23,11 @@ export interface Actor {
    * in-process call (lib/served-client.ts); not stored as such, UserLogin's metadata.
    */
   servedClientId?: string
+  /**
+   * The request's Accept-Language (the hosted pages send their locale): the language of a
+   * mail to someone with no `locale` of their own (CONTRACT §20). Not stored.
+   */
+  language?: string | null
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, ip: null, userAgent: null }

@@ -1,6 +1,9 @@
 // The messages that carry codes. CONTRACT §5: one message per code, whose text part holds
 // the 6-digit code as a standalone number; every message names the tenant. The code comes
 // first, before the tenant name, so that digits in a name can never be mistaken for it.
+// CONTRACT §20: worded from the catalogues in the mail's language (i18n/mail.ts).
+import type { MessageKey } from '../../i18n/index.ts'
+import { type MailTenant, mailTranslator } from '../../i18n/mail.ts'
 import type { Mail } from '../../lib/mailer.ts'
 import { escapeHtml } from '../../lib/mailer.ts'
 import { CODE_TTL_SECONDS, type CodePurpose } from './service.ts'
@@ -8,49 +11,42 @@ import { CODE_TTL_SECONDS, type CodePurpose } from './service.ts'
 const MINUTES = CODE_TTL_SECONDS / 60
 
 const WORDING = {
-  login: {
-    subject: (tenant: string) => `Your sign-in code for ${tenant}`,
-    purpose: (tenant: string) => `Enter it to sign in to ${tenant}.`,
-    ignore: 'If you did not ask for it, you can ignore this message.',
-  },
-  mfa: {
-    subject: (tenant: string) => `Your verification code for ${tenant}`,
-    purpose: (tenant: string) => `Enter it to finish signing in to ${tenant}.`,
-    ignore:
-      'If you did not just sign in, someone else may know your password: change it as soon as you can.',
-  },
-  reset: {
-    subject: (tenant: string) => `Your password reset code for ${tenant}`,
-    purpose: (tenant: string) =>
-      `Enter it to choose a new password for ${tenant}; every other session will be signed out.`,
-    ignore: 'If you did not ask for it, you can ignore this message: your password is unchanged.',
-  },
-  verify: {
-    subject: (tenant: string) => `Confirm your email address for ${tenant}`,
-    purpose: (tenant: string) => `Enter it to confirm your email address for ${tenant}.`,
-    ignore: 'If you did not create an account, you can ignore this message.',
-  },
-} as const satisfies Record<CodePurpose, unknown>
+  login: ['mail.login.subject', 'mail.login.purpose', 'mail.login.ignore'],
+  mfa: ['mail.mfa.subject', 'mail.mfa.purpose', 'mail.mfa.ignore'],
+  reset: ['mail.reset.subject', 'mail.reset.purpose', 'mail.reset.ignore'],
+  verify: ['mail.verify.subject', 'mail.verify.purpose', 'mail.verify.ignore'],
+} as const satisfies Record<CodePurpose, readonly [MessageKey, MessageKey, MessageKey]>
 
-export function codeMail(kind: keyof typeof WORDING, to: string, tenantName: string, code: string) {
-  const w = WORDING[kind]
+/** Who a code mail is for: the address, and the language to write it in. */
+export interface CodeRecipient {
+  to: string
+  /** The recipient's `locale`, when known. */
+  locale?: string | null
+  /** The request's Accept-Language (the requesting page's locale). */
+  requestLanguage?: string | null
+}
+
+export function codeMail(
+  kind: keyof typeof WORDING,
+  recipient: CodeRecipient,
+  tenant: MailTenant & { name: string },
+  code: string,
+) {
+  const [subjectKey, purposeKey, ignoreKey] = WORDING[kind]
+  const { t } = mailTranslator(tenant, recipient.locale, recipient.requestLanguage)
   // A header must stay on one line whatever the tenant was named.
-  const subject = w.subject(tenantName.replace(/[\r\n\t]+/g, ' '))
-  const validity = `The code expires in ${MINUTES} minutes and works once.`
-  const text = [
-    `Your code: ${code}`,
-    '',
-    `${w.purpose(tenantName)} ${validity}`,
-    '',
-    w.ignore,
-    '',
-  ].join('\n')
+  const subject = t(subjectKey, { tenant: tenant.name.replace(/[\r\n\t]+/g, ' ') })
+  const purpose = t(purposeKey, { tenant: tenant.name })
+  const ignore = t(ignoreKey)
+  const validity = t('mail.code.validity', { minutes: MINUTES })
+  const label = t('mail.code.label')
+  const text = [`${label} ${code}`, '', `${purpose} ${validity}`, '', ignore, ''].join('\n')
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
-    `<p>Your code:</p><p style="font-size:28px;letter-spacing:4px"><strong>${code}</strong></p>`,
-    `<p>${escapeHtml(w.purpose(tenantName))} ${validity}</p>`,
-    `<p style="color:#666">${escapeHtml(w.ignore)}</p>`,
+    `<p>${escapeHtml(label)}</p><p style="font-size:28px;letter-spacing:4px"><strong>${code}</strong></p>`,
+    `<p>${escapeHtml(purpose)} ${escapeHtml(validity)}</p>`,
+    `<p style="color:#666">${escapeHtml(ignore)}</p>`,
     '</body></html>',
   ].join('')
-  return { to, subject, text, html } satisfies Mail
+  return { to: recipient.to, subject, text, html } satisfies Mail
 }

@@ -1,6 +1,7 @@
 // One import row's field rules (CONTRACT §14), checked in code rather than by the body's
 // schema: a row that breaks them is that row's `error` result, and the batch goes on.
 // The rules are those of the same fields elsewhere (users, §4 and §8).
+import { supportedLocales } from '../../i18n/index.ts'
 import { isEmail } from '../../lib/email.ts'
 import { isInstant } from '../../plugins/validation.ts'
 import { type BaseRole, isBaseRole } from '../roles/permissions.ts'
@@ -44,5 +45,9 @@ export function checkRow(
     return { reason: 'validation' }
   }
   if (user.createdAt !== undefined && !isInstant(user.createdAt)) return { reason: 'validation' }
+  // CONTRACT §20: a locale the service has a catalogue for, as PATCH me takes it.
+  if (user.locale !== undefined && !supportedLocales.includes(user.locale)) {
+    return { reason: 'validation' }
+  }
   return { user: user as CheckedUser }
 }

@@ -1,5 +1,6 @@
 // The body and answer of POST users/import (CONTRACT §14).
 import { type Static, Type } from 'typebox'
+import { supportedLocales } from '../../i18n/index.ts'
 import { ref } from '../../schemas.ts'
 
 /** At most this many users a request; more is 400 `validation`, and nothing is created. */
@@ -38,6 +39,9 @@ const ImportUser = Type.Object(
     givenName: Text('1 to 200 characters.'),
     familyName: Text('1 to 200 characters.'),
     externalId: Text('1 to 256 characters.'),
+    locale: Text(
+      `The user’s language (CONTRACT §20), a supported locale as its catalogue names it: ${supportedLocales.join(', ')}.`,
+    ),
   },
   {
     additionalProperties: false,

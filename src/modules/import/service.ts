@@ -21,7 +21,7 @@ import { signerKeySeal } from './signer-key.ts'
 
 type ImportDeps = Pick<Deps, 'db' | 'audit' | 'clock' | 'cipher' | 'sessions'>
 
-const PROFILE = ['displayName', 'givenName', 'familyName', 'externalId'] as const
+const PROFILE = ['displayName', 'givenName', 'familyName', 'externalId', 'locale'] as const
 
 export async function importUsers(
   deps: ImportDeps,

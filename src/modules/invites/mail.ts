@@ -1,39 +1,54 @@
 // The invitation mail (CONTRACT §5: invite mail holds the token). It names the tenant, so
-// the invitee knows what they are joining, and the accept endpoint.
+// the invitee knows what they are joining, and the accept endpoint. CONTRACT §20: worded
+// from the catalogues; the invitee has no `locale` yet, so the language is the requesting
+// page's (the inviter's request), else the tenant's default (i18n/mail.ts).
 import type { Config } from '../../config.ts'
+import { mailDate, mailTranslator } from '../../i18n/mail.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
 import { isAdminRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { Invite } from './queries.ts'
 
-export function inviteMail(config: Config, tenant: Tenant, invite: Invite, token: string): Mail {
-  const as = isAdminRole(invite.role) ? 'an administrator' : 'a member'
-  const until = invite.expiresAt.toISOString()
+const API_EXAMPLE = '{ "token": "…", "password": "…" }'
+
+export function inviteMail(
+  config: Config,
+  tenant: Tenant,
+  invite: Invite,
+  token: string,
+  requestLanguage?: string | null,
+): Mail {
+  const { t, locale } = mailTranslator(tenant, null, requestLanguage)
+  const role = isAdminRole(invite.role) ? 'admin' : 'member'
+  const until = mailDate(locale, invite.expiresAt)
   const acceptUrl = `${config.publicUrl}/v1/invites/accept`
   // The hosted page that accepts it (src/web): a person opens this; a program uses the API.
   const pageUrl = `${config.publicUrl}/t/${tenant.slug}/invite?token=${encodeURIComponent(token)}`
+  const intro = (name: string, slug: string) => t('mail.invite.intro', { tenant: name, slug, role })
   const text = [
-    `You have been invited to join ${tenant.name} (${tenant.slug}) as ${as}.`,
+    intro(tenant.name, tenant.slug),
     '',
-    'Your invitation token:',
+    t('mail.invite.tokenLabel'),
     '',
     token,
     '',
-    `It is valid until ${until}. To accept, open this page and choose a password:`,
+    t('mail.invite.valid', { until }),
     '',
     pageUrl,
     '',
-    `Or send a password with the token to ${acceptUrl}`,
-    '(POST, JSON body { "token": "…", "password": "…" }).',
+    t('mail.invite.api', { url: acceptUrl }),
+    t('mail.invite.apiBody', { example: API_EXAMPLE }),
     '',
-    'If you did not expect this invitation, ignore this message.',
+    t('mail.invite.ignore'),
   ].join('\n')
   const html = [
-    `<p>You have been invited to join <strong>${escapeHtml(tenant.name)}</strong> (${escapeHtml(tenant.slug)}) as ${as}.</p>`,
-    `<p>Your invitation token:</p><p><code>${escapeHtml(token)}</code></p>`,
-    `<p>It is valid until ${until}. To accept, <a href="${escapeHtml(pageUrl)}">open the invitation page</a> and choose a password.</p>`,
-    `<p>Or send a password with the token to <code>${escapeHtml(acceptUrl)}</code>.</p>`,
-    '<p>If you did not expect this invitation, ignore this message.</p>',
+    `<p>${escapeHtml(intro(tenant.name, tenant.slug))}</p>`,
+    `<p>${escapeHtml(t('mail.invite.tokenLabel'))}</p><p><code>${escapeHtml(token)}</code></p>`,
+    `<p>${escapeHtml(t('mail.invite.valid', { until }))}</p>`,
+    `<p><a href="${escapeHtml(pageUrl)}">${escapeHtml(t('mail.invite.openPage'))}</a></p>`,
+    `<p>${escapeHtml(t('mail.invite.api', { url: acceptUrl }))}</p>`,
+    `<p>${escapeHtml(t('mail.invite.ignore'))}</p>`,
   ].join('\n')
-  return { to: invite.email, subject: `You are invited to ${tenant.name}`, text, html }
+  const subject = t('mail.invite.subject', { tenant: tenant.name.replace(/[\r\n\t]+/g, ' ') })
+  return { to: invite.email, subject, text, html }
 }

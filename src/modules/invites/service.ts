@@ -128,7 +128,9 @@ export async function createInvite(
     ])
     // After the commit: a rolled-back invitation is never mailed.
     if (sendEmail) {
-      afterCommit(tx, () => deps.mailer.deliver(inviteMail(deps.config, tenant, row, token)))
+      afterCommit(tx, () =>
+        deps.mailer.deliver(inviteMail(deps.config, tenant, row, token, actor.language)),
+      )
     }
     return row
   })

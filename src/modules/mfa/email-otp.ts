@@ -49,6 +49,7 @@ export async function requestEmailOtp(
       { action: 'MfaEmailOtpSent', userId: user.id, email, metadata: { email } },
     ])
     const code = issued as string
-    afterCommit(tx, () => deps.mailer.deliver(codeMail('mfa', user.email, tenant.name, code)))
+    const to = { to: user.email, locale: user.locale, requestLanguage: actor.language }
+    afterCommit(tx, () => deps.mailer.deliver(codeMail('mfa', to, tenant, code)))
   })
 }

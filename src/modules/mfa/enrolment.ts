@@ -74,6 +74,7 @@ export async function verifySignedIn(
     event: 'totp_enrolled',
     ip: actor.ip,
     userAgent: actor.userAgent,
+    language: actor.language,
   })
   return recoveryCodes
 }

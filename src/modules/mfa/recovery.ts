@@ -53,6 +53,7 @@ export async function regenerateRecoveryCodes(
     event: 'recovery_codes_regenerated',
     ip: actor.ip,
     userAgent: actor.userAgent,
+    language: actor.language,
   })
   return codes
 }

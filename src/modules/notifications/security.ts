@@ -7,41 +7,38 @@
 // Call it after the change committed: the mailer sends in the background, so an alert
 // never delays or fails the request that caused it.
 import type { Config } from '../../config.ts'
+import type { MessageKey, MessageValues } from '../../i18n/index.ts'
+import { mailDate, mailTranslator } from '../../i18n/mail.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { escapeHtml, type Mail, type Mailer } from '../../lib/mailer.ts'
 import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 
-/** What the alert is about, and its wording. */
+/**
+ * What the alert is about, and its wording (CONTRACT §20: catalogue keys, the headline and
+ * the sentence in the mail's language; the subject's `Security alert:` prefix stays English
+ * in every language, mail filters rely on it).
+ */
 export const SECURITY_EVENTS = {
-  password_changed: ['your password was changed', 'The password of your account was changed.'],
-  password_reset: [
-    'your password was reset',
-    'The password of your account was reset with a code sent to this address.',
+  password_changed: [
+    'mail.alert.password_changed.headline',
+    'mail.alert.password_changed.sentence',
   ],
-  totp_enrolled: [
-    'an authenticator app was added',
-    'An authenticator app was set up as a second factor for your account.',
-  ],
-  totp_disabled: [
-    'your authenticator app was removed',
-    'The authenticator app of your account was removed; it no longer protects your sign-ins.',
-  ],
-  passkey_added: ['a passkey was added', 'A passkey was added to your account.'],
-  passkey_removed: ['a passkey was removed', 'A passkey was removed from your account.'],
+  password_reset: ['mail.alert.password_reset.headline', 'mail.alert.password_reset.sentence'],
+  totp_enrolled: ['mail.alert.totp_enrolled.headline', 'mail.alert.totp_enrolled.sentence'],
+  totp_disabled: ['mail.alert.totp_disabled.headline', 'mail.alert.totp_disabled.sentence'],
+  passkey_added: ['mail.alert.passkey_added.headline', 'mail.alert.passkey_added.sentence'],
+  passkey_removed: ['mail.alert.passkey_removed.headline', 'mail.alert.passkey_removed.sentence'],
   recovery_code_used: [
-    'a recovery code was used',
-    'One of your recovery codes was used to sign in or to prove your second factor.',
+    'mail.alert.recovery_code_used.headline',
+    'mail.alert.recovery_code_used.sentence',
   ],
   recovery_codes_regenerated: [
-    'new recovery codes were made',
-    'New recovery codes were made for your account; the previous ones no longer work.',
+    'mail.alert.recovery_codes_regenerated.headline',
+    'mail.alert.recovery_codes_regenerated.sentence',
   ],
-  new_device: [
-    'a sign-in from a new device',
-    'Your account was signed in to from a device or network it has not used recently.',
-  ],
-} as const satisfies Record<string, readonly [string, string]>
+  new_device: ['mail.alert.new_device.headline', 'mail.alert.new_device.sentence'],
+} as const satisfies Record<string, readonly [MessageKey, MessageKey]>
 
 export type SecurityEvent = keyof typeof SECURITY_EVENTS
 
@@ -50,8 +47,10 @@ export interface SecurityAlert {
   /** Shown to the user: where the change or sign-in came from, when known. */
   ip?: string | null
   userAgent?: string | null
-  /** Extra lines, such as how many recovery codes are left. */
-  notes?: string[]
+  /** Extra lines, such as how many recovery codes are left (catalogue keys). */
+  notes?: { key: MessageKey; values?: MessageValues }[]
+  /** The request's Accept-Language, for a user without a `locale` (CONTRACT §20). */
+  language?: string | null
 }
 
 // The parts of Deps it uses, named without deps.ts: the session service (which deps.ts
@@ -62,12 +61,12 @@ type AlertDeps = MailDeps & { mailer: Mailer }
 /** Queues the alert mail unless the tenant turned alerts off. */
 export function sendSecurityAlert(
   deps: AlertDeps,
-  tenant: Pick<Tenant, 'name' | 'slug' | 'securityNotifications'>,
-  user: { email: string },
+  tenant: AlertTenant & Pick<Tenant, 'securityNotifications'>,
+  user: { email: string; locale?: string | null },
   alert: SecurityAlert,
 ): void {
   if (!tenant.securityNotifications) return
-  deps.mailer.deliver(securityAlertMail(deps, tenant, user.email, alert))
+  deps.mailer.deliver(securityAlertMail(deps, tenant, user, alert))
 }
 
 /** The account page of the hosted pages: a plain link, it signs nobody in. */
@@ -82,27 +81,34 @@ export function accountPageUrl(config: Pick<Config, 'publicUrl'>, slug: string):
  */
 const SIX_DIGITS = /\d{6}/
 
+type AlertTenant = Pick<Tenant, 'name' | 'slug' | 'locales' | 'defaultLocale'>
+
 export function securityAlertMail(
   deps: MailDeps,
-  tenant: Pick<Tenant, 'name' | 'slug'>,
-  to: string,
+  tenant: AlertTenant,
+  user: { email: string; locale?: string | null },
   alert: SecurityAlert,
 ): Mail {
-  const [headline, sentence] = SECURITY_EVENTS[alert.event]
+  const to = user.email
+  const { t, locale } = mailTranslator(tenant, user.locale, alert.language)
+  const [headlineKey, sentenceKey] = SECURITY_EVENTS[alert.event]
+  const headline = t(headlineKey)
   const name = tenant.name.replace(/[\r\n\t]+/g, ' ')
-  const when = deps.clock.now().toUTCString()
+  const when = mailDate(locale, deps.clock.now())
   const lines = [
-    `${sentence}`,
+    t(sentenceKey),
     '',
-    `Workspace: ${name}`,
-    `When: ${when}`,
-    ...(alert.ip ? [`Network address: ${alert.ip}`] : []),
+    t('mail.alert.workspace', { name }),
+    t('mail.alert.when', { when }),
+    ...(alert.ip ? [t('mail.alert.ip', { ip: alert.ip })] : []),
     // The family only ("Firefox on Windows"): a raw User-Agent may hold long digit runs.
-    ...(alert.userAgent ? [`Browser: ${describeUserAgent(alert.userAgent)}`] : []),
-    ...(alert.notes ?? []),
+    ...(alert.userAgent
+      ? [t('mail.alert.browser', { browser: describeUserAgent(alert.userAgent) })]
+      : []),
+    ...(alert.notes ?? []).map((note) => t(note.key, note.values)),
     '',
-    'If this was you, there is nothing to do.',
-    'If it was not, change your password and review your sessions and second factors on your account page:',
+    t('mail.alert.wasYou'),
+    t('mail.alert.notYou'),
     accountPageUrl(deps.config, tenant.slug),
     '',
   ].filter((line) => !SIX_DIGITS.test(line))

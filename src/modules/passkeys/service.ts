@@ -241,5 +241,10 @@ function alert(
   event: 'passkey_added' | 'passkey_removed',
   actor: Actor,
 ): void {
-  sendSecurityAlert(deps, tenant, user, { event, ip: actor.ip, userAgent: actor.userAgent })
+  sendSecurityAlert(deps, tenant, user, {
+    event,
+    ip: actor.ip,
+    userAgent: actor.userAgent,
+    language: actor.language,
+  })
 }

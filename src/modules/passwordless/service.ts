@@ -90,10 +90,10 @@ async function issueLoginCode(
     if (!usable || code === undefined) return undefined
     entries.push({ action: 'PasswordlessCodeSent', userId: usable.id, email, metadata: { email } })
     await deps.audit.record(tx, tenant.id, actor, entries)
-    return { to: usable.email, code }
+    return { to: usable.email, locale: usable.locale, code }
   })
   // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
-  return sent && codeMail('login', sent.to, tenant.name, sent.code)
+  return sent && codeMail('login', { ...sent, requestLanguage: actor.language }, tenant, sent.code)
 }
 
 class AddressTaken extends Error {}

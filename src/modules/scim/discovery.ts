@@ -100,6 +100,10 @@ const ATTRIBUTES: Attribute[] = [
   attr('externalId', "The client's own id for the user, 1 to 256 characters.", {
     caseExact: true,
   }),
+  attr(
+    'preferredLanguage',
+    'The user’s language (RFC 7643 §4.1.1, an Accept-Language value): kept as the best-matching supported locale (en-US → en); one the service does not speak is 400 invalidValue.',
+  ),
   attr('emails', 'The one address, the same as userName; changing it changes userName.', {
     type: 'complex',
     multiValued: true,

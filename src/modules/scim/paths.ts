@@ -12,6 +12,7 @@ export const WRITABLE: Record<string, readonly string[] | null> = {
   userName: null,
   displayName: null,
   externalId: null,
+  preferredLanguage: null,
   active: null,
   password: null,
   name: ['givenName', 'familyName', 'formatted'],

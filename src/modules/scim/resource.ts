@@ -2,10 +2,12 @@
 // resource a client sent (POST, PUT, or the result of a PATCH) read into the user fields it
 // sets. The mapping (CONTRACT §14): id = the user's id; userName = the email, which is also
 // the one `emails` value (type work, primary); name.givenName/familyName, displayName and
-// externalId = the profile fields; active = not Suspended. Attribute names are read
+// externalId = the profile fields; preferredLanguage = the locale (CONTRACT §20); active =
+// not Suspended. Attribute names are read
 // case-insensitively (RFC 7643 §2.1); attributes the service does not keep are ignored,
 // and the read-only ones (id, meta, groups) too (RFC 7644 §3.5.1).
 import { createHash } from 'node:crypto'
+import { acceptLanguage, match } from '../../i18n/index.ts'
 import { isEmail } from '../../lib/email.ts'
 import { NewPassword } from '../../schemas.ts'
 import type { User } from '../users/reads.ts'
@@ -28,6 +30,7 @@ export interface ScimUser {
   userName: string
   name?: { givenName?: string; familyName?: string }
   displayName?: string
+  preferredLanguage?: string
   emails: ScimEmail[]
   active: boolean
   meta: {
@@ -51,6 +54,7 @@ export function toScimUser(user: User, base: string): ScimUser {
     userName: user.email,
     ...(Object.keys(name).length > 0 ? { name } : {}),
     ...(user.displayName !== null ? { displayName: user.displayName } : {}),
+    ...(user.locale !== null ? { preferredLanguage: user.locale } : {}),
     emails: [{ value: user.email, type: 'work', primary: true }],
     active: user.status !== 'Suspended',
     meta: {
@@ -75,6 +79,7 @@ export function versionOf(user: User): string {
     user.givenName,
     user.familyName,
     user.displayName,
+    user.locale,
     user.status !== 'Suspended',
     user.createdAt.toISOString(),
     user.updatedAt.toISOString(),
@@ -90,6 +95,8 @@ export interface UserInput {
   givenName: string | null
   familyName: string | null
   externalId: string | null
+  /** preferredLanguage, as the supported locale it names. */
+  locale: string | null
   /** Absent: the status stays. */
   active?: boolean
   /** Absent: the password stays. */
@@ -131,6 +138,7 @@ export function readUser(body: unknown): UserInput {
     givenName: text(attribute(names, 'givenName'), 'name.givenName', 200),
     familyName: text(attribute(names, 'familyName'), 'name.familyName', 200),
     externalId: text(attribute(body, 'externalId'), 'externalId', 256),
+    locale: language(attribute(body, 'preferredLanguage')),
   }
   const active = attribute(body, 'active')
   if (active !== undefined && active !== null) input.active = readBoolean(active, 'active')
@@ -163,6 +171,25 @@ function readPassword(value: unknown): string {
     throw invalidValue(`password must be a string of ${minLength} to ${maxLength} characters.`)
   }
   return value
+}
+
+/**
+ * preferredLanguage (RFC 7643 §4.1.1: an Accept-Language value, `en-US` or `fr, en;q=0.5`)
+ * as the user's locale: its best tag's best match among the supported locales (`en-US` →
+ * `en`, CONTRACT §20); null when absent or empty; 400 invalidValue when it names none.
+ */
+function language(value: unknown): string | null {
+  if (value === undefined || value === null || value === '') return null
+  if (typeof value !== 'string' || value.length > 200) {
+    throw invalidValue('preferredLanguage must be a language tag such as "de" or "en-US".')
+  }
+  const found = acceptLanguage(value)
+    .map((tag) => match(tag))
+    .find((locale) => locale !== undefined)
+  if (found === undefined) {
+    throw invalidValue('preferredLanguage names no language this service speaks.')
+  }
+  return found
 }
 
 /** A profile text: null when absent, null or empty; else 1..max characters. */

@@ -229,7 +229,7 @@ async function change(
   if (passwordSet) {
     sendSecurityAlert(deps, tenant, user, {
       event: 'password_changed',
-      notes: ["Your organisation's directory set it through provisioning."],
+      notes: [{ key: 'mail.alert.note.scimPassword' }],
     })
   }
   return user
@@ -253,7 +253,9 @@ const weak = (tag: string) => tag.replace(/^W\//, '')
 
 function profileOf(input: UserInput) {
   const { displayName, givenName, familyName, externalId } = input
-  return { displayName, givenName, familyName, externalId }
+  // readUser answered a supported locale (resource.ts `language`).
+  const locale = input.locale as UserChange['locale']
+  return { displayName, givenName, familyName, externalId, locale }
 }
 
 function taken() {

@@ -112,7 +112,8 @@ export async function signup(
     const owner = { tenantId: tenant.id, userId: user.id, purpose: 'verify' as const }
     const code = (await issueCode(deps, tx, owner)) as string
     // Sent once the user exists: a rolled-back signup mails nothing.
-    afterCommit(tx, () => deps.mailer.deliver(codeMail('verify', user.email, tenant.name, code)))
+    const to = { to: user.email, locale: user.locale, requestLanguage: actor.language }
+    afterCommit(tx, () => deps.mailer.deliver(codeMail('verify', to, tenant, code)))
     return {}
   })
   return result.envelope ?? { ok: true, verificationRequired: true }

@@ -162,7 +162,12 @@ export class SessionService {
       recentIfExpiresAfter,
     })
     if (alerting && isNewDevice(prior, actor.ip, actor.userAgent)) {
-      const alert = { event: 'new_device' as const, ip: actor.ip, userAgent: actor.userAgent }
+      const alert = {
+        event: 'new_device' as const,
+        ip: actor.ip,
+        userAgent: actor.userAgent,
+        language: actor.language,
+      }
       afterCommit(tx, () => sendSecurityAlert(this.deps, tenant, user, alert))
     }
     await this.deps.audit.record(tx, tenant.id, actor, [

@@ -52,7 +52,7 @@ export async function checkRecoveryCode(
         alerts: [
           {
             event: 'recovery_code_used',
-            notes: [`Recovery codes left: ${remaining} of 10.`],
+            notes: [{ key: 'mail.alert.note.recoveryLeft', values: { remaining, total: 10 } }],
           },
         ],
       }

@@ -1,6 +1,7 @@
 // Shapes of the tenant routes (SPEC capability 1 and Administration; CONTRACT §2, Tenant
 // record).
 import { type Static, Type } from 'typebox'
+import { Locale } from '../../i18n/schema.ts'
 import {
   AuthPolicy,
   DateTime,
@@ -71,6 +72,14 @@ const TenantComponent = Type.Object(
     }),
     breachedPasswordPolicy: BreachedPasswordPolicy,
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
+    defaultLocale: Type.String({
+      description:
+        'The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`.',
+    }),
+    locales: Type.Array(Type.String(), {
+      description:
+        'The locales the pages and mails may speak, in the service’s order; every supported one until set.',
+    }),
     createdAt: DateTime,
   },
   { $id: 'Tenant', description: "The tenant's record and settings." },
@@ -91,10 +100,21 @@ export const TenantPatchBody = Type.Object(
     passkeysEnabled: Type.Optional(Type.Boolean()),
     dynamicClientRegistration: Type.Optional(Type.Boolean()),
     breachedPasswordPolicy: Type.Optional(BreachedPasswordPolicy),
+    defaultLocale: Type.Optional(Locale),
+    locales: Type.Optional(
+      Type.Array(Locale, {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'At least one; must hold `defaultLocale` (the one sent, else the stored one).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    examples: [{ name: 'Acme Corporation', mfaPolicy: 'Required' }],
+    examples: [
+      { name: 'Acme Corporation', mfaPolicy: 'Required' },
+      { defaultLocale: 'de', locales: ['en', 'de', 'fr'] },
+    ],
   },
 )
 export type TenantPatchBody = Static<typeof TenantPatchBody>

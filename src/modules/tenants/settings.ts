@@ -2,6 +2,7 @@
 // the settings an admin may change, with TenantUpdated naming the fields that changed.
 import type { Config } from '../../config.ts'
 import type { Deps } from '../../deps.ts'
+import { offeredLocales, supportedLocales } from '../../i18n/index.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { logoUrl } from '../users/present.ts'
@@ -26,6 +27,8 @@ export interface TenantRecord {
   dynamicClientRegistration: boolean
   breachedPasswordPolicy: string
   logoUrl: string
+  defaultLocale: string
+  locales: string[]
   createdAt: string
 }
 
@@ -40,6 +43,8 @@ const PATCHABLE = [
   'passkeysEnabled',
   'dynamicClientRegistration',
   'breachedPasswordPolicy',
+  'defaultLocale',
+  'locales',
 ] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
 
 /**
@@ -64,6 +69,8 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     dynamicClientRegistration: tenant.dynamicClientRegistration,
     breachedPasswordPolicy: tenant.breachedPasswordPolicy,
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
+    defaultLocale: tenant.defaultLocale,
+    locales: offeredLocales(tenant.locales),
     createdAt: tenant.createdAt.toISOString(),
   }
 }
@@ -76,6 +83,29 @@ export async function readTenant(
   const found = await findTenantById(deps.db, tenantId)
   if (!found) fail('tenant_not_found')
   return presentTenant(deps.config, found.tenant, found.hasLogo)
+}
+
+const same = (a: unknown, b: unknown) =>
+  Array.isArray(a) || Array.isArray(b) ? JSON.stringify(a) === JSON.stringify(b) : a === b
+
+/**
+ * CONTRACT §20: the tenant's `defaultLocale` is always among its `locales`. Answers the
+ * `locales` sent in the service's order (stored so; never set, null, means every supported
+ * locale, a catalogue added later included); a default left out is 400 `validation` naming
+ * the field sent (`defaultLocale` when both are).
+ */
+function checkLocales(tenant: Tenant, patch: TenantPatchBody): string[] | undefined {
+  const locales = patch.locales
+    ? supportedLocales.filter((l) => (patch.locales as string[]).includes(l))
+    : undefined
+  const defaultLocale = patch.defaultLocale ?? tenant.defaultLocale
+  if (!(locales ?? offeredLocales(tenant.locales)).includes(defaultLocale)) {
+    const path = patch.defaultLocale !== undefined ? 'body.defaultLocale' : 'body.locales'
+    fail('validation', {
+      details: { issues: [{ path, message: 'defaultLocale must be one of locales' }] },
+    })
+  }
+  return locales
 }
 
 /**
@@ -97,10 +127,12 @@ export async function patchTenant(
     if (patch.idpOauthEnabled === true && !(tenant.idpClientId && tenant.idpClientSecretEnc)) {
       fail('idp_not_configured')
     }
+    const locales = checkLocales(tenant, patch)
+    const wanted = { ...patch, ...(locales ? { locales } : {}) }
     const changes: Partial<Record<(typeof PATCHABLE)[number], { from: unknown; to: unknown }>> = {}
     for (const field of PATCHABLE) {
-      const value = patch[field]
-      if (value !== undefined && value !== tenant[field]) {
+      const value = wanted[field]
+      if (value !== undefined && !same(value, tenant[field])) {
         changes[field] = { from: tenant[field], to: value }
       }
     }

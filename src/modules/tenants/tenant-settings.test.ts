@@ -14,6 +14,7 @@ import {
 } from '../../../test/helpers.ts'
 import { and, eq } from '../../db/orm.ts'
 import { auditEvents, tenants } from '../../db/schema.ts'
+import { supportedLocales } from '../../i18n/index.ts'
 
 let server: TestServer
 before(async (t) => {
@@ -24,11 +25,13 @@ const RECORD_FIELDS = [
   'authPolicy',
   'breachedPasswordPolicy',
   'createdAt',
+  'defaultLocale',
   'dynamicClientRegistration',
   'hasIdpClientSecret',
   'id',
   'idpClientId',
   'idpOauthEnabled',
+  'locales',
   'logoUrl',
   'mfaPolicy',
   'name',
@@ -81,6 +84,8 @@ test('GET tenant answers the whole record to an admin', async () => {
     dynamicClientRegistration: false,
     breachedPasswordPolicy: 'block',
     logoUrl: '',
+    defaultLocale: 'en',
+    locales: supportedLocales,
     createdAt: row.createdAt.toISOString(),
   })
 })

@@ -125,6 +125,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
         params: UserParams,
         body: ImpersonateBody,
         response: responses(Impersonation, {
+          400: [],
           403: ['impersonation_forbidden'],
           404: ['not_found'],
         }),

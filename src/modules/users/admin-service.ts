@@ -97,7 +97,7 @@ export async function deleteUser(
 }
 
 /** The profile fields PATCH users sets (CONTRACT §14); null clears one. */
-const PROFILE_FIELDS = ['displayName', 'givenName', 'familyName', 'externalId'] as const
+const PROFILE_FIELDS = ['displayName', 'givenName', 'familyName', 'externalId', 'locale'] as const
 
 /**
  * A change of a user: PATCH users' fields, and for SCIM (CONTRACT §14) the email and the
@@ -248,7 +248,7 @@ export async function disableUserTotp(
     // The administrator's address and browser are not the user's to see.
     sendSecurityAlert(deps, tenant, disabled, {
       event: 'totp_disabled',
-      notes: ['An administrator of the workspace reset it; your recovery codes were removed too.'],
+      notes: [{ key: 'mail.alert.note.adminReset' }],
     })
   }
 }

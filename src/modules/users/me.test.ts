@@ -58,6 +58,7 @@ describe('GET /me', () => {
       'id',
       'lastLoginAt',
       'passwordBreached',
+      'locale',
       'permissions',
       'role',
       'roles',

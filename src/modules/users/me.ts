@@ -7,9 +7,10 @@ import { signerKeySeal } from '../import/signer-key.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import { effectivePermissions, isAdminRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
+import { changeUser } from './admin-service.ts'
 import { logoUrl } from './present.ts'
 import { countOtherActiveAdmins, findMeRecord, findUserById, updateUser } from './queries.ts'
-import type { ChangePasswordBody } from './schemas.ts'
+import type { ChangePasswordBody, MePatchBody } from './schemas.ts'
 import { prepareChosenPassword } from './service.ts'
 
 /** GET /me: one primary-key read; the tenant fields come from the tenant cache (2 s). */
@@ -38,6 +39,22 @@ export async function readMe(
       logoUrl: logoUrl(deps.config, tenant.slug, hasLogo),
     },
   }
+}
+
+/**
+ * PATCH /me: the user's own settings, through the one way a user is changed (admin-service.ts
+ * `changeUser`: the audit row, nothing recorded when nothing changes). A user deleted
+ * meanwhile is a revoked session, as GET /me answers it.
+ */
+export async function updateMe(
+  deps: Pick<Deps, 'audit' | 'clock' | 'sessions'>,
+  tenant: Tenant,
+  userId: string,
+  patch: MePatchBody,
+  actor: Actor,
+): Promise<void> {
+  const change = patch.locale === undefined ? {} : { locale: patch.locale }
+  await changeUser(deps, tenant.id, userId, actor, () => change, { via: 'me' })
 }
 
 /** Soft delete: the address is freed, every session ends; the purge removes the row later. */
@@ -108,5 +125,6 @@ export async function changePassword(
     event: 'password_changed',
     ip: actor.ip,
     userAgent: actor.userAgent,
+    language: actor.language,
   })
 }

@@ -423,14 +423,15 @@ const insertImportBatch = namedStatement(
   'users_import_batch',
   `INSERT INTO users
      (tenant_id, id, email, email_normalized, password_hash, status, role, email_verified,
-      created_at, updated_at, display_name, given_name, family_name, external_id)
+      created_at, updated_at, display_name, given_name, family_name, external_id, locale)
    SELECT $1, u.id, u.email, u.email_normalized, u.password_hash, u.status, u.role,
      u.email_verified, u.created_at, $2, u.display_name, u.given_name, u.family_name,
-     u.external_id
+     u.external_id, u.locale
    FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-     $9::boolean[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[])
+     $9::boolean[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[],
+     $15::text[])
      AS u(id, email, email_normalized, password_hash, status, role, email_verified,
-       created_at, display_name, given_name, family_name, external_id)
+       created_at, display_name, given_name, family_name, external_id, locale)
    ON CONFLICT DO NOTHING
    RETURNING id, email_normalized`,
 )
@@ -461,6 +462,7 @@ export async function insertImportedUsers(
     column('givenName'),
     column('familyName'),
     column('externalId'),
+    column('locale'),
   ])
   return new Map(created.map((r) => [r.email_normalized as string, r.id as string]))
 }
@@ -506,6 +508,7 @@ export async function updateImportedUser(
     | 'givenName'
     | 'familyName'
     | 'externalId'
+    | 'locale'
     | 'updatedAt'
   >,
 ): Promise<void> {

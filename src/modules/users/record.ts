@@ -49,6 +49,13 @@ const FIELDS = {
     Profile("The provisioning client's own id for the user (SCIM externalId); null when unset."),
     'externalId',
   ),
+  locale: field(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The language of the pages and mails for the user (a supported BCP 47 locale, CONTRACT §20); null when unset.',
+    }),
+    'locale',
+  ),
 } satisfies Record<string, Field>
 
 type Schemas = { [K in keyof typeof FIELDS]: (typeof FIELDS)[K]['schema'] }

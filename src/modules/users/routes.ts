@@ -1,12 +1,12 @@
-// GET /me, DELETE /me, PATCH /me/password.
+// GET /me, PATCH /me, DELETE /me, PATCH /me/password.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { requireRecentAuthentication } from '../stepup/recent.ts'
-import { changePassword, deleteOwnAccount, readMe } from './me.ts'
-import { ChangePasswordBody, Me } from './schemas.ts'
+import { changePassword, deleteOwnAccount, readMe, updateMe } from './me.ts'
+import { ChangePasswordBody, Me, MePatchBody } from './schemas.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
@@ -26,6 +26,29 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     },
     async (request) => {
       const { userId } = request.principal as UserPrincipal
+      return readMe(deps, request.tenant, userId)
+    },
+  )
+
+  app.patch(
+    '/me',
+    {
+      config: { auth: 'user' },
+      schema: {
+        operationId: 'updateMe',
+        tags: ['Current user'],
+        summary: "Change the signed-in user's own settings (its locale)",
+        description:
+          'Only the fields sent change; `locale` is a supported locale (CONTRACT §20), `null` clears it ' +
+          '(the pages then follow the browser). Audit: UserUpdated naming the changed fields, `via: "me"`.',
+        params: TenantSlugParams,
+        body: MePatchBody,
+        response: responses(Me, { 404: [] }),
+      },
+    },
+    async (request) => {
+      const { userId } = request.principal as UserPrincipal
+      await updateMe(deps, request.tenant, userId, request.body, request.actor)
       return readMe(deps, request.tenant, userId)
     },
   )

@@ -1,6 +1,7 @@
 // Shapes of the current-user and user-administration routes (SPEC, Current user and
 // Administration; CONTRACT §2, User and PATCH users).
 import { type Static, Type } from 'typebox'
+import { Locale } from '../../i18n/schema.ts'
 import {
   AuthPolicy,
   MfaPolicy,
@@ -59,6 +60,13 @@ export const ChangePasswordBody = Type.Object(
 )
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>
 
+/** PATCH /me: the signed-in user's own settings (CONTRACT §20); null clears one. */
+export const MePatchBody = Type.Object(
+  { locale: Type.Optional(Type.Union([Locale, Type.Null()])) },
+  { additionalProperties: false, examples: [{ locale: 'de' }, { locale: null }] },
+)
+export type MePatchBody = Static<typeof MePatchBody>
+
 export const ListUsersQuery = Type.Object(PageParams, { additionalProperties: false })
 export type ListUsersQuery = Static<typeof ListUsersQuery>
 
@@ -82,6 +90,7 @@ export const UserPatchBody = Type.Object(
     givenName: ProfileText(200),
     familyName: ProfileText(200),
     externalId: ProfileText(256),
+    locale: Type.Optional(Type.Union([Locale, Type.Null()])),
   },
   {
     additionalProperties: false,

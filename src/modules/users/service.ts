@@ -16,7 +16,9 @@ export interface UserDraft {
   status: 'Pending' | 'Active' | 'Suspended'
   emailVerified: boolean
   /** The profile fields (CONTRACT §14), set by SCIM provisioning; null when absent. */
-  profile?: Partial<Pick<User, 'displayName' | 'givenName' | 'familyName' | 'externalId'>>
+  profile?: Partial<
+    Pick<User, 'displayName' | 'givenName' | 'familyName' | 'externalId' | 'locale'>
+  >
 }
 
 /** Refuses a weak password (CONTRACT §4) and hashes an acceptable one. */

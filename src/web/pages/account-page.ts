@@ -3,7 +3,7 @@
 // account, each section a form that posts to its own path (account.ts). Drawn again with
 // the errors of a refused form, or with a notice after a done one.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { MessageKey } from '../../i18n/index.ts'
+import { localeName, type MessageKey, type Translate } from '../../i18n/index.ts'
 import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Pages } from '../context.ts'
 import { html, raw } from '../html.ts'
@@ -19,6 +19,7 @@ export interface Me {
   totpEnrolled: boolean
   emailVerified: boolean
   tenant?: { name: string }
+  locale?: string | null
 }
 
 interface Passkey {
@@ -39,6 +40,37 @@ export const NOTES: Record<string, MessageKey> = {
   'passkey-removed': 'account.note.passkeyRemoved',
   confirmed: 'account.note.confirmed',
   'app-revoked': 'account.note.appRevoked',
+  language: 'account.note.language',
+}
+
+/**
+ * The language form (CONTRACT §20): the user's `locale` among the tenant's, or none (the
+ * pages then follow the browser). A locale the tenant no longer offers stays selectable
+ * while it is the user's, so saving the form does not change it by accident.
+ */
+function languageSection(
+  action: string,
+  csrf: string,
+  t: Translate,
+  offered: readonly string[],
+  current: string | null,
+) {
+  const choices = current && !offered.includes(current) ? [...offered, current] : offered
+  return html`<section aria-labelledby="language-h">
+<h2 id="language-h">${t('account.language')}</h2>
+${form(
+  action,
+  csrf,
+  html`<div class="field">
+  <label for="locale">${t('account.languageLabel')}</label>
+  <select id="locale" name="locale">
+<option value=""${current ? '' : raw(' selected')}>${t('account.languageAuto')}</option>
+${choices.map((l) => html`<option value="${l}" lang="${l}"${l === current ? raw(' selected') : ''}>${localeName(l)}</option>`)}
+  </select>
+</div>`,
+  t('account.saveLanguage'),
+)}
+</section>`
 }
 
 /**
@@ -88,6 +120,7 @@ ${errorSummary(state.errors, t)}
 </dl>
 ${!me.emailVerified && form(pages.url(request, 'account/verify'), csrf, html``, t('account.verifyEmail'))}
 </section>
+${languageSection(pages.url(request, 'account/locale'), csrf, t, pages.offered(request), me.locale ?? null)}
 ${
   passwords &&
   html`<section aria-labelledby="password-h">

@@ -183,6 +183,26 @@ ${codeField('code', 'Code from the app', errors)}`,
     }
   })
 
+  // The user's language (CONTRACT §20): PATCH me, then the page session holds it so the
+  // pages speak it at once; a `lang` cookie chosen before would win over it, so it follows.
+  app.post('/account/locale', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    const chosen = formText(request.body, 'locale')
+    try {
+      const me = await pages.api(request, session.accessToken).updateMe({
+        body: { locale: chosen === '' ? null : (chosen as 'en') },
+      })
+      pages.rememberUserLocale(request, reply, session, me.locale ?? undefined)
+      return pages.redirect(request, reply, 'account?done=language')
+    } catch (error) {
+      return accountPage(pages, request, reply, session, {
+        errors: formErrors(error, { locale: 'locale' }),
+        status: statusOf(error),
+      })
+    }
+  })
+
   app.post('/account/verify', async (request: Req, reply) => {
     const session = await signedIn(request, reply)
     if (!session) return reply

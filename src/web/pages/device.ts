@@ -58,7 +58,7 @@ export function devicePages(db: Db, tenantId: string) {
     _out?: { error?: string },
     err?: { name?: string; userCode?: string },
   ) {
-    const t = providerT(ctx)
+    const t = await providerT(db, tenantId, ctx)
     const aborted = err?.name === 'AbortedError'
     const known = CODE_ERRORS[(err?.name ?? '') as keyof typeof CODE_ERRORS]
     const message = err && !aborted && known ? t(known) : undefined
@@ -107,7 +107,7 @@ ${field({
     userCode: string,
   ) {
     const name = nameOf(client)
-    const t = providerT(ctx)
+    const t = await providerT(db, tenantId, ctx)
     const body = html`<h1>${t('device.confirmHeading', { name })}</h1>
 <p>${t('device.checkCode')}</p>
 <p class="user-code"><code>${userCode}</code></p>
@@ -123,7 +123,7 @@ ${xsrfField(ctx)}
 
   async function successSource(ctx: DeviceContext) {
     const name = nameOf(ctx.oidc.client)
-    const t = providerT(ctx)
+    const t = await providerT(db, tenantId, ctx)
     const body = html`<h1>${t('device.successHeading')}</h1>
 <p>${t('device.successText', { name })}</p>`
     await send(ctx, t('device.successTitle'), body)

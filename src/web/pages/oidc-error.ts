@@ -15,7 +15,7 @@ interface ProviderError {
 
 export function errorPage(db: Db, tenantId: string) {
   return async function renderError(ctx: KoaContext, out: ProviderError): Promise<void> {
-    const t = providerT(ctx)
+    const t = await providerT(db, tenantId, ctx)
     const body = html`<h1>${t('oidcError.heading')}</h1>
 <div class="error-summary" role="alert">
   <p>${out.error_description || t('oidcError.notAccepted')}</p>

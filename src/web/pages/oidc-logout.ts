@@ -31,7 +31,7 @@ export function logoutPages(db: Deps['db'], tenant: { id: string; slug: string }
     const client = ctx.oidc.client
     const asking = client ? client.clientName || client.clientId : undefined
     const secret = ctx.oidc.session?.state?.secret ?? ''
-    const t = providerT(ctx)
+    const t = await providerT(db, tenant.id, ctx)
     const body: Html = html`<h1>${t('logout.heading', { workspace })}</h1>
 ${asking ? html`<p>${t('logout.asked', { name: asking })}</p>` : ''}
 <p>${t('logout.text', { workspace })}</p>
@@ -51,7 +51,7 @@ ${asking ? html`<p>${t('logout.asked', { name: asking })}</p>` : ''}
   async function postLogoutSuccessSource(ctx: LogoutContext) {
     const client = ctx.oidc.client
     const name = client ? client.clientName || client.clientId : undefined
-    const t = providerT(ctx)
+    const t = await providerT(db, tenant.id, ctx)
     const body = html`<h1>${t('logout.doneHeading')}</h1>
 <p>${name ? t('logout.doneOf', { name }) : t('logout.done')} ${t('logout.close')}</p>
 <p><a class="button" href="${pagePath(tenant.slug)}/sign-in">${t('logout.signInAgain')}</a></p>`
