@@ -50,6 +50,11 @@ export const ADMIN_OPERATIONS = [
   'deleteSsoConnection',
   'listGroups',
   'setGroupRoles',
+  'createHook',
+  'listHooks',
+  'getHook',
+  'updateHook',
+  'deleteHook',
 ] as const satisfies readonly (keyof Client)[]
 
 export type AdminClient = Pick<Client, (typeof ADMIN_OPERATIONS)[number]>

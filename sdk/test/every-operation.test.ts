@@ -94,6 +94,9 @@ test('every operationId is called through the SDK against the real service', asy
   const catalogue = await admin.listPermissions()
   assert.ok(catalogue.items.some((p) => p.name === 'users:write'))
   assert.equal((await admin.getMe()).permissions.length, catalogue.items.length)
+  // The user's own language (CONTRACT §20), set and cleared.
+  assert.equal((await admin.updateMe({ body: { locale: 'de' } })).locale, 'de')
+  assert.equal((await admin.updateMe({ body: { locale: null } })).locale, null)
   const { role } = await admin.createRole({
     body: { name: 'Auditor', permissions: ['audit:read'] },
   })
@@ -293,6 +296,13 @@ test('every operationId is called through the SDK against the real service', asy
   // Resetting TOTP and suspending end the member's sessions.
   const reset = await backend.disableUserTotp({ path: { userId: signedUp.user.id } })
   assert.deepEqual(reset, { ok: true })
+  // Impersonation (CONTRACT §22) is a person's act: the admin's own token.
+  const impersonated = await admin.impersonateUser({
+    path: { userId: signedUp.user.id },
+    body: { reason: 'SDK test' },
+  })
+  assert.equal(impersonated.user.id, signedUp.user.id)
+  assert.equal(JSON.parse(atob(impersonated.accessToken.split('.')[1])).act.sub, created.user.id)
   // A key cannot grant Admin (CONTRACT §4): a status change it may make.
   const suspended = await backend.updateUser({
     path: { userId: signedUp.user.id },
@@ -398,6 +408,21 @@ test('every operationId is called through the SDK against the real service', asy
   })
   assert.equal(retriedDelivery.delivery.id, delivery.id)
   assert.deepEqual(await backend.deleteWebhook({ path: { id: hookId } }), { ok: true })
+
+  // Blocking hooks (CONTRACT §21), disabled so that no sign-in below calls one.
+  const blocking = await backend.createHook({
+    body: { event: 'before_sign_up', url: 'https://hooks.example.com/sign-up', enabled: false },
+  })
+  assert.match(blocking.secret, /^whsec_/)
+  const blockingId = blocking.hook.id
+  assert.deepEqual(
+    (await backend.listHooks({ query: { limit: 50 } })).items.map((h) => h.id),
+    [blockingId],
+  )
+  assert.equal((await backend.getHook({ path: { id: blockingId } })).hook.enabled, false)
+  const slower = await backend.updateHook({ path: { id: blockingId }, body: { timeoutMs: 500 } })
+  assert.equal(slower.hook.timeoutMs, 500)
+  assert.deepEqual(await backend.deleteHook({ path: { id: blockingId } }), { ok: true })
 
   // SSO connections (CONTRACT §12): made by the admin (a key cannot set what a connection
   // trusts), then read, listed, enforced and deleted with the key.
