@@ -379,12 +379,23 @@ export async function listUsers(
   return rows.map(recordFromRow)
 }
 
-/** The sign-in guard refused the account (CONTRACT §21): its lock holds until `until`. */
+/**
+ * The sign-in guard refused the account (CONTRACT §21): its lock holds until `until`. Every
+ * refused try of a hold tells it, so the row is written only when no lock within a minute of
+ * `until` is stored: a burst of refused tries is not a burst of row writes.
+ */
 export async function storeLockedUntil(db: Handle, tenantId: string, email: string, until: Date) {
+  const stale = new Date(until.getTime() - 60_000)
   await db
     .update(users)
     .set({ lockedUntil: until })
-    .where(and(live(tenantId), eq(users.emailNormalized, email)))
+    .where(
+      and(
+        live(tenantId),
+        eq(users.emailNormalized, email),
+        or(isNull(users.lockedUntil), sql`${users.lockedUntil} < ${stale}`),
+      ),
+    )
 }
 
 /** A sign-in succeeded: no lock remains (a no-op, without a write, when none was stored). */

@@ -53,6 +53,10 @@ test('a spent account budget shows as lockedUntil and in ?locked=true; unlock le
   const u = await signup(server, t.slug)
   const other = await signup(server, t.slug)
   await lockOut(t, u)
+  const stored = await storedLock(u.user.id)
+  assert.ok(stored, 'the refusal wrote the end of the lock')
+  expectError(await login(t, u.email, u.password), 429, 'rate_limited')
+  assert.deepEqual(await storedLock(u.user.id), stored, 'a further refusal does not rewrite it')
 
   const all = await list(t, '')
   assert.equal(all.status, 200, JSON.stringify(all.body))
