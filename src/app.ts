@@ -25,6 +25,7 @@ import { HookCache, HookCalls } from './modules/hooks/cache.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
+import { accountLockStore } from './modules/users/account-lock.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
 import { DeliveryOutcomes } from './modules/webhooks/outcomes.ts'
 import { WebhookWorker } from './modules/webhooks/worker.ts'
@@ -174,7 +175,7 @@ export async function buildApp(
     tokens,
     cipher,
     limits,
-    guard: new SignInGuard(limits),
+    guard: new SignInGuard(limits, accountLockStore(db)),
     audit,
     apiKeyUsage: new ApiKeyUsage(db),
     apiKeys: new ApiKeyCache(redis),

@@ -176,6 +176,7 @@ const EXPECTED = [
   'DELETE /v1/{tenantSlug}/users/{userId} users:write',
   'POST /v1/{tenantSlug}/users/{userId}/totp/disable users:write',
   'POST /v1/{tenantSlug}/users/{userId}/impersonate users:impersonate',
+  'POST /v1/{tenantSlug}/users/{userId}/unlock users:write',
   'POST /v1/{tenantSlug}/users/{userId}/erase users:write',
   'POST /v1/{tenantSlug}/users/import users:write',
   'GET /v1/{tenantSlug}/users/{userId}/sessions users:read',

@@ -150,6 +150,7 @@ describe('recorded events validate against their schemas', () => {
     const invite = await call('POST', 'invites', { email: uniqueEmail('invitee') })
     await call('DELETE', `invites/${invite.invite.id}`)
     await call('PATCH', 'tenant', { name: 'Renamed' })
+    await call('POST', `users/${user.user.id}/unlock`)
     const member = await signup(server, t.slug)
     await call('PATCH', `users/${member.user.id}`, { role: 'Admin' })
     await call('DELETE', `users/${member.user.id}`)
@@ -186,6 +187,7 @@ describe('recorded events validate against their schemas', () => {
       'TenantUpdated',
       'UserUpdated',
       'UserSoftDeleted',
+      'UserUnlocked',
       'WebhookCreated',
       'WebhookUpdated',
       'WebhookSecretRotated',

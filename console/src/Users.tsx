@@ -33,13 +33,14 @@ export function Users() {
   const change = useMutation({
     mutationFn: async (action: {
       user: User
-      kind: 'patch' | 'totp' | 'delete' | 'erase'
+      kind: 'patch' | 'totp' | 'unlock' | 'delete' | 'erase'
       patch?: object
     }) => {
       const path = { userId: action.user.id }
       if (action.kind === 'patch')
         await session.api.updateUser({ path, body: action.patch as never })
       if (action.kind === 'totp') await session.api.disableUserTotp({ path })
+      if (action.kind === 'unlock') await session.api.unlockUser({ path })
       if (action.kind === 'delete') await session.api.deleteUser({ path })
       if (action.kind === 'erase') await session.api.eraseUser({ path })
     },
@@ -106,7 +107,10 @@ export function Users() {
                 <td data-label="Custom roles" className="long">
                   {user.roles.length ? user.roles.join(', ') : '—'}
                 </td>
-                <td data-label="Status">{user.status}</td>
+                <td data-label="Status">
+                  {user.status}
+                  {user.lockedUntil && <> (locked until {formatDate(user.lockedUntil)})</>}
+                </td>
                 <td data-label="Authenticator">{user.totpEnrolled ? 'Yes' : 'No'}</td>
                 <td data-label="Last sign-in">{formatDate(user.lastLoginAt)}</td>
                 <td className="actions">
@@ -127,6 +131,11 @@ export function Users() {
                       }
                     >
                       Suspend
+                    </button>
+                  )}
+                  {user.lockedUntil && may('users:write') && (
+                    <button type="button" onClick={() => change.mutate({ user, kind: 'unlock' })}>
+                      Unlock<span className="visually-hidden"> {user.email}</span>
                     </button>
                   )}
                   {user.totpEnrolled && may('users:write') && (

@@ -10,6 +10,7 @@ export const ADMIN_OPERATIONS = [
   'importUsers',
   'deleteUser',
   'disableUserTotp',
+  'unlockUser',
   'eraseUser',
   'listUserSessions',
   'endUserSession',

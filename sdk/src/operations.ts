@@ -64,6 +64,7 @@ export const OPERATIONS = {
   importUsers: ['post', '/v1/{tenantSlug}/users/import'],
   disableUserTotp: ['post', '/v1/{tenantSlug}/users/{userId}/totp/disable'],
   impersonateUser: ['post', '/v1/{tenantSlug}/users/{userId}/impersonate'],
+  unlockUser: ['post', '/v1/{tenantSlug}/users/{userId}/unlock'],
   eraseUser: ['post', '/v1/{tenantSlug}/users/{userId}/erase'],
   exportPersonalData: ['post', '/v1/{tenantSlug}/me/export'],
   listUserSessions: ['get', '/v1/{tenantSlug}/users/{userId}/sessions'],

@@ -124,6 +124,11 @@ export const users = pgTable(
     totpLastStep: bigint('totp_last_step', { mode: 'number' }),
     ...timestamps(),
     lastLoginAt: ts('last_login_at'),
+    /**
+     * When the account's failure lock (CONTRACT §6 ACCOUNT_FAILURES, §21) ends: written by the
+     * sign-in guard when it refuses, cleared by an unlock or a successful sign-in.
+     */
+    lockedUntil: ts('locked_until'),
     deletedAt: ts('deleted_at'),
     /** Profile fields (CONTRACT §14): set by PATCH users, SCIM and import; null when unknown. */
     displayName: text('display_name'),

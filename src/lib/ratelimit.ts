@@ -97,8 +97,18 @@ function tooMany(error: unknown): AppError {
  */
 export class SignInGuard {
   private readonly limits: RateLimits
-  constructor(limits: RateLimits) {
+  private readonly lock: AccountLockStore | undefined
+  constructor(limits: RateLimits, lock?: AccountLockStore) {
     this.limits = limits
+    this.lock = lock
+  }
+
+  /**
+   * Ends an account's lock (CONTRACT §21 unlock): its run of failures is forgotten, so the
+   * next try is the first of a fresh budget. The caller clears the stored lockedUntil.
+   */
+  async unlock(account: { tenantId: string; email: string }): Promise<void> {
+    await this.limits.reset('accountFailures', `${account.tenantId}:${account.email}`)
   }
 
   async begin(attempt: {
@@ -118,7 +128,12 @@ export class SignInGuard {
         await this.limits.hit(name, key)
         reserved.push([name, key])
       }
-      await this.limits.hit('accountFailures', account)
+      try {
+        await this.limits.hit('accountFailures', account)
+      } catch (error) {
+        await this.recordLock(attempt, error)
+        throw error
+      }
     } catch (error) {
       await Promise.all(reserved.map(([name, key]) => this.limits.refund(name, key)))
       throw error
@@ -129,10 +144,35 @@ export class SignInGuard {
         await Promise.all([...giveBack(), this.limits.refund('accountFailures', account)])
       },
       succeeded: async () => {
-        await Promise.all([...giveBack(), this.limits.reset('accountFailures', account)])
+        await Promise.all([
+          ...giveBack(),
+          this.limits.reset('accountFailures', account),
+          this.lock?.cleared(attempt.tenantId, attempt.email).catch(() => {}),
+        ])
       },
     }
   }
+
+  /** The account budget refused: the lock's end is written where the user record shows it. */
+  private async recordLock(attempt: { tenantId: string; email: string }, error: unknown) {
+    if (!this.lock) return
+    const seconds = error instanceof AppError ? (error.retryAfter ?? 0) : 0
+    if (seconds <= 0) return
+    await this.lock
+      .locked(attempt.tenantId, attempt.email, new Date(Date.now() + seconds * 1000))
+      .catch(() => {})
+  }
+}
+
+/**
+ * Where an account's failure lock is shown (users.locked_until, CONTRACT §21); the guard
+ * writes it, failures to write never change a sign-in's answer.
+ */
+export interface AccountLockStore {
+  /** The account budget refused a try: the lock holds until `until`. */
+  locked(tenantId: string, email: string, until: Date): Promise<void>
+  /** A sign-in succeeded: no lock remains. */
+  cleared(tenantId: string, email: string): Promise<void>
 }
 
 export interface SignInTry {

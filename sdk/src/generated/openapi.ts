@@ -923,6 +923,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/users/{userId}/unlock': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * End a user's sign-in failure lock (CONTRACT §21)
+     * @description The account’s run of failed sign-ins (the `ACCOUNT_FAILURES` budget of CONTRACT §6) is forgotten, so the user can sign in at once, and `lockedUntil` is cleared; answers the user. Audited `UserUnlocked` (`wasLocked` says whether a lock held). An unknown user is 404.
+     */
+    post: operations['unlockUser']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/users/{userId}/impersonate': {
     parameters: {
       query?: never
@@ -3904,6 +3924,61 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  UserUnlocked: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * UserUnlocked event
+     * @description An admin ended the user’s sign-in failure lock (CONTRACT §21).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserUnlockedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   ApplicationCreated: {
     parameters: {
       query?: never
@@ -5792,6 +5867,8 @@ export interface components {
       /** Format: date-time */
       createdAt: string
       lastLoginAt: string | null
+      /** @description When the account's sign-in failure lock ends (CONTRACT §6, §21); null unless locked now. */
+      lockedUntil: string | null
       totpEnrolled: boolean
       emailVerified: boolean
       /** @description The name to show; null when unknown. */
@@ -5958,6 +6035,8 @@ export interface components {
       /** Format: date-time */
       createdAt: string
       lastLoginAt: string | null
+      /** @description When the account's sign-in failure lock ends (CONTRACT §6, §21); null unless locked now. */
+      lockedUntil: string | null
       totpEnrolled: boolean
       emailVerified: boolean
       /** @description The name to show; null when unknown. */
@@ -8148,6 +8227,40 @@ export interface components {
           /** @description A passkey was removed. */
           metadata: {
             passkeyId: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An admin ended the user’s sign-in failure lock (CONTRACT §21). */
+    UserUnlockedEvent: {
+      /** @constant */
+      type: 'UserUnlocked'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'UserUnlocked'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An admin ended the user’s sign-in failure lock (CONTRACT §21). */
+          metadata: {
+            /** @description Whether the lock held when it was ended. */
+            wasLocked: boolean
           }
           /** Format: date-time */
           createdAt: string
@@ -12719,6 +12832,8 @@ export interface operations {
         limit?: number
         /** @description nextCursor of the page before. */
         cursor?: string
+        /** @description true: only the users whose sign-in failure lock holds now (CONTRACT §21). */
+        locked?: boolean
       }
       header?: never
       path: {
@@ -12957,6 +13072,76 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  unlockUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A user of the tenant. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
         }
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
@@ -13723,6 +13908,7 @@ export interface operations {
           | 'MfaRecoveryCodesRegenerated'
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
+          | 'UserUnlocked'
           | 'ApplicationCreated'
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'
@@ -13877,6 +14063,7 @@ export interface operations {
           | 'MfaRecoveryCodesRegenerated'
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
+          | 'UserUnlocked'
           | 'ApplicationCreated'
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'

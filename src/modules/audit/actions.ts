@@ -49,6 +49,8 @@ export const LIFECYCLE_ACTIONS = [
   'MfaRecoveryCodesRegenerated',
   'PasskeyRegistered',
   'PasskeyRemoved',
+  // CONTRACT §21: an admin ended a user's sign-in failure lock.
+  'UserUnlocked',
 ] as const
 
 /** CONTRACT §11, the OpenID provider's applications and API resources. */

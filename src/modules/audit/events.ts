@@ -115,6 +115,9 @@ export const AUDIT_EVENTS = {
     changes: Type.Optional(FromTo),
     via: Str(),
   }),
+  UserUnlocked: closed('An admin ended the user’s sign-in failure lock (CONTRACT §21).', {
+    wasLocked: Type.Boolean({ description: 'Whether the lock held when it was ended.' }),
+  }),
   MfaTotpEnrolled: closed('A user enrolled a TOTP authenticator.', { via: Str() }),
   MfaTotpDisabled: closed('An admin removed a user’s TOTP authenticator.', {
     by: Str(),

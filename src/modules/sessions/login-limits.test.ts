@@ -132,7 +132,14 @@ describe('per account across IPs (CONTRACT §6; budget lowered to 5 here)', () =
       const retryAfter = Number(res.headers.get('retry-after'))
       assert.ok(retryAfter > 3000 && retryAfter <= 3600, `held for the hour: ${retryAfter}`)
     }
-    assert.deepEqual(await tenantSnapshot(server, t.tenantId), before)
+    // The refusal writes when the lock ends (CONTRACT §21 lockedUntil); nothing else changed.
+    const after = await tenantSnapshot(server, t.tenantId)
+    const held = after.users.find((row) => row.id === u.user.id)
+    assert.ok(held?.lockedUntil, 'lockedUntil written')
+    const ends = held.lockedUntil.getTime() - Date.now()
+    assert.ok(ends > 3000_000 && ends <= 3600_000, `locked for the hour: ${ends}`)
+    held.lockedUntil = null
+    assert.deepEqual(after, before)
     // Other accounts are not held.
     const v = await signup(server, t.slug)
     assert.equal((await login(v.email, v.password)).status, 200)

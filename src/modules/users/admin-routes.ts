@@ -1,4 +1,5 @@
-// GET users, DELETE users/{userId}, PATCH users/{userId}, POST users/{userId}/totp/disable
+// GET users, DELETE users/{userId}, PATCH users/{userId}, POST users/{userId}/totp/disable,
+// POST users/{userId}/unlock
 // (admin or API key: CONTRACT §4).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
@@ -9,6 +10,7 @@ import {
   disableUserTotp,
   impersonateUser,
   listUserPage,
+  unlockUser,
   updateUserAccess,
 } from './admin-service.ts'
 import {
@@ -108,6 +110,23 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
       await disableUserTotp(deps, request.tenant, request.params.userId, request.actor)
       return { ok: true as const }
     },
+  )
+
+  app.post(
+    '/users/:userId/unlock',
+    {
+      config: { auth: 'admin', permission: 'users:write' },
+      schema: {
+        operationId: 'unlockUser',
+        tags,
+        summary: "End a user's sign-in failure lock (CONTRACT §21)",
+        description:
+          'The account’s run of failed sign-ins (the `ACCOUNT_FAILURES` budget of CONTRACT §6) is forgotten, so the user can sign in at once, and `lockedUntil` is cleared; answers the user. Audited `UserUnlocked` (`wasLocked` says whether a lock held). An unknown user is 404.',
+        params: UserParams,
+        response: responses(PublicUser, { 400: [], 404: ['not_found'] }),
+      },
+    },
+    async (request) => unlockUser(deps, request.tenant.id, request.params.userId, request.actor),
   )
 
   app.post(

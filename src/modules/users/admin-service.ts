@@ -38,7 +38,7 @@ export async function listUserPage(
   const db = await deps.reads.reader()
   return readPage(
     query,
-    ({ limit, after }) => listUsers(db, tenantId, { limit, afterId: after }),
+    ({ limit, after }) => listUsers(db, tenantId, { limit, afterId: after, locked: query.locked }),
     (user) => user,
   )
 }
@@ -214,6 +214,37 @@ export async function changeUser(
  * user without any secret is left as is. An active factor removed is mailed about once it
  * committed. The path id is a plain string in the spec, so a malformed one is just unknown.
  */
+/**
+ * POST users/{id}/unlock (CONTRACT §21): the account's run of sign-in failures is forgotten
+ * by the guard and lockedUntil cleared; audited UserUnlocked (also when no lock held, so
+ * the act is on record). An unknown, deleted or foreign user is 404, nothing changed.
+ */
+export async function unlockUser(
+  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'guard'>,
+  tenantId: string,
+  userId: string,
+  actor: Actor,
+): Promise<UserRecord> {
+  const unlocked = await deps.db.transaction(async (tx) => {
+    const user = await lockLiveUser(tx, tenantId, userId)
+    if (!user) fail('not_found')
+    const now = deps.clock.now()
+    const wasLocked = user.lockedUntil !== null && user.lockedUntil.getTime() > Date.now()
+    const changed = await updateUser(tx, tenantId, user.id, { lockedUntil: null, updatedAt: now })
+    await deps.audit.record(tx, tenantId, actor, [
+      {
+        action: 'UserUnlocked',
+        userId: user.id,
+        email: user.emailNormalized,
+        metadata: { wasLocked },
+      },
+    ])
+    return changed ?? user
+  })
+  await deps.guard.unlock({ tenantId, email: unlocked.emailNormalized })
+  return presentUser(unlocked, await userRoleNames(deps.db, tenantId, userId))
+}
+
 export async function disableUserTotp(
   deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'mailer' | 'sessions'>,
   tenant: Tenant,

@@ -58,6 +58,7 @@ describe('GET /me', () => {
       'id',
       'lastLoginAt',
       'locale',
+      'lockedUntil',
       'passwordBreached',
       'permissions',
       'role',

@@ -347,18 +347,65 @@ const nextPage = namedStatement(
      AND (created_at, id) > (SELECT c.created_at, c.id FROM users c WHERE c.tenant_id = $1 AND c.id = $3)
    ORDER BY created_at, id LIMIT $2`,
 )
+// ?locked=true (CONTRACT §21): only the users whose failure lock holds now.
+const lockedFirstPage = namedStatement(
+  'users_locked_first_page',
+  `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
+     AND locked_until > now()
+   ORDER BY created_at, id LIMIT $2`,
+)
+const lockedNextPage = namedStatement(
+  'users_locked_next_page',
+  `SELECT ${RECORD_COLUMNS} FROM users WHERE tenant_id = $1 AND deleted_at IS NULL
+     AND locked_until > now()
+     AND (created_at, id) > (SELECT c.created_at, c.id FROM users c WHERE c.tenant_id = $1 AND c.id = $3)
+   ORDER BY created_at, id LIMIT $2`,
+)
 
-/** A page of the live users, oldest first, after the user `afterId` when given. */
+/**
+ * A page of the live users, oldest first, after the user `afterId` when given; with
+ * `locked`, only those locked now.
+ */
 export async function listUsers(
   db: Db,
   tenantId: string,
-  options: { limit: number; afterId?: string },
+  options: { limit: number; afterId?: string; locked?: boolean },
 ): Promise<UserRecord[]> {
-  const { limit, afterId } = options
+  const { limit, afterId, locked } = options
+  const [first, next] = locked ? [lockedFirstPage, lockedNextPage] : [firstPage, nextPage]
   const rows = afterId
-    ? await nextPage(db, [tenantId, limit, afterId])
-    : await firstPage(db, [tenantId, limit])
+    ? await next(db, [tenantId, limit, afterId])
+    : await first(db, [tenantId, limit])
   return rows.map(recordFromRow)
+}
+
+/**
+ * The sign-in guard refused the account (CONTRACT §21): its lock holds until `until`. Every
+ * refused try of a hold tells it, so the row is written only when no lock within a minute of
+ * `until` is stored: a burst of refused tries is not a burst of row writes.
+ */
+export async function storeLockedUntil(db: Handle, tenantId: string, email: string, until: Date) {
+  const stale = new Date(until.getTime() - 60_000)
+  await db
+    .update(users)
+    .set({ lockedUntil: until })
+    .where(
+      and(
+        live(tenantId),
+        eq(users.emailNormalized, email),
+        or(isNull(users.lockedUntil), sql`${users.lockedUntil} < ${stale}`),
+      ),
+    )
+}
+
+/** A sign-in succeeded: no lock remains (a no-op, without a write, when none was stored). */
+export async function clearLockedUntilByEmail(db: Handle, tenantId: string, email: string) {
+  await db
+    .update(users)
+    .set({ lockedUntil: null })
+    .where(
+      and(live(tenantId), eq(users.emailNormalized, email), sql`${users.lockedUntil} IS NOT NULL`),
+    )
 }
 
 /** The live user, locked until the commit. */

@@ -29,6 +29,8 @@ const Profile = (description: string) => Type.Union([Type.String(), Type.Null()]
 interface Field {
   schema: TSchema
   from: keyof UserRow
+  /** A time shown only while it is in the future, else null (lockedUntil). */
+  whileFuture?: boolean
 }
 const field = <S extends TSchema>(schema: S, from: keyof UserRow) => ({ schema, from })
 
@@ -40,6 +42,17 @@ const FIELDS = {
   role: field(Role, 'role'),
   createdAt: field(Time, 'createdAt'),
   lastLoginAt: field(NullableTime, 'lastLoginAt'),
+  // CONTRACT §21: the stored end of the account's failure lock only while it holds.
+  lockedUntil: {
+    ...field(
+      Type.Union([Time, Type.Null()], {
+        description:
+          "When the account's sign-in failure lock ends (CONTRACT §6, §21); null unless locked now.",
+      }),
+      'lockedUntil',
+    ),
+    whileFuture: true,
+  },
   totpEnrolled: field(Type.Boolean(), 'totpEnabled'),
   emailVerified: field(Type.Boolean(), 'emailVerified'),
   displayName: field(Profile('The name to show; null when unknown.'), 'displayName'),
@@ -94,10 +107,11 @@ const ENTRIES = Object.entries(FIELDS) as [keyof typeof FIELDS, Field][]
  */
 export const RECORD_COLUMNS = ENTRIES.map(([name, f]) => {
   const column = users[f.from].name
+  const shown = f.whileFuture ? `CASE WHEN ${column} > now() THEN ${column} END` : column
   const value =
     users[f.from].dataType === 'date'
-      ? `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-      : column
+      ? `to_char(${shown} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+      : shown
   return `${value} AS "${name}"`
 })
   .concat(`${ROLE_NAMES_SQL} AS "roles"`)
@@ -113,7 +127,8 @@ export function presentUser(user: UserRow, roles: string[] = []): UserRecord {
   const record: Record<string, unknown> = { roles }
   for (const [name, f] of ENTRIES) {
     const value = user[f.from]
-    record[name] = value instanceof Date ? value.toISOString() : value
+    if (f.whileFuture && value instanceof Date && value.getTime() <= Date.now()) record[name] = null
+    else record[name] = value instanceof Date ? value.toISOString() : value
   }
   return record as UserRecord
 }

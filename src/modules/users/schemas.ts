@@ -67,7 +67,17 @@ export const MePatchBody = Type.Object(
 )
 export type MePatchBody = Static<typeof MePatchBody>
 
-export const ListUsersQuery = Type.Object(PageParams, { additionalProperties: false })
+export const ListUsersQuery = Type.Object(
+  {
+    ...PageParams,
+    locked: Type.Optional(
+      Type.Boolean({
+        description: 'true: only the users whose sign-in failure lock holds now (CONTRACT §21).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 export type ListUsersQuery = Static<typeof ListUsersQuery>
 
 // The spec types userId as a uuid here, so a malformed one is a 400 validation error.
