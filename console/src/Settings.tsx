@@ -147,26 +147,13 @@ function DryRun({ draft }: { draft: Editable }) {
               : `${run.data.affected.length} would be affected:`}
           </p>
           {run.data.affected.length > 0 && (
-            <table>
-              <thead>
-                <tr>
-                  <th>User</th>
-                  <th>What would happen</th>
-                  <th>Why</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.data.affected.map((a) => (
-                  <tr key={a.userId}>
-                    <td>{a.email}</td>
-                    <td>{OUTCOMES[a.outcome] ?? a.outcome}</td>
-                    <td>
-                      <code>{a.reason}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <ul>
+              {run.data.affected.map((a) => (
+                <li key={a.userId}>
+                  {a.email}: {OUTCOMES[a.outcome] ?? a.outcome} (<code>{a.reason}</code>)
+                </li>
+              ))}
+            </ul>
           )}
         </div>
       )}
