@@ -25,6 +25,7 @@ import { oauthRoutes } from './modules/oauth/routes.ts'
 import { oidcRoutes } from './modules/oidc/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
+import { policyRoutes } from './modules/policy/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { roleRoutes } from './modules/roles/routes.ts'
 import { SCIM_PREFIX } from './modules/scim/errors.ts'
@@ -71,6 +72,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(passkeyRoutes, { deps, prefix: TENANT })
   await app.register(oauthRoutes, { deps, prefix: TENANT })
   await app.register(tenantAdminRoutes, { deps, prefix: TENANT })
+  await app.register(policyRoutes, { deps, prefix: TENANT })
   await app.register(userAdminRoutes, { deps, prefix: TENANT })
   await app.register(importRoutes, { deps, prefix: TENANT })
   await app.register(apiKeyRoutes, { deps, prefix: TENANT })

@@ -167,6 +167,7 @@ const EXPECTED = [
   'PUT /v1/{tenantSlug}/oauth/idp/credentials tenant:write',
   'DELETE /v1/{tenantSlug}/oauth/idp/credentials tenant:write',
   'GET /v1/{tenantSlug}/tenant tenant:read',
+  'POST /v1/{tenantSlug}/policy/dry-run tenant:read',
   'PATCH /v1/{tenantSlug}/tenant tenant:write',
   'DELETE /v1/{tenantSlug}/tenant tenant:write',
   'PUT /v1/{tenantSlug}/tenant/logo tenant:write',

@@ -1,5 +1,6 @@
-// Settings: every policy of the tenant in one form (PATCH tenant sends what changed), and
-// the logo with a preview before it is uploaded.
+// Settings: every policy of the tenant in one form (PATCH tenant sends what changed), a
+// dry run of the drafted sign-in policies before they are saved (CONTRACT §21), and the
+// logo with a preview before it is uploaded.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
@@ -149,6 +150,7 @@ export function Settings() {
             ))}
           </select>
         </fieldset>
+        <DryRun draft={draft} />
         <ErrorText error={save.error} />
         {save.isSuccess && <p role="status">Saved.</p>}
         <button type="submit" className="primary" disabled={save.isPending}>
@@ -157,6 +159,56 @@ export function Settings() {
       </form>
       <Logo current={tenant.data.logoUrl} />
     </>
+  )
+}
+
+const OUTCOMES: Record<string, string> = {
+  blocked: 'Blocked',
+  second_factor_needed: 'Asked a second factor',
+  sso_redirect: 'Sent to SSO',
+  password_change_needed: 'Asked a new password',
+}
+
+/** What the drafted sign-in policies would do to the last 30 days' sign-ins; saves nothing. */
+function DryRun({ draft }: { draft: Editable }) {
+  const { session } = useConsole()
+  const run = useMutation({
+    mutationFn: () =>
+      session.api.dryRunPolicy({
+        body: {
+          mfaPolicy: draft.mfaPolicy,
+          authPolicy: draft.authPolicy,
+          requireVerifiedEmail: draft.requireVerifiedEmail,
+        },
+      }),
+  })
+  return (
+    <section className="dry-run" aria-labelledby="dry-run-h">
+      <h2 id="dry-run-h">Before saving</h2>
+      <button type="button" disabled={run.isPending} onClick={() => run.mutate()}>
+        Preview the effect on the last 30 days
+      </button>
+      <ErrorText error={run.error} />
+      {run.data && (
+        <div role="status">
+          <p>
+            {run.data.signIns} sign-ins by {run.data.users} users;{' '}
+            {run.data.affected.length === 0
+              ? 'none of them would be affected.'
+              : `${run.data.affected.length} would be affected:`}
+          </p>
+          {run.data.affected.length > 0 && (
+            <ul>
+              {run.data.affected.map((a) => (
+                <li key={a.userId}>
+                  {a.email}: {OUTCOMES[a.outcome] ?? a.outcome} (<code>{a.reason}</code>)
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+    </section>
   )
 }
 

@@ -54,6 +54,7 @@ export const OPERATIONS = {
   finishIdpSignIn: ['get', '/v1/{tenantSlug}/oauth/idp/callback'],
   getTenant: ['get', '/v1/{tenantSlug}/tenant'],
   updateTenant: ['patch', '/v1/{tenantSlug}/tenant'],
+  dryRunPolicy: ['post', '/v1/{tenantSlug}/policy/dry-run'],
   setTenantLogo: ['put', '/v1/{tenantSlug}/tenant/logo'],
   deleteTenantLogo: ['delete', '/v1/{tenantSlug}/tenant/logo'],
   deleteTenant: ['delete', '/v1/{tenantSlug}/tenant'],

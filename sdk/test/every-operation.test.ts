@@ -118,6 +118,10 @@ test('every operationId is called through the SDK against the real service', asy
   })
   assert.equal(updated.authPolicy, 'PasswordAndPasswordless')
   assert.equal(updated.mfaPolicy, 'Optional')
+  // What Required would do, before saving it: changes nothing (CONTRACT §21).
+  const dry = await admin.dryRunPolicy({ body: { mfaPolicy: 'Required', sinceDays: 7 } })
+  assert.deepEqual(dry, { signIns: 0, users: 0, affected: [] }, 'no sign-in yet')
+  assert.equal((await admin.getTenant()).mfaPolicy, 'Optional')
 
   // A member: sign-up, login, refresh, me, password change.
   const email = uniqueEmail('member')

@@ -488,6 +488,13 @@ test('console: users, API keys (create, revoke), settings with a logo, identity 
   await page.getByRole('link', { name: 'Settings', exact: true }).click()
   await page.getByLabel('Second factor').selectOption('Optional')
   await page.getByLabel('Password sign-in needs a verified email address').check()
+  // The dry run of the draft (CONTRACT §21) answers before anything is saved.
+  await page.getByRole('button', { name: 'Preview the effect on the last 30 days' }).click()
+  await page.getByText(/sign-ins by \d+ users/).waitFor()
+  const drafted = await server.request('GET', `/v1/${tenant.slug}/tenant`, undefined, {
+    token: tenant.admin.accessToken,
+  })
+  assert.equal(drafted.body.mfaPolicy, 'Disabled', 'a dry run saves nothing')
   await page.getByRole('button', { name: 'Save settings' }).click()
   await page.getByText('Saved.').waitFor()
   await page.getByLabel(/^Choose an image/).setInputFiles({

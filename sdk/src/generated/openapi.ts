@@ -862,6 +862,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/policy/dry-run': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * What proposed sign-in settings would do, changing nothing
+     * @description Reads the UserLogin events of the last `sinceDays` days (1 to 90, default 30) and today’s users, and answers how the proposed settings (an omitted one is today’s) would treat each Active user who signed in: `sso_redirect` (an enforced domain, Admins excepted), `blocked` (`password_login_disabled`, `passwordless_disabled`, `email_not_verified`), `password_change_needed` (`password_breached`) or `second_factor_needed` (`mfa_not_enrolled`); the first that applies, in the order of the sign-in. Nothing is saved or audited (docs/security-model.md, Policy dry-run).
+     */
+    post: operations['dryRunPolicy']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/users': {
     parameters: {
       query?: never
@@ -12818,6 +12838,115 @@ export interface operations {
       /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
         headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  dryRunPolicy: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    /** @description The proposed settings; an omitted one is the tenant’s current setting. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "mfaPolicy": "Required",
+         *       "sinceDays": 30
+         *     }
+         */
+        'application/json': {
+          mfaPolicy?: 'Disabled' | 'Optional' | 'Required'
+          authPolicy?: 'PasswordOnly' | 'PasswordAndPasswordless' | 'PasswordlessOnly'
+          requireVerifiedEmail?: boolean
+          breachedPasswordPolicy?: 'off' | 'block'
+          /** @description The email domains whose users would sign in through SSO only (CONTRACT §12; Admins excepted). Omitted: the domains of the enabled connections with `enforce` today. A name that is not a DNS name of two labels or more is 400 `validation`. */
+          enforcedSsoDomains?: string[]
+          /**
+           * @description The period: the sign-ins of the last this many days.
+           * @default 30
+           */
+          sinceDays?: number
+        }
+      }
+    }
+    responses: {
+      /** @description What the proposed settings would do to the period’s sign-ins; nothing was changed. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            /** @description UserLogin events of the period. */
+            signIns: number
+            /** @description Distinct users among them. */
+            users: number
+            /** @description One entry per user the proposed settings would stop or send a step further, by email. */
+            affected: {
+              userId: string
+              email: string
+              outcome:
+                | 'blocked'
+                | 'second_factor_needed'
+                | 'sso_redirect'
+                | 'password_change_needed'
+              /** @description `sso_required`, `password_login_disabled`, `passwordless_disabled`, `email_not_verified`, `password_breached` or `mfa_not_enrolled` (docs/security-model.md, Policy dry-run). */
+              reason: string
+            }[]
+          }
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
           [name: string]: unknown
         }
         content: {

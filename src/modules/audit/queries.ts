@@ -333,3 +333,43 @@ export async function liveUserEmails(
     .where(and(eq(users.tenantId, tenantId), inArray(users.id, ids), isNull(users.deletedAt)))
   return new Map(rows.map((r) => [r.id, r.email]))
 }
+
+/** One user's UserLogin events of a period, grouped by how they signed in. */
+export interface SignInTally {
+  userId: string
+  /** metadata.via (password, passwordless, passkey, reset, email-verification), if any. */
+  via: string | null
+  /** metadata.method (sso, idp, social, …), if any. */
+  method: string | null
+  count: number
+}
+
+/**
+ * The policy dry-run's read (CONTRACT §21): the tenant's UserLogin events at or after
+ * `since`, counted per user and way of signing in. Served by audit_tenant_action_created.
+ */
+export async function signInsSince(
+  db: Handle,
+  tenantId: string,
+  since: Date,
+): Promise<SignInTally[]> {
+  const rows = await db
+    .select({
+      userId: auditEvents.userId,
+      via: sql<string | null>`${auditEvents.metadata}->>'via'`,
+      method: sql<string | null>`${auditEvents.metadata}->>'method'`,
+      count: sql<number>`count(*)::int`,
+    })
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.tenantId, tenantId),
+        eq(auditEvents.action, 'UserLogin'),
+        sql`${auditEvents.createdAt} >= ${since.toISOString()}::timestamptz`,
+      ),
+    )
+    .groupBy(auditEvents.userId, sql`2`, sql`3`)
+  return rows.flatMap((r) =>
+    r.userId ? [{ userId: r.userId, via: r.via, method: r.method, count: Number(r.count) }] : [],
+  )
+}

@@ -1,6 +1,7 @@
 // What the privacy module reads and changes of the audit log (issue 36, Structure; CONTRACT
 // §9): a user's events for the personal-data export, and an erasure's events about the
-// user with the scrub that rewrites them. They are audit/queries.ts's own, re-exported:
+// user with the scrub that rewrites them; and the policy dry-run's tally of a period's
+// sign-ins (CONTRACT §21). They are audit/queries.ts's own, re-exported:
 // the same statements, on the handle (a transaction too) the caller passes. No file outside
 // audit/ imports queries.ts (test/layout.test.ts checks).
 export {
@@ -8,5 +9,7 @@ export {
   eventsAbout,
   eventsConcerning,
   type ScrubbedEvent,
+  type SignInTally,
   scrubEvents,
+  signInsSince,
 } from './queries.ts'

@@ -564,3 +564,16 @@ export async function updateImportedUser(
     .set(changes)
     .where(and(eq(users.tenantId, tenantId), eq(users.id, userId)))
 }
+
+/** The live users among `ids` (the policy dry-run's read, CONTRACT §21), in no order. */
+export async function findLiveUsersByIds(
+  db: Handle,
+  tenantId: string,
+  ids: string[],
+): Promise<User[]> {
+  if (ids.length === 0) return []
+  return db
+    .select()
+    .from(users)
+    .where(and(live(tenantId), inArray(users.id, ids)))
+}

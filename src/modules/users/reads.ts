@@ -5,6 +5,7 @@
 // (test/layout.test.ts checks); the writes other modules make are in writes.ts.
 export {
   findLiveByEmails,
+  findLiveUsersByIds,
   findUserAccess,
   findUserByEmail,
   findUserById,
