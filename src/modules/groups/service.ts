@@ -61,20 +61,17 @@ export async function readGroup(
 }
 
 async function view(db: Handle, tenantId: string, group: store.Group): Promise<GroupView> {
-  const [members, roles] = await Promise.all([
-    store.membersOf(db, tenantId, [group.id]),
-    store.rolesOf(db, tenantId, [group.id]),
-  ])
+  // One after the other: `db` may be a transaction, whose connection takes one at a time.
+  const members = await store.membersOf(db, tenantId, [group.id])
+  const roles = await store.rolesOf(db, tenantId, [group.id])
   return { group, members: members.get(group.id) ?? [], roles: roles.get(group.id) ?? [] }
 }
 
 /** The members and roles of a window of groups, in two statements. */
 export async function views(db: Handle, tenantId: string, groups: store.Group[]) {
   const ids = groups.map((g) => g.id)
-  const [members, roles] = await Promise.all([
-    store.membersOf(db, tenantId, ids),
-    store.rolesOf(db, tenantId, ids),
-  ])
+  const members = await store.membersOf(db, tenantId, ids)
+  const roles = await store.rolesOf(db, tenantId, ids)
   return groups.map(
     (group): GroupView => ({
       group,
