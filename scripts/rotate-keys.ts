@@ -9,6 +9,7 @@ import { FieldCipher } from '../src/lib/crypto.ts'
 import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
 import { clientSecretColumn } from '../src/modules/applications/secret.ts'
 import { ssoSecretColumn } from '../src/modules/federation/secret.ts'
+import { hookSecretColumn } from '../src/modules/hooks/secret.ts'
 import { signerKeyColumn } from '../src/modules/import/signer-key.ts'
 import { totpSecretColumn } from '../src/modules/mfa/totp.ts'
 import { idpClientSecretColumn } from '../src/modules/oauth/service.ts'
@@ -29,6 +30,7 @@ export const SEALED_COLUMNS = Object.fromEntries(
     webhookSecretColumns.current,
     webhookSecretColumns.previous,
     ssoSecretColumn,
+    hookSecretColumn,
   ].map((column) => [column.name, column]),
 )
 

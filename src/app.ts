@@ -9,6 +9,7 @@ import { countEmailConflicts } from './db/cross-tenant.ts'
 import { loggableError } from './db/errors.ts'
 import { primaryOnly, ReplicaRouting } from './db/replica.ts'
 import type { Deps } from './deps.ts'
+import { BreachedPasswords } from './lib/breached.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { FieldCipher } from './lib/crypto.ts'
 import { AppError } from './lib/errors.ts'
@@ -20,6 +21,7 @@ import { connectRedis, type RedisTarget } from './lib/redis.ts'
 import { ApiKeyCache } from './modules/apikeys/cache.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
+import { HookCache, HookCalls } from './modules/hooks/cache.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
@@ -160,6 +162,8 @@ export async function buildApp(
   const revocations = new RevocationCache({ db, pollMs: config.revocationPollMs, redis })
   const mailer = new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log })
   const cipher = new FieldCipher(config.encryptionKeys)
+  const hooks = new HookCache(db)
+  const hookCalls = new HookCalls()
   const deps: Deps = {
     config,
     database,
@@ -176,9 +180,24 @@ export async function buildApp(
     apiKeys: new ApiKeyCache(redis),
     revocations,
     tenants: new TenantCache(db),
-    sessions: new SessionService({ db, clock, audit, tokens, revocations, mailer, config }),
+    sessions: new SessionService({
+      db,
+      clock,
+      audit,
+      tokens,
+      revocations,
+      mailer,
+      config,
+      cipher,
+      hooks,
+      hookCalls,
+      log: app.log,
+    }),
     mailer,
     webhookOutcomes: new DeliveryOutcomes(),
+    hooks,
+    hookCalls,
+    breached: new BreachedPasswords({ base: config.pwnedPasswordsUrl, log: app.log }),
     // One per instance: the provider's metadata and keys are cached for every tenant.
     // openid-client is loaded only where a provider is configured (issue 10, memory).
     idp: config.idp

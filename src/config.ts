@@ -52,6 +52,8 @@ export interface Config {
   oidcSigningKeys: string[]
   /** OIDC_BACKCHANNEL_ALLOW_LOOPBACK=true, development and tests only (see the schema). */
   oidcBackchannelAllowLoopback: boolean
+  /** PWNED_PASSWORDS_URL (CONTRACT §21): the range API's base, when set. */
+  pwnedPasswordsUrl: string | undefined
   /** WEBHOOK_ALLOW_PRIVATE=true (CONTRACT §13): tenant-configured URLs may be internal. */
   webhookAllowPrivate: boolean
   /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry of a failed webhook delivery. */
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKeys,
     oidcSigningKeys,
     oidcBackchannelAllowLoopback: v.OIDC_BACKCHANNEL_ALLOW_LOOPBACK,
+    pwnedPasswordsUrl: v.PWNED_PASSWORDS_URL,
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
     webhookRetrySchedule: v.WEBHOOK_RETRY_SCHEDULE,
     webhookWorker: v.WEBHOOK_WORKER,

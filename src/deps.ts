@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import type { Database, Db } from './db/client.ts'
 import type { ReadRouting } from './db/replica.ts'
+import type { BreachedPasswords } from './lib/breached.ts'
 import type { Clock } from './lib/clock.ts'
 import type { FieldCipher } from './lib/crypto.ts'
 import type { AccessTokens } from './lib/jwt.ts'
@@ -14,6 +15,7 @@ import type { ApiKeyCache } from './modules/apikeys/cache.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
 import type { SsoPages } from './modules/federation/pages.ts'
+import type { HookCache, HookCalls } from './modules/hooks/cache.ts'
 import type { IdentityProvider } from './modules/oauth/provider.ts'
 import type { ProviderPages } from './modules/oidc/pages.ts'
 import type { RevocationCache } from './modules/sessions/revocations.ts'
@@ -43,6 +45,12 @@ export interface Deps {
   mailer: Mailer
   /** Webhook delivery attempts by outcome on this instance (for /metrics). */
   webhookOutcomes: DeliveryOutcomes
+  /** The breach corpus a new password is checked against (CONTRACT §21). */
+  breached: BreachedPasswords
+  /** Each tenant's enabled hooks, kept for 2 s (CONTRACT §21). */
+  hooks: HookCache
+  /** Hook calls by event and outcome on this instance (for /metrics). */
+  hookCalls: HookCalls
   /** The external identity provider, when IDP_* is configured. */
   idp: IdentityProvider | undefined
   /** The pages the OpenID providers draw, from the hosted pages (web/oidc-pages.ts). */

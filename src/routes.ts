@@ -16,6 +16,7 @@ import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
 import { ssoSamlRoutes } from './modules/federation/saml-routes.ts'
 import { groupRoutes } from './modules/groups/routes.ts'
+import { hookRoutes } from './modules/hooks/routes.ts'
 import { importRoutes } from './modules/import/routes.ts'
 import { introspectionRoutes, jwksRoutes } from './modules/introspection/routes.ts'
 import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
@@ -81,6 +82,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(webhookRoutes, { deps, prefix: TENANT })
+  await app.register(hookRoutes, { deps, prefix: TENANT })
   await app.register(ssoConnectionRoutes, { deps, prefix: TENANT })
   await app.register(ssoOidcRoutes, { deps, prefix: TENANT })
   await app.register(ssoSamlRoutes, { deps, prefix: TENANT })

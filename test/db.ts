@@ -11,6 +11,7 @@ import {
   groupMembers,
   groupRoles,
   groups,
+  hooks,
   idpIdentities,
   invites,
   oidcModels,
@@ -166,6 +167,7 @@ export async function tenantSnapshot(
       .from(ssoSamlAssertions)
       .where(eq(ssoSamlAssertions.tenantId, tenantId))
       .orderBy(asc(ssoSamlAssertions.connectionId), asc(ssoSamlAssertions.assertionId)),
+    hooks: await db.select().from(hooks).where(eq(hooks.tenantId, tenantId)).orderBy(asc(hooks.id)),
     // A delivery worker anywhere on the database (another test's, another instance) moves
     // an endpoint's failing_since and a delivery's progress on its own; what a request
     // changes is the rest.

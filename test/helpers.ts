@@ -54,6 +54,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     encryptionKeys: [{ version: 'v1', key: Buffer.alloc(32, 7) }],
     oidcSigningKeys: TEST_OIDC_KEYS,
     oidcBackchannelAllowLoopback: false,
+    pwnedPasswordsUrl: undefined,
     webhookAllowPrivate: false,
     webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE,
     webhookWorker: false,

@@ -76,3 +76,55 @@ test("no file under src/web/ imports a module's queries.ts: it asks the module's
     )
   assert.deepEqual(offenders, [])
 })
+
+/** The module whose own queries.ts `target` is (`src/modules/<b>/queries.ts`), or undefined. */
+function queriesOwner(target: string): string | undefined {
+  return /^src[/\\]modules[/\\]([^/\\]+)[/\\]queries\.ts$/.exec(target)?.[1]
+}
+
+/** The module `file` lives in (`src/modules/<a>/…`), or undefined for the rest of src/. */
+function moduleOf(file: string): string | undefined {
+  return /^src[/\\]modules[/\\]([^/\\]+)[/\\]/.exec(file)?.[1]
+}
+
+/** `file imports target` for each import of another module's queries.ts that `file` makes. */
+function foreignQueries(file: string, text: string): string[] {
+  return specifiers(text)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => relative(root, join(root, dirname(file), spec)))
+    .filter((target) => {
+      const owner = queriesOwner(target)
+      return owner !== undefined && owner !== moduleOf(file)
+    })
+    .map((target) => `${file} imports ${target}`)
+}
+
+test('the cross-module queries check sees an import of another module and passes its own', () => {
+  const file = join('src', 'modules', 'signin', 'password.ts')
+  const text = [
+    "import { findUserById } from '../users/queries.ts'",
+    "import { findUserByEmail } from '../users/reads.ts'",
+    "import type { Tenant } from '../tenants/queries.ts'",
+    "import { store } from './queries.ts'",
+  ].join('\n')
+  assert.deepEqual(foreignQueries(file, text), [
+    `${file} imports ${join('src', 'modules', 'users', 'queries.ts')}`,
+    `${file} imports ${join('src', 'modules', 'tenants', 'queries.ts')}`,
+  ])
+  const plugin = join('src', 'plugins', 'auth.ts')
+  assert.equal(foreignQueries(plugin, "import { x } from '../modules/users/queries.ts'").length, 1)
+  // The real tree: modules do import their own queries.ts, and none of those is flagged.
+  const own = join('src', 'modules', 'users', 'service.ts')
+  assert.ok(importsOf(own).includes(join('src', 'modules', 'users', 'queries.ts')))
+  assert.deepEqual(foreignQueries(own, readFileSync(join(root, own), 'utf8')), [])
+})
+
+test("no file in src/ outside a module imports that module's queries.ts: it asks the module's read or service file (issue 36)", () => {
+  // Modules, their tests, src/web/, src/plugins/, src/routes.ts and src/db/ alike: a module
+  // reads or changes another's data through the file that module exports for it
+  // (users/reads.ts, tenants/tenant.ts, roles/members.ts, …; docs/ARCHITECTURE.md).
+  const offenders = files.flatMap((file) =>
+    foreignQueries(file, readFileSync(join(root, file), 'utf8')),
+  )
+  assert.deepEqual(offenders, [])
+})

@@ -1,7 +1,12 @@
-// API keys: create (the secret shown once, to copy), list, revoke.
-import { useMutation, useQueryClient } from '@tanstack/react-query'
+// API keys: create (the secret shown once, to copy), list, revoke. A key holds tenant
+// permissions (CONTRACT §17), chosen at creation among the catalogue's (GET permissions),
+// ticked by default as the creator's own (/me permissions: an Admin's are every one); one
+// the creator does not hold cannot be ticked (the API would answer 403
+// permission_required). The list shows what each key holds.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { usePermissions } from './Roles.tsx'
 import { ConfirmButton, CopyButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
 
 type ApiKey = Schemas['ApiKey']
@@ -12,14 +17,34 @@ export function ApiKeys() {
   const [name, setName] = useState('')
   const [environment, setEnvironment] = useState<'live' | 'test'>('live')
   const [secret, setSecret] = useState('')
+  const catalogue = usePermissions()
+  const me = useQuery({ queryKey: ['me'], queryFn: () => session.api.getMe() })
+  const mine = (me.data?.permissions ?? []) as string[]
+  // Untouched (null), the creator's own; the catalogue's order either way.
+  const [chosen, setChosen] = useState<string[] | null>(null)
+  const names = catalogue.data?.map((p) => p.name) ?? []
+  const picked = names.filter((n) => (chosen ?? mine).includes(n))
+  const toggle = (name: string, on: boolean) =>
+    setChosen(on ? [...picked, name] : picked.filter((n) => n !== name))
+  /** What a key holds, in words: every permission, none, or their names. */
+  const holds = (permissions: readonly string[]) =>
+    names.length > 0 && names.every((n) => permissions.includes(n))
+      ? 'Every permission'
+      : permissions.length === 0
+        ? 'None'
+        : permissions.join(', ')
   const list = usePages<ApiKey>(['keys'], (cursor) =>
     session.api.listApiKeys({ query: { limit: 50, cursor } }),
   )
   const create = useMutation({
-    mutationFn: () => session.api.createApiKey({ body: { name, environment } }),
+    mutationFn: () =>
+      session.api.createApiKey({
+        body: { name, environment, permissions: picked as Schemas['Permission']['name'][] },
+      }),
     onSuccess: (created) => {
       setSecret(created.plaintext)
       setName('')
+      setChosen(null)
       void queries.invalidateQueries({ queryKey: ['keys'] })
     },
   })
@@ -55,7 +80,43 @@ export function ApiKeys() {
             <option value="test">test</option>
           </select>
         </div>
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <fieldset className="permission-list key-permissions">
+          <legend>
+            Permissions of the key ({picked.length} of {catalogue.data?.length ?? '…'} chosen)
+          </legend>
+          <ErrorText error={catalogue.error ?? me.error} />
+          {me.isSuccess && names.some((n) => !mine.includes(n)) && (
+            <p className="hint">
+              A key holds only permissions you hold yourself: the others cannot be ticked.
+            </p>
+          )}
+          {catalogue.data?.map((p) => {
+            const held = mine.includes(p.name)
+            return (
+              <div className="check permission" key={p.name}>
+                <input
+                  type="checkbox"
+                  id={`key-perm-${p.name}`}
+                  checked={picked.includes(p.name)}
+                  disabled={!held}
+                  onChange={(e) => toggle(p.name, e.target.checked)}
+                  aria-describedby={`key-perm-${p.name}-d`}
+                />
+                <label htmlFor={`key-perm-${p.name}`}>
+                  <code>{p.name}</code>
+                  <span className="hint" id={`key-perm-${p.name}-d`}>
+                    {p.description}
+                  </span>
+                </label>
+              </div>
+            )
+          })}
+        </fieldset>
+        <button
+          type="submit"
+          className="primary"
+          disabled={create.isPending || !catalogue.isSuccess || !me.isSuccess}
+        >
           Create key
         </button>
       </form>
@@ -84,6 +145,7 @@ export function ApiKeys() {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Key</th>
+              <th scope="col">Permissions</th>
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
               <th scope="col">Actions</th>
@@ -95,6 +157,9 @@ export function ApiKeys() {
                 <td data-label="Name">{key.name}</td>
                 <td data-label="Key">
                   <code>{key.prefix}…</code>
+                </td>
+                <td data-label="Permissions" className="long">
+                  {holds(key.permissions)}
                 </td>
                 <td data-label="Created">{formatDate(key.createdAt)}</td>
                 <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>

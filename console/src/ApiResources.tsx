@@ -1,11 +1,13 @@
 // API resources (CONTRACT §11): the tenant's APIs that access tokens are issued for, each
 // named by an absolute URI (the tokens' `aud`, RFC 8707), with its scopes and the roles
-// that may be granted each, and its tokens' lifetime. Listed page by page with a form to
+// that may be granted each (the built-ins and the custom roles, CONTRACT §17), and its
+// tokens' lifetime. Listed page by page with a form to
 // create one; #resources?id=<id> edits one. The API checks every field (409
 // identifier_taken for an identifier already used) and its messages are shown by field.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { useRoles } from './Roles.tsx'
 import {
   ConfirmButton,
   described,
@@ -17,13 +19,13 @@ import {
 } from './ui.tsx'
 
 type ApiResource = Schemas['ApiResource']
-type Role = 'Member' | 'Admin'
-const ROLES: Role[] = ['Member', 'Admin']
+/** The built-ins, always offered; the tenant's custom roles follow (CONTRACT §17). */
+const ROLES: string[] = ['Member', 'Admin']
 
 interface ScopeDraft {
   name: string
   description: string
-  roles: Role[]
+  roles: string[]
 }
 
 interface Draft {
@@ -204,6 +206,10 @@ function ResourceForm(props: {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS, { identifier_taken: 'identifier' })
+  // The custom roles a scope may name; without roles:write (GET roles) only the built-ins.
+  const roles = useRoles()
+  const custom = (roles.data ?? []).filter((r) => !r.builtIn && r.kind === 'tenant')
+  const offered = [...ROLES, ...custom.map((r) => r.name)]
   const id = initial ? `res-${initial.id}` : 'new-res'
   const set = <K extends keyof Draft>(field: K, value: Draft[K]) =>
     setDraft({ ...draft, [field]: value })
@@ -260,21 +266,21 @@ function ResourceForm(props: {
             <FieldError id={`${sid}-description-error`} messages={errors.of(`${at}.description`)} />
             <fieldset className="roles">
               <legend>Roles that may be granted it</legend>
-              {ROLES.map((role) => (
+              {[...offered, ...scope.roles.filter((r) => !offered.includes(r))].map((role, k) => (
                 <div className="check" key={role}>
                   <input
                     type="checkbox"
-                    id={`${sid}-${role}`}
+                    id={`${sid}-role-${k}`}
                     checked={scope.roles.includes(role)}
                     onChange={(e) =>
                       setScope(i, {
-                        roles: ROLES.filter((r) =>
-                          r === role ? e.target.checked : scope.roles.includes(r),
-                        ),
+                        roles: e.target.checked
+                          ? [...scope.roles, role]
+                          : scope.roles.filter((r) => r !== role),
                       })
                     }
                   />
-                  <label htmlFor={`${sid}-${role}`}>{role}</label>
+                  <label htmlFor={`${sid}-role-${k}`}>{role}</label>
                 </div>
               ))}
             </fieldset>

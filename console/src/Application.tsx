@@ -151,6 +151,14 @@ function Facts({ app, issuer }: { app: Application; issuer: string }) {
           </dd>
         </Fragment>
       ))}
+      <dt>Client authentication</dt>
+      <dd>
+        <code>{app.tokenEndpointAuthMethod}</code>
+        {app.profile === 'fapi2' ? ' · FAPI 2.0' : ''}
+        {app.requirePushedAuthorizationRequests ? ' · PAR required' : ''}
+        {app.requireDpop ? ' · DPoP required' : ''}
+        {app.tokenExchange ? ' · token exchange' : ''}
+      </dd>
       <dt>Created</dt>
       <dd>{formatDate(app.createdAt)}</dd>
     </dl>

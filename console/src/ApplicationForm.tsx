@@ -1,6 +1,8 @@
 // The fields of an application (CONTRACT §11), for creating one and for editing it: the
 // API checks them and its messages are shown beside the field they name. URIs are one a
-// line; a machine app has scopes instead of browser redirects.
+// line; a machine app has scopes instead of browser redirects. "Security" holds CONTRACT
+// §22's settings: client authentication (and the keys of private_key_jwt), PAR, DPoP,
+// token exchange and the FAPI 2.0 profile, each offered only to the types it fits.
 import { type FormEvent, useState } from 'react'
 import type { Schemas } from './api.ts'
 import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
@@ -16,7 +18,23 @@ export interface Draft {
   backchannelLogoutUri: string
   firstParty: boolean
   allowedScopes: string
+  tokenEndpointAuthMethod: Application['tokenEndpointAuthMethod']
+  jwksUri: string
+  /** The JWK Set as JSON text. */
+  jwks: string
+  requirePar: boolean
+  requireDpop: boolean
+  tokenExchange: boolean
+  fapi2: boolean
 }
+
+type AuthMethod = Application['tokenEndpointAuthMethod']
+const AUTH_METHODS: [AuthMethod, string][] = [
+  ['client_secret_basic', 'Client secret (HTTP Basic)'],
+  ['client_secret_post', 'Client secret (in the request body)'],
+  ['private_key_jwt', 'Private key JWT (RFC 7523)'],
+]
+const confidential = (type: AppType) => type === 'web' || type === 'machine'
 
 export const TYPES: [AppType, string][] = [
   ['web', 'Web: a server-side app with a secret'],
@@ -33,6 +51,13 @@ const FIELDS = [
   'backchannelLogoutUri',
   'firstParty',
   'allowedScopes',
+  'tokenEndpointAuthMethod',
+  'jwks',
+  'jwksUri',
+  'requirePushedAuthorizationRequests',
+  'requireDpop',
+  'tokenExchange',
+  'profile',
 ]
 
 const lines = (text: string) =>
@@ -51,6 +76,46 @@ export function draftOf(app?: Application): Draft {
     backchannelLogoutUri: app?.backchannelLogoutUri ?? '',
     firstParty: app?.firstParty ?? true,
     allowedScopes: app?.allowedScopes.join(' ') ?? '',
+    tokenEndpointAuthMethod: app?.tokenEndpointAuthMethod ?? 'client_secret_basic',
+    jwksUri: app?.jwksUri ?? '',
+    jwks: app?.jwks ? JSON.stringify(app.jwks, null, 2) : '',
+    requirePar: app?.requirePushedAuthorizationRequests ?? false,
+    requireDpop: app?.requireDpop ?? false,
+    tokenExchange: app?.tokenExchange ?? false,
+    fapi2: app?.profile === 'fapi2',
+  }
+}
+
+/** A JWK Set typed as JSON; text that is no JSON goes as it is, for the API to name. */
+function parsedJwks(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** CONTRACT §22's fields of the body (the API refuses what does not fit the type). */
+function securityOf(draft: Draft, editing: boolean): Record<string, unknown> {
+  if (!confidential(draft.type)) return { requireDpop: draft.requireDpop }
+  // The FAPI 2.0 profile implies PAR and DPoP (the API refuses them turned off beside it).
+  const fapi = draft.type === 'web' && draft.fapi2
+  const keyed = draft.tokenEndpointAuthMethod === 'private_key_jwt'
+  const empty = editing ? null : undefined
+  return {
+    tokenEndpointAuthMethod: draft.tokenEndpointAuthMethod,
+    ...(keyed
+      ? {
+          jwksUri: draft.jwksUri.trim() || empty,
+          jwks: draft.jwks.trim() ? parsedJwks(draft.jwks) : empty,
+        }
+      : {}),
+    ...(draft.type === 'web'
+      ? { requirePushedAuthorizationRequests: fapi || draft.requirePar }
+      : {}),
+    requireDpop: fapi || draft.requireDpop,
+    tokenExchange: draft.tokenExchange,
+    ...(draft.type === 'web' ? { profile: draft.fapi2 ? 'fapi2' : empty } : {}),
   }
 }
 
@@ -68,7 +133,11 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
           firstParty: draft.firstParty,
           // On edit an emptied field removes the URI; on create it is left out.
           backchannelLogoutUri: draft.backchannelLogoutUri.trim() || (stored ? null : undefined),
+          ...(draft.type === 'spa' || draft.type === 'native'
+            ? { requirePushedAuthorizationRequests: draft.requirePar }
+            : {}),
         }),
+    ...securityOf(draft, stored !== undefined),
   }
   if (!stored) return body
   const before = bodyOf(stored)
@@ -178,9 +247,136 @@ export function ApplicationForm(props: {
           </div>
         </>
       )}
+      <Security id={id} draft={draft} set={set} errors={errors} />
       <button type="submit" className="primary" disabled={props.pending}>
         {props.submitLabel}
       </button>
     </form>
+  )
+}
+
+type SetField = <K extends keyof Draft>(key: K, value: Draft[K]) => void
+
+function Check(props: {
+  id: string
+  checked: boolean
+  disabled?: boolean
+  onChange(checked: boolean): void
+  label: string
+}) {
+  return (
+    <div className="check">
+      <input
+        type="checkbox"
+        id={props.id}
+        checked={props.checked}
+        disabled={props.disabled}
+        onChange={(e) => props.onChange(e.target.checked)}
+      />
+      <label htmlFor={props.id}>{props.label}</label>
+    </div>
+  )
+}
+
+/** CONTRACT §22: how the app authenticates and which protections it must use. */
+function Security(props: {
+  id: string
+  draft: Draft
+  set: SetField
+  errors: ReturnType<typeof formErrors>
+}) {
+  const { id, draft, set, errors } = props
+  const secret = confidential(draft.type)
+  const keyed = secret && draft.tokenEndpointAuthMethod === 'private_key_jwt'
+  const fapi = draft.type === 'web' && draft.fapi2
+  const messages = (field: string) => errors.of(field)
+  return (
+    <fieldset className="security">
+      <legend>Security</legend>
+      {secret ? (
+        <>
+          <label htmlFor={`${id}-auth`}>Client authentication</label>
+          <select
+            id={`${id}-auth`}
+            value={draft.tokenEndpointAuthMethod}
+            onChange={(e) => set('tokenEndpointAuthMethod', e.target.value as AuthMethod)}
+            {...described(`${id}-auth-error`, messages('tokenEndpointAuthMethod'))}
+          >
+            {AUTH_METHODS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+          <FieldError id={`${id}-auth-error`} messages={messages('tokenEndpointAuthMethod')} />
+        </>
+      ) : (
+        <p className="hint">Public client: no client authentication (PKCE instead).</p>
+      )}
+      {keyed && (
+        <>
+          <p className="hint" id={`${id}-keys-hint`}>
+            Your public keys: a JWKS URL the service fetches, or the JWK Set itself. One of them.
+          </p>
+          <label htmlFor={`${id}-jwks-uri`}>JWKS URL</label>
+          <input
+            id={`${id}-jwks-uri`}
+            type="url"
+            value={draft.jwksUri}
+            onChange={(e) => set('jwksUri', e.target.value)}
+            {...described(`${id}-jwks-uri-error`, messages('jwksUri'), `${id}-keys-hint`)}
+          />
+          <FieldError id={`${id}-jwks-uri-error`} messages={messages('jwksUri')} />
+          <label htmlFor={`${id}-jwks`}>JWK Set (JSON)</label>
+          <textarea
+            id={`${id}-jwks`}
+            rows={4}
+            value={draft.jwks}
+            onChange={(e) => set('jwks', e.target.value)}
+            {...described(`${id}-jwks-error`, messages('jwks'), `${id}-keys-hint`)}
+          />
+          <FieldError id={`${id}-jwks-error`} messages={messages('jwks')} />
+        </>
+      )}
+      {draft.type === 'web' && (
+        <Check
+          id={`${id}-fapi2`}
+          checked={draft.fapi2}
+          onChange={(checked) => set('fapi2', checked)}
+          label="FAPI 2.0 profile: PAR, PKCE, DPoP and private key JWT required"
+        />
+      )}
+      <FieldError id={`${id}-profile-error`} messages={messages('profile')} />
+      {draft.type !== 'machine' && (
+        <Check
+          id={`${id}-par`}
+          checked={fapi || draft.requirePar}
+          disabled={fapi}
+          onChange={(checked) => set('requirePar', checked)}
+          label="Require pushed authorization requests (PAR)"
+        />
+      )}
+      <FieldError
+        id={`${id}-par-error`}
+        messages={messages('requirePushedAuthorizationRequests')}
+      />
+      <Check
+        id={`${id}-dpop`}
+        checked={fapi || draft.requireDpop}
+        disabled={fapi}
+        onChange={(checked) => set('requireDpop', checked)}
+        label="Require DPoP: sender-constrained tokens only"
+      />
+      <FieldError id={`${id}-dpop-error`} messages={messages('requireDpop')} />
+      {secret && (
+        <Check
+          id={`${id}-exchange`}
+          checked={draft.tokenExchange}
+          onChange={(checked) => set('tokenExchange', checked)}
+          label="Token exchange: may trade a user’s token for one to another API"
+        />
+      )}
+      <FieldError id={`${id}-exchange-error`} messages={messages('tokenExchange')} />
+    </fieldset>
   )
 }

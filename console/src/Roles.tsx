@@ -26,16 +26,29 @@ export function Roles() {
   return id ? <RolePage id={id} /> : <RoleList />
 }
 
-/** Every role of the tenant: one page (built-ins and at most 100 custom roles). */
+/**
+ * Every role of the tenant (the built-ins and at most 100 custom roles), every page read
+ * by following nextCursor: the users' role choices need them all at once.
+ */
 export function useRoles() {
   const { session } = useConsole()
   return useQuery({
     queryKey: ['roles'],
-    queryFn: async () => (await session.api.listRoles()).items,
+    queryFn: async () => {
+      const all: Role[] = []
+      let cursor: string | undefined
+      do {
+        const page = await session.api.listRoles({ query: { limit: 200, cursor } })
+        all.push(...page.items)
+        cursor = page.nextCursor ?? undefined
+      } while (cursor)
+      return all
+    },
   })
 }
 
-function usePermissions() {
+/** The service's permission catalogue (GET permissions): fixed, read once. */
+export function usePermissions() {
   const { session } = useConsole()
   return useQuery({
     queryKey: ['permissions'],

@@ -43,12 +43,26 @@ function target({ app, resources }: QuickStartInput) {
   }
 }
 
+/** openid-client's client authentication for the application's method (CONTRACT §22). */
+function clientAuthOf(app: Application): string {
+  switch (app.tokenEndpointAuthMethod) {
+    case 'none':
+      return 'client.None()'
+    case 'client_secret_post':
+      return 'client.ClientSecretPost(process.env.CLIENT_SECRET!)'
+    case 'private_key_jwt':
+      return 'client.PrivateKeyJwt(privateKey) /* a CryptoKey: the private half of a key of its JWK Set */'
+    default:
+      return 'client.ClientSecretBasic(process.env.CLIENT_SECRET!)'
+  }
+}
+
 const redirectOf = (app: Application, fallback: string) =>
   app.redirectUris.find((uri) => uri.startsWith('https:')) ?? app.redirectUris[0] ?? fallback
 
 function codeFlow({ app, issuer }: QuickStartInput): QuickStart {
   const secret = app.type === 'web'
-  const auth = secret ? 'client.ClientSecretBasic(process.env.CLIENT_SECRET!)' : 'client.None()'
+  const auth = clientAuthOf(app)
   return {
     title: `openid-client (v6): ${secret ? 'server-side sign-in' : 'sign-in with PKCE'}`,
     code: `import * as client from 'openid-client'
@@ -134,7 +148,7 @@ const config = await client.discovery(
   new URL(${js(input.issuer)}),
   ${js(input.app.clientId)},
   undefined,
-  client.ClientSecretBasic(process.env.CLIENT_SECRET!),
+  ${clientAuthOf(input.app)},
 )
 const { access_token } = await client.clientCredentialsGrant(config, {
   scope: ${js(scope)},

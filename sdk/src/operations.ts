@@ -62,6 +62,7 @@ export const OPERATIONS = {
   updateUser: ['patch', '/v1/{tenantSlug}/users/{userId}'],
   importUsers: ['post', '/v1/{tenantSlug}/users/import'],
   disableUserTotp: ['post', '/v1/{tenantSlug}/users/{userId}/totp/disable'],
+  impersonateUser: ['post', '/v1/{tenantSlug}/users/{userId}/impersonate'],
   eraseUser: ['post', '/v1/{tenantSlug}/users/{userId}/erase'],
   exportPersonalData: ['post', '/v1/{tenantSlug}/me/export'],
   listUserSessions: ['get', '/v1/{tenantSlug}/users/{userId}/sessions'],
@@ -109,6 +110,11 @@ export const OPERATIONS = {
   getSsoConnection: ['get', '/v1/{tenantSlug}/sso-connections/{id}'],
   updateSsoConnection: ['patch', '/v1/{tenantSlug}/sso-connections/{id}'],
   deleteSsoConnection: ['delete', '/v1/{tenantSlug}/sso-connections/{id}'],
+  createHook: ['post', '/v1/{tenantSlug}/hooks'],
+  listHooks: ['get', '/v1/{tenantSlug}/hooks'],
+  getHook: ['get', '/v1/{tenantSlug}/hooks/{id}'],
+  updateHook: ['patch', '/v1/{tenantSlug}/hooks/{id}'],
+  deleteHook: ['delete', '/v1/{tenantSlug}/hooks/{id}'],
 } as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
 
 type Table = typeof OPERATIONS

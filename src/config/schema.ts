@@ -277,6 +277,16 @@ const openidProvider = {
 }
 
 const webhooks = {
+  PWNED_PASSWORDS_URL: Type.Optional(
+    httpUrl({
+      group: 'Webhooks',
+      contract: '§21',
+      kind: 'http(s) URL',
+      shown: 'unset: only the shipped list of breached passwords is checked',
+      description:
+        'The base of a Pwned Passwords range API (e.g. `https://api.pwnedpasswords.com`): a new password is also looked up at `{base}/range/{first 5 hex of its SHA-1}` with `Add-Padding: true` (k-anonymity: the password and its full hash never leave the service); an answer slower than 1 s or an error is logged and skipped, never blocking a sign-up.',
+    }),
+  ),
   WEBHOOK_ALLOW_PRIVATE: flag({
     group: 'Webhooks',
     contract: '§13',

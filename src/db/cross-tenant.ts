@@ -3,8 +3,8 @@
 // lookup whose key is itself global (a token hash). Key rotation's scan of the sealed
 // columns crosses tenants too; it is written once, in db/sealed-column.ts.
 
-import type { Invite } from '../modules/invites/queries.ts'
-import type { Tenant } from '../modules/tenants/queries.ts'
+import type { Invite } from '../modules/invites/pending.ts'
+import type { Tenant } from '../modules/tenants/tenant.ts'
 import { FLUSH_LATER, type Handle } from './client.ts'
 import { and, asc, eq, isNotNull, isNull, type SQL, sql } from './orm.ts'
 import { emailConflicts, invites, sessions, tenants } from './schema.ts'

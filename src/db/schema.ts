@@ -72,6 +72,8 @@ export const tenants = pgTable('tenants', {
   mfaPolicy: text('mfa_policy').notNull().default('Disabled'),
   authPolicy: text('auth_policy').notNull().default('PasswordOnly'),
   passwordlessJitSignup: boolean('passwordless_jit_signup').notNull().default(false),
+  /** off | block (CONTRACT §21). */
+  breachedPasswordPolicy: text('breached_password_policy').notNull().default('block'),
   idpOauthEnabled: boolean('idp_oauth_enabled').notNull().default(false),
   idpClientId: text('idp_client_id'),
   /** AES-256-GCM under ENCRYPTION_KEYS (lib/crypto FieldCipher). */
@@ -109,6 +111,8 @@ export const users = pgTable(
     status: text('status').notNull(),
     role: text('role').notNull(),
     emailVerified: boolean('email_verified').notNull().default(false),
+    /** The password was found in a breach corpus at a sign-in (CONTRACT §21). */
+    passwordBreached: boolean('password_breached').notNull().default(false),
     /** Sealed TOTP secret; with totp_enabled false it is an enrolment not yet verified. */
     totpSecretEnc: text('totp_secret_enc'),
     totpEnabled: boolean('totp_enabled').notNull().default(false),
@@ -459,6 +463,23 @@ export const applications = pgTable(
     dynamic: boolean('dynamic').notNull().default(false),
     /** AES-256-GCM under ENCRYPTION_KEYS; null for public clients (spa, native). */
     clientSecretEnc: text('client_secret_enc'),
+    /**
+     * CONTRACT §22, client authentication: client_secret_basic | client_secret_post |
+     * private_key_jwt | none; null is the type's default (a secret by HTTP Basic for web and
+     * machine apps, none for spa and native).
+     */
+    tokenEndpointAuthMethod: text('token_endpoint_auth_method'),
+    /** The client's public keys (a JWK Set) for private_key_jwt (RFC 7523), or jwks_uri. */
+    jwks: jsonb('jwks').$type<{ keys: ({ kty: string } & Record<string, unknown>)[] }>(),
+    jwksUri: text('jwks_uri'),
+    /** RFC 9126: a plain authorization request is refused. */
+    requirePar: boolean('require_par').notNull().default(false),
+    /** RFC 9449 §5.2 dpop_bound_access_tokens: no bearer tokens. */
+    requireDpop: boolean('require_dpop').notNull().default(false),
+    /** RFC 8693 token exchange allowed (confidential applications only). */
+    tokenExchange: boolean('token_exchange').notNull().default(false),
+    /** null, or fapi2 (the FAPI 2.0 Security Profile). */
+    profile: text('profile'),
     ...timestamps(),
   },
   (t) => [...tenantListed('applications', t)],
@@ -657,6 +678,28 @@ export const webhooks = pgTable(
     ...timestamps(),
   },
   (t) => [...tenantListed('webhooks', t)],
+)
+
+/**
+ * Blocking hooks (CONTRACT §21): at most one per event and tenant, called and waited for
+ * during a sign-up, a sign-in or the minting of an access token. The Standard Webhooks
+ * secret is sealed under ENCRYPTION_KEYS like a webhook's.
+ */
+export const hooks = pgTable(
+  'hooks',
+  {
+    ...tenantOwned(),
+    /** before_sign_up | before_sign_in | custom_access_token */
+    event: text('event').notNull(),
+    url: text('url').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    timeoutMs: integer('timeout_ms').notNull(),
+    /** allow | deny: what a timeout, a non-2xx or an unreadable answer means. */
+    onFailure: text('on_failure').notNull(),
+    secretEnc: text('secret_enc').notNull(),
+    ...timestamps(),
+  },
+  (t) => [...tenantListed('hooks', t), uniqueIndex('hooks_tenant_event').on(t.tenantId, t.event)],
 )
 
 /**

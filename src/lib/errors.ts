@@ -26,6 +26,7 @@ export const REASONS = {
   invalid_slug: [400, 'This slug is not allowed.'],
   limit_exceeded: [400, 'The workspace already has as many of these as it may.'],
   password_too_weak: [400, 'This password is too common or too easy to guess.'],
+  password_breached: [400, 'This password appears in a data breach; choose another.'],
   email_taken: [400, 'An account with this email already exists.'],
   invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
   idp_not_configured: [400, 'Sign-in through the identity provider is not configured.'],
@@ -65,6 +66,11 @@ export const REASONS = {
   permission_required: [403, 'This needs a permission the caller does not hold.'],
   builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
+  impersonation_forbidden: [
+    403,
+    'Not while impersonating, nor of an administrator, oneself or an inactive user.',
+  ],
+  hook_denied: [403, 'This was refused by the workspace.'],
   credential_protected: [
     403,
     "An API key or an import cannot set this user's password or address (README, Security).",
@@ -86,6 +92,7 @@ export const REASONS = {
   already_member: [409, 'This address already belongs to a member.'],
   already_enrolled: [409, 'An authenticator is already enrolled.'],
   invite_used: [409, 'The invitation was already accepted.'],
+  hook_exists: [409, 'The workspace already has a hook for this event.'],
   request_timeout: [408, 'The request did not arrive in time.'],
   headers_too_large: [431, 'The request headers are too large.'],
   rate_limited: [429, 'Too many requests; try again later.'],

@@ -45,6 +45,8 @@ export interface AccessClaims {
   iat: number
   exp: number
   jti: string
+  /** The administrator signed in as the user (CONTRACT §22 impersonation): RFC 8693's act. */
+  act?: { sub: string }
 }
 
 /** A public key as GET /.well-known/jwks.json lists it: never a private member. */
@@ -160,10 +162,18 @@ export class AccessTokens {
     this.publicKeys = entries.flatMap((e) => (e.jwk ? [e.jwk] : []))
   }
 
-  issue(claims: Omit<AccessClaims, 'iss' | 'aud' | 'iat' | 'exp'>, now: Date): string {
+  /**
+   * `extra`: claims a tenant's custom_access_token hook added (CONTRACT §21); they never
+   * replace one of the service's own (the hook's reserved names were dropped already).
+   */
+  issue(
+    claims: Omit<AccessClaims, 'iss' | 'aud' | 'iat' | 'exp'>,
+    now: Date,
+    extra: Record<string, unknown> = {},
+  ): string {
     const iat = Math.floor(now.getTime() / 1000)
     const standard = { iss: this.issuer, aud: this.audience, iat, exp: iat + ACCESS_TOKEN_TTL }
-    return this.sign({ ...claims, ...standard })
+    return this.sign({ ...extra, ...claims, ...standard })
   }
 
   /** The JWK Set of the verifying keys, signing key first; empty with HS256. */

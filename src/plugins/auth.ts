@@ -31,7 +31,7 @@ import {
   isPermission,
   type Permission,
 } from '../modules/roles/permissions.ts'
-import { findUserAccess } from '../modules/users/queries.ts'
+import { findUserAccess } from '../modules/users/reads.ts'
 
 export type AuthMode = 'user' | 'signedIn' | 'admin' | 'adminUser' | 'apiKey' | 'optionalUser'
 
@@ -39,7 +39,14 @@ export type AuthMode = 'user' | 'signedIn' | 'admin' | 'adminUser' | 'apiKey' | 
 const ADMIN_MODES: ReadonlySet<AuthMode> = new Set(['admin', 'adminUser'])
 
 export type Principal =
-  | { kind: 'user'; userId: string; sessionId: string; role: string }
+  | {
+      kind: 'user'
+      userId: string
+      sessionId: string
+      role: string
+      /** The administrator signed in as this user (CONTRACT §22), from the token's `act`. */
+      impersonatedBy?: string
+    }
   | { kind: 'apiKey'; keyId: string }
 
 declare module 'fastify' {
@@ -47,6 +54,11 @@ declare module 'fastify' {
     auth?: AuthMode
     /** The tenant permission an admin route needs (CONTRACT §17). */
     permission?: Permission
+    /**
+     * CONTRACT §22: an impersonated session may not use this route (the password, the
+     * factors, deleting the account, step-up, impersonating): 403 impersonation_forbidden.
+     */
+    refusedToImpersonation?: boolean
   }
   interface FastifyRequest {
     principal: Principal | null
@@ -129,11 +141,16 @@ export function installAuthentication(
     const claims = deps.tokens.verify(token, deps.clock.now())
     if (claims.tid !== request.tenant.id) throw new AppError('token_invalid')
     if (deps.revocations.has(claims.sid)) throw new AppError('session_revoked')
+    const impersonatedBy = claims.act?.sub
+    if (impersonatedBy && request.routeOptions.config?.refusedToImpersonation) {
+      throw new AppError('impersonation_forbidden')
+    }
     request.principal = {
       kind: 'user',
       userId: claims.sub,
       sessionId: claims.sid,
       role: claims.role,
+      ...(impersonatedBy ? { impersonatedBy } : {}),
     }
     request.actor = { ...request.actor, type: 'user', id: claims.sub }
     if (mode === 'user' || mode === 'optionalUser' || mode === 'signedIn') return done()

@@ -29,6 +29,7 @@ type MetricsDeps = Pick<
   | 'audit'
   | 'revocations'
   | 'webhookOutcomes'
+  | 'hookCalls'
 >
 
 /** Adds GET /metrics and its hooks; prom-client is loaded only when METRICS_TOKEN is set. */
@@ -151,6 +152,27 @@ export async function installMetrics(app: FastifyInstance, deps: MetricsDeps): P
       }
     },
   })
+  new Counter({
+    name: 'hook_calls_total',
+    help: 'Blocking hook calls made by this instance (CONTRACT §21), by event and outcome: allow (allowed, or claims added), deny, timeout, error (a non-2xx, an unreadable answer, a refused address, claims over 4 KiB).',
+    labelNames: ['event', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [key, count] of deps.hookCalls.totals) {
+        const [event, outcome] = key.split(' ')
+        this.inc({ event, outcome }, count)
+      }
+    },
+  })
+  const hookLatency = new Histogram({
+    name: 'hook_call_duration_seconds',
+    help: 'How long blocking hook calls took, from the request to the answer (or the failure), by event.',
+    labelNames: ['event'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
+    registers: [registry],
+  })
+  deps.hookCalls.observe((event, _outcome, seconds) => hookLatency.observe({ event }, seconds))
   // The queue is the database's, shared by every instance: each instance shows the same.
   new Gauge({
     name: 'webhook_queue_deliveries',

@@ -35,6 +35,7 @@ import { auditComponents } from '../modules/audit/schemas.ts'
 import { connectedApplicationComponents } from '../modules/connectedapps/schemas.ts'
 import { ssoConnectionComponents } from '../modules/federation/schemas.ts'
 import { groupComponents } from '../modules/groups/schemas.ts'
+import { hookComponents } from '../modules/hooks/schemas.ts'
 import { importComponents } from '../modules/import/schemas.ts'
 import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
@@ -86,6 +87,7 @@ const COMPONENTS = [
   ...apiResourceComponents,
   ...connectedApplicationComponents,
   ...webhookComponents,
+  ...hookComponents,
   ...ssoConnectionComponents,
 ]
 
@@ -327,6 +329,7 @@ function impliedResponses(route: RouteOptions): void {
   if (auth)
     for (const status of Object.keys(AUTH_REASONS[auth])) implied.add(Number(status) as ErrorStatus)
   if (route.config?.rateLimit) implied.add(429)
+  if (route.config?.refusedToImpersonation) implied.add(403)
   const missing = [...implied].filter((status) => !(status in response))
   if (missing.length === 0) return
   const added = errorResponses(Object.fromEntries(missing.map((status) => [status, []])))
@@ -458,6 +461,8 @@ function sharedReasons(route: RouteOptions, schema: FastifySchema): ErrorReasons
   const auth = route.config?.auth
   if (auth) add(AUTH_REASONS[auth])
   if (route.config?.rateLimit) add({ 429: ['rate_limited'] })
+  // CONTRACT §22: an impersonated session's token is refused here (src/plugins/auth.ts).
+  if (route.config?.refusedToImpersonation) add({ 403: ['impersonation_forbidden'] })
   return out
 }
 

@@ -3,8 +3,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { AppError } from '../lib/errors.ts'
-import type { Tenant } from '../modules/tenants/queries.ts'
 import { SLUG_PATTERN } from '../modules/tenants/schemas.ts'
+import type { Tenant } from '../modules/tenants/tenant.ts'
 
 // The slug rule of tenant creation: anything else names no tenant, so it is a 404 without
 // a lookup (CONTRACT §8), whatever it holds (a NUL, a surrogate, 10 kB of text).

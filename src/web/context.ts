@@ -29,7 +29,15 @@ import {
 
 export type PageDeps = Pick<
   Deps,
-  'config' | 'cipher' | 'db' | 'tokens' | 'clock' | 'audit' | 'providerPages'
+  | 'config'
+  | 'cipher'
+  | 'db'
+  | 'tokens'
+  | 'revocations'
+  | 'clock'
+  | 'audit'
+  | 'providerPages'
+  | 'sessions'
 >
 
 /** The cookie that remembers a `lang` chosen with the language picker (a year). */

@@ -13,6 +13,10 @@ const REASONS: Record<string, [string | undefined, string]> = {
     'password',
     'This password is too common or too easy to guess. Try a longer phrase.',
   ],
+  password_breached: [
+    'password',
+    'This password appears in a known data breach. Choose another one.',
+  ],
   email_taken: ['email', 'An account with this email address already exists. Sign in instead.'],
   account_suspended: [
     undefined,

@@ -65,6 +65,8 @@ const APPLICATION_CONTENT: Rule[] = [
 const API_RESOURCE_CONTENT: Rule[] = [
   [/^body\.identifier$/, URI_PROBLEM],
   [/^body\.scopes\.\d+\.name$/, /^is listed twice$/],
+  // CONTRACT §17: a scope's roles name the built-ins or the tenant's custom roles.
+  [/^body\.scopes\.\d+\.roles\.\d+$/, /^unknown role /],
 ]
 // CONTRACT §13: a webhook's URL is absolute https without credentials or fragment, and
 // its events are audit action names or "*" alone; the fields' descriptions say so.

@@ -919,6 +919,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/users/{userId}/impersonate': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Sign in as a user, for at most 15 minutes (CONTRACT §22)
+     * @description An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself or of a user who is not Active (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.
+     */
+    post: operations['impersonateUser']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/users/import': {
     parameters: {
       query?: never
@@ -1093,7 +1113,7 @@ export interface paths {
     }
     /**
      * List the roles: the built-ins, then the custom ones oldest first
-     * @description One page (at most 102 roles; `nextCursor` is null). The built-ins `Admin` (every permission) and `Member` (none) have `builtIn: true` and their name as `id`.
+     * @description Paged like every list (`limit`, `cursor`, `nextCursor`). The first page (no `cursor`) holds the built-ins `Admin` (every permission and every resource scope) and `Member` (no permission; the resource scopes whose `roles` name Member), with `builtIn: true` and their name as `id`, ahead of up to `limit` custom roles; the later pages hold custom roles only. Follow `nextCursor` to read them all.
      */
     get: operations['listRoles']
     put?: never
@@ -1440,6 +1460,52 @@ export interface paths {
     options?: never
     head?: never
     patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/hooks': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the hooks, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listHooks']
+    put?: never
+    /**
+     * Register a blocking hook
+     * @description At most one hook per event: a second is 409 hook_exists. The service POSTs a Standard Webhooks-signed JSON body to `url` and waits for the answer (docs/webhooks-and-hooks.md). The `secret` is shown this once.
+     */
+    post: operations['createHook']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/hooks/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Get a hook */
+    get: operations['getHook']
+    put?: never
+    post?: never
+    /** Delete a hook */
+    delete: operations['deleteHook']
+    options?: never
+    head?: never
+    /**
+     * Change a hook
+     * @description Its event cannot change: delete it and register another.
+     */
+    patch: operations['updateHook']
     trace?: never
   }
   '/v1/{tenantSlug}/sso-connections': {
@@ -4769,6 +4835,226 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  HookCreated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * HookCreated event
+     * @description A hook was registered.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['HookCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  HookUpdated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * HookUpdated event
+     * @description A hook was changed.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['HookUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  HookDeleted: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * HookDeleted event
+     * @description A hook was deleted.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['HookDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  HookDenied: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * HookDenied event
+     * @description A hook refused a sign-up, a sign-in or an access token (or failed under onFailure deny).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['HookDeniedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   SsoConnectionCreated: {
     parameters: {
       query?: never
@@ -5209,6 +5495,61 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  UserImpersonated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * UserImpersonated event
+     * @description An administrator signed in as the user (the actor is the administrator).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['UserImpersonatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   GroupProvisioned: {
     parameters: {
       query?: never
@@ -5548,6 +5889,8 @@ export interface components {
       passkeysEnabled: boolean
       /** @description OpenID Connect dynamic client registration (RFC 7591) open at the tenant's issuer; such clients are third-party. */
       dynamicClientRegistration: boolean
+      /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
+      breachedPasswordPolicy: 'off' | 'block'
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** Format: date-time */
@@ -5634,6 +5977,8 @@ export interface components {
         | 'organizations:write'
         | 'users:impersonate'
       )[]
+      /** @description The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it. */
+      passwordBreached: boolean
       tenant: {
         id: string
         slug: string
@@ -5650,6 +5995,14 @@ export interface components {
       items: components['schemas']['User'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    /** @description A session as the user, for at most 15 minutes and without a refresh token. */
+    Impersonation: {
+      user: components['schemas']['User']
+      /** @description A JWT for the user with `act: {sub: <administrator id>}`; it cannot change the password or factors or delete the account (403 `impersonation_forbidden`). */
+      accessToken: string
+      /** @description Seconds (at most 900). */
+      accessTokenExpiresIn: number
     }
     ImportResult: {
       /** @description The position of the user in `users`. */
@@ -5933,7 +6286,7 @@ export interface components {
     RoleEnvelope: {
       role: components['schemas']['Role']
     }
-    /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+    /** @description A page of the tenant’s roles: the first page holds the built-ins, then up to `limit` custom roles oldest first; later pages custom roles only. */
     RolePage: {
       items: components['schemas']['Role'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
@@ -6066,6 +6419,28 @@ export interface components {
       allowedScopes: string[]
       /** @description Registered by the client itself through dynamic registration (RFC 7591); always third-party. */
       dynamic: boolean
+      /** @description How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients). */
+      tokenEndpointAuthMethod:
+        | 'client_secret_basic'
+        | 'client_secret_post'
+        | 'private_key_jwt'
+        | 'none'
+      jwks: {
+        keys: ({
+          kty: string
+        } & {
+          [key: string]: unknown
+        })[]
+      } | null
+      jwksUri: string | null
+      /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
+      requirePushedAuthorizationRequests: boolean
+      /** @description RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2). */
+      requireDpop: boolean
+      /** @description RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only). */
+      tokenExchange: boolean
+      /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
+      profile: 'fapi2' | null
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -6096,7 +6471,8 @@ export interface components {
       scopes: {
         name: string
         description: string | null
-        roles: ('Member' | 'Admin')[]
+        /** @description The built-in and custom roles granted this scope, by name. */
+        roles: string[]
       }[]
       accessTokenTtlSeconds: number
       /** Format: date-time */
@@ -6189,6 +6565,37 @@ export interface components {
     /** @description A page of a webhook’s deliveries, oldest first. */
     WebhookDeliveryPage: {
       items: components['schemas']['WebhookDelivery'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description A blocking hook of the tenant (never its secret). */
+    Hook: {
+      id: string
+      /** @description `before_sign_up` and `before_sign_in` may deny; `custom_access_token` adds claims to access tokens. */
+      event: 'before_sign_up' | 'before_sign_in' | 'custom_access_token'
+      url: string
+      enabled: boolean
+      timeoutMs: number
+      /** @description What a timeout, a non-2xx or an unreadable answer means: default `allow` for custom_access_token (no claims added), `deny` otherwise. */
+      onFailure: 'allow' | 'deny'
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description The new hook and its secret (shown once). */
+    HookCreated: {
+      hook: components['schemas']['Hook']
+      /** @description The signing secret, `whsec_` and base64 (Standard Webhooks): shown this once. Verify every call with it. */
+      secret: string
+    }
+    /** @description A hook. */
+    HookEnvelope: {
+      hook: components['schemas']['Hook']
+    }
+    /** @description A page of hooks, oldest first. */
+    HookPage: {
+      items: components['schemas']['Hook'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
@@ -8335,6 +8742,148 @@ export interface components {
         }
       }
     }
+    /** @description A hook was registered. */
+    HookCreatedEvent: {
+      /** @constant */
+      type: 'HookCreated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'HookCreated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A hook was registered. */
+          metadata: {
+            hookId: string
+            event?: string
+            /** @description Its query values and any userinfo masked (`***`). */
+            url?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A hook was changed. */
+    HookUpdatedEvent: {
+      /** @constant */
+      type: 'HookUpdated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'HookUpdated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A hook was changed. */
+          metadata: {
+            hookId: string
+            /** @description The fields sent. */
+            changed?: string[]
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A hook was deleted. */
+    HookDeletedEvent: {
+      /** @constant */
+      type: 'HookDeleted'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'HookDeleted'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A hook was deleted. */
+          metadata: {
+            hookId: string
+            event?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A hook refused a sign-up, a sign-in or an access token (or failed under onFailure deny). */
+    HookDeniedEvent: {
+      /** @constant */
+      type: 'HookDenied'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'HookDenied'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A hook refused a sign-up, a sign-in or an access token (or failed under onFailure deny). */
+          metadata: {
+            hookId: string
+            event?: string
+            method?: string
+            /** @description deny, or the failure: timeout, error. */
+            outcome?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
     /** @description An SSO connection was created. */
     SsoConnectionCreatedEvent: {
       /** @constant */
@@ -8618,6 +9167,41 @@ export interface components {
             removed: string[]
             /** @description What changed them. */
             via: 'admin' | 'group' | 'sso' | 'invite' | 'import'
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An administrator signed in as the user (the actor is the administrator). */
+    UserImpersonatedEvent: {
+      /** @constant */
+      type: 'UserImpersonated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'UserImpersonated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An administrator signed in as the user (the actor is the administrator). */
+          metadata: {
+            /** @description Why, as the administrator gave it. */
+            reason: string
+            sessionId: string
           }
           /** Format: date-time */
           createdAt: string
@@ -9015,7 +9599,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelopeWithSlug']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -9100,7 +9684,7 @@ export interface operations {
             | components['schemas']['VerificationRequired']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `email_taken`, `password_login_disabled`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -9452,7 +10036,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `last_admin`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `last_admin`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -9505,7 +10089,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -9516,6 +10100,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `invalid_credentials`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -9612,7 +10205,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`, `passwordless_disabled`, `email_not_verified`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -9681,7 +10274,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -10253,7 +10846,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelope']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10480,6 +11073,15 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
         headers: {
@@ -10549,6 +11151,15 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
         headers: {
@@ -10611,6 +11222,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `mfa_not_enrolled`, `invalid_mfa_code`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -10937,7 +11557,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -11091,7 +11711,7 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
-      /** @description Forbidden. `details.reason`: `passkeys_disabled`. */
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `passkeys_disabled`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -11163,6 +11783,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -11781,6 +12410,8 @@ export interface operations {
           securityNotifications?: boolean
           passkeysEnabled?: boolean
           dynamicClientRegistration?: boolean
+          /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
+          breachedPasswordPolicy?: 'off' | 'block'
         }
       }
     }
@@ -12281,6 +12912,79 @@ export interface operations {
         }
       }
       /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  impersonateUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "reason": "Ticket 4711: the invoice page fails"
+         *     }
+         */
+        'application/json': {
+          /** @description Why (kept in the audit log, UserImpersonated, and both people’s exports). */
+          reason: string
+        }
+      }
+    }
+    responses: {
+      /** @description A session as the user, for at most 15 minutes and without a refresh token. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Impersonation']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`, `impersonation_forbidden`. */
       403: {
         headers: {
           [name: string]: unknown
@@ -12968,6 +13672,10 @@ export interface operations {
           | 'WebhookDeleted'
           | 'WebhookSecretRotated'
           | 'WebhookDisabled'
+          | 'HookCreated'
+          | 'HookUpdated'
+          | 'HookDeleted'
+          | 'HookDenied'
           | 'SsoConnectionCreated'
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
@@ -12976,6 +13684,7 @@ export interface operations {
           | 'RoleUpdated'
           | 'RoleDeleted'
           | 'UserRolesChanged'
+          | 'UserImpersonated'
           | 'GroupProvisioned'
           | 'GroupUpdated'
           | 'GroupDeprovisioned'
@@ -13117,6 +13826,10 @@ export interface operations {
           | 'WebhookDeleted'
           | 'WebhookSecretRotated'
           | 'WebhookDisabled'
+          | 'HookCreated'
+          | 'HookUpdated'
+          | 'HookDeleted'
+          | 'HookDenied'
           | 'SsoConnectionCreated'
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
@@ -13125,6 +13838,7 @@ export interface operations {
           | 'RoleUpdated'
           | 'RoleDeleted'
           | 'UserRolesChanged'
+          | 'UserImpersonated'
           | 'GroupProvisioned'
           | 'GroupUpdated'
           | 'GroupDeprovisioned'
@@ -13252,7 +13966,11 @@ export interface operations {
   }
   listRoles: {
     parameters: {
-      query?: never
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
       header?: never
       path: {
         tenantSlug: string
@@ -13261,7 +13979,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description Every role of the tenant, the built-ins first, then the custom ones oldest first (at most 102: one page). */
+      /** @description A page of the tenant’s roles: the first page holds the built-ins, then up to `limit` custom roles oldest first; later pages custom roles only. */
       200: {
         headers: {
           [name: string]: unknown
@@ -14163,6 +14881,26 @@ export interface operations {
           /** @default true */
           firstParty?: boolean
           allowedScopes?: string[]
+          /** @description How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients). */
+          tokenEndpointAuthMethod?:
+            | 'client_secret_basic'
+            | 'client_secret_post'
+            | 'private_key_jwt'
+            | 'none'
+          jwks?: {
+            keys: {
+              kty: string
+            }[]
+          } | null
+          jwksUri?: string | null
+          /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
+          requirePushedAuthorizationRequests?: boolean
+          /** @description RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2). */
+          requireDpop?: boolean
+          /** @description RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only). */
+          tokenExchange?: boolean
+          /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
+          profile?: 'fapi2' | null
         }
       }
     }
@@ -14389,6 +15127,26 @@ export interface operations {
           backchannelLogoutUri?: string | null
           firstParty?: boolean
           allowedScopes?: string[]
+          /** @description How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients). */
+          tokenEndpointAuthMethod?:
+            | 'client_secret_basic'
+            | 'client_secret_post'
+            | 'private_key_jwt'
+            | 'none'
+          jwks?: {
+            keys: {
+              kty: string
+            }[]
+          } | null
+          jwksUri?: string | null
+          /** @description RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2). */
+          requirePushedAuthorizationRequests?: boolean
+          /** @description RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2). */
+          requireDpop?: boolean
+          /** @description RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only). */
+          tokenExchange?: boolean
+          /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
+          profile?: 'fapi2' | null
         }
       }
     }
@@ -15195,6 +15953,405 @@ export interface operations {
       }
     }
   }
+  listHooks: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of hooks, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['HookPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createHook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "event": "before_sign_up",
+         *       "url": "https://hooks.example.com/sign-up"
+         *     }
+         */
+        'application/json': {
+          /** @description `before_sign_up` and `before_sign_in` may deny; `custom_access_token` adds claims to access tokens. */
+          event: 'before_sign_up' | 'before_sign_in' | 'custom_access_token'
+          /** @description An absolute https URL without credentials or fragment (http too when WEBHOOK_ALLOW_PRIVATE=true), reached through the egress guard. Anything else is 400 validation. */
+          url: string
+          /** @default true */
+          enabled?: boolean
+          /** @description How long the service waits for the answer, in milliseconds (default 2000). */
+          timeoutMs?: number
+          /** @description What a timeout, a non-2xx or an unreadable answer means: default `allow` for custom_access_token (no claims added), `deny` otherwise. */
+          onFailure?: 'allow' | 'deny'
+        }
+      }
+    }
+    responses: {
+      /** @description The new hook and its secret (shown once). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['HookCreated']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `hook_exists`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getHook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A hook. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['HookEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteHook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateHook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        'application/json': {
+          /** @description An absolute https URL without credentials or fragment (http too when WEBHOOK_ALLOW_PRIVATE=true), reached through the egress guard. Anything else is 400 validation. */
+          url?: string
+          enabled?: boolean
+          /** @description How long the service waits for the answer, in milliseconds (default 2000). */
+          timeoutMs?: number
+          /** @description What a timeout, a non-2xx or an unreadable answer means: default `allow` for custom_access_token (no claims added), `deny` otherwise. */
+          onFailure?: 'allow' | 'deny'
+        }
+      }
+    }
+    responses: {
+      /** @description A hook. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['HookEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   listSsoConnections: {
     parameters: {
       query?: {
@@ -15776,8 +16933,8 @@ export interface operations {
           scopes: {
             name: string
             description?: string
-            /** @description The roles a user needs to be granted this scope in an authorization; default both. */
-            roles?: ('Member' | 'Admin')[]
+            /** @description The roles whose holders are granted this scope in an authorization: `Member`, `Admin` or custom roles of the tenant (CONTRACT §17; an unknown one is 400 `validation`); default both built-ins. */
+            roles?: string[]
           }[]
           /** @description Lifetime of the access tokens issued for this resource, in seconds. */
           accessTokenTtlSeconds?: number
@@ -16016,8 +17173,8 @@ export interface operations {
           scopes?: {
             name: string
             description?: string
-            /** @description The roles a user needs to be granted this scope in an authorization; default both. */
-            roles?: ('Member' | 'Admin')[]
+            /** @description The roles whose holders are granted this scope in an authorization: `Member`, `Admin` or custom roles of the tenant (CONTRACT §17; an unknown one is 400 `validation`); default both built-ins. */
+            roles?: string[]
           }[]
           /** @description Lifetime of the access tokens issued for this resource, in seconds. */
           accessTokenTtlSeconds?: number

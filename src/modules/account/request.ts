@@ -9,8 +9,8 @@ import type { Actor } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { issueCode, onRequestFloor } from '../codes/service.ts'
 import type { AccountCodePurpose } from '../signin/account-code.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, type User } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserByEmail, type User } from '../users/reads.ts'
 
 export type RequestDeps = Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'limits' | 'mailer'>
 

@@ -15,8 +15,9 @@ import type { TokenEnvelope } from '../sessions/service.ts'
 import { accountSecondFactor, proveAccountCode } from '../signin/account-code.ts'
 import { completeSignIn, type FirstFactorProof } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { updateUser } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { refuseBreachedPassword } from '../users/service.ts'
+import { updateUser } from '../users/writes.ts'
 import { type RequestDeps, requestAccountCode } from './request.ts'
 import type { ResetPasswordBody } from './schemas.ts'
 import { oneSecondFactor } from './second-factor-input.ts'
@@ -34,7 +35,7 @@ export async function requestPasswordReset(
 
 type ResetDeps = Pick<
   Deps,
-  'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'
+  'audit' | 'breached' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'
 >
 
 /** POST auth/reset-password → a token envelope; every earlier session ends (CONTRACT §4). */
@@ -49,6 +50,7 @@ export async function resetPassword(
   if (isWeakPassword(input.newPassword, { email: input.email, tenantName: tenant.name })) {
     fail('password_too_weak')
   }
+  await refuseBreachedPassword(deps, tenant, input.newPassword)
   const code = await proveAccountCode(deps, tenant, input.email, input.code, 'reset', actor)
   // Hashed once both factors are checked (argon2id in the bounded queue), before the
   // transaction opens, so a connection is never held while hashing.
@@ -60,6 +62,7 @@ export async function resetPassword(
       const spent = await code.spend(tx, revoke)
       const user = await updateUser(tx, tenant.id, code.user.id, {
         passwordHash,
+        passwordBreached: false,
         updatedAt: deps.clock.now(),
       })
       if (!user) fail('invalid_code')

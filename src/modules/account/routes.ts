@@ -67,7 +67,7 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
         params: TenantSlugParams,
         body: ResetPasswordBody,
         response: responses(TokenEnvelope, {
-          400: ['password_too_weak'],
+          400: ['password_too_weak', 'password_breached'],
           401: ['invalid_code', 'mfa_required', 'invalid_mfa_code'],
           403: ['password_login_disabled', 'sso_required'],
           404: [],

@@ -18,9 +18,10 @@ import {
   verifiedEntries,
 } from '../signin/account-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { readMe } from '../users/me.ts'
-import { findUserById, lockUserRow, markAddressProven } from '../users/queries.ts'
+import { findUserById, lockUserRow } from '../users/reads.ts'
+import { markAddressProven } from '../users/writes.ts'
 import { type RequestDeps, requestAccountCode } from './request.ts'
 import type { RequestEmailVerificationBody, VerifyEmailBody } from './schemas.ts'
 import { oneSecondFactor } from './second-factor-input.ts'

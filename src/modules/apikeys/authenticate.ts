@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { AppError } from '../../lib/errors.ts'
 import { ALL_PERMISSIONS, isPermission, type Permission } from '../roles/permissions.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import type { KnownKey } from './cache.ts'
 import { findKeyByHash } from './queries.ts'
 

@@ -98,3 +98,28 @@ export async function deleteApiResource(db: Handle, tenantId: string, id: string
     .returning()
   return rows[0] as ApiResource | undefined
 }
+
+/**
+ * A custom role renamed (`to` its new name) or deleted (`to` null) in every scope's `roles`
+ * of the tenant's resources (CONTRACT §17: deleting a role removes it from every mapping;
+ * a scope names roles by name). `from` is the old name in lower case.
+ */
+export async function renameScopeRole(
+  db: Handle,
+  tenantId: string,
+  from: string,
+  to: string | null,
+): Promise<void> {
+  const rows = await db.select().from(apiResources).where(eq(apiResources.tenantId, tenantId))
+  for (const row of rows) {
+    if (!row.scopes.some((s) => s.roles.some((r) => r.toLowerCase() === from))) continue
+    const scopes = row.scopes.map((s) => ({
+      ...s,
+      roles: s.roles.flatMap((r) => (r.toLowerCase() !== from ? [r] : to === null ? [] : [to])),
+    }))
+    await db
+      .update(apiResources)
+      .set({ scopes })
+      .where(and(eq(apiResources.tenantId, tenantId), eq(apiResources.id, row.id)))
+  }
+}

@@ -1,17 +1,24 @@
 // Shapes of the api-resources routes (CONTRACT §11, API resources; §12, Shapes).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, Role, ref, TenantSlugParams } from '../../schemas.ts'
+import { DateTime, Page, PageParams, ref, TenantSlugParams } from '../../schemas.ts'
 import { ScopeName } from '../applications/schemas.ts'
+
+const ScopeRole = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'A role’s name: `Member`, `Admin` or a custom role of the tenant.',
+})
 
 const Scope = Type.Object(
   {
     name: ScopeName,
     description: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
     roles: Type.Optional(
-      Type.Array(Role, {
+      Type.Array(ScopeRole, {
         uniqueItems: true,
+        maxItems: 100,
         description:
-          'The roles a user needs to be granted this scope in an authorization; default both.',
+          'The roles whose holders are granted this scope in an authorization: `Member`, `Admin` or custom roles of the tenant (CONTRACT §17; an unknown one is 400 `validation`); default both built-ins.',
       }),
     ),
   },
@@ -39,7 +46,9 @@ const ApiResourceComponent = Type.Object(
       Type.Object({
         name: Type.String(),
         description: Type.Union([Type.String(), Type.Null()]),
-        roles: Type.Array(Role),
+        roles: Type.Array(Type.String(), {
+          description: 'The built-in and custom roles granted this scope, by name.',
+        }),
       }),
     ),
     accessTokenTtlSeconds: Type.Integer(),

@@ -2,13 +2,15 @@
 // with the scopes tokens for them may carry and those tokens' lifetime. Admin or API key;
 // each change audited in its transaction; an identifier is unique in the tenant (409
 // identifier_taken).
+import type { Handle } from '../../db/client.ts'
 import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { BASE_ROLES } from '../roles/permissions.ts'
+import { findRolesByName, lockTenantRoles } from '../roles/members.ts'
+import { BASE_ROLES, isBuiltInRoleName } from '../roles/permissions.ts'
 import * as store from './queries.ts'
 import type {
   ApiResourceRecord,
@@ -31,7 +33,7 @@ export function presentApiResource(row: store.ApiResource): ApiResourceRecord {
     scopes: row.scopes.map((s) => ({
       name: s.name,
       description: s.description,
-      roles: s.roles as ApiResourceRecord['scopes'][number]['roles'],
+      roles: s.roles,
     })),
     accessTokenTtlSeconds: row.accessTokenTtlSeconds,
     createdAt: row.createdAt.toISOString(),
@@ -72,6 +74,44 @@ function normalizeScopes(scopes: ScopeInput[]) {
   }))
 }
 
+/**
+ * CONTRACT §17: a scope's `roles` name the built-ins or the tenant's custom roles (any case;
+ * stored as the role's own name); an unknown one, or an organization role, is 400
+ * `validation` naming it. Read in the transaction that stores them.
+ */
+async function resolveScopeRoles(
+  db: Handle,
+  tenantId: string,
+  scopes: ReturnType<typeof normalizeScopes>,
+) {
+  const names = scopes.flatMap((s) => s.roles).filter((r) => !isBuiltInRoleName(r))
+  // Serialised with the role changes (a rename or delete rewrites the scopes naming the
+  // role): a role deleted meanwhile is never stored by name, to be inherited by a later
+  // role of that name.
+  if (names.length > 0) await lockTenantRoles(db, tenantId)
+  const found = await findRolesByName(db, tenantId, [...new Set(names)])
+  const byName = new Map(found.filter((r) => r.kind === 'tenant').map((r) => [r.nameNormalized, r]))
+  return scopes.map((scope, i) => ({
+    ...scope,
+    roles: [
+      ...new Set(
+        scope.roles.map((name, j) => {
+          const base = BASE_ROLES.find((b) => b.toLowerCase() === name.toLowerCase())
+          const role = base ?? byName.get(name.toLowerCase())?.name
+          if (!role) {
+            throw new AppError('validation', {
+              details: {
+                issues: [{ path: `body.scopes.${i}.roles.${j}`, message: `unknown role ${name}` }],
+              },
+            })
+          }
+          return role
+        }),
+      ),
+    ],
+  }))
+}
+
 const isUniqueViolation = (error: unknown) => databaseFailure(error)?.code === '23505'
 
 export async function createApiResource(
@@ -81,9 +121,10 @@ export async function createApiResource(
   actor: Actor,
 ) {
   checkIdentifier(input.identifier)
-  const scopes = normalizeScopes(input.scopes)
+  const normalized = normalizeScopes(input.scopes)
   const now = deps.clock.now()
   const row = await deps.db.transaction(async (tx) => {
+    const scopes = await resolveScopeRoles(tx, tenantId, normalized)
     const created = await store.insertApiResource(tx, {
       tenantId,
       id: uuidv7(now.getTime()),
@@ -134,15 +175,18 @@ export async function updateApiResource(
 ) {
   if (!isUuid(id)) fail('not_found')
   if (input.identifier !== undefined) checkIdentifier(input.identifier)
-  const scopes = input.scopes === undefined ? undefined : normalizeScopes(input.scopes)
-  const changes = Object.fromEntries(
-    Object.entries({ ...input, scopes }).filter(([, value]) => value !== undefined),
+  const normalized = input.scopes === undefined ? undefined : normalizeScopes(input.scopes)
+  const fields = Object.keys(input).filter(
+    (key) => input[key as keyof PatchApiResourceBody] !== undefined,
   )
-  const fields = Object.keys(changes)
   try {
     return await deps.db.transaction(async (tx) => {
       const current = await store.findApiResource(tx, tenantId, id)
       if (!current) fail('not_found')
+      const scopes = normalized && (await resolveScopeRoles(tx, tenantId, normalized))
+      const changes = Object.fromEntries(
+        Object.entries({ ...input, scopes }).filter(([, value]) => value !== undefined),
+      )
       if (fields.length === 0) return { apiResource: presentApiResource(current) }
       const row = await store.updateApiResource(tx, tenantId, id, {
         ...changes,

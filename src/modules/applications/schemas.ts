@@ -27,6 +27,77 @@ export const ScopeName = Type.String({
 const ScopeList = Type.Array(ScopeName, { maxItems: 100, uniqueItems: true })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 
+/** CONTRACT §22, Client authentication (RFC 6749 §2.3, RFC 7523 §2.2, OIDC Core §9). */
+export const TokenEndpointAuthMethod = Type.Union(
+  [
+    Type.Literal('client_secret_basic'),
+    Type.Literal('client_secret_post'),
+    Type.Literal('private_key_jwt'),
+    Type.Literal('none'),
+  ],
+  {
+    description:
+      'How the application authenticates at the token, PAR, introspection and revocation endpoints. web and machine apps: client_secret_basic (default), client_secret_post (either way of sending the secret is accepted) or private_key_jwt (RFC 7523: a JWT signed by a key of jwks or jwksUri, each assertion jti used once); spa and native apps: none (public clients).',
+  },
+)
+export type TokenEndpointAuthMethod = Static<typeof TokenEndpointAuthMethod>
+
+/**
+ * A JWK Set of public keys (RFC 7517 §5); private members are refused by the service. A
+ * key's other members are kept: in a request by naming none of them (unknown properties
+ * are dropped only where a schema says additionalProperties false), in the record by
+ * additionalProperties true (the serializer writes only what a schema allows).
+ */
+function jwksSchema(keyOptions: { additionalProperties?: true }) {
+  return Type.Object(
+    {
+      keys: Type.Array(
+        Type.Object({ kty: Type.String({ minLength: 1, maxLength: 10 }) }, keyOptions),
+        { minItems: 1, maxItems: 10 },
+      ),
+    },
+    {
+      description:
+        'The public keys the application signs its private_key_jwt assertions with, as a JWK Set (RSA, EC or OKP; no private members). Either this or jwksUri.',
+    },
+  )
+}
+const Jwks = jwksSchema({})
+const JwksRecord = jwksSchema({ additionalProperties: true })
+const JwksUri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'An https URL the service fetches the application’s JWK Set from (private_key_jwt), under the egress rule: never a loopback, private or link-local address. Either this or jwks.',
+})
+export const ApplicationProfile = Type.Union([Type.Literal('fapi2'), Type.Null()], {
+  description:
+    'fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s.',
+})
+const RequirePar = Type.Boolean({
+  description:
+    'RFC 9126: the authorization endpoint accepts only a request_uri from the PAR endpoint, never a plain request (always true with profile fapi2).',
+})
+const RequireDpop = Type.Boolean({
+  description:
+    'RFC 9449 §5.2 (dpop_bound_access_tokens): the token endpoint issues only DPoP-bound tokens; a request without a DPoP proof is refused (always true with profile fapi2).',
+})
+const TokenExchange = Type.Boolean({
+  description:
+    'RFC 8693: the application may exchange a user’s access token of this tenant for one to another of its API resources (confidential applications only).',
+})
+
+/** CONTRACT §22's fields, the same on creation and edit (null clears jwks, jwksUri, profile). */
+const clientAuthFields = {
+  tokenEndpointAuthMethod: Type.Optional(TokenEndpointAuthMethod),
+  jwks: Type.Optional(Type.Union([Jwks, Type.Null()])),
+  jwksUri: Type.Optional(Type.Union([JwksUri, Type.Null()])),
+  requirePushedAuthorizationRequests: Type.Optional(RequirePar),
+  requireDpop: Type.Optional(RequireDpop),
+  tokenExchange: Type.Optional(TokenExchange),
+  profile: Type.Optional(ApplicationProfile),
+}
+
 /** The record as every response shows it: never the secret. */
 const ApplicationComponent = Type.Object(
   {
@@ -43,6 +114,13 @@ const ApplicationComponent = Type.Object(
       description:
         'Registered by the client itself through dynamic registration (RFC 7591); always third-party.',
     }),
+    tokenEndpointAuthMethod: TokenEndpointAuthMethod,
+    jwks: Type.Union([JwksRecord, Type.Null()]),
+    jwksUri: Type.Union([Type.String(), Type.Null()]),
+    requirePushedAuthorizationRequests: RequirePar,
+    requireDpop: RequireDpop,
+    tokenExchange: TokenExchange,
+    profile: ApplicationProfile,
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -60,6 +138,7 @@ export const CreateApplicationBody = Type.Object(
     backchannelLogoutUri: Type.Optional(Uri),
     firstParty: Type.Optional(Type.Boolean({ default: true })),
     allowedScopes: Type.Optional(ScopeList),
+    ...clientAuthFields,
   },
   {
     additionalProperties: false,
@@ -79,6 +158,7 @@ export const PatchApplicationBody = Type.Object(
     backchannelLogoutUri: Type.Optional(Type.Union([Uri, Type.Null()])),
     firstParty: Type.Optional(Type.Boolean()),
     allowedScopes: Type.Optional(ScopeList),
+    ...clientAuthFields,
   },
   { additionalProperties: false, examples: [{ name: 'Billing (EU)' }] },
 )

@@ -9,7 +9,14 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { deleteClientModels } from '../oidc/queries.ts'
+import { deleteClientModels } from '../oidc/grants.ts'
+import {
+  CLIENT_AUTH_INPUT_KEYS,
+  type ClientAuthColumns,
+  NO_CLIENT_AUTH,
+  presentClientAuth,
+  resolveClientAuth,
+} from './client-auth.ts'
 import * as store from './queries.ts'
 import { checkUris } from './redirect-uris.ts'
 import type {
@@ -39,6 +46,7 @@ export function presentApplication(row: store.Application): ApplicationRecord {
     firstParty: row.firstParty,
     allowedScopes: row.allowedScopes,
     dynamic: row.dynamic,
+    ...presentClientAuth(row),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }
@@ -58,6 +66,8 @@ export interface NewApplication {
   dynamic?: boolean
   /** Its secret, sealed into the row; none for a public client. */
   secret?: string
+  /** CONTRACT §22 (client-auth.ts); NO_CLIENT_AUTH's defaults when left out. */
+  clientAuth?: ClientAuthColumns
 }
 
 /** Writes an application and its ApplicationCreated audit in one transaction. */
@@ -69,10 +79,11 @@ export async function insertAudited(
 ): Promise<store.Application> {
   const now = deps.clock.now()
   const id = uuidv7(now.getTime())
-  const { secret, ...fields } = app
+  const { secret, clientAuth, ...fields } = app
   return deps.db.transaction(async (tx) => {
     const created = await store.insertApplication(tx, {
       ...fields,
+      ...(clientAuth ?? NO_CLIENT_AUTH),
       tenantId,
       id,
       clientSecretEnc: secret ? sealSecret(deps.cipher, tenantId, id, secret) : null,
@@ -103,6 +114,7 @@ export async function createApplication(
   actor: Actor,
 ) {
   checkUris(input.type, input, uriOptions(deps))
+  const clientAuth = resolveClientAuth(input.type, NO_CLIENT_AUTH, input, uriOptions(deps))
   const secret = hasSecret(input.type) ? newSecret() : undefined
   const row = await insertAudited(deps, tenantId, actor, {
     // 128 random bits: unguessable, and unique across tenants (the column is unique).
@@ -115,6 +127,7 @@ export async function createApplication(
     firstParty: input.firstParty ?? true,
     allowedScopes: input.allowedScopes ?? [],
     secret,
+    clientAuth,
   })
   return {
     application: presentApplication(row),
@@ -166,13 +179,19 @@ export async function updateApplication(
         },
       })
     }
+    const type = current.type as ApplicationType
+    const clientAuth = resolveClientAuth(type, current, input, uriOptions(deps))
+    const authKeys = new Set<string>(CLIENT_AUTH_INPUT_KEYS)
     const changes = Object.fromEntries(
-      Object.entries(input).filter(([, value]) => value !== undefined),
-    ) as PatchApplicationBody
-    const fields = Object.keys(changes)
+      Object.entries(input).filter(([key, value]) => value !== undefined && !authKeys.has(key)),
+    ) as Partial<store.NewApplication>
+    const fields = Object.keys(input).filter(
+      (key) => input[key as keyof PatchApplicationBody] !== undefined,
+    )
     if (fields.length === 0) return { application: presentApplication(current) }
     const row = await store.updateApplication(tx, tenantId, id, {
       ...changes,
+      ...clientAuth,
       updatedAt: deps.clock.now(),
     })
     if (!row) fail('not_found')

@@ -79,6 +79,9 @@ export const WEBHOOK_ACTIONS = [
   'WebhookDisabled',
 ] as const
 
+/** CONTRACT §21, blocking hooks. */
+export const HOOK_ACTIONS = ['HookCreated', 'HookUpdated', 'HookDeleted', 'HookDenied'] as const
+
 /** CONTRACT §12, enterprise SSO connections. */
 export const SSO_ACTIONS = [
   'SsoConnectionCreated',
@@ -93,6 +96,8 @@ export const ROLE_ACTIONS = [
   'RoleUpdated',
   'RoleDeleted',
   'UserRolesChanged',
+  // CONTRACT §22: an admin signed in as a user.
+  'UserImpersonated',
 ] as const
 
 /** CONTRACT §17, groups (SCIM 2.0 Groups; a group's roles set by the admin API). */
@@ -107,6 +112,7 @@ export const AUDIT_ACTIONS = [
   ...PROVISIONING_ACTIONS,
   ...IMPORT_ACTIONS,
   ...WEBHOOK_ACTIONS,
+  ...HOOK_ACTIONS,
   ...SSO_ACTIONS,
   ...ROLE_ACTIONS,
   ...GROUP_ACTIONS,

@@ -294,6 +294,27 @@ export const AUDIT_EVENTS = {
     ),
     failingSince: Type.Optional(Iso()),
   }),
+  HookCreated: closed('A hook was registered.', {
+    hookId: ID,
+    event: Str(),
+    url: Type.Optional(
+      Type.String({ description: 'Its query values and any userinfo masked (`***`).' }),
+    ),
+  }),
+  HookUpdated: closed('A hook was changed.', {
+    hookId: ID,
+    changed: Type.Optional(Strings('The fields sent.')),
+  }),
+  HookDeleted: closed('A hook was deleted.', { hookId: ID, event: Str() }),
+  HookDenied: closed(
+    'A hook refused a sign-up, a sign-in or an access token (or failed under onFailure deny).',
+    {
+      hookId: ID,
+      event: Str(),
+      method: Type.Optional(Str()),
+      outcome: Type.Optional(Type.String({ description: 'deny, or the failure: timeout, error.' })),
+    },
+  ),
   SsoConnectionCreated: closed('An SSO connection was created.', {
     connectionId: ID,
     name: Str(),
@@ -367,6 +388,13 @@ export const AUDIT_EVENTS = {
     groupId: ID,
     displayName: Type.String(),
   }),
+  UserImpersonated: closed(
+    'An administrator signed in as the user (the actor is the administrator).',
+    {
+      reason: Type.String({ description: 'Why, as the administrator gave it.' }),
+      sessionId: ID,
+    },
+  ),
 } satisfies Record<AuditAction, MetadataSchema>
 
 /** The metadata an event of this schema carries: open ones any field beyond those named. */

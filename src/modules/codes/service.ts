@@ -17,7 +17,7 @@ import type { Deps } from '../../deps.ts'
 import { randomDigits, subKey } from '../../lib/crypto.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Mail, Mailer } from '../../lib/mailer.ts'
-import { lockUserRow } from '../users/queries.ts'
+import { lockUserRow } from '../users/reads.ts'
 import * as store from './queries.ts'
 
 /** What the codes library uses of the service. */

@@ -10,7 +10,7 @@
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { destroyModel, revokeGrant } from '../oidc/queries.ts'
+import { destroyModel, revokeGrant } from '../oidc/grants.ts'
 import { type GrantRow, listUserGrants } from './queries.ts'
 import type { ConnectedApplicationList } from './schemas.ts'
 

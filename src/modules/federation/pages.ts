@@ -3,7 +3,7 @@
 // `ssoPages`), so federation draws no UI and never imports web/ (issue 36, Structure; the
 // OpenID provider is handed its pages the same way, oidc/pages.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 
 type TenantRef = Pick<Tenant, 'id' | 'slug'>
 

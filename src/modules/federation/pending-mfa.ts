@@ -17,13 +17,14 @@ import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { findLiveState, insertState, spendState } from '../oauth/queries.ts'
+import { findLiveState, insertState, spendState } from '../oauth/states.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import type { SecondFactorProof } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
 import { checkTotp } from '../signin/totp.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, stampLastLogin } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserById } from '../users/reads.ts'
+import { stampLastLogin } from '../users/writes.ts'
 
 /** Five minutes to give the second factor. */
 export const PENDING_TTL = 300

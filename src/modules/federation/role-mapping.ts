@@ -8,8 +8,8 @@
 // Roles are kept by id, so a renamed role keeps its rules and a deleted one drops out.
 import type { Handle } from '../../db/client.ts'
 import type { AuditEntry } from '../audit/recorder.ts'
-import { findRolesByIds, replaceSsoRoles, roleNamesOfUsers } from '../roles/queries.ts'
-import type { User } from '../users/queries.ts'
+import { findRolesByIds, replaceSsoRoles, roleNamesOfUsers } from '../roles/members.ts'
+import type { User } from '../users/reads.ts'
 import type { SsoConnection } from './queries.ts'
 
 export type RoleRule = SsoConnection['roleMapping'][number]

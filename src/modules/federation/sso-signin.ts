@@ -22,7 +22,7 @@ import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { emailDomain } from './domains.ts'
 import { PENDING_TTL, pendingCookie, storePendingSignIn } from './pending-mfa.ts'
 import {

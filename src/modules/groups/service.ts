@@ -19,7 +19,7 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { AuditEntry } from '../audit/recorder.ts'
 import { resolveRoleNames } from '../roles/grant.ts'
-import { lockTenantRoles, roleNamesOfUsers } from '../roles/queries.ts'
+import { lockTenantRoles, roleNamesOfUsers } from '../roles/members.ts'
 import { type Caller, refuseEscalation } from '../roles/service.ts'
 import * as store from './queries.ts'
 
@@ -281,6 +281,18 @@ export async function deleteGroup(
       ...entries,
     ])
   })
+}
+
+export type { GroupClause } from './queries.ts'
+
+/** SCIM's list window of the tenant's groups (filter clauses, offset and count). */
+export function findGroupWindow(
+  db: Handle,
+  tenantId: string,
+  clauses: store.GroupClause[],
+  window: { offset: number; limit: number },
+) {
+  return store.findGroups(db, tenantId, clauses, window)
 }
 
 /** PUT groups/{id}/roles: sets the custom roles every member holds, by name. */

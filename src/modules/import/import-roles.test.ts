@@ -13,7 +13,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
-import { userRoleNames } from '../roles/queries.ts'
+import { userRoleNames } from '../roles/members.ts'
 
 let server: TestServer
 let t: TenantFixture

@@ -9,16 +9,12 @@ import { AppError } from '../../lib/errors.ts'
 import { importHash } from '../../lib/foreign-hashes.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { addUserRoles, findRolesByName, type Role } from '../roles/members.ts'
 import { isAdminRole, MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
-import { addUserRoles, findRolesByName, type Role } from '../roles/queries.ts'
 import { refuseEscalation } from '../roles/service.ts'
 import { credentialGuard } from '../users/credentials.ts'
-import {
-  findLiveByEmails,
-  insertImportedUsers,
-  type NewUser,
-  updateImportedUser,
-} from '../users/queries.ts'
+import { findLiveByEmails, type NewUser } from '../users/reads.ts'
+import { insertImportedUsers, updateImportedUser } from '../users/writes.ts'
 import { type CheckedUser, checkRow } from './rows.ts'
 import type { ImportBody, ImportResult } from './schemas.ts'
 import { signerKeySeal } from './signer-key.ts'

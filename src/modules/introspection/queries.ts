@@ -6,7 +6,7 @@ import { and, eq, gt, isNull, sql } from '../../db/orm.ts'
 import { perDatabase } from '../../db/prepared.ts'
 import { sessions, users } from '../../db/schema.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { ROLE_NAMES_SQL } from '../roles/queries.ts'
+import { ROLE_NAMES_SQL } from '../roles/members.ts'
 
 // Prepared: a resource server may introspect on every request it serves.
 const liveSession = perDatabase((db: Db) =>

@@ -15,14 +15,15 @@ import { ssoRequired } from '../federation/enforce.ts'
 import { grantRoles } from '../roles/grant.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { lockPendingUser, type User, updateUser } from '../users/queries.ts'
-import { createUser, preparePassword } from '../users/service.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { lockPendingUser, type User } from '../users/reads.ts'
+import { createUser, prepareChosenPassword } from '../users/service.ts'
+import { updateUser } from '../users/writes.ts'
 import * as store from './queries.ts'
 import type { AcceptInviteBody } from './schemas.ts'
 
 export async function acceptInvite(
-  deps: Pick<Deps, 'audit' | 'clock' | 'db' | 'limits' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'breached' | 'clock' | 'db' | 'limits' | 'sessions'>,
   input: AcceptInviteBody,
   actor: Actor,
 ): Promise<TokenEnvelope & { tenantSlug: string }> {
@@ -41,8 +42,13 @@ export async function acceptInvite(
   if (await ssoRequired(deps.db, tenant.id, invite.emailNormalized, { role: invite.role })) {
     fail('sso_required')
   }
+  // CONTRACT §21: the tenant's before_sign_up hook may refuse the invitee (the invitation
+  // stays unspent); then the access token's custom claims. Before the transaction.
+  const subject = async () => ({ email: invite.email, role: invite.role, roles: invite.roles })
+  await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'invite')
+  const claims = await deps.sessions.claimsFor(tenant, subject, actor, 'invite')
   // The password is checked before the invitation is spent: a weak one costs nothing.
-  const passwordHash = await preparePassword(input.password, invite.email, tenant.name)
+  const passwordHash = await prepareChosenPassword(deps, tenant, input.password, invite.email)
 
   const envelope = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now()
@@ -93,7 +99,7 @@ export async function acceptInvite(
     // The invitation's custom roles (CONTRACT §17), those that still exist.
     entries.push(...(await grantRoles(tx, tenant.id, user, spent.roles, 'invite', now)))
     await deps.audit.record(tx, tenant.id, who, entries)
-    return deps.sessions.start(tx, tenant, user, who)
+    return deps.sessions.start(tx, tenant, user, who, [], claims)
   })
   if (envelope) return { ...envelope, tenantSlug: tenant.slug }
 

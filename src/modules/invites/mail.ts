@@ -3,7 +3,7 @@
 import type { Config } from '../../config.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
 import { isAdminRole } from '../roles/permissions.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import type { Invite } from './queries.ts'
 
 export function inviteMail(config: Config, tenant: Tenant, invite: Invite, token: string): Mail {

@@ -106,7 +106,7 @@ export async function inviteAcceptRoutes(fastify: FastifyInstance, { deps }: { d
           'Unknown or revoked token: 401 `invalid_invite`; expired: 401 `invite_expired`; accepted already: 409 `invite_used`; the address belongs to an Active or Suspended user by now: 409 `already_member`. A Pending user of the address becomes Active with the chosen password and the role of the invitation. An address whose domain has an enforced SSO connection is 403 `sso_required` (an invitation to the Admin role excepted): the invitee signs in through the connection, no user or session is made and the invitation stays unspent.',
         body: AcceptInviteBody,
         response: responses(TokenEnvelopeWithSlug, {
-          400: ['password_too_weak'],
+          400: ['password_too_weak', 'password_breached'],
           401: ['invalid_invite', 'invite_expired'],
           403: ['sso_required'],
           409: ['invite_used', 'already_member'],

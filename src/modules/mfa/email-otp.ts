@@ -10,7 +10,7 @@ import { codeMail } from '../codes/mail.ts'
 import { issueCode } from '../codes/service.ts'
 import { provePassword } from '../signin/password.ts'
 import { refusePasswords, secondFactorRequired } from '../signin/policy.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import type { EmailOtpRequestBody } from './schemas.ts'
 
 export async function requestEmailOtp(

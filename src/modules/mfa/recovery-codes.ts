@@ -15,6 +15,12 @@ import type { Deps } from '../../deps.ts'
 import { subKey } from '../../lib/crypto.ts'
 import * as store from './queries.ts'
 
+// The recovery-code rows other modules check, spend and remove (issue 36, Structure): the
+// sign-in's recovery-code factor (signin/recovery-code.ts) and an admin's TOTP reset
+// (users/admin-service.ts). queries.ts's own statements, re-exported, on the handle (a
+// transaction too) the caller passes; no file outside mfa/ imports queries.ts.
+export { deleteRecoveryCodes, hasUnspentCode, spendRecoveryCode } from './queries.ts'
+
 export const RECOVERY_CODE_COUNT = 10
 const GROUP = 5
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'

@@ -29,7 +29,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
   app.post(
     '/mfa/totp/enroll',
     {
-      config: { auth: 'user' },
+      config: { auth: 'user', refusedToImpersonation: true },
       schema: {
         operationId: 'enrollTotp',
         tags: ['MFA'],
@@ -56,7 +56,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
   app.post(
     '/mfa/totp/verify',
     {
-      config: { auth: 'user' },
+      config: { auth: 'user', refusedToImpersonation: true },
       schema: {
         operationId: 'verifyTotp',
         tags: ['MFA'],
@@ -89,7 +89,7 @@ export async function mfaRoutes(fastify: FastifyInstance, { deps }: { deps: Deps
   app.post(
     '/mfa/recovery-codes/regenerate',
     {
-      config: { auth: 'user' },
+      config: { auth: 'user', refusedToImpersonation: true },
       schema: {
         operationId: 'regenerateRecoveryCodes',
         tags: ['MFA'],

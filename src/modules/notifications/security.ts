@@ -10,7 +10,7 @@ import type { Config } from '../../config.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { escapeHtml, type Mail, type Mailer } from '../../lib/mailer.ts'
 import { describeUserAgent } from '../../lib/user-agent.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 
 /** What the alert is about, and its wording. */
 export const SECURITY_EVENTS = {

@@ -16,9 +16,10 @@ import { storePendingSignIn } from '../federation/pending-mfa.ts'
 import { type BaseRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, findUserById, type User, updateUser } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserByEmail, findUserById, type User } from '../users/reads.ts'
 import { createUser } from '../users/service.ts'
+import { updateUser } from '../users/writes.ts'
 import { findIdentity, insertIdentity, updateIdentityEmail } from './queries.ts'
 
 export interface Identity {

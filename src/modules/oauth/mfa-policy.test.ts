@@ -22,7 +22,7 @@ import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provide
 import { PageClient } from '../../../test/web/page-client.ts'
 import { and, eq } from '../../db/orm.ts'
 import { auditEvents } from '../../db/schema.ts'
-import { updateUser } from '../users/queries.ts'
+import { updateUser } from '../users/writes.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture

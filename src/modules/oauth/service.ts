@@ -16,7 +16,7 @@ import {
   removeCredentials,
   storeCredentials,
   type Tenant,
-} from '../tenants/queries.ts'
+} from '../tenants/tenant.ts'
 import { type Identity, type PendingSecondFactor, signInWithIdentity } from './link.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
 import * as store from './queries.ts'

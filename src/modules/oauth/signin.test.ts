@@ -24,7 +24,7 @@ import {
 import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
 import { eq } from '../../db/orm.ts'
 import { auditEvents } from '../../db/schema.ts'
-import { updateUser } from '../users/queries.ts'
+import { updateUser } from '../users/writes.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture

@@ -1,11 +1,13 @@
 // The provider's findAccount (CONTRACT §11): only an Active, live user of this tenant is
 // an account; its claims by scope: `openid` → sub (the user id), `email` → email and
 // email_verified, `profile` → name (displayName), given_name, family_name where known, and
-// updated_at.
+// updated_at; `roles` (CONTRACT §17, Tokens) → roles: the base role first, then the custom
+// roles' names sorted, read when the scope is asked (so at every token and userinfo).
 // A user suspended or deleted after a grant gets no userinfo and no new tokens.
 import type { Db } from '../../db/client.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { findUserById } from '../users/queries.ts'
+import { userRoleNames } from '../roles/members.ts'
+import { findUserById } from '../users/reads.ts'
 
 export function accountFinder(db: Db, tenantId: string) {
   return async (_ctx: unknown, sub: string) => {
@@ -14,7 +16,13 @@ export function accountFinder(db: Db, tenantId: string) {
     if (user?.status !== 'Active') return undefined
     return {
       accountId: user.id,
-      async claims(): Promise<Record<string, string | number | boolean>> {
+      async claims(
+        _use?: string,
+        scope = '',
+      ): Promise<Record<string, string | number | boolean | string[]>> {
+        const roles: Record<string, string[]> = scope.split(' ').includes('roles')
+          ? { roles: [user.role, ...(await userRoleNames(db, tenantId, user.id))] }
+          : {}
         return {
           sub: user.id,
           email: user.email,
@@ -25,6 +33,7 @@ export function accountFinder(db: Db, tenantId: string) {
             family_name: user.familyName,
           }),
           updated_at: Math.floor(user.updatedAt.getTime() / 1000),
+          ...roles,
         }
       },
     }

@@ -13,7 +13,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../../db/client.ts'
 import type { EndedSessions } from '../sessions/service.ts'
-import { findTenantById } from '../tenants/queries.ts'
+import { findTenantById } from '../tenants/tenant.ts'
 import type { ProviderPool } from './pool.ts'
 import { takeProviderSessions } from './queries.ts'
 

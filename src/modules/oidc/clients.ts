@@ -5,10 +5,13 @@
 // secret or a deleted application takes effect on the next request, on every instance.
 import type { Handle } from '../../db/client.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import { type Application, findApplicationByClientId } from '../applications/queries.ts'
+import { authMethodOf } from '../applications/client-auth.ts'
+import { type Application, findApplicationByClientId } from '../applications/clients.ts'
 import { openSecret } from '../applications/secret.ts'
 
 const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
+/** RFC 8693 §2.1. */
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 
 /** What each type may do (RFC 9700 §2.1.1: PKCE for every code flow; public clients have no secret). */
 export const GRANTS: Record<string, string[]> = {
@@ -28,11 +31,13 @@ export function clientMetadata(
   // A secret sealed under a retired key cannot be compared: the client cannot sign in.
   if (app.clientSecretEnc && secret === undefined) return undefined
   const machine = app.type === 'machine'
+  const method = authMethodOf(app)
+  const grants = GRANTS[app.type] ?? []
   return {
     client_id: app.clientId,
     client_name: app.name,
     application_type: app.type === 'native' ? 'native' : 'web',
-    grant_types: GRANTS[app.type] ?? [],
+    grant_types: app.tokenExchange && method !== 'none' ? [...grants, TOKEN_EXCHANGE] : grants,
     response_types: machine ? [] : ['code'],
     redirect_uris: app.redirectUris,
     post_logout_redirect_uris: app.postLogoutRedirectUris,
@@ -42,14 +47,24 @@ export function clientMetadata(
           backchannel_logout_session_required: true,
         }
       : {}),
-    ...(secret
-      ? { client_secret: secret, token_endpoint_auth_method: 'client_secret_basic' }
-      : { token_endpoint_auth_method: 'none' }),
+    // CONTRACT §22, client authentication. A web or machine app keeps its secret under
+    // private_key_jwt too; the provider then accepts only the signed assertion.
+    ...(secret ? { client_secret: secret } : {}),
+    token_endpoint_auth_method: method,
+    ...(method === 'private_key_jwt'
+      ? app.jwksUri
+        ? { jwks_uri: app.jwksUri }
+        : { jwks: app.jwks ?? { keys: [] } }
+      : {}),
+    // RFC 9126 §6 and RFC 9449 §5.2, per application.
+    require_pushed_authorization_requests: app.requirePar,
+    dpop_bound_access_tokens: app.requireDpop,
     // Extra metadata (provider.ts declares it) read by the provider's policies.
     app_type: app.type,
     // CONTRACT §11, Consent: every dynamically registered client is third-party.
     first_party: app.firstParty && !app.dynamic,
     allowed_scopes: app.allowedScopes,
+    app_profile: app.profile,
   }
 }
 

@@ -55,7 +55,7 @@ test('discovery: the tenant is an issuer with every endpoint of §11; registrati
   assert.deepEqual(rfc8414.body, doc)
 })
 
-test('discovery lists exactly what works: code only, the client authentications applications have, no PAR or DPoP', async () => {
+test('discovery lists exactly what works: code only, the client authentications applications have, PAR and DPoP (CONTRACT §22)', async () => {
   const doc = (await get(`/oidc/${t.slug}/.well-known/openid-configuration`)).body
   const base = issuerOf(server, t.slug)
   assert.deepEqual(Object.keys(doc).sort(), [
@@ -68,12 +68,14 @@ test('discovery lists exactly what works: code only, the client authentications 
     'claims_supported',
     'code_challenge_methods_supported',
     'device_authorization_endpoint',
+    'dpop_signing_alg_values_supported',
     'end_session_endpoint',
     'grant_types_supported',
     'id_token_signing_alg_values_supported',
     'introspection_endpoint',
     'issuer',
     'jwks_uri',
+    'pushed_authorization_request_endpoint',
     'request_uri_parameter_supported',
     'response_modes_supported',
     'response_types_supported',
@@ -82,6 +84,7 @@ test('discovery lists exactly what works: code only, the client authentications 
     'subject_types_supported',
     'token_endpoint',
     'token_endpoint_auth_methods_supported',
+    'token_endpoint_auth_signing_alg_values_supported',
     'userinfo_endpoint',
   ])
   assert.deepEqual(doc.response_types_supported, ['code'])
@@ -90,24 +93,40 @@ test('discovery lists exactly what works: code only, the client authentications 
     'refresh_token',
     'client_credentials',
     'urn:ietf:params:oauth:grant-type:device_code',
+    // RFC 8693, for applications with tokenExchange (CONTRACT §22).
+    'urn:ietf:params:oauth:grant-type:token-exchange',
   ])
   assert.deepEqual(doc.token_endpoint_auth_methods_supported, [
     'client_secret_basic',
     'client_secret_post',
+    'private_key_jwt',
     'none',
   ])
+  // RFC 7523's algorithms, no HS256: client_secret_jwt is not offered.
+  assert.deepEqual(doc.token_endpoint_auth_signing_alg_values_supported, [
+    'RS256',
+    'PS256',
+    'ES256',
+    'Ed25519',
+    'EdDSA',
+  ])
+  assert.deepEqual(doc.dpop_signing_alg_values_supported, ['ES256', 'Ed25519', 'EdDSA'])
   // CONTRACT §11: RS256 by default, ES256 offered.
   assert.deepEqual(doc.id_token_signing_alg_values_supported, ['RS256', 'ES256'])
-  assert.deepEqual(doc.scopes_supported, ['openid', 'offline_access', 'email', 'profile'])
+  // CONTRACT §17, Tokens: the scope `roles` and its claim.
+  assert.deepEqual(doc.scopes_supported, ['openid', 'offline_access', 'email', 'profile', 'roles'])
+  assert.ok(doc.claims_supported.includes('roles'))
   assert.equal(doc.claims_parameter_supported, false)
   assert.equal(doc.request_uri_parameter_supported, false)
-  // PAR is off: its endpoint is a path the provider does not serve.
+  // RFC 9126 §5: PAR is served, at the issuer; a request without client authentication
+  // is refused (401 invalid_client), nothing stored.
+  assert.equal(doc.pushed_authorization_request_endpoint, `${base}/request`)
   const par = await server.request('POST', `/oidc/${t.slug}/request`, undefined, {
     raw: 'client_id=x&response_type=code',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   })
-  assert.equal(par.status, 404)
-  assert.equal(doc.pushed_authorization_request_endpoint, undefined)
+  assert.equal(par.status, 401)
+  assert.equal(par.body.error, 'invalid_client')
   assert.ok(doc.token_endpoint.startsWith(base))
 })
 

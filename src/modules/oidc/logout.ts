@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { clearedSessionCookie } from '../../lib/cookies.ts'
 import { AppError } from '../../lib/errors.ts'
-import { findTenantById } from '../tenants/queries.ts'
+import { findTenantById } from '../tenants/tenant.ts'
 import { SERVICE_SESSION } from './provider.ts'
 
 interface LogoutContext {

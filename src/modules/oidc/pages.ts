@@ -2,7 +2,7 @@
 // error page) are hosted pages: web/ renders them and app.ts hands them to the provider
 // when the app is built, so this module draws no UI and never imports web/ (issue 36,
 // Structure; Logto's oidc/init.ts is handed its pages the same way).
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 
 /**
  * One of oidc-provider's page hooks. The package ships no types: each hook receives its Koa

@@ -13,9 +13,29 @@ before(async (ctx) => {
 })
 
 test('the pool keeps at most `max` Providers, the most recently used, and rebuilds an evicted one', async () => {
-  const { config, db, cipher, clock, audit, providerPages: pages } = server.deps
+  const {
+    config,
+    db,
+    cipher,
+    clock,
+    audit,
+    tokens,
+    revocations,
+    providerPages: pages,
+  } = server.deps
   const pool = new ProviderPool(
-    { config, db, cipher, clock, audit, jwks: signingJwks(config.oidcSigningKeys), pages },
+    {
+      config,
+      db,
+      cipher,
+      clock,
+      audit,
+      tokens,
+      revocations,
+      jwks: signingJwks(config.oidcSigningKeys),
+      pages,
+      hookClaims: async () => ({}),
+    },
     3,
   )
   const tenants = Array.from({ length: 6 }, (_, i) => ({

@@ -2,7 +2,9 @@
 // Provider per tenant in a bounded pool"): a Provider holds no state of its own (the
 // adapter keeps everything in PostgreSQL), so evicting one costs only a rebuild (a few
 // milliseconds) and memory stays flat however many tenants are touched in turn.
-import type { Tenant } from '../tenants/queries.ts'
+
+import type { SessionService } from '../sessions/service.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { signingJwks } from './keys.ts'
 import type { ProviderPages } from './pages.ts'
 import { buildProvider, type OidcProvider, type ProviderDeps } from './provider.ts'
@@ -133,9 +135,10 @@ const pools = new WeakMap<object, ProviderPool>()
  * without OIDC_SIGNING_KEYS).
  */
 export function poolOf(
-  deps: Omit<ProviderDeps, 'jwks' | 'pages'> & {
+  deps: Omit<ProviderDeps, 'jwks' | 'pages' | 'hookClaims'> & {
     config: { oidcSigningKeys: string[] }
     providerPages: ProviderPages
+    sessions: Pick<SessionService, 'providerClaims'>
   },
 ): ProviderPool | undefined {
   if (deps.config.oidcSigningKeys.length === 0) return undefined
@@ -147,8 +150,12 @@ export function poolOf(
       cipher: deps.cipher,
       clock: deps.clock,
       audit: deps.audit,
+      tokens: deps.tokens,
+      revocations: deps.revocations,
       jwks: signingJwks(deps.config.oidcSigningKeys),
       pages: deps.providerPages,
+      hookClaims: (tenant, userId, clientId, actor) =>
+        deps.sessions.providerClaims(tenant, userId, clientId, actor),
     })
     pools.set(deps, pool)
   }

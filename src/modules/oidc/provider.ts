@@ -10,9 +10,12 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import type { AuditRecorder } from '../audit/recorder.ts'
-import { findLiveSession } from '../introspection/queries.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import { AppError } from '../../lib/errors.ts'
+import type { AccessTokens } from '../../lib/jwt.ts'
+import type { Actor, AuditRecorder } from '../audit/recorder.ts'
+import { findLiveSession } from '../introspection/live-session.ts'
+import type { RevocationCache } from '../sessions/revocations.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { accountFinder } from './account.ts'
 import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
@@ -20,8 +23,10 @@ import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
 import type { ProviderPages } from './pages.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
+import { atomicReplayDetection } from './replay.ts'
 import { requestMemo } from './request-memo.ts'
 import { type ProviderErrors, resourceServerInfo, roleScopes } from './resources.ts'
+import { registerTokenExchange } from './token-exchange.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
 export interface OidcInteraction {
@@ -51,6 +56,8 @@ export interface OidcGrant {
   addOIDCClaims(claims: string[]): void
   addResourceScope(resource: string, scope: string): void
   rejectResourceScope(resource: string, scope: string): void
+  /** What the grant rejected: the resource scopes by resource indicator, space-separated. */
+  rejected?: { resources?: Record<string, string> }
   save(): Promise<string>
 }
 
@@ -80,14 +87,48 @@ export interface ProviderDeps {
   clock: Clock
   audit: AuditRecorder
   jwks: { keys: SigningJwk[] }
+  /** The service's own access tokens (CONTRACT §4), a token exchange's subject (token-exchange.ts). */
+  tokens: Pick<AccessTokens, 'verify'>
+  revocations: Pick<RevocationCache, 'has'>
   /** The pages the provider draws, handed in by the hosted pages (pages.ts). */
   pages: ProviderPages
+  /**
+   * The claims the tenant's custom_access_token hook adds to an access token (CONTRACT
+   * §21): `userId` undefined for client credentials. Throws AppError hook_denied when the
+   * hook refuses under onFailure deny.
+   */
+  hookClaims: (
+    tenant: Pick<Tenant, 'id' | 'slug'>,
+    userId: string | undefined,
+    clientId: string,
+    actor: Actor,
+  ) => Promise<Record<string, unknown>>
 }
 
 const DAY = 24 * 60 * 60
 
+/** What extraTokenClaims reads of oidc-provider's Koa context and token (no types shipped). */
+interface KoaLike {
+  ip?: string
+  get?: (header: string) => string
+}
+interface MintedToken {
+  kind: string
+  accountId?: string
+  clientId: string
+  extra?: Record<string, unknown>
+}
+
 export function issuerOf(publicUrl: string, slug: string): string {
   return `${publicUrl}/oidc/${slug}`
+}
+
+/**
+ * The secret of the DPoP nonces (RFC 9449 §8), derived from ENCRYPTION_KEYS' first key so
+ * every instance issues and accepts the same ones.
+ */
+export function dpopNonceSecret(config: Pick<Config, 'encryptionKeys'>): Buffer {
+  return createHmac('sha256', config.encryptionKeys[0].key).update('oidc-provider dpop').digest()
 }
 
 /**
@@ -214,7 +255,7 @@ interface GrantContext extends PolicyContext {
  * consent. oidc-provider's default finds the grant the browser's session holds for the
  * client; for a first-party application this also grants, without the interaction page,
  * whatever the request asks that the grant has not met yet: its OpenID scopes and claims,
- * and its resource scopes cut to the user's role (the others rejected, as the hosted
+ * and its resource scopes cut to the user's roles (the others rejected, as the hosted
  * consent does, web/pages/authorize.ts). So prompt=none into a first-party application
  * the user has not used yet answers a code, not consent_required. Only while the
  * provider session may be reused (hostedSessionEnded): a stale one goes to the sign-in
@@ -226,6 +267,9 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
     const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
     const found = grantId ? await oidc.provider.Grant.find(grantId) : undefined
     const accountId = oidc.account?.accountId
+    if (found && accountId && (await reopenRefused(deps, tenantId, found, ctx, accountId))) {
+      await found.save()
+    }
     if (oidc.client.metadata().first_party !== true || !accountId) return found
     if (await hostedSessionEnded(deps, tenantId, tenantSlug, ctx)) return found
     const grant = found ?? new oidc.provider.Grant({ accountId, clientId: oidc.client.clientId })
@@ -256,6 +300,38 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
     if (changed) await grant.save()
     return grant
   }
+}
+
+/**
+ * CONTRACT §17, Tokens: a resource scope the grant rejected because the user's roles did not
+ * grant it then (the consent's cut, web/pages/authorize.ts, or the first-party one above) is
+ * asked again once they do: taken out of the grant's rejected scopes, so oidc-provider's
+ * consent prompt (which asks only what the grant has neither granted nor rejected) asks it
+ * of a third-party application's user, and a first-party application is granted it. Only the
+ * scopes this request asks; answers whether the grant changed (the caller saves it).
+ */
+async function reopenRefused(
+  deps: ProviderDeps,
+  tenantId: string,
+  grant: OidcGrant,
+  ctx: GrantContext,
+  accountId: string,
+): Promise<boolean> {
+  const rejected = grant.rejected?.resources
+  if (!rejected) return false
+  const asked = ctx.oidc.requestParamScopes
+  let changed = false
+  for (const indicator of Object.keys(ctx.oidc.resourceServers)) {
+    const refused = (rejected[indicator] ?? '').split(' ').filter(Boolean)
+    if (!refused.some((s) => asked.has(s))) continue
+    const mayHave = new Set(await roleScopes(deps.db, tenantId, indicator, accountId))
+    const still = refused.filter((s) => !asked.has(s) || !mayHave.has(s))
+    if (still.length === refused.length) continue
+    // An empty entry is dropped by the grant's save (oidc-provider's Grant#clean).
+    rejected[indicator] = still.join(' ')
+    changed = true
+  }
+  return changed
 }
 
 function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
@@ -291,7 +367,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       // interaction cookies (short) are set at their own pages' paths by oidc-provider.
       long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
     },
-    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    // `roles`: CONTRACT §17, Tokens (account.ts).
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
       // oidc-provider adds only when asked for unless the openid scope lists them (userinfo
@@ -304,6 +381,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       openid: ['sub', 'auth_time', 'amr'],
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
+      roles: ['roles'],
     },
     // CONTRACT §11 and the README's "Claims by scope (ID token and userinfo)": the ID token
     // carries the claims of the scopes granted (email, profile), not only userinfo, which
@@ -311,18 +389,48 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // Libraries that read the ID token alone (Auth.js, express-openid-connect, passport)
     // would otherwise have no address.
     conformIdTokenClaims: false,
+    // CONTRACT §21: the tenant's custom_access_token hook's claims in every access token
+    // the provider mints (JWT for a resource, opaque otherwise: then in introspection);
+    // for client credentials the hook is told no user and the application's id.
+    // oidc-provider replaces a token's `extra` with this answer when it is saved: a token
+    // exchange's `act` (RFC 8693 §4.1, token-exchange.ts) is kept, and wins over the hook's.
+    extraTokenClaims: async (ctx: KoaLike, token: MintedToken) => {
+      const kept = token.extra
+      if (token.kind !== 'AccessToken' && token.kind !== 'ClientCredentials') return kept
+      const actor: Actor = {
+        type: token.accountId ? 'user' : 'anonymous',
+        id: token.accountId ?? null,
+        ip: ctx?.ip || null,
+        userAgent: ctx?.get?.('user-agent') || null,
+      }
+      try {
+        const claims = {
+          ...(await deps.hookClaims(tenant, token.accountId, token.clientId, actor)),
+          ...kept,
+        }
+        return Object.keys(claims).length > 0 ? claims : undefined
+      } catch (error) {
+        if (error instanceof AppError && error.reason === 'hook_denied') {
+          throw new errors.InvalidGrant('the workspace refused to issue this token')
+        }
+        throw error
+      }
+    },
     loadExistingGrant: loadExistingGrant(deps, tenant.id, tenant.slug),
     // The policies read which kind of application asks (clients.ts).
-    extraClientMetadata: { properties: ['app_type', 'first_party', 'allowed_scopes'] },
+    extraClientMetadata: {
+      properties: ['app_type', 'first_party', 'allowed_scopes', 'app_profile'],
+    },
     // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.
     // oidc-provider drops the scope from a request without prompt=consent (OIDC Core §11)
     // before any hook; this check, run after that, puts it back for a first-party client.
     extraParams: { [FIRST_PARTY_OFFLINE]: firstPartyOffline },
     // RFC 7636 with S256 only (oidc-provider offers no `plain`); required for public clients
     // (spa, native), as RFC 9700 §2.1.1 asks at the least.
+    // FAPI 2.0 §5.3.2.2 item 5 asks it of every fapi2 application (CONTRACT §22).
     pkce: {
-      required: (_ctx: unknown, client: { clientAuthMethod: string }) =>
-        client.clientAuthMethod === 'none',
+      required: (_ctx: unknown, client: AuthorizationClient & { clientAuthMethod: string }) =>
+        client.clientAuthMethod === 'none' || client.metadata().app_profile === 'fapi2',
     },
     // The SPEC's refresh-token family rule: rotated on every use; a reused one revokes the grant.
     rotateRefreshToken: true,
@@ -346,24 +454,45 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // Discovery lists exactly what works (OIDC Discovery §3, RFC 8414 §2): every
     // application is registered for `code` alone (clients.ts, registration.ts), so no
     // implicit or hybrid response type and no `none`; a confidential client sends its
-    // secret by HTTP Basic or in the body (registration accepts both), a public one
-    // none: no client_secret_jwt or private_key_jwt (CONTRACT §22 builds the latter).
+    // secret by HTTP Basic or in the body (registration accepts both) or signs a JWT with a
+    // key of its jwks (private_key_jwt, RFC 7523; CONTRACT §22), a public one none. No
+    // client_secret_jwt: no application is registered for it.
     responseTypes: ['code'],
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    // Every feature by name: on where a rule of CONTRACT §11 asks for it (and a test
-    // covers it), off otherwise, whatever oidc-provider's default. PAR and DPoP (on by
-    // its default) are off until CONTRACT §22 builds them.
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    // Every feature by name: on where a rule of CONTRACT §11 or §22 asks for it (and a test
+    // covers it), off otherwise, whatever oidc-provider's default.
     features: {
       devInteractions: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
-      dPoP: { enabled: false },
+      // RFC 9126 (CONTRACT §22): open to every application, required of those with
+      // requirePushedAuthorizationRequests (clients.ts); only registered redirect URIs.
+      pushedAuthorizationRequests: {
+        enabled: true,
+        requirePushedAuthorizationRequests: false,
+        allowUnregisteredRedirectUris: false,
+      },
+      // RFC 9449 (CONTRACT §22): a proof binds the tokens; required of applications with
+      // requireDpop (dpop_bound_access_tokens, clients.ts). Nonces (§8) are issued and
+      // checked when sent, not required: the proof's jti is single use (replay.ts) and iat
+      // within the provider's window either way.
+      dPoP: {
+        enabled: true,
+        nonceSecret: dpopNonceSecret(config),
+        requireNonce: () => false,
+        allowReplay: false,
+      },
+      // FAPI 2.0 Security Profile for applications with profile fapi2 (CONTRACT §22); the
+      // rest of what it asks (PAR, DPoP, private_key_jwt, PKCE) is their metadata.
+      fapi: {
+        enabled: true,
+        profile: (_ctx: unknown, client?: AuthorizationClient) =>
+          client?.metadata().app_profile === 'fapi2' ? '2.0' : undefined,
+      },
       ciba: { enabled: false },
       mTLS: { enabled: false },
       attestClientAuth: { enabled: false },
       clientIdMetadataDocument: { enabled: false },
       claimsParameter: { enabled: false },
       encryption: { enabled: false },
-      fapi: { enabled: false },
       jwtIntrospection: { enabled: false },
       jwtResponseModes: { enabled: false },
       jwtUserinfo: { enabled: false },
@@ -407,6 +536,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       userinfoSigningAlgValues: ['RS256', 'ES256'],
       introspectionSigningAlgValues: ['RS256', 'ES256'],
       authorizationSigningAlgValues: ['RS256', 'ES256'],
+      // private_key_jwt's algorithms (RFC 7523); no HS256: no client_secret_jwt is offered.
+      clientAuthSigningAlgValues: ['RS256', 'PS256', 'ES256', 'Ed25519', 'EdDSA'],
     },
     // CONTRACT §11, Errors: an HTML page with the status, never a redirect; the public
     // description only (the detail is oidc-provider's to log).
@@ -418,6 +549,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const session = (provider as unknown as { Session: { IN_PAYLOAD: string[] } }).Session
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
+  atomicReplayDetection(provider, deps.db, tenant.id)
+  registerTokenExchange(provider, deps, tenant.id)
   provider.use(registrationGate)
   // Each request's own memo of the grant and session read with its code or token (queries.ts).
   provider.use(requestMemo)

@@ -70,6 +70,40 @@ export async function upsertModel(
   ])
 }
 
+const insertOnce = namedStatement(
+  'oidc_model_insert_once',
+  `INSERT INTO oidc_models (tenant_id, model, id, payload, expires_at)
+   VALUES ($1, $2, $3, $4::text::jsonb, now() + make_interval(secs => $5::double precision))
+   ON CONFLICT (tenant_id, model, id) DO UPDATE SET
+     payload = excluded.payload, expires_at = excluded.expires_at, consumed_at = NULL
+   WHERE oidc_models.expires_at IS NOT NULL AND oidc_models.expires_at <= now()
+   RETURNING id`,
+)
+
+/**
+ * Records a single-use value (a client assertion's or a DPoP proof's jti) for `expiresIn`
+ * seconds in one statement: true when it was not live yet, false for a replay. Two
+ * concurrent requests with the same value cannot both be first (STYLE, principle 4); a row
+ * past its expiry (not yet purged) is taken over.
+ */
+export async function recordOnce(
+  db: Handle,
+  tenantId: string,
+  model: string,
+  id: string,
+  payload: ModelPayload,
+  expiresIn: number,
+): Promise<boolean> {
+  const rows = await insertOnce(db, [
+    tenantId,
+    model,
+    id,
+    JSON.stringify(payload),
+    Math.max(expiresIn, 1),
+  ])
+  return rows.length === 1
+}
+
 /**
  * A row's payload as oidc-provider reads it: `consumed` is read off the payload (a consumed
  * code replayed revokes its grant).

@@ -4,8 +4,10 @@
 // each with the value the row will answer (RFC 7591 §3.2.1 lets the server replace what was
 // asked), so the 201 response describes exactly the client the provider will find later.
 // Other metadata is ignored (RFC 7591 §2: "MUST ignore any client metadata ... it does not
-// understand"), and so is never fetched (sector_identifier_uri, jwks_uri) nor echoed.
-import { redirectUriProblem } from '../applications/redirect-uris.ts'
+// understand"), and so is never fetched (sector_identifier_uri) nor echoed; jwks and
+// jwks_uri are kept for a client that authenticates by private_key_jwt (CONTRACT §22).
+import { type Jwks, jwksProblems } from '../applications/client-auth.ts'
+import { backchannelUriProblem, redirectUriProblem } from '../applications/redirect-uris.ts'
 import type { ApplicationType } from '../applications/schemas.ts'
 import { GRANTS } from './clients.ts'
 
@@ -18,10 +20,11 @@ export interface RegistrationError {
 }
 
 /**
- * The client authentications a registered client may choose (RFC 7591 §2). oidc-provider
- * takes a client's secret by HTTP Basic or in the body alike, so the row need not keep which.
+ * The client authentications a registered client may choose (RFC 7591 §2): those of an
+ * admin's application (CONTRACT §22). oidc-provider takes a client's secret by HTTP Basic or
+ * in the body alike; the row keeps which was registered.
  */
-const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post']
+const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']
 /** The applications schema's limits (applications/schemas.ts). */
 const MAX_URIS = 20
 const MAX_URI_LENGTH = 2000
@@ -119,6 +122,7 @@ function check(input: Record<string, unknown>): Record<string, unknown> {
     type,
     'invalid_client_metadata',
   )
+  const keys = authMethod === 'private_key_jwt' ? clientKeys(input) : {}
   const name = input.client_name ?? defaultName(redirectUris[0])
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH) {
     throw metadataError(`client_name must be a string of 1 to ${MAX_NAME_LENGTH} characters`)
@@ -131,7 +135,38 @@ function check(input: Record<string, unknown>): Record<string, unknown> {
     redirect_uris: redirectUris,
     post_logout_redirect_uris: postLogout,
     client_name: name,
+    ...keys,
   }
+}
+
+/** RFC 7591 §2: a private_key_jwt client's jwks or jwks_uri, one of them, under the admin API's rules. */
+function clientKeys(input: Record<string, unknown>) {
+  const { jwks, jwks_uri: uri } = input
+  if ((jwks === undefined) === (uri === undefined)) {
+    throw metadataError('private_key_jwt needs jwks or jwks_uri, one of them')
+  }
+  if (uri !== undefined) {
+    if (typeof uri !== 'string' || uri.length > MAX_URI_LENGTH) {
+      throw metadataError('jwks_uri must be an https URL')
+    }
+    const problem = backchannelUriProblem(uri)
+    if (problem) throw metadataError(`jwks_uri ${problem}`)
+    return { jwks_uri: uri }
+  }
+  const set = jwks as Jwks
+  if (
+    typeof set !== 'object' ||
+    set === null ||
+    !Array.isArray(set.keys) ||
+    set.keys.length === 0 ||
+    set.keys.length > 10 ||
+    set.keys.some((key) => typeof key !== 'object' || key === null)
+  ) {
+    throw metadataError('jwks must be a JWK Set of 1 to 10 public keys')
+  }
+  const problems = jwksProblems(set, 'jwks')
+  if (problems.length > 0) throw metadataError(`${problems[0].path}: ${problems[0].message}`)
+  return { jwks: { keys: set.keys } }
 }
 
 /**

@@ -20,6 +20,8 @@ import { Provider } from 'oidc-provider'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { type FieldCipher, randomToken } from '../../lib/crypto.ts'
+import { type Jwks, NO_CLIENT_AUTH } from '../applications/client-auth.ts'
+import type { TokenEndpointAuthMethod } from '../applications/schemas.ts'
 import { newSecret } from '../applications/secret.ts'
 import { insertAudited } from '../applications/service.ts'
 import type { Actor, AuditRecorder } from '../audit/recorder.ts'
@@ -131,5 +133,11 @@ export async function storeRegisteredClient(
     allowedScopes: [],
     dynamic: true,
     secret,
+    clientAuth: {
+      ...NO_CLIENT_AUTH,
+      tokenEndpointAuthMethod: metadata.token_endpoint_auth_method as TokenEndpointAuthMethod,
+      jwks: (metadata.jwks as Jwks | undefined) ?? null,
+      jwksUri: typeof metadata.jwks_uri === 'string' ? metadata.jwks_uri : null,
+    },
   })
 }

@@ -5,15 +5,16 @@
 //   - a machine app by client credentials: its allowedScopes; asking for a scope beyond
 //     them (or one the resource does not define) is invalid_scope, never silently dropped;
 //   - an interactive app: at the authorization endpoint every scope of the resource (the
-//     hosted pages cut the grant to the user's role at consent, web/pages/authorize.ts); at
-//     the token endpoint (code, refresh token, device code) only the scopes whose `roles`
-//     hold the grant's user's role as it is now, so a demoted Admin's old refresh token, or
-//     a new authorization over the grant made while an Admin, mints no Admin-only scope
-//     (oidc-provider issues the token's scopes cut to these). The grant itself is left as
-//     it is: promoted again, the user has them back.
+//     hosted pages cut the grant to the user's roles at consent, web/pages/authorize.ts); at
+//     the token endpoint (code, refresh token, device code) only the scopes the grant's
+//     user's roles grant as they are now (base role and custom roles, CONTRACT §17 Tokens:
+//     roles/resource-scopes.ts), so a demoted Admin's old refresh token, a custom role
+//     taken away, or a new authorization over the grant made before, mints no scope the
+//     user no longer has (oidc-provider issues the token's scopes cut to these). The grant
+//     itself is left as it is: given the role again, the user has them back.
 import type { Db } from '../../db/client.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
+import { grantedScopes, userResourceScopes } from '../roles/resource-scopes.ts'
 
 /** oidc-provider's error classes (it ships no types). */
 export interface ProviderErrors {
@@ -29,31 +30,12 @@ interface ResourceContext {
   }
 }
 
-/** The scopes of a resource a user of `role` may be granted (CONTRACT §11). */
-export function scopesForRole(
-  resource: { scopes: { name: string; roles: string[] }[] },
-  role: string,
-): string[] {
-  return resource.scopes.filter((s) => s.roles.includes(role)).map((s) => s.name)
-}
-
 interface ProviderClient {
   metadata(): Record<string, unknown>
 }
 
 /** The scopes of the tenant's resource `identifier` the user may be granted now. */
-export async function roleScopes(
-  db: Db,
-  tenantId: string,
-  identifier: string,
-  userId: string,
-): Promise<string[]> {
-  const [resource, user] = await Promise.all([
-    findApiResourceByIdentifier(db, tenantId, identifier),
-    findUserById(db, tenantId, userId),
-  ])
-  return resource && user ? scopesForRole(resource, user.role) : []
-}
+export const roleScopes = grantedScopes
 
 export function resourceServerInfo(db: Db, tenantId: string, errors: ProviderErrors) {
   return async (ctx: ResourceContext, identifier: string, client: ProviderClient) => {
@@ -74,8 +56,7 @@ export function resourceServerInfo(db: Db, tenantId: string, errors: ProviderErr
         }
       }
     } else if (ctx.oidc.route === 'token' && ctx.oidc.grant?.accountId) {
-      const user = await findUserById(db, tenantId, ctx.oidc.grant.accountId)
-      scopes = user ? scopesForRole(resource, user.role) : []
+      scopes = await userResourceScopes(db, tenantId, resource, ctx.oidc.grant.accountId)
     }
     return {
       scope: scopes.join(' '),

@@ -38,7 +38,14 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/me/passkeys/registration-options',
     {
-      config: { auth: 'user', rateLimit: { budget: 'tokenEndpoints', scope: 'passkey-register' } },
+      config: {
+        auth: 'user',
+        rateLimit: {
+          budget: 'tokenEndpoints',
+          scope: 'passkey-register',
+        },
+        refusedToImpersonation: true,
+      },
       schema: {
         operationId: 'passkeyRegistrationOptions',
         tags: ['Passkeys'],
@@ -67,7 +74,14 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/me/passkeys',
     {
-      config: { auth: 'user', rateLimit: { budget: 'tokenEndpoints', scope: 'passkey-register' } },
+      config: {
+        auth: 'user',
+        rateLimit: {
+          budget: 'tokenEndpoints',
+          scope: 'passkey-register',
+        },
+        refusedToImpersonation: true,
+      },
       schema: {
         operationId: 'registerPasskey',
         tags: ['Passkeys'],
@@ -119,7 +133,7 @@ export async function passkeyRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.delete(
     '/me/passkeys/:id',
     {
-      config: { auth: 'user' },
+      config: { auth: 'user', refusedToImpersonation: true },
       schema: {
         operationId: 'deletePasskey',
         tags: ['Passkeys'],

@@ -3,6 +3,7 @@
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
+import { AppError } from '../../lib/errors.ts'
 import type { Mail } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
@@ -14,8 +15,8 @@ import { proveLoginCode } from '../signin/login-code.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { requirePasswordless } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserByEmail } from '../users/reads.ts'
 import { createUser } from '../users/service.ts'
 import type { VerifyLoginCodeBody } from './schemas.ts'
 
@@ -25,7 +26,7 @@ import type { VerifyLoginCodeBody } from './schemas.ts'
  * passwordlessJitSignup an unknown address becomes a Pending member first (note 8).
  */
 export async function requestLoginCode(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'limits' | 'mailer'>,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'limits' | 'mailer' | 'sessions'>,
   tenant: Tenant,
   rawEmail: string,
   actor: Actor,
@@ -40,12 +41,27 @@ export async function requestLoginCode(
 }
 
 async function issueLoginCode(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer'>,
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer' | 'sessions'>,
   tenant: Tenant,
   rawEmail: string,
   email: string,
   actor: Actor,
 ): Promise<Mail | undefined> {
+  // CONTRACT §21: a JIT sign-up asks the tenant's before_sign_up hook when the code is
+  // requested; a deny creates no user and mails nothing, and the answer stays `ok`.
+  if (
+    tenant.passwordlessJitSignup &&
+    (await deps.sessions.hasHook(tenant, 'before_sign_up')) &&
+    !(await findUserByEmail(deps.db, tenant.id, email))
+  ) {
+    const subject = async () => ({ email: rawEmail, role: MEMBER_ROLE, roles: [] })
+    try {
+      await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'login_code')
+    } catch (error) {
+      if (error instanceof AppError && error.reason === 'hook_denied') return undefined
+      throw error
+    }
+  }
   const sent = await deps.db.transaction(async (tx) => {
     const entries: AuditEntry[] = []
     let user = await findUserByEmail(tx, tenant.id, email)

@@ -20,20 +20,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { type AuditEvent, eventsAbout, scrubEvents } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { lockAddress, revokePendingFor } from '../invites/queries.ts'
-import { deleteAccountModels } from '../oidc/queries.ts'
-import { deleteChallengesOf } from '../passkeys/queries.ts'
+import { type AuditEvent, eventsAbout, scrubEvents } from '../audit/trail.ts'
+import { lockAddress, revokePendingFor } from '../invites/pending.ts'
+import { deleteAccountModels } from '../oidc/grants.ts'
+import { deleteChallengesOf } from '../passkeys/credentials.ts'
 import type { RevokeUserSessions } from '../sessions/service.ts'
-import {
-  deleteEmailConflictOf,
-  hardDeleteUser,
-  lockActiveAdmins,
-  lockUserInAnyState,
-  type User,
-  updateUser,
-} from '../users/queries.ts'
+import { lockActiveAdmins, lockUserInAnyState, type User } from '../users/reads.ts'
+import { deleteEmailConflictOf, hardDeleteUser, updateUser } from '../users/writes.ts'
 import { identitiesOf } from './queries.ts'
 import { scrubEvent } from './scrub.ts'
 

@@ -3,11 +3,11 @@
 // (schemas.ts): rows are mapped field by field here, never passed through.
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { eventsConcerning } from '../audit/queries.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { presentAuditEvent } from '../audit/service.ts'
-import { userRoleNames } from '../roles/queries.ts'
-import { findUserById } from '../users/queries.ts'
+import { eventsConcerning } from '../audit/trail.ts'
+import { userRoleNames } from '../roles/members.ts'
+import { findUserById } from '../users/reads.ts'
 import { presentUser } from '../users/record.ts'
 import {
   countUnusedRecoveryCodes,

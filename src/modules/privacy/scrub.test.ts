@@ -2,7 +2,7 @@
 // a whole address, in any case; addresses that merely contain it stay.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { AuditEvent } from '../audit/queries.ts'
+import type { AuditEvent } from '../audit/trail.ts'
 import { addressPattern, ERASED, scrubEvent } from './scrub.ts'
 
 const ADDRESS = 'ada+x@ex-ample.com'

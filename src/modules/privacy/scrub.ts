@@ -1,7 +1,7 @@
 // What an erasure leaves of an audit event (CONTRACT §9): the action, the actor and the
 // time stay; the erased address leaves the email column and the metadata, and the ip and
 // userAgent go. Pure functions, so the rule is read and tested in one place.
-import type { AuditEvent, ScrubbedEvent } from '../audit/queries.ts'
+import type { AuditEvent, ScrubbedEvent } from '../audit/trail.ts'
 
 /** What replaces the address inside a longer text. */
 export const ERASED = '[erased]'

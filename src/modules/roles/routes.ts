@@ -5,10 +5,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { Ok, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
-import { findUserRecord } from '../users/queries.ts'
+import { findUserRecord } from '../users/reads.ts'
 import { PERMISSION_CATALOGUE } from './permissions.ts'
 import {
   CreateRoleBody,
+  ListRolesQuery,
   PatchRoleBody,
   PermissionList,
   RoleEnvelope,
@@ -66,12 +67,13 @@ export async function roleRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         tags,
         summary: 'List the roles: the built-ins, then the custom ones oldest first',
         description:
-          'One page (at most 102 roles; `nextCursor` is null). The built-ins `Admin` (every permission) and `Member` (none) have `builtIn: true` and their name as `id`.',
+          'Paged like every list (`limit`, `cursor`, `nextCursor`). The first page (no `cursor`) holds the built-ins `Admin` (every permission and every resource scope) and `Member` (no permission; the resource scopes whose `roles` name Member), with `builtIn: true` and their name as `id`, ahead of up to `limit` custom roles; the later pages hold custom roles only. Follow `nextCursor` to read them all.',
         params: TenantSlugParams,
+        querystring: ListRolesQuery,
         response: responses(RolePage, { 404: [] }),
       },
     },
-    async (request) => listRolePage(deps, request.tenant.id),
+    async (request) => listRolePage(deps, request.tenant.id, request.query),
   )
 
   app.post(

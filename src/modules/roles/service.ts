@@ -9,19 +9,29 @@ import { databaseFailure } from '../../db/errors.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
-import { findApiResourceByIdentifier } from '../apiresources/queries.ts'
+import { readPage } from '../../lib/paging.ts'
+import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
+import { type ApiResource, listApiResources, renameScopeRole } from '../apiresources/scope-roles.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { lockLiveUser } from '../users/queries.ts'
+import { lockLiveUser } from '../users/reads.ts'
 import {
   ALL_PERMISSIONS,
   BUILT_IN_ROLES,
   holdsAll,
+  isAdminRole,
   isBuiltInRoleName,
   isPermission,
   type Permission,
 } from './permissions.ts'
 import * as store from './queries.ts'
-import type { CreateRoleBody, PatchRoleBody, RoleRecord, UserRolesBody } from './schemas.ts'
+import { callerScopes, memberScopes } from './resource-scopes.ts'
+import type {
+  CreateRoleBody,
+  ListRolesQuery,
+  PatchRoleBody,
+  RoleRecord,
+  UserRolesBody,
+} from './schemas.ts'
 
 type RoleDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
 
@@ -50,19 +60,44 @@ export function presentRole(row: store.Role): RoleRecord {
   }
 }
 
-function presentBuiltIn(role: (typeof BUILT_IN_ROLES)[number]): RoleRecord {
+function presentBuiltIn(
+  role: (typeof BUILT_IN_ROLES)[number],
+  resources: readonly ApiResource[],
+): RoleRecord {
   return {
     id: role.name,
     name: role.name,
     description: null,
     kind: 'tenant',
     permissions: [...role.permissions].sort(),
-    // The resource scopes the built-ins hold are those of §11's scope `roles`, read at each
-    // authorization; this record does not repeat them.
-    resourceScopes: [],
+    resourceScopes: builtInScopes(role.name, resources),
     builtIn: true,
     createdAt: null,
     updatedAt: null,
+  }
+}
+
+/**
+ * CONTRACT §17: Admin lists every resource scope (it holds them all for no escalation),
+ * Member the scopes whose §11 `roles` name Member (every user is granted those). Which
+ * scopes a token carries is the scopes' `roles` (resource-scopes.ts).
+ */
+function builtInScopes(name: string, resources: readonly ApiResource[]): ResourceScopes {
+  return resources
+    .map((r) => ({
+      resource: r.identifier,
+      scopes: (isAdminRole(name) ? r.scopes.map((s) => s.name) : memberScopes(r)).sort(),
+    }))
+    .filter((entry) => entry.scopes.length > 0)
+}
+
+/** Every API resource of the tenant, oldest first (read 200 at a time). */
+async function allApiResources(db: Handle, tenantId: string): Promise<ApiResource[]> {
+  const all: ApiResource[] = []
+  for (;;) {
+    const page = await listApiResources(db, tenantId, { limit: 200, after: all.at(-1)?.id })
+    all.push(...page)
+    if (page.length < 200) return all
   }
 }
 
@@ -116,15 +151,6 @@ async function checkResourceScopes(
 
 const holdsEvery = (caller: Caller) => holdsAll(caller.permissions, ALL_PERMISSIONS)
 
-/** The resource scopes a user's custom roles hold. */
-async function heldScopes(db: Handle, tenantId: string, caller: Caller): Promise<Set<string>> {
-  if (caller.actor.type !== 'user' || !caller.actor.id) return new Set()
-  const held = await store.userRoleRows(db, tenantId, caller.actor.id)
-  return new Set(
-    held.flatMap((r) => r.resourceScopes.flatMap((e) => e.scopes.map((s) => `${e.resource} ${s}`))),
-  )
-}
-
 /**
  * 403 permission_required unless the caller holds every permission and resource scope of
  * `wanted` (or every permission there is).
@@ -142,7 +168,15 @@ export async function refuseEscalation(
   }
   const scopes = wanted.flatMap((r) => r.resourceScopes)
   if (scopes.length === 0) return
-  const held = await heldScopes(db, tenantId, caller)
+  // What the caller is granted: by its custom roles' resourceScopes, and by the scopes'
+  // `roles` naming its base role (Member's scopes count for any caller) or its custom roles.
+  const userId = caller.actor.type === 'user' ? (caller.actor.id ?? undefined) : undefined
+  const held = await callerScopes(
+    db,
+    tenantId,
+    userId,
+    scopes.map((e) => e.resource),
+  )
   for (const entry of scopes) {
     for (const scope of entry.scopes) {
       if (!held.has(`${entry.resource} ${scope}`)) {
@@ -157,17 +191,31 @@ export async function refuseEscalation(
 
 const isUniqueViolation = (error: unknown) => databaseFailure(error)?.code === '23505'
 
-export async function listRolePage(deps: Pick<Deps, 'db'>, tenantId: string) {
-  const custom = await store.listRoles(deps.db, tenantId)
-  return {
-    items: [...BUILT_IN_ROLES.map(presentBuiltIn), ...custom.map(presentRole)],
-    nextCursor: null,
-  }
+/**
+ * GET roles, paged like every list (CONTRACT §2, §17): the custom roles oldest first,
+ * `limit` a page, the cursor naming a page's last custom role; the first page (no cursor)
+ * also carries the two built-ins ahead of its custom roles, so a cursor always names a
+ * row and every role is read once by following nextCursor.
+ */
+export async function listRolePage(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  query: ListRolesQuery,
+) {
+  const page = await readPage(
+    query,
+    ({ limit, after }) => store.listRoles(deps.db, tenantId, { limit, after }),
+    presentRole,
+  )
+  if (query.cursor !== undefined) return page
+  const resources = await allApiResources(deps.db, tenantId)
+  const builtIns = BUILT_IN_ROLES.map((role) => presentBuiltIn(role, resources))
+  return { ...page, items: [...builtIns, ...page.items] }
 }
 
 export async function getRole(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
   const builtIn = builtInById(id)
-  if (builtIn) return { role: presentBuiltIn(builtIn) }
+  if (builtIn) return { role: presentBuiltIn(builtIn, await allApiResources(deps.db, tenantId)) }
   if (!isUuid(id)) fail('not_found')
   const row = await store.findRole(deps.db, tenantId, id)
   if (!row) fail('not_found')
@@ -267,6 +315,10 @@ export async function updateRole(
       if (fields.length === 0) return before
       const after = await store.updateRole(tx, tenantId, id, { ...changes, updatedAt: now })
       if (!after) fail('not_found')
+      // API resource scopes name roles by name (CONTRACT §17): they follow a rename.
+      if (after.name !== before.name) {
+        await renameScopeRole(tx, tenantId, before.nameNormalized, after.name)
+      }
       await deps.audit.record(tx, tenantId, caller.actor, [
         { action: 'RoleUpdated', metadata: { roleId: id, name: after.name, fields } },
       ])
@@ -289,6 +341,7 @@ export async function deleteRole(deps: RoleDeps, tenantId: string, id: string, c
     // Deleting takes the role from its holders: the same rule as taking it away.
     await refuseEscalation(tx, tenantId, caller, [before])
     await store.deleteRole(tx, tenantId, id)
+    await renameScopeRole(tx, tenantId, before.nameNormalized, null)
     await deps.audit.record(tx, tenantId, caller.actor, [
       { action: 'RoleDeleted', metadata: { roleId: id, name: before.name } },
     ])

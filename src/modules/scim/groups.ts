@@ -4,17 +4,17 @@
 // tenant, no escalation, the audit rows).
 import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
-import { findGroups } from '../groups/queries.ts'
 import {
   changeGroup,
   createGroup,
   deleteGroup,
   readGroup as findGroupView,
+  findGroupWindow,
   type GroupView,
   views,
 } from '../groups/service.ts'
 import type { Caller } from '../roles/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { invalidValue, notFound, ScimError, uniqueness } from './errors.ts'
 import { parseGroupFilter } from './filter.ts'
 import { groupVersion, patchGroup, readGroup, stateOf, toScimGroup } from './group-resource.ts'
@@ -46,7 +46,7 @@ export async function listScimGroups(
     MAX_RESULTS,
     Math.max(0, pageInteger(query.count, 'count') ?? DEFAULT_COUNT),
   )
-  const { total, groups } = await findGroups(deps.db, tenant.id, clauses, {
+  const { total, groups } = await findGroupWindow(deps.db, tenant.id, clauses, {
     offset: startIndex - 1,
     limit: count,
   })

@@ -6,7 +6,7 @@ import type { Db } from '../../db/client.ts'
 import { and, asc, eq, isNull, ne, type SQL, sql } from '../../db/orm.ts'
 import { users } from '../../db/schema.ts'
 import { normalizeEmail } from '../../lib/email.ts'
-import type { User } from '../users/queries.ts'
+import type { User } from '../users/reads.ts'
 import type { Clause } from './filter.ts'
 
 function condition(clause: Clause): SQL {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { isEmail } from '../../lib/email.ts'
 import { NewPassword } from '../../schemas.ts'
-import type { User } from '../users/queries.ts'
+import type { User } from '../users/reads.ts'
 import { invalidValue } from './errors.ts'
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User'

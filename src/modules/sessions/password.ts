@@ -11,19 +11,33 @@ import { provePassword } from '../signin/password.ts'
 import { completeSignIn } from '../signin/pipeline.ts'
 import { refusePasswords } from '../signin/policy.ts'
 import { checkSecondFactor } from '../signin/second-factor.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { createUser, preparePassword } from '../users/service.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { createUser, prepareChosenPassword } from '../users/service.ts'
+import { updateUser } from '../users/writes.ts'
 import type { LoginBody, SignupBody } from './schemas.ts'
 import type { TokenEnvelope } from './service.ts'
 
 /** POST auth/login: the password, then the second factor the policy asks (pipeline.ts). */
 export async function loginWithPassword(
-  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>,
+  deps: Pick<
+    Deps,
+    'audit' | 'breached' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'
+  >,
   tenant: Tenant,
   input: LoginBody,
   actor: Actor,
 ): Promise<TokenEnvelope> {
   const proof = await provePassword(deps, tenant, input.email, input.password, actor)
+  // CONTRACT §21: a right password found in the breach corpus still signs in, and marks
+  // the user (passwordBreached) until a change or reset; looked up once, while unmarked.
+  if (
+    tenant.breachedPasswordPolicy === 'block' &&
+    !proof.user.passwordBreached &&
+    (await deps.breached.isBreached(input.password))
+  ) {
+    const marked = await updateUser(deps.db, tenant.id, proof.user.id, { passwordBreached: true })
+    if (marked) proof.user = marked
+  }
   return completeSignIn(
     deps,
     tenant,
@@ -52,7 +66,7 @@ export interface VerificationRequired {
  * so; auth/verify-email with `{ email, code }` then signs the user in.
  */
 export async function signup(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer' | 'sessions'>,
+  deps: Pick<Deps, 'audit' | 'breached' | 'clock' | 'config' | 'db' | 'mailer' | 'sessions'>,
   tenant: Tenant,
   input: SignupBody,
   actor: Actor,
@@ -62,7 +76,14 @@ export async function signup(
   // a password account made first would also sit in the colleague's way (its address
   // unconfirmed, SSO does not link to it).
   if (await enforcingConnection(deps.db, tenant.id, input.email)) fail('sso_required')
-  const passwordHash = await preparePassword(input.password, input.email, tenant.name)
+  // CONTRACT §21: the tenant's before_sign_up hook may refuse (nothing is created), before
+  // the password is hashed and outside any transaction.
+  const subject = async () => ({ email: input.email, role: MEMBER_ROLE, roles: [] })
+  await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'signup')
+  const claims = tenant.requireVerifiedEmail
+    ? {}
+    : await deps.sessions.claimsFor(tenant, subject, actor, 'signup')
+  const passwordHash = await prepareChosenPassword(deps, tenant, input.password, input.email)
   const verify = tenant.requireVerifiedEmail
   const result = await deps.db.transaction(async (tx) => {
     const user = await createUser(
@@ -87,7 +108,7 @@ export async function signup(
         metadata: { via: 'password', ...(verify ? { verificationRequired: true } : {}) },
       },
     ])
-    if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who) }
+    if (!verify) return { envelope: await deps.sessions.start(tx, tenant, user, who, [], claims) }
     const owner = { tenantId: tenant.id, userId: user.id, purpose: 'verify' as const }
     const code = (await issueCode(deps, tx, owner)) as string
     // Sent once the user exists: a rolled-back signup mails nothing.

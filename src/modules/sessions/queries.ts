@@ -6,7 +6,7 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, eq, gt, isNull, ne, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { refreshTokens, sessions } from '../../db/schema.ts'
-import { type User, userFromRow } from '../users/queries.ts'
+import { type User, userFromRow } from '../users/reads.ts'
 import type { PriorDevice } from './devices.ts'
 
 export interface NewSession {

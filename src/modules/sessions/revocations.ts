@@ -10,6 +10,10 @@ import { type RevokedSession, revokedSessionsSince } from '../../db/cross-tenant
 import { ACCESS_TOKEN_TTL } from '../../lib/jwt.ts'
 import { whenReady } from '../../lib/redis.ts'
 
+// A deleted tenant's sessions are revoked by the tenants module (CONTRACT §9) with this
+// statement of queries.ts, which no file outside sessions/ imports (issue 36).
+export { revokeTenantSessions } from './queries.ts'
+
 const CHANNEL = 'auth:sessions-revoked'
 // Transactions commit out of timestamp order; reading a little into the past catches
 // revocations stamped before the last read but committed after it.

@@ -22,7 +22,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         params: TenantSlugParams,
         body: SignupBody,
         response: responses(SignupResult, {
-          400: ['password_too_weak', 'email_taken', 'password_login_disabled'],
+          400: ['password_too_weak', 'password_breached', 'email_taken', 'password_login_disabled'],
           403: ['sso_required'],
           404: [],
         }),

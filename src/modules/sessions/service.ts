@@ -4,16 +4,20 @@ import type { Config } from '../../config.ts'
 import { afterCommit } from '../../db/after-commit.ts'
 import type { Db, Handle } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
+import type { FieldCipher } from '../../lib/crypto.ts'
 import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { ACCESS_TOKEN_TTL, type AccessTokens } from '../../lib/jwt.ts'
 import type { Mailer } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry, AuditRecorder } from '../audit/recorder.ts'
+import type { HookCache, HookCalls } from '../hooks/cache.ts'
+import { askHook, customClaims, type HookMethod, type HookUser } from '../hooks/call.ts'
+import type { HookEvent } from '../hooks/schemas.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
-import { userRoleNames } from '../roles/queries.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import type { User } from '../users/queries.ts'
+import { userRoleNames } from '../roles/members.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserById, type User } from '../users/reads.ts'
 import { presentUser, type UserRecord } from '../users/record.ts'
 import { DEVICE_MEMORY_DAYS, isNewDevice } from './devices.ts'
 import * as store from './queries.ts'
@@ -38,6 +42,12 @@ export interface SessionServiceDeps {
   /** The security alerts of sign-ins (CONTRACT §9). */
   mailer: Mailer
   config: Config
+  /** The tenant's blocking hooks (CONTRACT §21), called by `gate` and at every minting. */
+  cipher: FieldCipher
+  hooks: HookCache
+  hookCalls: HookCalls
+  /** Where a hook's dropped reserved claims are logged. */
+  log?: { warn: (details: object, message: string) => void }
 }
 
 /** Sessions of one user of one tenant that ended in one committed transaction. */
@@ -129,6 +139,7 @@ export class SessionService {
     user: User,
     actor: Actor,
     entries: AuditEntry[] = [],
+    claims: Record<string, unknown> = {},
   ): Promise<TokenEnvelope> {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
@@ -159,7 +170,59 @@ export class SessionService {
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
     ])
     const roles = await userRoleNames(tx, tenant.id, user.id)
-    return this.envelope(user, roles, sessionId, refreshToken, now)
+    return this.envelope(user, roles, sessionId, refreshToken, now, claims)
+  }
+
+  /**
+   * CONTRACT §22: an administrator's session as `user`, for one access token's life (15
+   * minutes) and without a refresh token. The session row is real (so the token is
+   * revoked with the user's sessions, listed in me/sessions and ended by logout) but its
+   * refresh token is never shown; the access token carries `act: {sub: <admin id>}`.
+   * UserImpersonated is recorded with the reason, the administrator as its actor.
+   */
+  async impersonate(
+    tenant: Tenant,
+    user: User,
+    admin: Actor & { id: string },
+    reason: string,
+  ): Promise<{ user: UserRecord; accessToken: string; accessTokenExpiresIn: number }> {
+    const now = this.deps.clock.now()
+    const sessionId = uuidv7(now.getTime())
+    await this.deps.db.transaction(async (tx) => {
+      await store.insertSession(tx, {
+        tenantId: tenant.id,
+        sessionId,
+        userId: user.id,
+        tokenHash: hashToken(randomToken()),
+        now,
+        expiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL * 1000),
+        ip: admin.ip,
+        userAgent: admin.userAgent,
+      })
+      await this.deps.audit.record(tx, tenant.id, admin, [
+        {
+          action: 'UserImpersonated',
+          userId: user.id,
+          email: user.emailNormalized,
+          metadata: { reason, sessionId },
+        },
+        { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
+      ])
+    })
+    const roles = await userRoleNames(this.deps.db, tenant.id, user.id)
+    const accessToken = this.deps.tokens.issue(
+      {
+        sub: user.id,
+        tid: user.tenantId,
+        role: user.role,
+        ...(roles.length > 0 ? { roles } : {}),
+        sid: sessionId,
+        jti: randomToken(12),
+        act: { sub: admin.id },
+      },
+      now,
+    )
+    return { user: presentUser(user, roles), accessToken, accessTokenExpiresIn: ACCESS_TOKEN_TTL }
   }
 
   /** Rotates a refresh token; reuse of a rotated one ends its whole family. */
@@ -180,7 +243,10 @@ export class SessionService {
     )
     if (rotated) {
       const roles = await userRoleNames(db, tenant.id, rotated.user.id)
-      return this.envelope(rotated.user, roles, rotated.sessionId, next, now)
+      const { user } = rotated
+      const subject = { id: user.id, email: user.email, role: user.role, roles }
+      const claims = await customClaims(this.deps, tenant, subject, actor)
+      return this.envelope(user, roles, rotated.sessionId, next, now, claims)
     }
 
     const state = await store.findRefreshToken(db, tenant.id, oldHash)
@@ -316,6 +382,67 @@ export class SessionService {
     })
   }
 
+  /** Whether the tenant has an enabled hook for `event` (cached: no query while fresh). */
+  async hasHook(tenant: Tenant, event: HookEvent): Promise<boolean> {
+    return (await this.deps.hooks.enabled(tenant.id, event)) !== undefined
+  }
+
+  /**
+   * The tenant's before_sign_up or before_sign_in hook, when it has one (CONTRACT §21):
+   * returns when it allows, else throws 403 hook_denied (audited HookDenied). Called before
+   * any transaction, so a slow hook holds no connection. `user` is read only when a hook
+   * is there to be told.
+   */
+  async gate(
+    tenant: Tenant,
+    event: 'before_sign_up' | 'before_sign_in',
+    user: () => Promise<HookUser>,
+    actor: Actor,
+    method: HookMethod,
+  ): Promise<void> {
+    if (!(await this.deps.hooks.enabled(tenant.id, event))) return
+    await askHook(this.deps, tenant, event, await user(), actor, method)
+  }
+
+  /**
+   * The claims the tenant's custom_access_token hook adds to the access token of a session
+   * about to start (none without the hook); pass them to `start`. Called before the
+   * transaction, like `gate`.
+   */
+  async claimsFor(
+    tenant: Tenant,
+    user: () => Promise<HookUser>,
+    actor: Actor,
+    method: HookMethod,
+  ): Promise<Record<string, unknown>> {
+    if (!(await this.deps.hooks.enabled(tenant.id, 'custom_access_token'))) return {}
+    return customClaims(this.deps, tenant, await user(), actor, { method })
+  }
+
+  /**
+   * The claims the tenant's custom_access_token hook adds to a token of the OpenID
+   * provider (CONTRACT §21): `userId` undefined for client credentials (the hook is told no
+   * user, and the application's id).
+   */
+  async providerClaims(
+    tenant: Pick<Tenant, 'id' | 'slug'>,
+    userId: string | undefined,
+    clientId: string,
+    actor: Actor,
+  ): Promise<Record<string, unknown>> {
+    if (!(await this.deps.hooks.enabled(tenant.id, 'custom_access_token'))) return {}
+    const user = userId ? await findUserById(this.deps.db, tenant.id, userId) : undefined
+    if (userId && !user) return {}
+    const subject = user ? await this.hookUser(tenant, user) : null
+    return customClaims(this.deps, tenant, subject, actor, { clientId })
+  }
+
+  /** The user as a hook is told of it: base role and custom role names. */
+  async hookUser(tenant: Pick<Tenant, 'id'>, user: User): Promise<HookUser> {
+    const roles = await userRoleNames(this.deps.db, tenant.id, user.id)
+    return { id: user.id, email: user.email, role: user.role, roles }
+  }
+
   /** `roles`: the user's custom role names, sorted: the token's `roles` claim when any (CONTRACT §17). */
   private envelope(
     user: User,
@@ -323,6 +450,7 @@ export class SessionService {
     sessionId: string,
     refreshToken: string,
     now: Date,
+    claims: Record<string, unknown> = {},
   ) {
     const accessToken = this.deps.tokens.issue(
       {
@@ -334,6 +462,7 @@ export class SessionService {
         jti: randomToken(12),
       },
       now,
+      claims,
     )
     return {
       user: presentUser(user, roles),

@@ -6,8 +6,8 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { type Actor, type AuditEntry, SYSTEM_ACTOR } from '../audit/recorder.ts'
 import { type CodeOwner, checkCode, spendCode } from '../codes/service.ts'
-import type { User } from '../users/queries.ts'
-import { markEmailVerified } from '../users/queries.ts'
+import type { User } from '../users/reads.ts'
+import { markEmailVerified } from '../users/writes.ts'
 import type { SecondFactorProof } from './pipeline.ts'
 
 type EmailOtpDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'audit'>

@@ -8,8 +8,8 @@ import { normalizeEmail } from '../../lib/email.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { type CodePurpose, checkCode } from '../codes/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, type User } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserByEmail, type User } from '../users/reads.ts'
 
 export interface MailedCodeCheck {
   email: string

@@ -15,7 +15,7 @@ import {
   type PasskeyRow,
   recordPasskeyUse,
   spendChallenge,
-} from '../passkeys/queries.ts'
+} from '../passkeys/credentials.ts'
 import type { AuthenticationCredential } from '../passkeys/schemas.ts'
 import {
   checkAssertionShape,
@@ -25,8 +25,9 @@ import {
   userHandleString,
   webauthnLibrary,
 } from '../passkeys/webauthn.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserById, stampLastLogin, type User } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserById, type User } from '../users/reads.ts'
+import { stampLastLogin } from '../users/writes.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 
 type PasskeyDeps = Pick<Deps, 'db' | 'guard' | 'audit' | 'clock' | 'config'>

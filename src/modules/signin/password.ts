@@ -8,8 +8,9 @@ import { hashPassword, needsRehash, verifyPasswordTry } from '../../lib/password
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { signerKeySeal } from '../import/signer-key.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { findUserByEmail, stampLastLogin, type User, updateUser } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import { findUserByEmail, type User } from '../users/reads.ts'
+import { stampLastLogin, updateUser } from '../users/writes.ts'
 import type { FirstFactorProof, Spent } from './pipeline.ts'
 import { refusePasswords } from './policy.ts'
 

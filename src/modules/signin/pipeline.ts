@@ -14,10 +14,11 @@ import { AppError, fail } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
+import type { HookMethod } from '../hooks/call.ts'
 import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import type { User } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import type { User } from '../users/reads.ts'
 
 /**
  * What spending a factor did: the user row as it now is, the audit entries, and the
@@ -63,6 +64,16 @@ export interface SignInRecord {
 
 type PipelineDeps = Pick<Deps, 'db' | 'audit' | 'sessions'>
 
+/** A hook's `context.method` for each way the pipeline signs in (CONTRACT §21). */
+const HOOK_METHODS: Record<FirstFactorProof['via'], HookMethod> = {
+  password: 'password',
+  passwordless: 'login_code',
+  passkey: 'passkey',
+  // A reset signs in with the new password; a verified address ends a sign-up.
+  reset: 'password',
+  'email-verification': 'signup',
+}
+
 /**
  * Steps 2 to 4 for a proven first factor: `secondFactor` checks what the policy asks
  * (undefined when it asks nothing), then the session opens.
@@ -96,6 +107,20 @@ export async function completeSignIn(
     await settleFailure(deps, tenant, proof, actor, record, error)
     throw error
   }
+  // CONTRACT §21: the tenant's before_sign_in hook may refuse, once every factor is
+  // proven (a hook is not asked twice for a sign-in that first answers mfa_required); the
+  // factors were right, so the try is given back. Then custom_access_token's claims. Both
+  // before the transaction: a hook's wait holds no connection.
+  const method = HOOK_METHODS[proof.via]
+  const subject = () => deps.sessions.hookUser(tenant, proof.user)
+  let claims: Record<string, unknown>
+  try {
+    await deps.sessions.gate(tenant, 'before_sign_in', subject, actor, method)
+    claims = await deps.sessions.claimsFor(tenant, subject, actor, method)
+  } catch (error) {
+    if (isReason(error, 'hook_denied')) await proof.attempt.release()
+    throw error
+  }
   let envelope: TokenEnvelope
   try {
     // signingIn: the alerts queued here and a new device's (sessions.start) are mailed
@@ -112,20 +137,27 @@ export async function completeSignIn(
           userAgent: actor.userAgent,
         })
       }
-      return deps.sessions.start(tx, tenant, user, who, [
-        ...first.entries,
-        ...other.entries,
-        {
-          action: 'UserLogin',
-          userId: user.id,
-          email: proof.email,
-          metadata: {
-            via: proof.via,
-            ...(actor.servedClientId ? { clientId: actor.servedClientId } : {}),
-            ...record.login,
+      return deps.sessions.start(
+        tx,
+        tenant,
+        user,
+        who,
+        [
+          ...first.entries,
+          ...other.entries,
+          {
+            action: 'UserLogin',
+            userId: user.id,
+            email: proof.email,
+            metadata: {
+              via: proof.via,
+              ...(actor.servedClientId ? { clientId: actor.servedClientId } : {}),
+              ...record.login,
+            },
           },
-        },
-      ])
+        ],
+        claims,
+      )
     })
   } catch (error) {
     if (isReason(error, 'invalid_mfa_code')) {

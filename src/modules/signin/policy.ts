@@ -1,8 +1,8 @@
 // What a tenant's policies allow a sign-in (SPEC, authPolicy and mfaPolicy; CONTRACT §5):
 // the one place each rule is written, for every sign-in route.
 import { fail } from '../../lib/errors.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import type { User } from '../users/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import type { User } from '../users/reads.ts'
 
 /**
  * SPEC note 9: a PasswordlessOnly tenant refuses passwords, whoever asks (401; signup

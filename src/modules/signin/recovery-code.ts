@@ -5,9 +5,8 @@
 // and the user is told by a security alert once the sign-in committed.
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { hasUnspentCode, spendRecoveryCode } from '../mfa/queries.ts'
-import { recoveryCodeCandidates } from '../mfa/recovery-codes.ts'
-import type { User } from '../users/queries.ts'
+import { hasUnspentCode, recoveryCodeCandidates, spendRecoveryCode } from '../mfa/recovery-codes.ts'
+import type { User } from '../users/reads.ts'
 import type { SecondFactorProof } from './pipeline.ts'
 
 /**

@@ -6,8 +6,8 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import type { AuditEntry } from '../audit/recorder.ts'
 import { matchTotpStep, openTotpSecret } from '../mfa/totp.ts'
-import type { User } from '../users/queries.ts'
-import { activateTotp, claimTotpStep } from '../users/queries.ts'
+import type { User } from '../users/reads.ts'
+import { activateTotp, claimTotpStep } from '../users/writes.ts'
 import type { SecondFactorProof } from './pipeline.ts'
 
 type TotpDeps = Pick<Deps, 'cipher' | 'clock'>

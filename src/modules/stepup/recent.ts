@@ -6,7 +6,7 @@
 // register a passkey, begin TOTP enrolment, remove a passkey or delete the account.
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { lastProofOf } from '../sessions/queries.ts'
+import { lastProofOf } from '../sessions/proofs.ts'
 
 /** How long a proof of a factor lets the session change how it signs in (seconds). */
 export const RECENT_AUTHENTICATION_SECONDS = 10 * 60

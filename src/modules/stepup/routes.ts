@@ -16,7 +16,7 @@ export async function stepUpRoutes(fastify: FastifyInstance, { deps }: { deps: D
   app.post(
     '/me/reauthenticate',
     {
-      config: { auth: 'user', rateLimit: 'tokenEndpoints' },
+      config: { auth: 'user', rateLimit: 'tokenEndpoints', refusedToImpersonation: true },
       schema: {
         operationId: 'reauthenticate',
         tags: ['Current user'],
@@ -59,7 +59,11 @@ export async function stepUpRoutes(fastify: FastifyInstance, { deps }: { deps: D
     {
       config: {
         auth: 'user',
-        rateLimit: { budget: 'tokenEndpoints', scope: 'passkey-reauthenticate' },
+        rateLimit: {
+          budget: 'tokenEndpoints',
+          scope: 'passkey-reauthenticate',
+        },
+        refusedToImpersonation: true,
       },
       schema: {
         operationId: 'reauthenticationOptions',

@@ -41,6 +41,11 @@ export const CreateTenantBody = Type.Object(
 )
 export type CreateTenantBody = Static<typeof CreateTenantBody>
 
+const BreachedPasswordPolicy = Type.Union([Type.Literal('off'), Type.Literal('block')], {
+  description:
+    '`block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`).',
+})
+
 const TenantComponent = Type.Object(
   {
     id: Type.String(),
@@ -64,6 +69,7 @@ const TenantComponent = Type.Object(
       description:
         "OpenID Connect dynamic client registration (RFC 7591) open at the tenant's issuer; such clients are third-party.",
     }),
+    breachedPasswordPolicy: BreachedPasswordPolicy,
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     createdAt: DateTime,
   },
@@ -84,6 +90,7 @@ export const TenantPatchBody = Type.Object(
     securityNotifications: Type.Optional(Type.Boolean()),
     passkeysEnabled: Type.Optional(Type.Boolean()),
     dynamicClientRegistration: Type.Optional(Type.Boolean()),
+    breachedPasswordPolicy: Type.Optional(BreachedPasswordPolicy),
   },
   {
     additionalProperties: false,

@@ -24,6 +24,7 @@ export interface TenantRecord {
   securityNotifications: boolean
   passkeysEnabled: boolean
   dynamicClientRegistration: boolean
+  breachedPasswordPolicy: string
   logoUrl: string
   createdAt: string
 }
@@ -38,6 +39,7 @@ const PATCHABLE = [
   'securityNotifications',
   'passkeysEnabled',
   'dynamicClientRegistration',
+  'breachedPasswordPolicy',
 ] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
 
 /**
@@ -60,6 +62,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     securityNotifications: tenant.securityNotifications,
     passkeysEnabled: tenant.passkeysEnabled,
     dynamicClientRegistration: tenant.dynamicClientRegistration,
+    breachedPasswordPolicy: tenant.breachedPasswordPolicy,
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     createdAt: tenant.createdAt.toISOString(),
   }

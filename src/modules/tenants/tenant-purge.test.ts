@@ -56,6 +56,14 @@ async function populated(): Promise<TenantFixture> {
     { token: key },
   )
   assert.equal(hook.status, 200, JSON.stringify(hook.body))
+  // A blocking hook (CONTRACT §21) for an event no step below takes, so nothing calls it.
+  const blocking = await server.request(
+    'POST',
+    `/v1/${t.slug}/hooks`,
+    { event: 'before_sign_in', url: 'https://hooks.example.com/sign-in', enabled: false },
+    { token: key },
+  )
+  assert.equal(blocking.status, 200, JSON.stringify(blocking.body))
   const put = await server.request(
     'PUT',
     `/v1/${t.slug}/tenant/logo`,

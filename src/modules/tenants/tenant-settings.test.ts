@@ -22,6 +22,7 @@ before(async (t) => {
 
 const RECORD_FIELDS = [
   'authPolicy',
+  'breachedPasswordPolicy',
   'createdAt',
   'dynamicClientRegistration',
   'hasIdpClientSecret',
@@ -78,6 +79,7 @@ test('GET tenant answers the whole record to an admin', async () => {
     securityNotifications: true,
     passkeysEnabled: true,
     dynamicClientRegistration: false,
+    breachedPasswordPolicy: 'block',
     logoUrl: '',
     createdAt: row.createdAt.toISOString(),
   })

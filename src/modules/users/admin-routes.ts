@@ -4,8 +4,22 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { Ok, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
-import { deleteUser, disableUserTotp, listUserPage, updateUserAccess } from './admin-service.ts'
-import { ListUsersQuery, TotpParams, UserPage, UserParams, UserPatchBody } from './schemas.ts'
+import {
+  deleteUser,
+  disableUserTotp,
+  impersonateUser,
+  listUserPage,
+  updateUserAccess,
+} from './admin-service.ts'
+import {
+  ImpersonateBody,
+  Impersonation,
+  ListUsersQuery,
+  TotpParams,
+  UserPage,
+  UserParams,
+  UserPatchBody,
+} from './schemas.ts'
 
 export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -94,5 +108,35 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
       await disableUserTotp(deps, request.tenant, request.params.userId, request.actor)
       return { ok: true as const }
     },
+  )
+
+  app.post(
+    '/users/:userId/impersonate',
+    {
+      // A person's act, never a key's (403 api_key_not_allowed), nor one made while
+      // impersonating.
+      config: { auth: 'adminUser', permission: 'users:impersonate', refusedToImpersonation: true },
+      schema: {
+        operationId: 'impersonateUser',
+        tags,
+        summary: 'Sign in as a user, for at most 15 minutes (CONTRACT §22)',
+        description:
+          'An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself or of a user who is not Active (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.',
+        params: UserParams,
+        body: ImpersonateBody,
+        response: responses(Impersonation, {
+          403: ['impersonation_forbidden'],
+          404: ['not_found'],
+        }),
+      },
+    },
+    async (request) =>
+      impersonateUser(
+        deps,
+        request.tenant,
+        request.params.userId,
+        request.body.reason,
+        request.actor,
+      ),
   )
 }

@@ -8,12 +8,19 @@ import { fail } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { deleteRecoveryCodes } from '../mfa/queries.ts'
+import { deleteRecoveryCodes } from '../mfa/recovery-codes.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { userRoleNames } from '../roles/members.ts'
 import { isAdminRole } from '../roles/permissions.ts'
-import { userRoleNames } from '../roles/queries.ts'
-import type { Tenant } from '../tenants/queries.ts'
-import { listUsers, lockActiveAdmins, lockLiveUser, type User, updateUser } from './queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
+import {
+  findUserById,
+  listUsers,
+  lockActiveAdmins,
+  lockLiveUser,
+  type User,
+  updateUser,
+} from './queries.ts'
 import { presentUser, type UserRecord } from './record.ts'
 import type { ListUsersQuery, UserPatchBody } from './schemas.ts'
 
@@ -244,4 +251,24 @@ export async function disableUserTotp(
       notes: ['An administrator of the workspace reset it; your recovery codes were removed too.'],
     })
   }
+}
+
+/**
+ * POST users/{id}/impersonate (CONTRACT §22): an administrator's 15-minute session as an
+ * Active user who is not an Admin and not the caller (403 impersonation_forbidden
+ * otherwise; 404 for an unknown or deleted user). The route takes a user token only.
+ */
+export async function impersonateUser(
+  deps: Pick<Deps, 'db' | 'sessions'>,
+  tenant: Tenant,
+  userId: string,
+  reason: string,
+  actor: Actor,
+) {
+  if (!isUuid(userId)) fail('not_found')
+  const user = await findUserById(deps.db, tenant.id, userId)
+  if (!user || user.deletedAt) fail('not_found')
+  if (actor.id === null || actor.id === user.id) fail('impersonation_forbidden')
+  if (isAdminRole(user.role) || user.status !== 'Active') fail('impersonation_forbidden')
+  return deps.sessions.impersonate(tenant, user, { ...actor, id: actor.id }, reason)
 }

@@ -57,6 +57,7 @@ describe('GET /me', () => {
       'givenName',
       'id',
       'lastLoginAt',
+      'passwordBreached',
       'permissions',
       'role',
       'roles',

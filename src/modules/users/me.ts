@@ -6,11 +6,11 @@ import type { Actor } from '../audit/recorder.ts'
 import { signerKeySeal } from '../import/signer-key.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import { effectivePermissions, isAdminRole } from '../roles/permissions.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { logoUrl } from './present.ts'
 import { countOtherActiveAdmins, findMeRecord, findUserById, updateUser } from './queries.ts'
 import type { ChangePasswordBody } from './schemas.ts'
-import { preparePassword } from './service.ts'
+import { prepareChosenPassword } from './service.ts'
 
 /** GET /me: one primary-key read; the tenant fields come from the tenant cache (2 s). */
 export async function readMe(
@@ -23,10 +23,11 @@ export async function readMe(
     deps.tenants.hasLogo(tenant.id),
   ])
   if (!found) fail('session_revoked')
-  const { user, rolePermissions } = found
+  const { user, rolePermissions, passwordBreached } = found
   return {
     ...user,
     permissions: effectivePermissions(user.role, rolePermissions),
+    passwordBreached,
     tenant: {
       id: tenant.id,
       slug: tenant.slug,
@@ -68,7 +69,7 @@ export async function deleteOwnAccount(
 export async function changePassword(
   deps: Pick<
     Deps,
-    'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'
+    'audit' | 'breached' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'mailer' | 'sessions'
   >,
   tenant: Tenant,
   principal: { userId: string; sessionId: string },
@@ -89,10 +90,14 @@ export async function changePassword(
     fail('invalid_credentials')
   }
   await attempt.succeeded()
-  const passwordHash = await preparePassword(input.newPassword, user.email, tenant.name)
+  const passwordHash = await prepareChosenPassword(deps, tenant, input.newPassword, user.email)
   await deps.sessions.revoking(async (tx, revoke) => {
     const now = deps.clock.now()
-    const updated = await updateUser(tx, tenant.id, user.id, { passwordHash, updatedAt: now })
+    const updated = await updateUser(tx, tenant.id, user.id, {
+      passwordHash,
+      passwordBreached: false,
+      updatedAt: now,
+    })
     if (!updated) fail('session_revoked')
     const ids = await revoke(tenant.id, user.id, actor, 'password-changed', principal.sessionId)
     await deps.audit.record(tx, tenant.id, actor, [

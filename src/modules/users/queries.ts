@@ -5,8 +5,8 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, asc, eq, getTableColumns, inArray, isNull, or, sql } from '../../db/orm.ts'
 import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts'
 import { emailConflicts, users } from '../../db/schema.ts'
+import { ROLE_PERMISSIONS_SQL } from '../roles/members.ts'
 import { ADMIN_ROLE } from '../roles/permissions.ts'
-import { ROLE_PERMISSIONS_SQL } from '../roles/queries.ts'
 import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect
@@ -73,18 +73,22 @@ export async function findUserAccess(
 /** GET /me's read: the record and the permissions its custom roles grant, one statement. */
 const meById = namedStatement(
   'user_me_by_id',
-  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions", password_breached AS "passwordBreached" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
 
 export async function findMeRecord(
   db: Db,
   tenantId: string,
   userId: string,
-): Promise<{ user: UserRecord; rolePermissions: string[] } | undefined> {
+): Promise<{ user: UserRecord; rolePermissions: string[]; passwordBreached: boolean } | undefined> {
   const [row] = await meById(db, [tenantId, userId])
   if (!row) return undefined
-  const { rolePermissions, ...record } = row as Record<string, unknown>
-  return { user: recordFromRow(record), rolePermissions: rolePermissions as string[] }
+  const { rolePermissions, passwordBreached, ...record } = row as Record<string, unknown>
+  return {
+    user: recordFromRow(record),
+    rolePermissions: rolePermissions as string[],
+    passwordBreached: passwordBreached === true,
+  }
 }
 
 export async function findUserRecord(

@@ -8,8 +8,8 @@
 // import cycle); the two enums live here and src/schemas.ts re-exports them.
 import { type Static, type TSchema, Type } from 'typebox'
 import { users } from '../../db/schema.ts'
+import { ROLE_NAMES_SQL } from '../roles/members.ts'
 import { BASE_ROLES } from '../roles/permissions.ts'
-import { ROLE_NAMES_SQL } from '../roles/queries.ts'
 
 type UserRow = typeof users.$inferSelect
 

@@ -33,7 +33,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
   app.delete(
     '/me',
     {
-      config: { auth: 'user' },
+      config: { auth: 'user', refusedToImpersonation: true },
       schema: {
         operationId: 'deleteMe',
         tags: ['Current user'],
@@ -61,7 +61,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
   app.patch(
     '/me/password',
     {
-      config: { auth: 'user' },
+      config: { auth: 'user', refusedToImpersonation: true },
       schema: {
         operationId: 'changePassword',
         tags: ['Current user'],
@@ -71,7 +71,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
         params: TenantSlugParams,
         body: ChangePasswordBody,
         response: responses(Ok, {
-          400: ['password_too_weak'],
+          400: ['password_too_weak', 'password_breached'],
           401: ['invalid_credentials'],
           404: [],
           429: ['rate_limited'],

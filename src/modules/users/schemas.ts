@@ -27,6 +27,10 @@ const CurrentUserComponent = Type.Object(
       description:
         'The effective tenant permissions (CONTRACT §17): the base role’s (an Admin every one, a Member none) and the custom roles’, sorted.',
     }),
+    passwordBreached: Type.Boolean({
+      description:
+        'The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it.',
+    }),
     tenant: Type.Object({
       id: Type.String(),
       slug: Type.String(),
@@ -91,5 +95,33 @@ export const UserPatchBody = Type.Object(
 )
 export type UserPatchBody = Static<typeof UserPatchBody>
 
+export const ImpersonateBody = Type.Object(
+  {
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Why (kept in the audit log, UserImpersonated, and both people’s exports).',
+    }),
+  },
+  { additionalProperties: false, examples: [{ reason: 'Ticket 4711: the invoice page fails' }] },
+)
+export type ImpersonateBody = Static<typeof ImpersonateBody>
+
+const ImpersonationComponent = Type.Object(
+  {
+    user: PublicUser,
+    accessToken: Type.String({
+      description:
+        'A JWT for the user with `act: {sub: <administrator id>}`; it cannot change the password or factors or delete the account (403 `impersonation_forbidden`).',
+    }),
+    accessTokenExpiresIn: Type.Integer({ description: 'Seconds (at most 900).' }),
+  },
+  {
+    $id: 'Impersonation',
+    description: 'A session as the user, for at most 15 minutes and without a refresh token.',
+  },
+)
+export const Impersonation = ref(ImpersonationComponent)
+
 /** The components of this module, registered by src/plugins/openapi.ts. */
-export const userComponents = [CurrentUserComponent, UserPageComponent]
+export const userComponents = [CurrentUserComponent, UserPageComponent, ImpersonationComponent]

@@ -6,7 +6,7 @@ import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, isWeakPassword } from '../../lib/passwords.ts'
 import type { BaseRole } from '../roles/permissions.ts'
-import type { Tenant } from '../tenants/queries.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, insertUser, type User } from './queries.ts'
 
 export interface UserDraft {
@@ -22,6 +22,33 @@ export interface UserDraft {
 /** Refuses a weak password (CONTRACT §4) and hashes an acceptable one. */
 export async function preparePassword(password: string, email: string, tenantName: string) {
   if (isWeakPassword(password, { email, tenantName })) fail('password_too_weak')
+  return hashPassword(password)
+}
+
+/**
+ * A password a person chooses (sign-up, invitation, change, reset): the weak-password rule
+ * first (its `password_too_weak` stands), then, under the tenant's breachedPasswordPolicy
+ * `block`, the breach corpus (CONTRACT §21): 400 `validation` with reason
+ * `password_breached`.
+ */
+export async function refuseBreachedPassword(
+  deps: Pick<Deps, 'breached'>,
+  tenant: Pick<Tenant, 'breachedPasswordPolicy'>,
+  password: string,
+): Promise<void> {
+  if (tenant.breachedPasswordPolicy !== 'block') return
+  if (await deps.breached.isBreached(password)) fail('password_breached')
+}
+
+/** preparePassword for a password a person chooses: the breach corpus checked too. */
+export async function prepareChosenPassword(
+  deps: Pick<Deps, 'breached'>,
+  tenant: Pick<Tenant, 'breachedPasswordPolicy' | 'name'>,
+  password: string,
+  email: string,
+): Promise<string> {
+  if (isWeakPassword(password, { email, tenantName: tenant.name })) fail('password_too_weak')
+  await refuseBreachedPassword(deps, tenant, password)
   return hashPassword(password)
 }
 

@@ -1,7 +1,7 @@
 // Webhook signing secrets (CONTRACT §13): `whsec_` and the base64 of 32 random bytes, as
 // Standard Webhooks writes them; shown once, sealed under ENCRYPTION_KEYS and bound to
 // their row (and to which of the two slots they sit in) by the AAD.
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { webhooks } from '../../db/schema.ts'
 import { sealedColumn } from '../../db/sealed-column.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
@@ -56,4 +56,10 @@ export function openSecret(
   sealed: string,
 ): string | undefined {
   return webhookSecretColumns[slot].open(cipher, { tenantId, id: webhookId }, sealed)
+}
+
+/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` with the secret's decoded bytes. */
+export function sign(secret: string, id: string, timestamp: number, body: string): string {
+  const mac = createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`)
+  return `v1,${mac.digest('base64')}`
 }

@@ -68,7 +68,7 @@ function checkEvents(events: string[]) {
 }
 
 /** An absolute https URL (http only with WEBHOOK_ALLOW_PRIVATE), no credentials or fragment. */
-function checkUrl(deps: WebhookDeps, value: string) {
+export function checkUrl(deps: Pick<Deps, 'config'>, value: string) {
   let url: URL
   try {
     url = new URL(value)

@@ -4,13 +4,12 @@
 // a crash), POSTs each under Standard Webhooks, and records the outcome. A failure is
 // retried on WEBHOOK_RETRY_SCHEDULE (or later, when the endpoint's Retry-After says so,
 // capped at 24 h), then Failed; an endpoint failing everything for 5 days is disabled.
-import { createHmac } from 'node:crypto'
 import { claimDueDeliveries } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { egressPost } from '../../lib/egress.ts'
 import { SYSTEM_ACTOR } from '../audit/recorder.ts'
 import * as store from './queries.ts'
-import { openSecret, signingKey } from './secret.ts'
+import { openSecret, sign } from './secret.ts'
 
 type WorkerDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config' | 'webhookOutcomes'>
 
@@ -20,12 +19,6 @@ export const ATTEMPT_TIMEOUT_MS = 10_000
 export const LEASE_MS = 60_000
 export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
-
-/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` with the secret's decoded bytes. */
-export function sign(secret: string, id: string, timestamp: number, body: string): string {
-  const mac = createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`)
-  return `v1,${mac.digest('base64')}`
-}
 
 /** Retry-After (seconds or an HTTP date) as milliseconds from `now`, capped at 24 h. */
 export function retryAfterMs(value: string | string[] | undefined, now: Date): number | undefined {

@@ -19,7 +19,7 @@ import {
   type OidcProvider,
   SERVICE_SESSION,
 } from '../../modules/oidc/provider.ts'
-import { userById } from '../../modules/users/service.ts'
+import { userResourceScopes } from '../../modules/roles/resource-scopes.ts'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
@@ -41,6 +41,7 @@ export const SCOPE_WORDS: Record<string, MessageKey> = {
   email: 'scope.email',
   profile: 'scope.profile',
   offline_access: 'scope.offline_access',
+  roles: 'scope.roles',
 }
 
 interface SignIn {
@@ -175,21 +176,24 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
 
   /**
    * The resource scopes the interaction asks, each resource's split into those the user's
-   * role is in the `roles` of (allowed) and the others (CONTRACT §11, API resources).
+   * roles grant (allowed: base and custom roles, CONTRACT §11 API resources and §17 Tokens)
+   * and the others.
    */
   const resourceScopes = async (
     request: FastifyRequest,
     interaction: OidcInteraction,
     accountId: string,
   ) => {
-    const user = await userById(deps, request.tenant.id, accountId)
     const out = []
     for (const [indicator, scopes] of Object.entries(
       interaction.prompt.details.missingResourceScopes ?? {},
     )) {
       const resource = await apiResourceByIdentifier(deps, request.tenant.id, indicator)
       const rule = (name: string) => resource?.scopes.find((s) => s.name === name)
-      const allowed = scopes.filter((name) => user && rule(name)?.roles.includes(user.role))
+      const granted = new Set(
+        resource ? await userResourceScopes(deps.db, request.tenant.id, resource, accountId) : [],
+      )
+      const allowed = scopes.filter((name) => granted.has(name))
       const refused = scopes.filter((name) => !allowed.includes(name))
       out.push({ indicator, resource, rule, allowed, refused })
     }
@@ -197,9 +201,10 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
   }
 
   /**
-   * The grant for what the interaction asks, resource scopes cut to the user's role. The
+   * The grant for what the interaction asks, resource scopes cut to the user's roles. The
    * others are rejected in the grant: left out of it, and not asked again (oidc-provider's
-   * consent prompt asks only for scopes the grant has neither granted nor rejected).
+   * consent prompt asks only for scopes the grant has neither granted nor rejected) until a
+   * role grants them (oidc/provider.ts, reopenRefused).
    */
   const grantFor = async (
     request: FastifyRequest,

@@ -1,0 +1,109 @@
+// Hooks (CONTRACT §21): an admin's token or an API key holding hooks:write.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Deps } from '../../deps.ts'
+import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import {
+  CreateHookBody,
+  HookCreated,
+  HookEnvelope,
+  HookListQuery,
+  HookPage,
+  HookParams,
+  PatchHookBody,
+} from './schemas.ts'
+import { createHook, deleteHook, getHook, listHookPage, updateHook } from './service.ts'
+
+const found = { 400: [], 404: ['not_found'] } as const
+
+export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const tags = ['Hooks']
+  const config = { auth: 'admin' as const, permission: 'hooks:write' as const }
+
+  app.post(
+    '/hooks',
+    {
+      config,
+      schema: {
+        operationId: 'createHook',
+        tags,
+        summary: 'Register a blocking hook',
+        description:
+          'At most one hook per event: a second is 409 hook_exists. The service POSTs a Standard Webhooks-signed JSON body to `url` and waits for the answer (docs/webhooks-and-hooks.md). The `secret` is shown this once.',
+        params: TenantSlugParams,
+        body: CreateHookBody,
+        response: responses(HookCreated, { 400: [], 404: [], 409: ['hook_exists'] }),
+      },
+    },
+    async (request) => createHook(deps, request.tenant.id, request.body, request.actor),
+  )
+
+  app.get(
+    '/hooks',
+    {
+      config,
+      schema: {
+        operationId: 'listHooks',
+        tags,
+        summary: 'List the hooks, oldest first',
+        description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
+        params: TenantSlugParams,
+        querystring: HookListQuery,
+        response: responses(HookPage, { 400: [], 404: [] }),
+      },
+    },
+    async (request) => listHookPage(deps, request.tenant.id, request.query),
+  )
+
+  app.get(
+    '/hooks/:id',
+    {
+      config,
+      schema: {
+        operationId: 'getHook',
+        tags,
+        summary: 'Get a hook',
+        params: HookParams,
+        response: responses(HookEnvelope, found),
+      },
+    },
+    async (request) => getHook(deps, request.tenant.id, request.params.id),
+  )
+
+  app.patch(
+    '/hooks/:id',
+    {
+      config,
+      schema: {
+        operationId: 'updateHook',
+        tags,
+        summary: 'Change a hook',
+        description: 'Its event cannot change: delete it and register another.',
+        params: HookParams,
+        body: PatchHookBody,
+        response: responses(HookEnvelope, found),
+      },
+    },
+    async (request) =>
+      updateHook(deps, request.tenant.id, request.params.id, request.body, request.actor),
+  )
+
+  app.delete(
+    '/hooks/:id',
+    {
+      config,
+      schema: {
+        operationId: 'deleteHook',
+        tags,
+        summary: 'Delete a hook',
+        params: HookParams,
+        response: responses(Ok, found),
+      },
+    },
+    async (request) => {
+      await deleteHook(deps, request.tenant.id, request.params.id, request.actor)
+      return { ok: true as const }
+    },
+  )
+}

@@ -1,0 +1,112 @@
+// Shapes of the hooks routes (CONTRACT §21).
+import { type Static, Type } from 'typebox'
+import { DateTime, Page, PageParams, ref, TenantSlugParams } from '../../schemas.ts'
+
+export const HOOK_EVENTS = ['before_sign_up', 'before_sign_in', 'custom_access_token'] as const
+export type HookEvent = (typeof HOOK_EVENTS)[number]
+
+const Event = Type.Union(
+  [
+    Type.Literal('before_sign_up'),
+    Type.Literal('before_sign_in'),
+    Type.Literal('custom_access_token'),
+  ],
+  {
+    description:
+      '`before_sign_up` and `before_sign_in` may deny; `custom_access_token` adds claims to access tokens.',
+  },
+)
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'An absolute https URL without credentials or fragment (http too when WEBHOOK_ALLOW_PRIVATE=true), reached through the egress guard. Anything else is 400 validation.',
+})
+const TimeoutMs = Type.Integer({
+  minimum: 100,
+  maximum: 5000,
+  description: 'How long the service waits for the answer, in milliseconds (default 2000).',
+})
+const OnFailure = Type.Union([Type.Literal('allow'), Type.Literal('deny')], {
+  description:
+    'What a timeout, a non-2xx or an unreadable answer means: default `allow` for custom_access_token (no claims added), `deny` otherwise.',
+})
+
+const HookComponent = Type.Object(
+  {
+    id: Type.String(),
+    event: Event,
+    url: Type.String(),
+    enabled: Type.Boolean(),
+    timeoutMs: Type.Integer(),
+    onFailure: OnFailure,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'Hook', description: 'A blocking hook of the tenant (never its secret).' },
+)
+export const HookRecord = ref(HookComponent)
+export type HookRecord = Static<typeof HookRecord>
+
+export const CreateHookBody = Type.Object(
+  {
+    event: Event,
+    url: Url,
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+    timeoutMs: Type.Optional(TimeoutMs),
+    onFailure: Type.Optional(OnFailure),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ event: 'before_sign_up', url: 'https://hooks.example.com/sign-up' }],
+  },
+)
+export type CreateHookBody = Static<typeof CreateHookBody>
+
+export const PatchHookBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    enabled: Type.Optional(Type.Boolean()),
+    timeoutMs: Type.Optional(TimeoutMs),
+    onFailure: Type.Optional(OnFailure),
+  },
+  { additionalProperties: false, examples: [{ enabled: false }] },
+)
+export type PatchHookBody = Static<typeof PatchHookBody>
+
+const HookCreatedComponent = Type.Object(
+  {
+    hook: HookRecord,
+    secret: Type.String({
+      description:
+        'The signing secret, `whsec_` and base64 (Standard Webhooks): shown this once. Verify every call with it.',
+    }),
+  },
+  { $id: 'HookCreated', description: 'The new hook and its secret (shown once).' },
+)
+export const HookCreated = ref(HookCreatedComponent)
+
+const HookEnvelopeComponent = Type.Object(
+  { hook: HookRecord },
+  { $id: 'HookEnvelope', description: 'A hook.' },
+)
+export const HookEnvelope = ref(HookEnvelopeComponent)
+
+const HookPageComponent = Page('HookPage', HookRecord, 'A page of hooks, oldest first.')
+export const HookPage = ref(HookPageComponent)
+
+export const HookListQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
+export type HookListQuery = Static<typeof HookListQuery>
+
+export const HookParams = Type.Object({
+  ...TenantSlugParams.properties,
+  id: Type.String({ minLength: 1, maxLength: 100 }),
+})
+
+/** The components of this module, registered by src/plugins/openapi.ts. */
+export const hookComponents = [
+  HookComponent,
+  HookCreatedComponent,
+  HookEnvelopeComponent,
+  HookPageComponent,
+]
