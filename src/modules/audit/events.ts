@@ -370,13 +370,6 @@ export const AUDIT_EVENTS = {
       { description: 'What changed them.' },
     ),
   }),
-  UserImpersonated: closed(
-    'An administrator signed in as the user (the actor is the administrator).',
-    {
-      reason: Type.String({ description: 'Why, as the administrator gave it.' }),
-      sessionId: ID,
-    },
-  ),
   GroupProvisioned: closed('SCIM created a group.', {
     via: Type.String({ description: 'scim' }),
     groupId: ID,
@@ -398,6 +391,13 @@ export const AUDIT_EVENTS = {
     groupId: ID,
     displayName: Type.String(),
   }),
+  UserImpersonated: closed(
+    'An administrator signed in as the user (the actor is the administrator).',
+    {
+      reason: Type.String({ description: 'Why, as the administrator gave it.' }),
+      sessionId: ID,
+    },
+  ),
 } satisfies Record<AuditAction, MetadataSchema>
 
 /** The metadata an event of this schema carries: open ones any field beyond those named. */

@@ -11,7 +11,7 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { resolveRoleNames } from '../roles/grant.ts'
-import { allTenantRoles, type Role } from '../roles/members.ts'
+import { findRolesByIds, type Role } from '../roles/members.ts'
 import { MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
 import { type Caller, refuseEscalation } from '../roles/service.ts'
 import { normalizeDomain } from './domains.ts'
@@ -100,9 +100,10 @@ export function presentConnection(
   }
 }
 
-/** The tenant's custom roles by id, for a record's roleMapping. */
-async function roleNamesOf(db: Handle, tenantId: string) {
-  return new Map((await allTenantRoles(db, tenantId)).map((r) => [r.id, r.name]))
+/** The names of the roles the connections' roleMapping rules name, by id. */
+async function roleNamesOf(db: Handle, tenantId: string, rows: store.SsoConnection[]) {
+  const ids = [...new Set(rows.flatMap((r) => r.roleMapping.flatMap((m) => m.roleIds)))]
+  return new Map((await findRolesByIds(db, tenantId, ids)).map((r) => [r.id, r.name]))
 }
 
 /**
@@ -331,7 +332,7 @@ export async function createConnection(
     ])
     return created
   })
-  const names = await roleNamesOf(deps.db, tenant.id)
+  const names = await roleNamesOf(deps.db, tenant.id, [row])
   return { connection: presentConnection(deps, tenant.slug, row, names) }
 }
 
@@ -340,12 +341,16 @@ export async function listConnectionPage(
   tenant: { id: string; slug: string },
   query: ListQuery,
 ) {
-  const names = await roleNamesOf(deps.db, tenant.id)
-  return readPage(
+  const page = await readPage(
     query,
     ({ limit, after }) => store.listConnections(deps.db, tenant.id, { limit, after }),
-    (row) => presentConnection(deps, tenant.slug, row, names),
+    (row) => row,
   )
+  const names = await roleNamesOf(deps.db, tenant.id, page.items)
+  return {
+    items: page.items.map((row) => presentConnection(deps, tenant.slug, row, names)),
+    nextCursor: page.nextCursor,
+  }
 }
 
 export async function getConnection(
@@ -354,7 +359,7 @@ export async function getConnection(
   id: string,
 ) {
   const row = await findOr404(deps, tenant.id, id)
-  const names = await roleNamesOf(deps.db, tenant.id)
+  const names = await roleNamesOf(deps.db, tenant.id, [row])
   return { connection: presentConnection(deps, tenant.slug, row, names) }
 }
 
@@ -417,7 +422,7 @@ export async function updateConnection(
     ])
     return updated
   })
-  const names = await roleNamesOf(deps.db, tenant.id)
+  const names = await roleNamesOf(deps.db, tenant.id, [row])
   return { connection: presentConnection(deps, tenant.slug, row, names) }
 }
 

@@ -61,20 +61,17 @@ export async function readGroup(
 }
 
 async function view(db: Handle, tenantId: string, group: store.Group): Promise<GroupView> {
-  const [members, roles] = await Promise.all([
-    store.membersOf(db, tenantId, [group.id]),
-    store.rolesOf(db, tenantId, [group.id]),
-  ])
+  // One after the other: `db` may be a transaction, whose connection takes one at a time.
+  const members = await store.membersOf(db, tenantId, [group.id])
+  const roles = await store.rolesOf(db, tenantId, [group.id])
   return { group, members: members.get(group.id) ?? [], roles: roles.get(group.id) ?? [] }
 }
 
 /** The members and roles of a window of groups, in two statements. */
 export async function views(db: Handle, tenantId: string, groups: store.Group[]) {
   const ids = groups.map((g) => g.id)
-  const [members, roles] = await Promise.all([
-    store.membersOf(db, tenantId, ids),
-    store.rolesOf(db, tenantId, ids),
-  ])
+  const members = await store.membersOf(db, tenantId, ids)
+  const roles = await store.rolesOf(db, tenantId, ids)
   return groups.map(
     (group): GroupView => ({
       group,
@@ -284,6 +281,18 @@ export async function deleteGroup(
       ...entries,
     ])
   })
+}
+
+export type { GroupClause } from './queries.ts'
+
+/** SCIM's list window of the tenant's groups (filter clauses, offset and count). */
+export function findGroupWindow(
+  db: Handle,
+  tenantId: string,
+  clauses: store.GroupClause[],
+  window: { offset: number; limit: number },
+) {
+  return store.findGroups(db, tenantId, clauses, window)
 }
 
 /** PUT groups/{id}/roles: sets the custom roles every member holds, by name. */

@@ -2,13 +2,12 @@
 // role row's type, roles by name, a user's role names, granting roles to an imported user,
 // the lock that serialises a tenant's role changes (an API resource naming roles in its
 // scopes' `roles` takes it, apiresources/service.ts), and the SQL fragments that read a user's role names and permissions inside the users
-// row's own statement (users/queries.ts, users/record.ts, introspection: no second query).
+// row's own statement (users/queries.ts, users/record.ts, introspection: no second query);
+// for groups and the SSO roleMapping (CONTRACT §17), roles by id, the roles of many users at
+// once, and the SSO mapping's own rows of a user.
 // They are roles/queries.ts's own, re-exported: the same statements, on the handle (a
 // transaction too) the caller passes. No file outside roles/ imports queries.ts
 // (test/layout.test.ts checks).
-import type { Handle } from '../../db/client.ts'
-import { listRoles, type Role } from './queries.ts'
-
 export {
   addUserRoles,
   findRolesByIds,
@@ -21,8 +20,3 @@ export {
   roleNamesOfUsers,
   userRoleNames,
 } from './queries.ts'
-
-/** Every custom role of the tenant (at most ROLE_LIMIT, so one page holds them all). */
-export function allTenantRoles(db: Handle, tenantId: string): Promise<Role[]> {
-  return listRoles(db, tenantId, { limit: 1000 })
-}

@@ -204,3 +204,76 @@ test('Entra ID: PATCH of the enterprise extension or an attribute the service do
     expectScimError(res, 400, 'invalidPath')
   }
 })
+
+// The tutorial's group requests (its "Group Operations"), the members' ids the service's.
+test("Entra ID's group sequence: create, get and query without members, Replace displayName, Add and Remove members, delete", async () => {
+  const memberIds: string[] = []
+  for (const n of [1, 2]) {
+    const res = await t.scim('POST', '/Users', {
+      schemas: [USER_SCHEMA],
+      userName: `entra-member-${n}-${Date.now()}@testuser.com`,
+      active: true,
+    })
+    assert.equal(res.status, 201)
+    memberIds.push(res.body.id)
+  }
+  const created = await t.scim('POST', '/Groups', {
+    schemas: [
+      'urn:ietf:params:scim:schemas:core:2.0:Group',
+      'http://schemas.microsoft.com/2006/11/ResourceManagement/ADSCIM/2.0/Group',
+    ],
+    externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159',
+    displayName: 'displayName',
+    meta: { resourceType: 'Group' },
+  })
+  assert.equal(created.status, 201, JSON.stringify(created.body))
+  const id = created.body.id as string
+  assert.deepEqual(created.body.members, [])
+  const got = await t.scim('GET', `/Groups/${id}?excludedAttributes=members`)
+  assert.equal(got.body.externalId, '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159')
+  assert.ok(!('members' in got.body))
+  const query = await t.scim(
+    'GET',
+    `/Groups?excludedAttributes=members&filter=${encodeURIComponent('displayName eq "displayName"')}`,
+  )
+  assert.equal(query.body.totalResults, 1)
+  assert.equal(query.body.Resources[0].id, id)
+
+  const renamed = await t.scim('PATCH', `/Groups/${id}`, {
+    schemas: [PATCH_SCHEMA],
+    Operations: [
+      {
+        op: 'Replace',
+        path: 'displayName',
+        value: '1879db59-3bdf-4490-ad68-ab880a269474updatedDisplayName',
+      },
+    ],
+  })
+  assert.equal(renamed.status, 200, JSON.stringify(renamed.body))
+  assert.equal(renamed.body.displayName, '1879db59-3bdf-4490-ad68-ab880a269474updatedDisplayName')
+  const added = await t.scim('PATCH', `/Groups/${id}`, {
+    schemas: [PATCH_SCHEMA],
+    Operations: [
+      {
+        op: 'Add',
+        path: 'members',
+        value: memberIds.map((value) => ({ $ref: null, value })),
+      },
+    ],
+  })
+  assert.equal(added.status, 200, JSON.stringify(added.body))
+  assert.deepEqual(
+    added.body.members.map((m: { value: string }) => m.value).sort(),
+    [...memberIds].sort(),
+  )
+  const removed = await t.scim('PATCH', `/Groups/${id}`, {
+    schemas: [PATCH_SCHEMA],
+    Operations: [{ op: 'Remove', path: 'members', value: [{ $ref: null, value: memberIds[0] }] }],
+  })
+  assert.deepEqual(
+    removed.body.members.map((m: { value: string }) => m.value),
+    [memberIds[1]],
+  )
+  assert.equal((await t.scim('DELETE', `/Groups/${id}`)).status, 204)
+  expectScimError(await t.scim('GET', `/Groups/${id}`), 404)
+})

@@ -10,7 +10,7 @@
 // null) is refused with 400 invalidFilter, and so is a malformed string: the parser answers
 // a list of clauses, never text for a query (queries.ts turns each clause into a bound
 // comparison).
-import type { GroupClause } from '../groups/directory.ts'
+import type { GroupClause } from '../groups/service.ts'
 import { invalidFilter } from './errors.ts'
 import { USER_SCHEMA } from './resource.ts'
 

@@ -4,12 +4,12 @@
 // tenant, no escalation, the audit rows).
 import type { Deps } from '../../deps.ts'
 import { AppError } from '../../lib/errors.ts'
-import { findGroups } from '../groups/directory.ts'
 import {
   changeGroup,
   createGroup,
   deleteGroup,
   readGroup as findGroupView,
+  findGroupWindow,
   type GroupView,
   views,
 } from '../groups/service.ts'
@@ -46,7 +46,7 @@ export async function listScimGroups(
     MAX_RESULTS,
     Math.max(0, pageInteger(query.count, 'count') ?? DEFAULT_COUNT),
   )
-  const { total, groups } = await findGroups(deps.db, tenant.id, clauses, {
+  const { total, groups } = await findGroupWindow(deps.db, tenant.id, clauses, {
     offset: startIndex - 1,
     limit: count,
   })
