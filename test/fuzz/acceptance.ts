@@ -77,6 +77,13 @@ const WEBHOOK_CONTENT: Rule[] = [
   ],
   [/^body\.events$/, /^(not audit actions: .*|"\*" stands alone)$/],
 ]
+// CONTRACT §21: a hook's URL follows the webhook rule, as its description says.
+const HOOK_CONTENT: Rule[] = [
+  [
+    /^body\.url$/,
+    /^(not an absolute URL|must be https|must not carry credentials|must not have a fragment)$/,
+  ],
+]
 // CONTRACT §12: a connection's domains are DNS names, its URLs absolute https, its block the
 // one its type needs (either SAML form), its certificates PEM and its metadata SAML metadata;
 // the fields' descriptions say so.
@@ -123,6 +130,8 @@ const CONTENT: Record<string, Rule[]> = {
   updateApiResource: API_RESOURCE_CONTENT,
   createWebhook: WEBHOOK_CONTENT,
   updateWebhook: WEBHOOK_CONTENT,
+  createHook: HOOK_CONTENT,
+  updateHook: HOOK_CONTENT,
 }
 
 /** An issue's path and message. */
