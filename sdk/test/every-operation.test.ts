@@ -300,6 +300,9 @@ test('every operationId is called through the SDK against the real service', asy
   // Resetting TOTP and suspending end the member's sessions.
   const reset = await backend.disableUserTotp({ path: { userId: signedUp.user.id } })
   assert.deepEqual(reset, { ok: true })
+  // Ending a sign-in failure lock (CONTRACT §21), with the key: none holds, so nothing ends.
+  const unlocked = await backend.unlockUser({ path: { userId: signedUp.user.id } })
+  assert.equal(unlocked.lockedUntil, null)
   // Impersonation (CONTRACT §22) is a person's act: the admin's own token.
   const impersonated = await admin.impersonateUser({
     path: { userId: signedUp.user.id },
