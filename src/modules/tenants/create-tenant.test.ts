@@ -94,6 +94,7 @@ describe('POST /v1/tenants', () => {
       'givenName',
       'id',
       'lastLoginAt',
+      'locale',
       'lockedUntil',
       'role',
       'roles',
