@@ -115,7 +115,16 @@ const ROLE_CONTENT: Rule[] = [
   UNKNOWN_PERMISSION,
   [/^body\.permissions$/, /^an organization role has no tenant permissions$/],
 ]
+// CONTRACT §20: the tenant's defaultLocale is one of its locales (the one sent, else the
+// stored one), as the fields' descriptions say.
+const TENANT_CONTENT: Rule[] = [
+  [/^body\.(locales|defaultLocale)$/, /^defaultLocale must be one of locales$/],
+]
+// CONTRACT §21: a dry-run's enforced domains are email domains, as a connection's are.
+const DRY_RUN_CONTENT: Rule[] = [[/^body\.enforcedSsoDomains\.\d+$/, /^is not an email domain$/]]
 const CONTENT: Record<string, Rule[]> = {
+  updateTenant: TENANT_CONTENT,
+  dryRunPolicy: DRY_RUN_CONTENT,
   createRole: ROLE_CONTENT,
   updateRole: ROLE_CONTENT,
   createApiKey: [UNKNOWN_PERMISSION],

@@ -43,7 +43,7 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
           '(the pages then follow the browser). Audit: UserUpdated naming the changed fields, `via: "me"`.',
         params: TenantSlugParams,
         body: MePatchBody,
-        response: responses(Me, { 404: [] }),
+        response: responses(Me, { 400: [], 404: [] }),
       },
     },
     async (request) => {
