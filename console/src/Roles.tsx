@@ -160,6 +160,9 @@ function RolePage({ id }: { id: string }) {
   const remove = useMutation({
     mutationFn: () => session.api.deleteRole({ path: { id } }),
     onSuccess: () => {
+      // Gone from the kept list at once, so the list shown next never holds it; then read
+      // again with the users (whose roles lost it).
+      queries.setQueryData<Role[]>(['roles'], (kept) => kept?.filter((r) => r.id !== id))
       void queries.invalidateQueries({ queryKey: ['roles'] })
       void queries.invalidateQueries({ queryKey: ['users'] })
       window.location.hash = '#roles'
