@@ -974,7 +974,7 @@ export interface paths {
     put?: never
     /**
      * Sign in as a user, for at most 15 minutes (CONTRACT §22)
-     * @description An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself or of a user who is not Active (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.
+     * @description An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself, of a user who is not Active or of one holding a permission you lack (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.
      */
     post: operations['impersonateUser']
     delete?: never

@@ -140,7 +140,7 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
         tags,
         summary: 'Sign in as a user, for at most 15 minutes (CONTRACT §22)',
         description:
-          'An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself or of a user who is not Active (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.',
+          'An access token for the user carrying `act: {sub: <your id>}`, without a refresh token. Not of an Admin, of yourself, of a user who is not Active or of one holding a permission you lack (403 `impersonation_forbidden`). The session cannot change the password or factors or delete the account. Audited `UserImpersonated` with the reason, in both people’s exports.',
         params: UserParams,
         body: ImpersonateBody,
         response: responses(Impersonation, {
@@ -151,12 +151,9 @@ export async function userAdminRoutes(fastify: FastifyInstance, { deps }: { deps
       },
     },
     async (request) =>
-      impersonateUser(
-        deps,
-        request.tenant,
-        request.params.userId,
-        request.body.reason,
-        request.actor,
-      ),
+      impersonateUser(deps, request.tenant, request.params.userId, request.body.reason, {
+        actor: request.actor,
+        permissions: request.permissions,
+      }),
   )
 }

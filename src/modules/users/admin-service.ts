@@ -11,9 +11,10 @@ import type { Actor } from '../audit/recorder.ts'
 import { deleteRecoveryCodes } from '../mfa/recovery-codes.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
 import { userRoleNames } from '../roles/members.ts'
-import { isAdminRole } from '../roles/permissions.ts'
+import { effectivePermissions, grants, isAdminRole, type Permission } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import {
+  findUserAccess,
   findUserById,
   listUsers,
   lockActiveAdmins,
@@ -288,18 +289,24 @@ export async function disableUserTotp(
  * POST users/{id}/impersonate (CONTRACT §22): an administrator's 15-minute session as an
  * Active user who is not an Admin and not the caller (403 impersonation_forbidden
  * otherwise; 404 for an unknown or deleted user). The route takes a user token only.
+ * No escalation (CONTRACT §17): the caller must hold every tenant permission the user
+ * holds, or the session would give it what its own role does not.
  */
 export async function impersonateUser(
   deps: Pick<Deps, 'db' | 'sessions'>,
   tenant: Tenant,
   userId: string,
   reason: string,
-  actor: Actor,
+  caller: { actor: Actor; permissions: readonly Permission[] },
 ) {
+  const { actor } = caller
   if (!isUuid(userId)) fail('not_found')
   const user = await findUserById(deps.db, tenant.id, userId)
   if (!user || user.deletedAt) fail('not_found')
   if (actor.id === null || actor.id === user.id) fail('impersonation_forbidden')
   if (isAdminRole(user.role) || user.status !== 'Active') fail('impersonation_forbidden')
+  const access = await findUserAccess(deps.db, tenant.id, user.id)
+  const held = effectivePermissions(user.role, access?.rolePermissions ?? [])
+  if (!held.every((p) => grants(caller.permissions, p))) fail('impersonation_forbidden')
   return deps.sessions.impersonate(tenant, user, { ...actor, id: actor.id }, reason)
 }

@@ -168,3 +168,45 @@ test('refusals change nothing: an API key, no users:impersonate, an Admin, onese
     'nothing changed but the key this test made',
   )
 })
+
+test('no escalation: a caller holding users:impersonate may not impersonate a user holding a permission it lacks; a plain member it may', async () => {
+  const tenant = await createTenant(server)
+  const admin = { token: tenant.admin.accessToken as string }
+  const role = async (name: string, permissions: string[]) => {
+    const res = await server.request(
+      'POST',
+      `/v1/${tenant.slug}/roles`,
+      { name, permissions },
+      admin,
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  }
+  const give = async (userId: string, roles: string[]) => {
+    const res = await server.request(
+      'PUT',
+      `/v1/${tenant.slug}/users/${userId}/roles`,
+      { roles },
+      admin,
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  }
+  await role('Support', ['users:read', 'users:impersonate'])
+  await role('Owner-ish', ['tenant:write'])
+  const agent = await signup(server, tenant.slug)
+  const plain = await signup(server, tenant.slug)
+  const powerful = await signup(server, tenant.slug)
+  await give(agent.user.id, ['Support'])
+  await give(powerful.user.id, ['Owner-ish'])
+  const before = await tenantSnapshot(server, tenant.tenantId)
+  expectError(
+    await impersonate(tenant, powerful.user.id, agent.accessToken, { reason: 'x' }),
+    403,
+    'impersonation_forbidden',
+  )
+  assert.deepEqual(await tenantSnapshot(server, tenant.tenantId), before, 'nothing changed')
+  const allowed = await impersonate(tenant, plain.user.id, agent.accessToken, { reason: 'ticket' })
+  assert.equal(allowed.status, 200, JSON.stringify(allowed.body))
+  // An Admin holds every permission: it may impersonate the powerful member.
+  const byAdmin = await impersonate(tenant, powerful.user.id, admin.token, { reason: 'audit' })
+  assert.equal(byAdmin.status, 200, JSON.stringify(byAdmin.body))
+})
