@@ -499,10 +499,33 @@ export const applications = pgTable(
     tokenExchange: boolean('token_exchange').notNull().default(false),
     /** null, or fapi2 (the FAPI 2.0 Security Profile). */
     profile: text('profile'),
+    /**
+     * CONTRACT §22, SAML IdP: a `saml` application's service provider (entity id, ACS
+     * URLs, NameID format, attributes, certificates, signResponse); null for OIDC types.
+     */
+    saml: jsonb('saml').$type<SamlSettings>(),
+    /** The SP's entity id, unique per tenant (an AuthnRequest's Issuer finds the app). */
+    samlEntityId: text('saml_entity_id'),
     ...timestamps(),
   },
-  (t) => [...tenantListed('applications', t)],
+  (t) => [
+    ...tenantListed('applications', t),
+    uniqueIndex('applications_tenant_saml_entity').on(t.tenantId, t.samlEntityId),
+  ],
 )
+
+/** A `saml` application's settings (modules/samlidp). */
+export interface SamlSettings {
+  entityId: string
+  acsUrls: string[]
+  nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+  attributes: {
+    name: string
+    from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+  }[]
+  spCertificates: string[]
+  signResponse: boolean
+}
 
 /** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */
 export const apiResources = pgTable(

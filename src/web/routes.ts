@@ -18,6 +18,7 @@ import { authorizeRoutes } from './pages/authorize.ts'
 import { connectedAppRoutes } from './pages/connected-apps.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
+import { samlSsoRoutes } from './pages/saml-sso.ts'
 import { signInRoutes } from './pages/signin.ts'
 import { ssoSecondFactorRoutes } from './pages/sso-second-factor.ts'
 
@@ -142,4 +143,5 @@ export async function pageRoutes(
   passkeyRoutes(app, pages)
   recoveryRoutes(app, pages)
   authorizeRoutes(app, pages)
+  samlSsoRoutes(app, pages)
 }

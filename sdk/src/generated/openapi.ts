@@ -6546,14 +6546,28 @@ export interface components {
       /** @description Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut). */
       auditEvents: components['schemas']['AuditEvent'][]
     }
+    /** @description The service provider of a saml application. */
+    SamlServiceProvider: {
+      entityId: string
+      acsUrls: string[]
+      /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+      nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+      attributes: {
+        name: string
+        /** @description The user field an attribute is taken from (roles: one value per role). */
+        from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+      }[]
+      spCertificates: string[]
+      signResponse: boolean
+    }
     /** @description An application of the tenant (never its secret). */
     Application: {
       id: string
       /** @description The OAuth client_id, at this tenant’s issuer only. */
       clientId: string
       name: string
-      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-      type: 'web' | 'spa' | 'native' | 'machine'
+      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+      type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
       redirectUris: string[]
       postLogoutRedirectUris: string[]
       backchannelLogoutUri: string | null
@@ -6583,6 +6597,8 @@ export interface components {
       tokenExchange: boolean
       /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
       profile: 'fapi2' | null
+      /** @description A saml application’s service provider; null for the other types. */
+      saml: components['schemas']['SamlServiceProvider'] | null
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -6831,6 +6847,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             role?: string
             status?: string
             inviteId?: string
@@ -6880,6 +6898,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             /** @description An identity-provider account was linked by it. */
             linked?: boolean
           } & {
@@ -6928,6 +6948,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
           } & {
             [key: string]: unknown
           }
@@ -7046,6 +7068,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             inviteId?: string
           } & {
             [key: string]: unknown
@@ -15369,8 +15393,8 @@ export interface operations {
       content: {
         'application/json': {
           name: string
-          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-          type: 'web' | 'spa' | 'native' | 'machine'
+          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+          type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
           redirectUris?: string[]
           postLogoutRedirectUris?: string[]
           /** @description An absolute URI without a fragment or credentials: https, or http on localhost, 127.0.0.1 or [::1]; native apps may also use a private-use scheme such as com.example.app:/callback (RFC 8252). Machine apps have none. Anything else is 400 validation. */
@@ -15398,6 +15422,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
@@ -15644,6 +15686,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
