@@ -10213,7 +10213,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -12606,10 +12608,33 @@ export interface operations {
           dynamicClientRegistration?: boolean
           /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
           breachedPasswordPolicy?: 'off' | 'block'
-          /** @description A supported locale (BCP 47): en, de, es, fr. */
-          defaultLocale?: 'en' | 'de' | 'es' | 'fr'
+          /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+          defaultLocale?:
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
-          locales?: ('en' | 'de' | 'es' | 'fr')[]
+          locales?: (
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
+          )[]
         }
       }
     }
@@ -13128,7 +13153,9 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -13454,7 +13481,7 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
-            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, es, fr. */
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
             locale?: string
           }[]
           hashConfig?: {
