@@ -21,7 +21,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const idp = request.query.idp
     if (typeof idp !== 'string') return signInPage(pages, request, reply)
     // Back from the identity provider with a refusal (web/idp.ts).
-    const errors = { form: idpRefusal(idp) }
+    const errors = { form: idpRefusal(idp, pages.t(request, reply)) }
     return signInPage(pages, request, reply, { errors, status: 401 })
   })
 
@@ -51,7 +51,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       }
       return signInPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
