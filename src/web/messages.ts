@@ -12,6 +12,8 @@ const REASONS: Record<string, [string | undefined, MessageKey]> = {
   invalid_mfa_code: ['totpCode', 'errors.reason.invalid_mfa_code'],
   password_too_weak: ['password', 'errors.reason.password_too_weak'],
   password_breached: ['password', 'errors.reason.password_breached'],
+  captcha_required: [undefined, 'errors.reason.captcha_required'],
+  captcha_invalid: [undefined, 'errors.reason.captcha_invalid'],
   email_taken: ['email', 'errors.reason.email_taken'],
   account_suspended: [undefined, 'errors.reason.account_suspended'],
   password_login_disabled: [undefined, 'errors.reason.password_login_disabled'],

@@ -26,10 +26,11 @@ const REFUSALS: Record<string, MessageKey> = {
 export function ssoPages(deps: { config: Config; cipher: FieldCipher; db: Db }): SsoPages {
   return {
     headers: setPageHeaders,
-    async refusal(request, tenant, reason) {
+    async refusal(request, tenant, reason, hookWords) {
       const locale = requestLocale(request, deps.config.publicUrl, tenant)
       const t = translator(locale)
-      const words = t(Object.hasOwn(REFUSALS, reason) ? REFUSALS[reason] : 'sso.refusal.default')
+      const words =
+        hookWords ?? t(Object.hasOwn(REFUSALS, reason) ? REFUSALS[reason] : 'sso.refusal.default')
       const body = html`<h1>${t('sso.refusalHeading')}</h1>
 <div class="error-summary" role="alert"><p>${words}</p></div>
 <p><a class="button" href="${pagePath(tenant.slug)}/sign-in">${t('common.backToSignIn')}</a></p>

@@ -35,6 +35,7 @@ const IDP_WORDS: Record<string, MessageKey> = {
   invalid_credentials: 'sso.refusal.invalid_credentials',
   mfa_required: 'idp.refusal.mfa_required',
   rate_limited: 'idp.refusal.rate_limited',
+  hook_denied: 'idp.refusal.hook_denied',
 }
 
 /** The sign-in page's message for the identity provider's refusal `reason`, said by `t`. */
