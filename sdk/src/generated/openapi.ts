@@ -10272,7 +10272,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -12734,10 +12736,33 @@ export interface operations {
             /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
             on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
           } | null
-          /** @description A supported locale (BCP 47): en, de, es, fr. */
-          defaultLocale?: 'en' | 'de' | 'es' | 'fr'
+          /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+          defaultLocale?:
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
-          locales?: ('en' | 'de' | 'es' | 'fr')[]
+          locales?: (
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
+          )[]
         }
       }
     }
@@ -13256,7 +13281,9 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -13582,7 +13609,7 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
-            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, es, fr. */
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
             locale?: string
           }[]
           hashConfig?: {
