@@ -95,6 +95,13 @@ export const OPERATIONS = {
   setOrganizationMember: ['put', '/v1/{tenantSlug}/organizations/{id}/members/{userId}'],
   removeOrganizationMember: ['delete', '/v1/{tenantSlug}/organizations/{id}/members/{userId}'],
   listMyOrganizations: ['get', '/v1/{tenantSlug}/me/organizations'],
+  createOrganizationInvitation: ['post', '/v1/{tenantSlug}/organizations/{id}/invitations'],
+  listOrganizationInvitations: ['get', '/v1/{tenantSlug}/organizations/{id}/invitations'],
+  revokeOrganizationInvitation: [
+    'delete',
+    '/v1/{tenantSlug}/organizations/{id}/invitations/{invitationId}',
+  ],
+  acceptOrganizationInvitation: ['post', '/v1/{tenantSlug}/organization-invitations/accept'],
   exportAuditEvents: ['get', '/v1/{tenantSlug}/audit/export'],
   introspectToken: ['post', '/v1/{tenantSlug}/oauth/introspect'],
   createApplication: ['post', '/v1/{tenantSlug}/applications'],

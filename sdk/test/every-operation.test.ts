@@ -314,6 +314,30 @@ test('every operationId is called through the SDK against the real service', asy
   })
   assert.equal(renamedOrg.organization.name, 'Acme Corp')
   assert.equal((await backend.listOrganizations()).items.length, 1)
+  // An invitation to it: one revoked, one accepted by the member, signed in.
+  const spareInvitation = await backend.createOrganizationInvitation({
+    path: { id: organization.id },
+    body: { email: uniqueEmail('spare'), sendEmail: false },
+  })
+  assert.deepEqual(
+    await backend.revokeOrganizationInvitation({
+      path: { id: organization.id, invitationId: spareInvitation.invitation.id },
+    }),
+    { ok: true },
+  )
+  const orgInvitation = await backend.createOrganizationInvitation({
+    path: { id: organization.id },
+    body: { email, roles: [orgRole.name], sendEmail: false },
+  })
+  const joined = await pub.acceptOrganizationInvitation({
+    body: { token: orgInvitation.token },
+    token: withOtp.accessToken,
+  })
+  assert.deepEqual(joined.membership.roles, ['Billing'])
+  const orgInvitations = await backend.listOrganizationInvitations({
+    path: { id: organization.id },
+  })
+  assert.deepEqual(orgInvitations.items.map((i) => i.status).sort(), ['Accepted', 'Revoked'])
   assert.deepEqual(
     await backend.removeOrganizationMember({
       path: { id: organization.id, userId: signedUp.user.id },

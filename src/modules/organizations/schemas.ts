@@ -11,6 +11,7 @@ import {
   PageParams,
   ref,
   TenantSlugParams,
+  TokenEnvelope,
   Uuid,
 } from '../../schemas.ts'
 
@@ -243,7 +244,23 @@ export const AcceptInvitationBody = Type.Object(
 )
 export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>
 
+const AcceptedInvitationComponent = Type.Object(
+  {
+    membership: MembershipRecord,
+    session: Type.Union([TokenEnvelope, Type.Null()], {
+      description:
+        'The new account’s session, when accepting signed the address up and the workspace asks no verification first; else null.',
+    }),
+    verificationRequired: Type.Boolean({
+      description: 'The new account must verify its address (auth/verify-email) to sign in.',
+    }),
+  },
+  { $id: 'AcceptedOrganizationInvitation', description: 'The membership the invitation made.' },
+)
+export const AcceptedInvitation = ref(AcceptedInvitationComponent)
+
 export const organizationComponents = [
+  AcceptedInvitationComponent,
   JitComponent,
   OrganizationComponent,
   OrganizationEnvelopeComponent,
