@@ -3,6 +3,7 @@
 // or lone surrogate in the path, query or User-Agent) → authentication (401/403); then
 // Fastify parses the body, hygiene checks its strings (preValidation), the schema
 // validates it (400) → the route's declared per-address budget (preHandler, 429) → the
+// route's declared CAPTCHA (preHandler, 400 captcha_required / captcha_invalid) → the
 // handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
@@ -11,6 +12,8 @@ import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
+import { installCaptchaGuard } from './modules/captcha/guard.ts'
+import { captchaRoutes } from './modules/captcha/routes.ts'
 import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
 import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
@@ -28,6 +31,7 @@ import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { policyRoutes } from './modules/policy/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { roleRoutes } from './modules/roles/routes.ts'
+import { samlIdpRoutes } from './modules/samlidp/routes.ts'
 import { SCIM_PREFIX } from './modules/scim/errors.ts'
 import { scimRoutes } from './modules/scim/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
@@ -55,6 +59,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installInputHygiene(app)
   installAuthentication(app, deps)
   installRateLimits(app, deps)
+  installCaptchaGuard(app, deps)
   installIdpHandoff(app, deps)
 
   await app.register(serviceRoutes, { deps })
@@ -67,6 +72,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(stepUpRoutes, { deps, prefix: TENANT })
   await app.register(sessionManagementRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
+  await app.register(captchaRoutes, { deps, prefix: TENANT })
   await app.register(accountRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })
   await app.register(passkeyRoutes, { deps, prefix: TENANT })
@@ -94,6 +100,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(scimRoutes, { deps, prefix: SCIM_PREFIX })
   // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
   await app.register(oidcRoutes, { deps })
+  // The tenants' SAML identity providers (/saml/{slug}/…, CONTRACT §22).
+  await app.register(samlIdpRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)

@@ -90,6 +90,14 @@ export const tenants = pgTable('tenants', {
   defaultLocale: text('default_locale').notNull().default('en'),
   /** CONTRACT §20: the locales the tenant's pages and mails may speak; null: every supported one. */
   locales: text('locales').array(),
+  /** CONTRACT §21: altcha | turnstile | hcaptcha | recaptcha; null: no CAPTCHA. */
+  captchaProvider: text('captcha_provider'),
+  /** The third-party provider's public site key (null for altcha). */
+  captchaSiteKey: text('captcha_site_key'),
+  /** The third-party provider's secret, sealed (captcha/secret.ts); write-only. */
+  captchaSecretEnc: text('captcha_secret_enc'),
+  /** The actions that ask for a CAPTCHA: sign_up, sign_in, password_reset, login_code. */
+  captchaOn: text('captcha_on').array(),
   ...timestamps(),
   deletedAt: ts('deleted_at'),
 })
@@ -491,10 +499,33 @@ export const applications = pgTable(
     tokenExchange: boolean('token_exchange').notNull().default(false),
     /** null, or fapi2 (the FAPI 2.0 Security Profile). */
     profile: text('profile'),
+    /**
+     * CONTRACT §22, SAML IdP: a `saml` application's service provider (entity id, ACS
+     * URLs, NameID format, attributes, certificates, signResponse); null for OIDC types.
+     */
+    saml: jsonb('saml').$type<SamlSettings>(),
+    /** The SP's entity id, unique per tenant (an AuthnRequest's Issuer finds the app). */
+    samlEntityId: text('saml_entity_id'),
     ...timestamps(),
   },
-  (t) => [...tenantListed('applications', t)],
+  (t) => [
+    ...tenantListed('applications', t),
+    uniqueIndex('applications_tenant_saml_entity').on(t.tenantId, t.samlEntityId),
+  ],
 )
+
+/** A `saml` application's settings (modules/samlidp). */
+export interface SamlSettings {
+  entityId: string
+  acsUrls: string[]
+  nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+  attributes: {
+    name: string
+    from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+  }[]
+  spCertificates: string[]
+  signResponse: boolean
+}
 
 /** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */
 export const apiResources = pgTable(

@@ -434,6 +434,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/captcha/challenge': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An ALTCHA proof-of-work challenge
+     * @description For a workspace whose `captcha.provider` is `altcha` (else 404 `not_found`): solve it (altcha-lib's `solveChallenge`, or the ALTCHA widget) and send the base64 of `{challenge, solution}` as `captchaToken`. Valid 5 minutes, one answer per challenge.
+     */
+    get: operations['getCaptchaChallenge']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/auth/request-password-reset': {
     parameters: {
       query?: never
@@ -5994,6 +6014,17 @@ export interface components {
       dynamicClientRegistration: boolean
       /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
       breachedPasswordPolicy: 'off' | 'block'
+      /** @description The CAPTCHA of sign-up and sign-in (CONTRACT §21); null: none. */
+      captcha: {
+        /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+        provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+        /** @description null for altcha. */
+        siteKey: string | null
+        /** @description A secret is stored (it is never shown). */
+        hasSecret: boolean
+        /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+        on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+      } | null
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
@@ -6515,14 +6546,28 @@ export interface components {
       /** @description Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut). */
       auditEvents: components['schemas']['AuditEvent'][]
     }
+    /** @description The service provider of a saml application. */
+    SamlServiceProvider: {
+      entityId: string
+      acsUrls: string[]
+      /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+      nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+      attributes: {
+        name: string
+        /** @description The user field an attribute is taken from (roles: one value per role). */
+        from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+      }[]
+      spCertificates: string[]
+      signResponse: boolean
+    }
     /** @description An application of the tenant (never its secret). */
     Application: {
       id: string
       /** @description The OAuth client_id, at this tenant’s issuer only. */
       clientId: string
       name: string
-      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-      type: 'web' | 'spa' | 'native' | 'machine'
+      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+      type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
       redirectUris: string[]
       postLogoutRedirectUris: string[]
       backchannelLogoutUri: string | null
@@ -6552,6 +6597,8 @@ export interface components {
       tokenExchange: boolean
       /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
       profile: 'fapi2' | null
+      /** @description A saml application’s service provider; null for the other types. */
+      saml: components['schemas']['SamlServiceProvider'] | null
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -6800,6 +6847,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             role?: string
             status?: string
             inviteId?: string
@@ -6849,6 +6898,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             /** @description An identity-provider account was linked by it. */
             linked?: boolean
           } & {
@@ -6897,6 +6948,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
           } & {
             [key: string]: unknown
           }
@@ -7015,6 +7068,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             inviteId?: string
           } & {
             [key: string]: unknown
@@ -9814,6 +9869,8 @@ export interface operations {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -9829,7 +9886,7 @@ export interface operations {
             | components['schemas']['VerificationRequired']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -9888,6 +9945,8 @@ export interface operations {
           /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
           emailOtpCode?: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -9901,7 +9960,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelope']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10803,6 +10862,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10816,7 +10877,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10942,6 +11003,60 @@ export interface operations {
       }
     }
   }
+  getCaptchaChallenge: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An ALTCHA proof-of-work challenge (altcha-lib v2), signed by the service, valid 5 minutes, good for one answer. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            parameters: {
+              algorithm: string
+              nonce: string
+              salt: string
+              cost: number
+              keyLength: number
+              keyPrefix: string
+              keySignature?: string
+              expiresAt?: number
+            }
+            signature: string
+          }
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   requestPasswordReset: {
     parameters: {
       query?: never
@@ -10961,6 +11076,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10974,7 +11091,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -12606,6 +12723,17 @@ export interface operations {
           dynamicClientRegistration?: boolean
           /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
           breachedPasswordPolicy?: 'off' | 'block'
+          /** @description The CAPTCHA of sign-up and sign-in, or null: none. */
+          captcha?: {
+            /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+            provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha. */
+            siteKey?: string
+            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored. */
+            secret?: string
+            /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+            on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+          } | null
           /** @description A supported locale (BCP 47): en, de, es, fr. */
           defaultLocale?: 'en' | 'de' | 'es' | 'fr'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
@@ -15265,8 +15393,8 @@ export interface operations {
       content: {
         'application/json': {
           name: string
-          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-          type: 'web' | 'spa' | 'native' | 'machine'
+          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+          type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
           redirectUris?: string[]
           postLogoutRedirectUris?: string[]
           /** @description An absolute URI without a fragment or credentials: https, or http on localhost, 127.0.0.1 or [::1]; native apps may also use a private-use scheme such as com.example.app:/callback (RFC 8252). Machine apps have none. Anything else is 400 validation. */
@@ -15294,6 +15422,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
@@ -15540,6 +15686,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }

@@ -51,6 +51,9 @@ const SIGN_IN = {
     Type.String({ description: 'The OpenID application the sign-in was for.' }),
   ),
   connectionId: Type.Optional(Type.String({ description: 'The SSO connection that proved it.' })),
+  samlApp: Type.Optional(
+    Type.String({ description: 'The SAML application (its id) the sign-in was for (§22).' }),
+  ),
 }
 const SIGN_IN_NOTE = ' Carries the first factor’s own fields beside these.'
 

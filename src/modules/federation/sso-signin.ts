@@ -20,6 +20,7 @@ import { clearCookie, readCookies, setCookie } from '../../lib/cookies.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -162,7 +163,7 @@ export async function refuseSsoSignIn(
   reply: FastifyReply,
   connection: Pick<SsoConnection, 'tenantId' | 'id'>,
   reason: string,
-  options: { status?: number; email?: string | null; audited?: boolean } = {},
+  options: { status?: number; email?: string | null; audited?: boolean; words?: string } = {},
 ): Promise<FastifyReply> {
   const { tenant } = request
   const email = options.email ?? null
@@ -175,7 +176,7 @@ export async function refuseSsoSignIn(
       },
     ])
   }
-  const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
+  const words = options.words ?? (Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS)
   const body = await deps.ssoPages.refusal(tenant, words, reason)
   // Its "Back to sign-in" goes on with the authorization the sign-in serves, if any.
   const { interaction } = readFlow(deps, request, tenant, connection.id)
@@ -202,7 +203,7 @@ function connectionSource(
     method: 'sso',
     connectionId: connection.id,
     subject: assertion.subject,
-    ...(clientId ? { clientId } : {}),
+    ...servedApplication(clientId),
   }
   const notProvisioned = {
     reason: 'sso_user_not_provisioned' as const,
@@ -215,6 +216,7 @@ function connectionSource(
     // The connection owns the address's domain: its IdP speaks for the address.
     emailVerified: true,
     via,
+    method: 'sso',
     precheck: () => {
       const domain = email ? emailDomain(email) : undefined
       return domain && connection.domains.includes(domain) ? undefined : notProvisioned
@@ -303,12 +305,14 @@ export async function finishSsoSignIn(
     )
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error
-    // signInWithSource audited its refusals; what it threw beyond them (a race) was not.
+    // signInWithSource audited its refusals; what it threw beyond them (a race) was not. A
+    // hook's deny was audited HookDenied, and the page shows the hook's message (§21).
     const audited = error.reason !== 'idp_exchange_failed' && error.reason !== 'email_taken'
     return refuseSsoSignIn(deps, request, reply, connection, error.reason, {
       status: error.status,
       email,
       audited,
+      ...(error.reason === 'hook_denied' ? { words: error.message } : {}),
     })
   }
   clearCookie(

@@ -1,25 +1,15 @@
 // The roles and user_roles tables (CONTRACT §17): every write to them is here.
 import type { Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq, inArray, sql } from '../../db/orm.ts'
+import { type Paging, pageOwned } from '../../db/keyset.ts'
+import { and, eq, inArray, sql } from '../../db/orm.ts'
 import { roles, userRoles } from '../../db/schema.ts'
 
 export type Role = typeof roles.$inferSelect
 export type NewRole = typeof roles.$inferInsert
 
 /** A page of the tenant's custom roles, oldest first, after the role `after` names. */
-export async function listRoles(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<Role[]> {
-  return db
-    .select()
-    .from(roles)
-    .where(and(eq(roles.tenantId, tenantId), afterRow(roles, tenantId, options.after)))
-    .orderBy(asc(roles.createdAt), asc(roles.id))
-    .limit(options.limit)
-}
+export const listRoles = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, roles, tenantId, page)
 
 export async function findRole(db: Handle, tenantId: string, id: string) {
   const rows = await db
