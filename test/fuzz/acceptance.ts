@@ -124,6 +124,12 @@ const ROLE_CONTENT: Rule[] = [
 // stored one), as the fields' descriptions say.
 const TENANT_CONTENT: Rule[] = [
   [/^body\.(locales|defaultLocale)$/, /^defaultLocale must be one of locales$/],
+  // CONTRACT §21: a third-party CAPTCHA needs its site key and a secret (sent, or stored for
+  // the same provider), ALTCHA takes neither, as the fields' descriptions say.
+  [
+    /^body\.captcha\.(siteKey|secret)$/,
+    /^(\w+ needs its (siteKey|secret)|altcha takes no (siteKey|secret))$/,
+  ],
 ]
 // CONTRACT §21: a dry-run's enforced domains are email domains, as a connection's are.
 const DRY_RUN_CONTENT: Rule[] = [[/^body\.enforcedSsoDomains\.\d+$/, /^is not an email domain$/]]

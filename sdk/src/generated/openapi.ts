@@ -13825,9 +13825,9 @@ export interface operations {
           captcha?: {
             /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
             provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
-            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha. */
+            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha; altcha takes none. */
             siteKey?: string
-            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored. */
+            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored; altcha takes none. */
             secret?: string
             /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
             on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
