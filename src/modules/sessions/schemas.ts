@@ -10,6 +10,7 @@ import {
   PageParams,
   Password,
   RecoveryCode,
+  RememberDeviceFields,
   ref,
   SixDigits,
   TenantSlugParams,
@@ -33,6 +34,7 @@ export const LoginBody = Type.Object(
     totpCode: Type.Optional(SixDigits),
     recoveryCode: Type.Optional(RecoveryCode),
     emailOtpCode: Type.Optional(SixDigits),
+    ...RememberDeviceFields,
   },
   {
     additionalProperties: false,

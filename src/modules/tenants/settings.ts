@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts'
 import { offeredLocales, supportedLocales } from '../../i18n/index.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { forgetTenantDevices } from '../signin/remembered-devices.ts'
 import { logoUrl } from '../users/present.ts'
 import type { Tenant } from './queries.ts'
 import { findTenantById, updateTenant } from './queries.ts'
@@ -26,6 +27,7 @@ export interface TenantRecord {
   passkeysEnabled: boolean
   dynamicClientRegistration: boolean
   breachedPasswordPolicy: string
+  mfaRememberDays: number
   logoUrl: string
   defaultLocale: string
   locales: string[]
@@ -43,6 +45,7 @@ const PATCHABLE = [
   'passkeysEnabled',
   'dynamicClientRegistration',
   'breachedPasswordPolicy',
+  'mfaRememberDays',
   'defaultLocale',
   'locales',
 ] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
@@ -68,6 +71,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     passkeysEnabled: tenant.passkeysEnabled,
     dynamicClientRegistration: tenant.dynamicClientRegistration,
     breachedPasswordPolicy: tenant.breachedPasswordPolicy,
+    mfaRememberDays: tenant.mfaRememberDays,
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     defaultLocale: tenant.defaultLocale,
     locales: offeredLocales(tenant.locales),
@@ -144,6 +148,10 @@ export async function patchTenant(
       updatedAt: deps.clock.now(),
     })
     if (!updated) fail('tenant_not_found')
+    // CONTRACT §21: turning remembered devices off forgets every one of them.
+    if (changes.mfaRememberDays && updated.mfaRememberDays === 0) {
+      await forgetTenantDevices(tx, tenantId)
+    }
     await deps.audit.record(tx, tenantId, actor, [
       { action: 'TenantUpdated', metadata: { fields, changes } },
     ])

@@ -6,6 +6,7 @@ import type { Pages } from '../context.ts'
 import { formText } from '../http.ts'
 import { openIdpWords } from '../idp.ts'
 import { formErrors } from '../messages.ts'
+import { rememberedDeviceOf } from '../session.ts'
 import { type Req, signedIn, statusOf } from './flow.ts'
 import { idpRefusal } from './idp-sign-in.ts'
 import { secondFactorPage } from './second-factor.ts'
@@ -34,7 +35,11 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const email = formText(request.body, 'email')
     const password = formText(request.body, 'password')
     try {
-      const envelope = await pages.api(request).login({ body: { email, password } })
+      // CONTRACT §21: a remembered device skips the second factor.
+      const deviceToken = rememberedDeviceOf(pages.ctx(request), request)
+      const envelope = await pages
+        .api(request)
+        .login({ body: { email, password, ...(deviceToken ? { deviceToken } : {}) } })
       return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
