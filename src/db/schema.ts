@@ -92,6 +92,14 @@ export const tenants = pgTable('tenants', {
   defaultLocale: text('default_locale').notNull().default('en'),
   /** CONTRACT §20: the locales the tenant's pages and mails may speak; null: every supported one. */
   locales: text('locales').array(),
+  /** CONTRACT §21: altcha | turnstile | hcaptcha | recaptcha; null: no CAPTCHA. */
+  captchaProvider: text('captcha_provider'),
+  /** The third-party provider's public site key (null for altcha). */
+  captchaSiteKey: text('captcha_site_key'),
+  /** The third-party provider's secret, sealed (captcha/secret.ts); write-only. */
+  captchaSecretEnc: text('captcha_secret_enc'),
+  /** The actions that ask for a CAPTCHA: sign_up, sign_in, password_reset, login_code. */
+  captchaOn: text('captcha_on').array(),
   ...timestamps(),
   deletedAt: ts('deleted_at'),
 })

@@ -214,7 +214,7 @@ export class Pages {
     body: Html,
     options: PageOptions & { status?: number } = {},
   ): Promise<FastifyReply> {
-    setPageHeaders(reply, this.kind(request))
+    setPageHeaders(reply, this.kind(request), options.captcha)
     const markup = page(await this.brand(request, reply), title, body, options)
     return reply
       .code(options.status ?? 200)

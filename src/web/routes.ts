@@ -7,6 +7,7 @@ import type { Deps } from '../deps.ts'
 import { DEFAULT_LOCALE, type MessageKey, type MessageValues, translator } from '../i18n/index.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
+import { captchaAssetRoutes } from './captcha.ts'
 import { Pages } from './context.ts'
 import { csrfChecked } from './csrf.ts'
 import { escapeText, html } from './html.ts'
@@ -36,6 +37,8 @@ export async function assetRoutes(app: FastifyInstance): Promise<void> {
         .send(body),
     )
   }
+  // ALTCHA's widget, its worker and stylesheet, and the pages' glue (web/captcha.ts).
+  await captchaAssetRoutes(app)
 }
 
 /** A page for an error before a page could be drawn (an unknown workspace, a bad body). */

@@ -454,6 +454,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/captcha/challenge': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An ALTCHA proof-of-work challenge
+     * @description For a workspace whose `captcha.provider` is `altcha` (else 404 `not_found`): solve it (altcha-lib's `solveChallenge`, or the ALTCHA widget) and send the base64 of `{challenge, solution}` as `captchaToken`. Valid 5 minutes, one answer per challenge.
+     */
+    get: operations['getCaptchaChallenge']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/auth/request-password-reset': {
     parameters: {
       query?: never
@@ -6073,6 +6093,17 @@ export interface components {
       dynamicClientRegistration: boolean
       /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
       breachedPasswordPolicy: 'off' | 'block'
+      /** @description The CAPTCHA of sign-up and sign-in (CONTRACT §21); null: none. */
+      captcha: {
+        /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+        provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+        /** @description null for altcha. */
+        siteKey: string | null
+        /** @description A secret is stored (it is never shown). */
+        hasSecret: boolean
+        /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+        on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+      } | null
       /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
       mfaRememberDays: number
       /** @description Empty when the tenant has no logo. */
@@ -9940,6 +9971,8 @@ export interface operations {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -9955,7 +9988,7 @@ export interface operations {
             | components['schemas']['VerificationRequired']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10014,6 +10047,8 @@ export interface operations {
           /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
           emailOtpCode?: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
           /** @description With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`. */
           rememberDevice?: boolean
           /** @description A `deviceToken` this user was given: while it lives, the second factor is not asked. Another user’s, an expired or a forgotten one is ignored. */
@@ -10031,7 +10066,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelope']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10973,6 +11008,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10986,7 +11023,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -11116,6 +11153,60 @@ export interface operations {
       }
     }
   }
+  getCaptchaChallenge: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An ALTCHA proof-of-work challenge (altcha-lib v2), signed by the service, valid 5 minutes, good for one answer. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            parameters: {
+              algorithm: string
+              nonce: string
+              salt: string
+              cost: number
+              keyLength: number
+              keyPrefix: string
+              keySignature?: string
+              expiresAt?: number
+            }
+            signature: string
+          }
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   requestPasswordReset: {
     parameters: {
       query?: never
@@ -11135,6 +11226,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -11148,7 +11241,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -12780,6 +12873,17 @@ export interface operations {
           dynamicClientRegistration?: boolean
           /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
           breachedPasswordPolicy?: 'off' | 'block'
+          /** @description The CAPTCHA of sign-up and sign-in, or null: none. */
+          captcha?: {
+            /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+            provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha. */
+            siteKey?: string
+            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored. */
+            secret?: string
+            /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+            on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+          } | null
           /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
           mfaRememberDays?: number
           /** @description A supported locale (BCP 47): en, de, es, fr. */

@@ -24,6 +24,7 @@ before(async (t) => {
 const RECORD_FIELDS = [
   'authPolicy',
   'breachedPasswordPolicy',
+  'captcha',
   'createdAt',
   'defaultLocale',
   'dynamicClientRegistration',
@@ -84,6 +85,7 @@ test('GET tenant answers the whole record to an admin', async () => {
     passkeysEnabled: true,
     dynamicClientRegistration: false,
     breachedPasswordPolicy: 'block',
+    captcha: null,
     mfaRememberDays: 0,
     logoUrl: '',
     defaultLocale: 'en',

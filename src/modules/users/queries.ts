@@ -398,14 +398,16 @@ export async function storeLockedUntil(db: Handle, tenantId: string, email: stri
     )
 }
 
+// Every successful sign-in runs it (the sign-in guard, CONTRACT §21): a named statement,
+// built and planned once, rather than the query builder's UPDATE on each (issue 37).
+const clearLockByEmail = namedStatement(
+  'user_clear_lock_by_email',
+  'UPDATE users SET locked_until = NULL WHERE tenant_id = $1 AND deleted_at IS NULL AND email_normalized = $2 AND locked_until IS NOT NULL',
+)
+
 /** A sign-in succeeded: no lock remains (a no-op, without a write, when none was stored). */
 export async function clearLockedUntilByEmail(db: Handle, tenantId: string, email: string) {
-  await db
-    .update(users)
-    .set({ lockedUntil: null })
-    .where(
-      and(live(tenantId), eq(users.emailNormalized, email), sql`${users.lockedUntil} IS NOT NULL`),
-    )
+  await clearLockByEmail(db, [tenantId, email])
 }
 
 /** The live user, locked until the commit. */
