@@ -237,6 +237,26 @@ export interface paths {
     patch: operations['updateMe']
     trace?: never
   }
+  '/v1/{tenantSlug}/me/remembered-devices': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Forget every remembered device of the signed-in user
+     * @description CONTRACT §21: every `deviceToken` (and the hosted pages’ remembered-device cookie) of this user stops standing in for the second factor; the next sign-in on each device asks it again. Audited `RememberedDevicesForgotten`.
+     */
+    delete: operations['forgetRememberedDevices']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/password': {
     parameters: {
       query?: never
@@ -4193,6 +4213,61 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  RememberedDevicesForgotten: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * RememberedDevicesForgotten event
+     * @description A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['RememberedDevicesForgottenEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   ApplicationCreated: {
     parameters: {
       query?: never
@@ -6604,6 +6679,8 @@ export interface components {
       accessTokenExpiresIn: number
       /** @description Seconds (2592000). */
       refreshTokenExpiresIn: number
+      /** @description CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days. */
+      deviceToken?: string
     }
     /** @description A new session, with the slug of its tenant (tenant creation, invitations). */
     TokenEnvelopeWithSlug: {
@@ -6616,6 +6693,8 @@ export interface components {
       accessTokenExpiresIn: number
       /** @description Seconds (2592000). */
       refreshTokenExpiresIn: number
+      /** @description CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days. */
+      deviceToken?: string
       tenantSlug: string
     }
     /** @description Every error: `{ code, message, details }` (CONTRACT §3). */
@@ -6694,6 +6773,8 @@ export interface components {
         /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
         on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
       } | null
+      /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
+      mfaRememberDays: number
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
@@ -6815,6 +6896,13 @@ export interface components {
       /** @description Seconds (at most 900). */
       accessTokenExpiresIn: number
     }
+    /** @description The user’s remembered devices are forgotten (CONTRACT §21). */
+    ForgottenDevices: {
+      /** @enum {boolean} */
+      ok: true
+      /** @description How many devices were remembered. */
+      count: number
+    }
     ImportResult: {
       /** @description The position of the user in `users`. */
       index: number
@@ -6864,6 +6952,8 @@ export interface components {
       accessTokenExpiresIn: number
       /** @description Seconds (2592000). */
       refreshTokenExpiresIn: number
+      /** @description CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days. */
+      deviceToken?: string
       /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
       recoveryCodes: string[]
     }
@@ -9116,6 +9206,42 @@ export interface components {
         }
       }
     }
+    /** @description A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again. */
+    RememberedDevicesForgottenEvent: {
+      /** @constant */
+      type: 'RememberedDevicesForgotten'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'RememberedDevicesForgotten'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again. */
+          metadata: {
+            /** @description How many devices were remembered. */
+            count: number
+            /** @description `forgotten` (the user asked), or what ended the user’s sessions (`password-changed`, `password-reset`, `totp-reset`, `logout-all`, …). */
+            reason: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
     /** @description An OpenID application was created (by an admin or registration). */
     ApplicationCreatedEvent: {
       /** @constant */
@@ -11043,6 +11169,10 @@ export interface operations {
           emailOtpCode?: string
           /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
           captchaToken?: string
+          /** @description With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`. */
+          rememberDevice?: boolean
+          /** @description A `deviceToken` this user was given: while it lives, the second factor is not asked. Another user’s, an expired or a forgotten one is ignored. */
+          deviceToken?: string
         }
       }
     }
@@ -11391,6 +11521,46 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  forgetRememberedDevices: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The user’s remembered devices are forgotten (CONTRACT §21). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ForgottenDevices']
         }
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
@@ -12039,6 +12209,10 @@ export interface operations {
           totpCode?: string
           /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
+          /** @description With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`. */
+          rememberDevice?: boolean
+          /** @description A `deviceToken` this user was given: while it lives, the second factor is not asked. Another user’s, an expired or a forgotten one is ignored. */
+          deviceToken?: string
         }
       }
     }
@@ -13832,6 +14006,8 @@ export interface operations {
             /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
             on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
           } | null
+          /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
+          mfaRememberDays?: number
           /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
           defaultLocale?:
             | 'en'
@@ -15298,6 +15474,7 @@ export interface operations {
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
           | 'UserUnlocked'
+          | 'RememberedDevicesForgotten'
           | 'ApplicationCreated'
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'
@@ -15462,6 +15639,7 @@ export interface operations {
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
           | 'UserUnlocked'
+          | 'RememberedDevicesForgotten'
           | 'ApplicationCreated'
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'

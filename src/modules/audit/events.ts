@@ -121,6 +121,16 @@ export const AUDIT_EVENTS = {
   UserUnlocked: closed('An admin ended the user’s sign-in failure lock (CONTRACT §21).', {
     wasLocked: Type.Boolean({ description: 'Whether the lock held when it was ended.' }),
   }),
+  RememberedDevicesForgotten: closed(
+    'A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again.',
+    {
+      count: Count('How many devices were remembered.'),
+      reason: Type.String({
+        description:
+          '`forgotten` (the user asked), or what ended the user’s sessions (`password-changed`, `password-reset`, `totp-reset`, `logout-all`, …).',
+      }),
+    },
+  ),
   MfaTotpEnrolled: closed('A user enrolled a TOTP authenticator.', { via: Str() }),
   MfaTotpDisabled: closed('An admin removed a user’s TOTP authenticator.', {
     by: Str(),

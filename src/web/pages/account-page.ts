@@ -41,6 +41,7 @@ export const NOTES: Record<string, MessageKey> = {
   confirmed: 'account.note.confirmed',
   'app-revoked': 'account.note.appRevoked',
   language: 'account.note.language',
+  'devices-forgotten': 'account.note.devicesForgotten',
 }
 
 /**
@@ -172,6 +173,14 @@ ${form(
 ${s.current ? '' : html`<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="${t('account.endSessionLabel', { agent: describeUserAgent(s.userAgent), ip: s.ip ?? t('account.anUnknownAddress') })}">${t('account.endSession')}</button></form>`}</li>`,
   )}</ul>
 </section>
+${
+  request.tenant.mfaRememberDays > 0 &&
+  html`<section aria-labelledby="devices-h">
+<h2 id="devices-h">${t('account.devices')}</h2>
+<p>${t('account.devicesIntro', { days: String(request.tenant.mfaRememberDays) })}</p>
+<form method="post" action="${pages.url(request, 'account/forget-devices')}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">${t('account.forgetDevices')}</button></form>
+</section>`
+}
 ${apps}
 <section aria-labelledby="data-h">
 <h2 id="data-h">${t('account.data')}</h2>

@@ -10,7 +10,7 @@ import { html } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, form, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
-import type { PageSession } from '../session.ts'
+import { dropDeviceToken, type PageSession } from '../session.ts'
 import { accountPage, type Me, NOTES } from './account-page.ts'
 import { askForProof, confirmFlows, type Intent, needsProof, type Proceed } from './confirm.ts'
 import { removePasskey } from './passkeys.ts'
@@ -165,6 +165,16 @@ ${codeField('code', t('enrol.codeLabel'), errors)}`,
       const errors = formErrors(error, pages.t(request, reply), { totpCode: 'regenerateTotp' })
       return accountPage(pages, request, reply, session, { errors, status: statusOf(error) })
     }
+  })
+
+  // CONTRACT §21: "forget remembered devices": every device of the user, this browser's
+  // cookie too.
+  app.post('/account/forget-devices', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    await pages.api(request, session.accessToken).forgetRememberedDevices()
+    dropDeviceToken(pages.ctx(request), reply)
+    return pages.redirect(request, reply, 'account?done=devices-forgotten')
   })
 
   app.post('/account/export', async (request: Req, reply) => {

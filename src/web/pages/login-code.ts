@@ -16,8 +16,16 @@ import {
   notice,
 } from '../layout.ts'
 import { formErrors } from '../messages.ts'
-import { openPending, sealPending } from '../session.ts'
-import { codesAllowed, type Pending, type Req, signedIn, statusOf, totpFigure } from './flow.ts'
+import { openPending, rememberedDeviceOf, sealPending } from '../session.ts'
+import {
+  codesAllowed,
+  type Pending,
+  type Req,
+  rememberDeviceTicked,
+  signedIn,
+  statusOf,
+  totpFigure,
+} from './flow.ts'
 import { secondFactorPage } from './second-factor.ts'
 import { connectionForEmail, ssoStartPath } from './sso-sign-in.ts'
 
@@ -120,7 +128,11 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     const code = formText(request.body, 'code')
     const api = pages.api(request)
     try {
-      const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
+      // CONTRACT §21: a remembered device skips the second factor.
+      const deviceToken = rememberedDeviceOf(pages.ctx(request), request)
+      const envelope = await api.verifyLoginCode({
+        body: { email: pending.email, code, ...(deviceToken ? { deviceToken } : {}) },
+      })
       return signedIn(pages, request, reply, envelope, ['otp'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
@@ -158,8 +170,9 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
         ? { recoveryCode: formText(request.body, 'recoveryCode') }
         : { totpCode: formText(request.body, 'totpCode') }
     try {
+      const remember = rememberDeviceTicked(request.body) ? { rememberDevice: true } : {}
       const envelope = await pages.api(request).verifyLoginCode({
-        body: { email: pending.email, code: pending.loginCode, ...second } as never,
+        body: { email: pending.email, code: pending.loginCode, ...second, ...remember } as never,
       })
       return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {

@@ -7,6 +7,7 @@ import type { Pages } from '../context.ts'
 import { formText } from '../http.ts'
 import { openIdpWords } from '../idp.ts'
 import { formErrors } from '../messages.ts'
+import { rememberedDeviceOf } from '../session.ts'
 import { type Req, signedIn, statusOf } from './flow.ts'
 import { idpRefusal } from './idp-sign-in.ts'
 import { secondFactorPage } from './second-factor.ts'
@@ -36,7 +37,11 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const password = formText(request.body, 'password')
     try {
       const captchaToken = captchaTokenOf(request, 'sign_in', request.body)
-      const envelope = await pages.api(request).login({ body: { email, password, captchaToken } })
+      // CONTRACT §21: a remembered device skips the second factor.
+      const deviceToken = rememberedDeviceOf(pages.ctx(request), request)
+      const envelope = await pages.api(request).login({
+        body: { email, password, captchaToken, ...(deviceToken ? { deviceToken } : {}) },
+      })
       return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {

@@ -13,7 +13,13 @@ import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
-import { type Pending, type Req, signedIn } from './flow.ts'
+import {
+  type Pending,
+  type Req,
+  rememberDeviceBox,
+  rememberDeviceTicked,
+  signedIn,
+} from './flow.ts'
 import { signInPage } from './sign-in-page.ts'
 
 export async function secondFactorPage(
@@ -46,14 +52,15 @@ ${
     action,
     csrf,
     html`${hidden('pending', sealed)}${hidden('method', 'totp')}
-${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}${widget}`,
+${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}${widget}
+${rememberDeviceBox(request, t, 'remember-totp')}`,
     t('common.continue'),
   )
 }
 ${
   totp &&
   html`<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>${t('secondFactor.useRecovery')}</summary>
-${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}${widget}`, t('secondFactor.recoverySubmit'))}
+${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}${widget}${rememberDeviceBox(request, t, 'remember-recovery')}`, t('secondFactor.recoverySubmit'))}
 </details>`
 }
 ${
@@ -63,7 +70,8 @@ ${
         action,
         csrf,
         html`${hidden('pending', sealed)}${hidden('method', 'email')}
-${codeField('emailOtpCode', t('secondFactor.emailLabel'), state.errors)}${widget}`,
+${codeField('emailOtpCode', t('secondFactor.emailLabel'), state.errors)}${widget}
+${rememberDeviceBox(request, t, 'remember-email')}`,
         t('common.continue'),
       )
     : form(
@@ -118,7 +126,10 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
             ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
             : { totpCode: formText(request.body, 'totpCode') }
       const captchaToken = captchaTokenOf(request, 'sign_in', request.body)
-      const envelope = await api.login({ body: { ...base, ...second, captchaToken } as never })
+      const remember = rememberDeviceTicked(request.body) ? { rememberDevice: true } : {}
+      const envelope = await api.login({
+        body: { ...base, ...second, captchaToken, ...remember } as never,
+      })
       // A recovery code is no one-time password of a device (RFC 8176 has no value for a
       // look-up secret): the second factor is reported by `mfa` alone.
       const amr = method === 'recovery' ? ['pwd', 'mfa'] : ['pwd', 'otp', 'mfa']
