@@ -28,6 +28,8 @@ export const REASONS = {
   password_too_weak: [400, 'This password is too common or too easy to guess.'],
   password_breached: [400, 'This password appears in a data breach; choose another.'],
   email_taken: [400, 'An account with this email already exists.'],
+  captcha_required: [400, 'This workspace asks for a CAPTCHA: send captchaToken.'],
+  captcha_invalid: [400, 'The CAPTCHA answer is not valid, has expired or was already used.'],
   invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
   idp_not_configured: [400, 'Sign-in through the identity provider is not configured.'],
   invalid_state: [400, 'The sign-in state is unknown, used or expired.'],
@@ -64,6 +66,8 @@ export const REASONS = {
   api_key_not_allowed: [403, 'API keys cannot use this route.'],
   admin_required: [403, 'This route needs an administrator.'],
   permission_required: [403, 'This needs a permission the caller does not hold.'],
+  not_a_member: [403, 'The user is not a member of this organization.'],
+  invite_email_mismatch: [403, 'The invitation is for another address.'],
   builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
   impersonation_forbidden: [

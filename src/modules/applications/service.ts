@@ -10,6 +10,7 @@ import { randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { deleteClientModels } from '../oidc/grants.ts'
 import { resolveSamlSettings } from '../samlidp/settings.ts'
@@ -26,7 +27,6 @@ import {
   type ApplicationRecord,
   type ApplicationType,
   type CreateApplicationBody,
-  type ListApplicationsQuery,
   type PatchApplicationBody,
   SAML_INPUT_KEYS,
 } from './schemas.ts'
@@ -177,7 +177,7 @@ export async function createApplication(
 export async function listApplicationPage(
   deps: Pick<Deps, 'db'>,
   tenantId: string,
-  query: ListApplicationsQuery,
+  query: PageQuery,
 ) {
   return readPage(
     query,
