@@ -3,6 +3,7 @@
 // or lone surrogate in the path, query or User-Agent) → authentication (401/403); then
 // Fastify parses the body, hygiene checks its strings (preValidation), the schema
 // validates it (400) → the route's declared per-address budget (preHandler, 429) → the
+// route's declared CAPTCHA (preHandler, 400 captcha_required / captcha_invalid) → the
 // handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
@@ -11,6 +12,8 @@ import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
+import { installCaptchaGuard } from './modules/captcha/guard.ts'
+import { captchaRoutes } from './modules/captcha/routes.ts'
 import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
 import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
@@ -57,6 +60,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installInputHygiene(app)
   installAuthentication(app, deps)
   installRateLimits(app, deps)
+  installCaptchaGuard(app, deps)
   installIdpHandoff(app, deps)
 
   await app.register(serviceRoutes, { deps })
@@ -69,6 +73,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(stepUpRoutes, { deps, prefix: TENANT })
   await app.register(sessionManagementRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
+  await app.register(captchaRoutes, { deps, prefix: TENANT })
   await app.register(accountRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })
   await app.register(passkeyRoutes, { deps, prefix: TENANT })

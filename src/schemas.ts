@@ -89,6 +89,16 @@ export const PageParams = {
   ),
 }
 
+/** The query string of a list that takes paging only (unknown parameters are refused). */
+export const PageQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
+export type PageQuery = Static<typeof PageQuery>
+
+/** The path of one resource of a tenant; a malformed id names none: 404, as an unknown one. */
+export const ResourceParams = Type.Object({
+  ...TenantSlugParams.properties,
+  id: Type.String({ minLength: 1, maxLength: 100 }),
+})
+
 /** A list page component `{ items, nextCursor }`; nextCursor is null on the last page. */
 export function Page<T extends TSchema>(id: string, item: T, description: string) {
   return Type.Object(

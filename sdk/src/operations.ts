@@ -31,6 +31,7 @@ export const OPERATIONS = {
   revokeMyApplication: ['delete', '/v1/{tenantSlug}/me/applications/{clientId}'],
   getAuthConfig: ['get', '/v1/{tenantSlug}/auth/config'],
   requestLoginCode: ['post', '/v1/{tenantSlug}/auth/request-login-code'],
+  getCaptchaChallenge: ['get', '/v1/{tenantSlug}/captcha/challenge'],
   verifyLoginCode: ['post', '/v1/{tenantSlug}/auth/verify-login-code'],
   requestPasswordReset: ['post', '/v1/{tenantSlug}/auth/request-password-reset'],
   resetPassword: ['post', '/v1/{tenantSlug}/auth/reset-password'],

@@ -89,6 +89,11 @@ test('every operationId is called through the SDK against the real service', asy
     createClient({ baseUrl: server.url, tenant: slug, token: created.accessToken }),
   )
   assert.equal((await pub.getAuthConfig()).authPolicy, 'PasswordOnly')
+  // No CAPTCHA yet: no ALTCHA challenge (CONTRACT §21); with ALTCHA on, one.
+  await assert.rejects(pub.getCaptchaChallenge(), { status: 404 })
+  await admin.updateTenant({ body: { captcha: { provider: 'altcha', on: [] } } })
+  assert.equal((await pub.getCaptchaChallenge()).parameters.algorithm, 'PBKDF2/SHA-256')
+  await admin.updateTenant({ body: { captcha: null } })
 
   // The permission catalogue (CONTRACT §17), and the admin's: every one.
   const catalogue = await admin.listPermissions()

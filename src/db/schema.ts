@@ -90,6 +90,14 @@ export const tenants = pgTable('tenants', {
   defaultLocale: text('default_locale').notNull().default('en'),
   /** CONTRACT §20: the locales the tenant's pages and mails may speak; null: every supported one. */
   locales: text('locales').array(),
+  /** CONTRACT §21: altcha | turnstile | hcaptcha | recaptcha; null: no CAPTCHA. */
+  captchaProvider: text('captcha_provider'),
+  /** The third-party provider's public site key (null for altcha). */
+  captchaSiteKey: text('captcha_site_key'),
+  /** The third-party provider's secret, sealed (captcha/secret.ts); write-only. */
+  captchaSecretEnc: text('captcha_secret_enc'),
+  /** The actions that ask for a CAPTCHA: sign_up, sign_in, password_reset, login_code. */
+  captchaOn: text('captcha_on').array(),
   ...timestamps(),
   deletedAt: ts('deleted_at'),
 })
@@ -185,6 +193,10 @@ export const sessions = pgTable(
     // The last time this session proved a sign-in factor again (POST me/reauthenticate,
     // CONTRACT §16); the sign-in itself is created_at. A refresh changes neither.
     reauthenticatedAt: ts('reauthenticated_at'),
+    // Whether the sign-in that opened this session proved a second factor (TOTP, an emailed
+    // code or a recovery code): an organization with mfaRequired (CONTRACT §18) mints its
+    // tokens only for such a session. A refresh keeps it.
+    secondFactor: boolean('second_factor').notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),

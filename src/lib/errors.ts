@@ -28,6 +28,8 @@ export const REASONS = {
   password_too_weak: [400, 'This password is too common or too easy to guess.'],
   password_breached: [400, 'This password appears in a data breach; choose another.'],
   email_taken: [400, 'An account with this email already exists.'],
+  captcha_required: [400, 'This workspace asks for a CAPTCHA: send captchaToken.'],
+  captcha_invalid: [400, 'The CAPTCHA answer is not valid, has expired or was already used.'],
   invalid_logo: [400, 'The logo is not a valid image of the stated type.'],
   idp_not_configured: [400, 'Sign-in through the identity provider is not configured.'],
   invalid_state: [400, 'The sign-in state is unknown, used or expired.'],

@@ -17,6 +17,11 @@ const REASONS: Record<string, [string | undefined, string]> = {
     'password',
     'This password appears in a known data breach. Choose another one.',
   ],
+  captcha_required: [undefined, 'Complete the check that you are not a robot, then try again.'],
+  captcha_invalid: [
+    undefined,
+    'The check that you are not a robot did not pass or has expired. Please do it again.',
+  ],
   email_taken: ['email', 'An account with this email address already exists. Sign in instead.'],
   account_suspended: [
     undefined,

@@ -166,7 +166,7 @@ export interface paths {
     put?: never
     /**
      * Exchange a refresh token for a new pair (the old one is spent)
-     * @description A refresh token used twice ends its whole session (401 `refresh_token_reused`).
+     * @description A refresh token used twice ends its whole session (401 `refresh_token_reused`). With `organizationId` (CONTRACT §18) the access token is an organization token: `org_id` and `org_roles` (the roles held in it; the refresh token stays the user’s). A user who is not a member of it: 403 `not_a_member`; an organization with `mfaRequired` and a session signed in without a second factor: 403 `mfa_required`. Neither spends the refresh token.
      */
     post: operations['refreshSession']
     delete?: never
@@ -428,6 +428,26 @@ export interface paths {
      * @description 401 `invalid_code` for a wrong, expired, burned or superseded code and for an unknown address; the 5th wrong guess burns the code. When a second factor is needed: 401 `mfa_required` with `methods: ["totp"]` (repeat with `totpCode`; the code is not consumed; or with a `recoveryCode` instead of `totpCode`, not both), or `mfa_not_enrolled` (enrol with auth/totp/initial-enroll).
      */
     post: operations['verifyLoginCode']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/captcha/challenge': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An ALTCHA proof-of-work challenge
+     * @description For a workspace whose `captcha.provider` is `altcha` (else 404 `not_found`): solve it (altcha-lib's `solveChallenge`, or the ALTCHA widget) and send the base64 of `{challenge, solution}` as `captchaToken`. Valid 5 minutes, one answer per challenge.
+     */
+    get: operations['getCaptchaChallenge']
+    put?: never
+    post?: never
     delete?: never
     options?: never
     head?: never
@@ -6663,6 +6683,17 @@ export interface components {
       dynamicClientRegistration: boolean
       /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
       breachedPasswordPolicy: 'off' | 'block'
+      /** @description The CAPTCHA of sign-up and sign-in (CONTRACT §21); null: none. */
+      captcha: {
+        /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+        provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+        /** @description null for altcha. */
+        siteKey: string | null
+        /** @description A secret is stored (it is never shown). */
+        hasSecret: boolean
+        /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+        on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+      } | null
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
@@ -10910,6 +10941,8 @@ export interface operations {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10925,7 +10958,7 @@ export interface operations {
             | components['schemas']['VerificationRequired']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10984,6 +11017,8 @@ export interface operations {
           /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
           emailOtpCode?: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10997,7 +11032,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelope']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -11064,6 +11099,11 @@ export interface operations {
          */
         'application/json': {
           refreshToken: string
+          /**
+           * Format: uuid
+           * @description An organization of the tenant (CONTRACT §18): the access token is then an organization token carrying `org_id` and `org_roles`. A user who is not a member: 403 `not_a_member`.
+           */
+          organizationId?: string
         }
       }
     }
@@ -11088,6 +11128,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `refresh_token_reused`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `not_a_member`, `mfa_required`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -11135,6 +11184,11 @@ export interface operations {
          */
         'application/json': {
           refreshToken: string
+          /**
+           * Format: uuid
+           * @description An organization of the tenant (CONTRACT §18): the access token is then an organization token carrying `org_id` and `org_roles`. A user who is not a member: 403 `not_a_member`.
+           */
+          organizationId?: string
         }
       }
     }
@@ -11899,6 +11953,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -11912,7 +11968,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -12038,6 +12094,60 @@ export interface operations {
       }
     }
   }
+  getCaptchaChallenge: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An ALTCHA proof-of-work challenge (altcha-lib v2), signed by the service, valid 5 minutes, good for one answer. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            parameters: {
+              algorithm: string
+              nonce: string
+              salt: string
+              cost: number
+              keyLength: number
+              keyPrefix: string
+              keySignature?: string
+              expiresAt?: number
+            }
+            signature: string
+          }
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   requestPasswordReset: {
     parameters: {
       query?: never
@@ -12057,6 +12167,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -12070,7 +12182,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -13702,6 +13814,17 @@ export interface operations {
           dynamicClientRegistration?: boolean
           /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
           breachedPasswordPolicy?: 'off' | 'block'
+          /** @description The CAPTCHA of sign-up and sign-in, or null: none. */
+          captcha?: {
+            /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+            provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha. */
+            siteKey?: string
+            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored. */
+            secret?: string
+            /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+            on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+          } | null
           /** @description A supported locale (BCP 47): en, de, es, fr. */
           defaultLocale?: 'en' | 'de' | 'es' | 'fr'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */

@@ -1,8 +1,8 @@
 // The queries of the api_resources table; no other file writes it. Every query names the
 // tenant; an identifier is unique within its tenant (api_resources_tenant_identifier).
 import type { Db, Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq, sql } from '../../db/orm.ts'
+import { type Paging, pageOwned } from '../../db/keyset.ts'
+import { and, eq, sql } from '../../db/orm.ts'
 import { findOwned } from '../../db/owned.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { apiResources } from '../../db/schema.ts'
@@ -54,20 +54,8 @@ export async function findApiResourceByIdentifier(
   return rows[0] as ApiResource | undefined
 }
 
-export async function listApiResources(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<ApiResource[]> {
-  return db
-    .select()
-    .from(apiResources)
-    .where(
-      and(eq(apiResources.tenantId, tenantId), afterRow(apiResources, tenantId, options.after)),
-    )
-    .orderBy(asc(apiResources.createdAt), asc(apiResources.id))
-    .limit(options.limit)
-}
+export const listApiResources = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, apiResources, tenantId, page)
 
 /**
  * Changes a resource; answers 'taken' when a new identifier belongs to another resource

@@ -3,13 +3,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../schemas.ts'
 import {
   ApiResourceEnvelope,
   ApiResourcePage,
-  ApiResourceParams,
   CreateApiResourceBody,
-  ListApiResourcesQuery,
   PatchApiResourceBody,
 } from './schemas.ts'
 import {
@@ -56,7 +54,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
         summary: 'List the API resources, oldest first',
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
         params: TenantSlugParams,
-        querystring: ListApiResourcesQuery,
+        querystring: PageQuery,
         response: responses(ApiResourcePage, { 400: [], 404: [] }),
       },
     },
@@ -71,7 +69,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
         operationId: 'getApiResource',
         tags,
         summary: 'Read an API resource',
-        params: ApiResourceParams,
+        params: ResourceParams,
         response: responses(ApiResourceEnvelope, {
           400: [],
           404: ['not_found'],
@@ -90,7 +88,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
         tags,
         summary: 'Change an API resource',
         description: '`scopes`, when given, replaces the whole list.',
-        params: ApiResourceParams,
+        params: ResourceParams,
         body: PatchApiResourceBody,
         response: responses(ApiResourceEnvelope, {
           400: [],
@@ -111,7 +109,7 @@ export async function apiResourceRoutes(fastify: FastifyInstance, { deps }: { de
         operationId: 'deleteApiResource',
         tags,
         summary: 'Delete an API resource (no new tokens are issued for it)',
-        params: ApiResourceParams,
+        params: ResourceParams,
         response: responses(Ok, { 400: [], 404: ['not_found'] }),
       },
     },

@@ -1,6 +1,6 @@
 // Shapes of the api-resources routes (CONTRACT §11, API resources; §12, Shapes).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, ref, TenantSlugParams } from '../../schemas.ts'
+import { DateTime, Page, ref } from '../../schemas.ts'
 import { ScopeName } from '../applications/schemas.ts'
 
 const ScopeRole = Type.String({
@@ -103,14 +103,6 @@ const ApiResourcePageComponent = Page(
   'A page of API resources, oldest first.',
 )
 export const ApiResourcePage = ref(ApiResourcePageComponent)
-
-export const ListApiResourcesQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type ListApiResourcesQuery = Static<typeof ListApiResourcesQuery>
-
-export const ApiResourceParams = Type.Object({
-  ...TenantSlugParams.properties,
-  id: Type.String({ minLength: 1, maxLength: 100 }),
-})
 
 export const apiResourceComponents = [
   ApiResourceComponent,

@@ -8,16 +8,12 @@ import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { findRolesByName, lockTenantRoles } from '../roles/members.ts'
 import { BASE_ROLES, isBuiltInRoleName } from '../roles/permissions.ts'
 import * as store from './queries.ts'
-import type {
-  ApiResourceRecord,
-  CreateApiResourceBody,
-  ListApiResourcesQuery,
-  PatchApiResourceBody,
-} from './schemas.ts'
+import type { ApiResourceRecord, CreateApiResourceBody, PatchApiResourceBody } from './schemas.ts'
 
 type ResourceDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
 type ScopeInput = CreateApiResourceBody['scopes'][number]
@@ -150,7 +146,7 @@ export async function createApiResource(
 export async function listApiResourcePage(
   deps: Pick<Deps, 'db'>,
   tenantId: string,
-  query: ListApiResourcesQuery,
+  query: PageQuery,
 ) {
   return readPage(
     query,

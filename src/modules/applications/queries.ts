@@ -1,8 +1,8 @@
 // The queries of the applications table; no other file writes it. Every query names the
 // tenant, except the client lookup by client_id, which is still asked within one tenant.
 import type { Db, Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq, sql } from '../../db/orm.ts'
+import { type Paging, pageOwned } from '../../db/keyset.ts'
+import { and, eq, sql } from '../../db/orm.ts'
 import { findOwned } from '../../db/owned.ts'
 import { isTransaction, perDatabase } from '../../db/prepared.ts'
 import { applications } from '../../db/schema.ts'
@@ -50,20 +50,8 @@ export async function findApplicationByClientId(db: Handle, tenantId: string, cl
 }
 
 /** Oldest first; `after` is the id of the last application of the page before. */
-export async function listApplications(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<Application[]> {
-  return db
-    .select()
-    .from(applications)
-    .where(
-      and(eq(applications.tenantId, tenantId), afterRow(applications, tenantId, options.after)),
-    )
-    .orderBy(asc(applications.createdAt), asc(applications.id))
-    .limit(options.limit)
-}
+export const listApplications = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, applications, tenantId, page)
 
 export async function updateApplication(
   db: Handle,

@@ -4,14 +4,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../schemas.ts'
 import {
   ApplicationEnvelope,
   ApplicationPage,
-  ApplicationParams,
   ClientSecret,
   CreateApplicationBody,
-  ListApplicationsQuery,
   PatchApplicationBody,
 } from './schemas.ts'
 import {
@@ -55,7 +53,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         summary: 'List the applications, oldest first',
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
         params: TenantSlugParams,
-        querystring: ListApplicationsQuery,
+        querystring: PageQuery,
         response: responses(ApplicationPage, { 400: [], 404: [] }),
       },
     },
@@ -70,7 +68,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         operationId: 'getApplication',
         tags,
         summary: 'Read an application (never its secret)',
-        params: ApplicationParams,
+        params: ResourceParams,
         response: responses(ApplicationEnvelope, {
           400: [],
           404: ['not_found'],
@@ -89,7 +87,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         tags,
         summary: 'Change an application (its type and client id stay)',
         description: 'The redirect URI rules of creation apply to the new lists.',
-        params: ApplicationParams,
+        params: ResourceParams,
         body: PatchApplicationBody,
         response: responses(ApplicationEnvelope, {
           400: [],
@@ -110,7 +108,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         tags,
         summary: 'Replace the client secret (the old one stops working at once)',
         description: 'Web and machine apps only; a spa or native app has no secret (400).',
-        params: ApplicationParams,
+        params: ResourceParams,
         response: responses(ClientSecret, {
           400: [],
           404: ['not_found'],
@@ -131,7 +129,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         summary: 'Delete an application, revoking its grants and tokens',
         description:
           'Its codes, refresh tokens and opaque access tokens stop working at once; JWT access tokens issued for an API resource are self-contained and run out at their `exp`.',
-        params: ApplicationParams,
+        params: ResourceParams,
         response: responses(Ok, { 400: [], 404: ['not_found'] }),
       },
     },

@@ -1,6 +1,6 @@
 // Shapes of the applications routes (CONTRACT §11, Applications; §12, Shapes).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, ref, TenantSlugParams } from '../../schemas.ts'
+import { DateTime, Page, ref } from '../../schemas.ts'
 
 export const ApplicationType = Type.Union(
   [Type.Literal('web'), Type.Literal('spa'), Type.Literal('native'), Type.Literal('machine')],
@@ -189,15 +189,6 @@ const ApplicationPageComponent = Page(
   'A page of applications, oldest first.',
 )
 export const ApplicationPage = ref(ApplicationPageComponent)
-
-export const ListApplicationsQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type ListApplicationsQuery = Static<typeof ListApplicationsQuery>
-
-// A malformed id names no application: 404, as an unknown one.
-export const ApplicationParams = Type.Object({
-  ...TenantSlugParams.properties,
-  id: Type.String({ minLength: 1, maxLength: 100 }),
-})
 
 /** The components of this module, registered by src/plugins/openapi.ts. */
 export const applicationComponents = [

@@ -8,6 +8,7 @@ import { randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { deleteClientModels } from '../oidc/grants.ts'
 import {
@@ -23,7 +24,6 @@ import type {
   ApplicationRecord,
   ApplicationType,
   CreateApplicationBody,
-  ListApplicationsQuery,
   PatchApplicationBody,
 } from './schemas.ts'
 import { hasSecret, newSecret, sealSecret } from './secret.ts'
@@ -138,7 +138,7 @@ export async function createApplication(
 export async function listApplicationPage(
   deps: Pick<Deps, 'db'>,
   tenantId: string,
-  query: ListApplicationsQuery,
+  query: PageQuery,
 ) {
   return readPage(
     query,

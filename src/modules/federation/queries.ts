@@ -3,8 +3,8 @@
 // (key rotation's scan, the purge's pruning of expired assertion ids). Every query names
 // its tenant.
 import type { Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq, inArray, notInArray } from '../../db/orm.ts'
+import { type Paging, pageOwned } from '../../db/keyset.ts'
+import { and, eq, inArray, notInArray } from '../../db/orm.ts'
 import { findOwned } from '../../db/owned.ts'
 import { ssoConnections, ssoDomains, ssoIdentities, ssoSamlAssertions } from '../../db/schema.ts'
 
@@ -26,20 +26,8 @@ export function findConnection(
 }
 
 /** Oldest first; `after` is the id of the last connection of the page before. */
-export async function listConnections(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<SsoConnection[]> {
-  return db
-    .select()
-    .from(ssoConnections)
-    .where(
-      and(eq(ssoConnections.tenantId, tenantId), afterRow(ssoConnections, tenantId, options.after)),
-    )
-    .orderBy(asc(ssoConnections.createdAt), asc(ssoConnections.id))
-    .limit(options.limit)
-}
+export const listConnections = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, ssoConnections, tenantId, page)
 
 export async function updateConnection(
   db: Handle,

@@ -2,13 +2,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../schemas.ts'
 import {
   ConnectionEnvelope,
   ConnectionPage,
-  ConnectionParams,
   CreateConnectionBody,
-  ListQuery,
   PatchConnectionBody,
 } from './schemas.ts'
 import {
@@ -60,7 +58,7 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         summary: 'List the SSO connections, oldest first',
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
         params: TenantSlugParams,
-        querystring: ListQuery,
+        querystring: PageQuery,
         response: responses(ConnectionPage, any),
       },
     },
@@ -75,7 +73,7 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         operationId: 'getSsoConnection',
         tags,
         summary: 'Read an SSO connection (never its secret)',
-        params: ConnectionParams,
+        params: ResourceParams,
         response: responses(ConnectionEnvelope, found),
       },
     },
@@ -92,7 +90,7 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         summary: 'Change an SSO connection',
         description:
           'The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied` or `jitProvisioning` from a key is 403 `api_key_not_allowed`, nothing changed.',
-        params: ConnectionParams,
+        params: ResourceParams,
         body: PatchConnectionBody,
         response: responses(ConnectionEnvelope, {
           ...found,
@@ -121,7 +119,7 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         tags,
         summary: 'Delete an SSO connection and its users’ links to it',
         description: 'The users stay; they sign in some other way.',
-        params: ConnectionParams,
+        params: ResourceParams,
         response: responses(Ok, found),
       },
     },

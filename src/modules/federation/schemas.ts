@@ -1,6 +1,6 @@
 // Shapes of the SSO connections routes (CONTRACT §12).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, Role, ref, TenantSlugParams } from '../../schemas.ts'
+import { DateTime, Page, Role, ref } from '../../schemas.ts'
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const ConnectionType = Type.Union([Type.Literal('oidc'), Type.Literal('saml')])
@@ -233,14 +233,6 @@ const ConnectionPageComponent = Page(
   'A page of SSO connections, oldest first.',
 )
 export const ConnectionPage = ref(ConnectionPageComponent)
-
-export const ListQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type ListQuery = Static<typeof ListQuery>
-
-export const ConnectionParams = Type.Object({
-  ...TenantSlugParams.properties,
-  id: Type.String({ minLength: 1, maxLength: 100 }),
-})
 
 /** The components of this module, registered by src/plugins/openapi.ts. */
 export const ssoConnectionComponents = [

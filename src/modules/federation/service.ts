@@ -9,6 +9,7 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { resolveRoleNames } from '../roles/grant.ts'
 import { findRolesByIds, type Role } from '../roles/members.ts'
@@ -17,12 +18,7 @@ import { type Caller, refuseEscalation } from '../roles/service.ts'
 import { normalizeDomain } from './domains.ts'
 import * as store from './queries.ts'
 import { MetadataError, parseIdpMetadata } from './saml-metadata.ts'
-import type {
-  ConnectionRecord,
-  CreateConnectionBody,
-  ListQuery,
-  PatchConnectionBody,
-} from './schemas.ts'
+import type { ConnectionRecord, CreateConnectionBody, PatchConnectionBody } from './schemas.ts'
 import { sealSsoSecret } from './secret.ts'
 
 type ConnectionDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db'>
@@ -339,7 +335,7 @@ export async function createConnection(
 export async function listConnectionPage(
   deps: Pick<Deps, 'config' | 'db'>,
   tenant: { id: string; slug: string },
-  query: ListQuery,
+  query: PageQuery,
 ) {
   const page = await readPage(
     query,

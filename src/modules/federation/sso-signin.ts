@@ -162,7 +162,7 @@ export async function refuseSsoSignIn(
   reply: FastifyReply,
   connection: Pick<SsoConnection, 'tenantId' | 'id'>,
   reason: string,
-  options: { status?: number; email?: string | null; audited?: boolean } = {},
+  options: { status?: number; email?: string | null; audited?: boolean; words?: string } = {},
 ): Promise<FastifyReply> {
   const { tenant } = request
   const email = options.email ?? null
@@ -175,7 +175,7 @@ export async function refuseSsoSignIn(
       },
     ])
   }
-  const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
+  const words = options.words ?? (Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS)
   const body = await deps.ssoPages.refusal(tenant, words, reason)
   // Its "Back to sign-in" goes on with the authorization the sign-in serves, if any.
   const { interaction } = readFlow(deps, request, tenant, connection.id)
@@ -215,6 +215,7 @@ function connectionSource(
     // The connection owns the address's domain: its IdP speaks for the address.
     emailVerified: true,
     via,
+    method: 'sso',
     precheck: () => {
       const domain = email ? emailDomain(email) : undefined
       return domain && connection.domains.includes(domain) ? undefined : notProvisioned
@@ -303,12 +304,14 @@ export async function finishSsoSignIn(
     )
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error
-    // signInWithSource audited its refusals; what it threw beyond them (a race) was not.
+    // signInWithSource audited its refusals; what it threw beyond them (a race) was not. A
+    // hook's deny was audited HookDenied, and the page shows the hook's message (§21).
     const audited = error.reason !== 'idp_exchange_failed' && error.reason !== 'email_taken'
     return refuseSsoSignIn(deps, request, reply, connection, error.reason, {
       status: error.status,
       email,
       audited,
+      ...(error.reason === 'hook_denied' ? { words: error.message } : {}),
     })
   }
   clearCookie(

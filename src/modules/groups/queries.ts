@@ -2,7 +2,7 @@
 // here. Members are read as live users of the tenant only (a soft-deleted user is no
 // member anyone sees, and holds nothing: it cannot sign in).
 import type { Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
+import { type Paging, pageOwned } from '../../db/keyset.ts'
 import { and, asc, eq, inArray, isNull, type SQL, sql } from '../../db/orm.ts'
 import { groupMembers, groupRoles, groups, roles, users } from '../../db/schema.ts'
 
@@ -49,18 +49,15 @@ export async function findGroups(
 }
 
 /** The admin list's page: oldest first, after the row `after` names. */
-export async function groupPage(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<Group[]> {
-  return db
-    .select()
-    .from(groups)
-    .where(and(eq(groups.tenantId, tenantId), afterRow(groups, tenantId, options.after)))
-    .orderBy(asc(groups.createdAt), asc(groups.id))
-    .limit(options.limit)
-}
+export const groupPage = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, groups, tenantId, page)
+
+/** A membership's user, when the user is live (a deleted user is a member of nothing). */
+const liveMember = and(
+  eq(users.tenantId, groupMembers.tenantId),
+  eq(users.id, groupMembers.userId),
+  isNull(users.deletedAt),
+)
 
 /** How many live members each of the groups has. */
 export async function memberCounts(db: Handle, tenantId: string, groupIds: string[]) {
@@ -69,14 +66,7 @@ export async function memberCounts(db: Handle, tenantId: string, groupIds: strin
   const rows = await db
     .select({ groupId: groupMembers.groupId, n: sql<number>`count(*)::int` })
     .from(groupMembers)
-    .innerJoin(
-      users,
-      and(
-        eq(users.tenantId, groupMembers.tenantId),
-        eq(users.id, groupMembers.userId),
-        isNull(users.deletedAt),
-      ),
-    )
+    .innerJoin(users, liveMember)
     .where(and(eq(groupMembers.tenantId, tenantId), inArray(groupMembers.groupId, groupIds)))
     .groupBy(groupMembers.groupId)
   for (const row of rows) found.set(row.groupId, row.n)
@@ -146,14 +136,7 @@ export async function membersOf(
       displayName: users.displayName,
     })
     .from(groupMembers)
-    .innerJoin(
-      users,
-      and(
-        eq(users.tenantId, groupMembers.tenantId),
-        eq(users.id, groupMembers.userId),
-        isNull(users.deletedAt),
-      ),
-    )
+    .innerJoin(users, liveMember)
     .where(and(eq(groupMembers.tenantId, tenantId), inArray(groupMembers.groupId, groupIds)))
     .orderBy(asc(groupMembers.createdAt), asc(groupMembers.userId))
   for (const { groupId, ...member } of rows) found.get(groupId)?.push(member)

@@ -3,14 +3,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { responses, TenantSlugParams } from '../../schemas.ts'
-import {
-  GroupEnvelope,
-  GroupPage,
-  GroupParams,
-  GroupRolesBody,
-  ListGroupsQuery,
-} from './schemas.ts'
+import { PageQuery, responses, TenantSlugParams } from '../../schemas.ts'
+import { GroupEnvelope, GroupPage, GroupParams, GroupRolesBody } from './schemas.ts'
 import { listGroupPage, presentGroup, setGroupRoles } from './service.ts'
 
 export async function groupRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
@@ -28,7 +22,7 @@ export async function groupRoutes(fastify: FastifyInstance, { deps }: { deps: De
         description:
           'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`. Groups are created, renamed, filled and deleted by the directory through SCIM (`/scim/v2/{tenantSlug}/Groups`).',
         params: TenantSlugParams,
-        querystring: ListGroupsQuery,
+        querystring: PageQuery,
         response: responses(GroupPage, { 400: [], 404: [] }),
       },
     },

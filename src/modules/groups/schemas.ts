@@ -1,7 +1,7 @@
 // Shapes of the groups admin routes (CONTRACT §17): the group record, its page, and the
 // body of PUT groups/{id}/roles. Groups are made and changed by SCIM (scim/groups.ts).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, ref, TenantSlugParams, Uuid } from '../../schemas.ts'
+import { DateTime, Page, ref, TenantSlugParams, Uuid } from '../../schemas.ts'
 
 const GroupComponent = Type.Object(
   {
@@ -32,9 +32,6 @@ export const GroupEnvelope = ref(GroupEnvelopeComponent)
 
 const GroupPageComponent = Page('GroupPage', GroupRecord, 'A page of groups, oldest first.')
 export const GroupPage = ref(GroupPageComponent)
-
-export const ListGroupsQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type ListGroupsQuery = Static<typeof ListGroupsQuery>
 
 export const GroupParams = Type.Object({ ...TenantSlugParams.properties, id: Uuid })
 

@@ -1,7 +1,7 @@
 // The queries of the hooks table (CONTRACT §21); no other file writes it.
 import type { Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq } from '../../db/orm.ts'
+import { type Paging, pageOwned } from '../../db/keyset.ts'
+import { and, eq } from '../../db/orm.ts'
 import { findOwned } from '../../db/owned.ts'
 import { hooks } from '../../db/schema.ts'
 
@@ -19,18 +19,8 @@ export function findHook(db: Handle, tenantId: string, id: string): Promise<Hook
 }
 
 /** Oldest first; `after` is the id of the last hook of the page before. */
-export function listHooks(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<Hook[]> {
-  return db
-    .select()
-    .from(hooks)
-    .where(and(eq(hooks.tenantId, tenantId), afterRow(hooks, tenantId, options.after)))
-    .orderBy(asc(hooks.createdAt), asc(hooks.id))
-    .limit(options.limit)
-}
+export const listHooks = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, hooks, tenantId, page)
 
 /** Every hook of the tenant (at most one per event). */
 export function tenantHooks(db: Handle, tenantId: string): Promise<Hook[]> {

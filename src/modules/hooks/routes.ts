@@ -2,16 +2,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
-import {
-  CreateHookBody,
-  HookCreated,
-  HookEnvelope,
-  HookListQuery,
-  HookPage,
-  HookParams,
-  PatchHookBody,
-} from './schemas.ts'
+import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../schemas.ts'
+import { CreateHookBody, HookCreated, HookEnvelope, HookPage, PatchHookBody } from './schemas.ts'
 import { createHook, deleteHook, getHook, listHookPage, updateHook } from './service.ts'
 
 const found = { 400: [], 404: ['not_found'] } as const
@@ -49,7 +41,7 @@ export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         summary: 'List the hooks, oldest first',
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
         params: TenantSlugParams,
-        querystring: HookListQuery,
+        querystring: PageQuery,
         response: responses(HookPage, { 400: [], 404: [] }),
       },
     },
@@ -64,7 +56,7 @@ export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         operationId: 'getHook',
         tags,
         summary: 'Get a hook',
-        params: HookParams,
+        params: ResourceParams,
         response: responses(HookEnvelope, found),
       },
     },
@@ -80,7 +72,7 @@ export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         tags,
         summary: 'Change a hook',
         description: 'Its event cannot change: delete it and register another.',
-        params: HookParams,
+        params: ResourceParams,
         body: PatchHookBody,
         response: responses(HookEnvelope, found),
       },
@@ -97,7 +89,7 @@ export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         operationId: 'deleteHook',
         tags,
         summary: 'Delete a hook',
-        params: HookParams,
+        params: ResourceParams,
         response: responses(Ok, found),
       },
     },

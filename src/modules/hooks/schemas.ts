@@ -1,6 +1,6 @@
 // Shapes of the hooks routes (CONTRACT §21).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, ref, TenantSlugParams } from '../../schemas.ts'
+import { DateTime, Page, ref } from '../../schemas.ts'
 
 export const HOOK_EVENTS = ['before_sign_up', 'before_sign_in', 'custom_access_token'] as const
 export type HookEvent = (typeof HOOK_EVENTS)[number]
@@ -94,14 +94,6 @@ export const HookEnvelope = ref(HookEnvelopeComponent)
 
 const HookPageComponent = Page('HookPage', HookRecord, 'A page of hooks, oldest first.')
 export const HookPage = ref(HookPageComponent)
-
-export const HookListQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type HookListQuery = Static<typeof HookListQuery>
-
-export const HookParams = Type.Object({
-  ...TenantSlugParams.properties,
-  id: Type.String({ minLength: 1, maxLength: 100 }),
-})
 
 /** The components of this module, registered by src/plugins/openapi.ts. */
 export const hookComponents = [

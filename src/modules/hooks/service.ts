@@ -6,17 +6,12 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { newSecret } from '../webhooks/secret.ts'
 import { auditedUrl, checkUrl } from '../webhooks/service.ts'
 import * as store from './queries.ts'
-import type {
-  CreateHookBody,
-  HookEvent,
-  HookListQuery,
-  HookRecord,
-  PatchHookBody,
-} from './schemas.ts'
+import type { CreateHookBody, HookEvent, HookRecord, PatchHookBody } from './schemas.ts'
 import { hookSecretColumn } from './secret.ts'
 
 type HookDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config' | 'hooks'>
@@ -84,7 +79,7 @@ export async function createHook(
   return { hook: presentHook(row), secret }
 }
 
-export function listHookPage(deps: Pick<Deps, 'db'>, tenantId: string, query: HookListQuery) {
+export function listHookPage(deps: Pick<Deps, 'db'>, tenantId: string, query: PageQuery) {
   return readPage(
     query,
     ({ limit, after }) => store.listHooks(deps.db, tenantId, { limit, after }),

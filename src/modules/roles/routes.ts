@@ -4,12 +4,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
-import { Ok, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, PageQuery, PublicUser, responses, TenantSlugParams } from '../../schemas.ts'
 import { findUserRecord } from '../users/reads.ts'
 import { PERMISSION_CATALOGUE } from './permissions.ts'
 import {
   CreateRoleBody,
-  ListRolesQuery,
   PatchRoleBody,
   PermissionList,
   RoleEnvelope,
@@ -69,7 +68,7 @@ export async function roleRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         description:
           'Paged like every list (`limit`, `cursor`, `nextCursor`). The first page (no `cursor`) holds the built-ins `Admin` (every permission and every resource scope) and `Member` (no permission; the resource scopes whose `roles` name Member), with `builtIn: true` and their name as `id`, ahead of up to `limit` custom roles; the later pages hold custom roles only. Follow `nextCursor` to read them all.',
         params: TenantSlugParams,
-        querystring: ListRolesQuery,
+        querystring: PageQuery,
         response: responses(RolePage, { 404: [] }),
       },
     },

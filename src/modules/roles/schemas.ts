@@ -1,6 +1,6 @@
 // Shapes of the permission catalogue and the roles routes (CONTRACT §17).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, ref, TenantSlugParams, Uuid } from '../../schemas.ts'
+import { DateTime, Page, ref, TenantSlugParams, Uuid } from '../../schemas.ts'
 import { PERMISSION_NAMES, type Permission } from './permissions.ts'
 
 /** A tenant permission's name, one of the catalogue's. */
@@ -76,9 +76,6 @@ const RolePageComponent = Page(
   'A page of the tenant’s roles: the first page holds the built-ins, then up to `limit` custom roles oldest first; later pages custom roles only.',
 )
 export const RolePage = ref(RolePageComponent)
-
-export const ListRolesQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type ListRolesQuery = Static<typeof ListRolesQuery>
 
 export const CreateRoleBody = Type.Object(
   {

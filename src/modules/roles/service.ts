@@ -10,6 +10,7 @@ import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
 import { type ApiResource, listApiResources, renameScopeRole } from '../apiresources/scope-roles.ts'
 import type { Actor } from '../audit/recorder.ts'
@@ -25,13 +26,7 @@ import {
 } from './permissions.ts'
 import * as store from './queries.ts'
 import { callerScopes, memberScopes } from './resource-scopes.ts'
-import type {
-  CreateRoleBody,
-  ListRolesQuery,
-  PatchRoleBody,
-  RoleRecord,
-  UserRolesBody,
-} from './schemas.ts'
+import type { CreateRoleBody, PatchRoleBody, RoleRecord, UserRolesBody } from './schemas.ts'
 
 type RoleDeps = Pick<Deps, 'audit' | 'clock' | 'db'>
 
@@ -197,11 +192,7 @@ const isUniqueViolation = (error: unknown) => databaseFailure(error)?.code === '
  * also carries the two built-ins ahead of its custom roles, so a cursor always names a
  * row and every role is read once by following nextCursor.
  */
-export async function listRolePage(
-  deps: Pick<Deps, 'db'>,
-  tenantId: string,
-  query: ListRolesQuery,
-) {
+export async function listRolePage(deps: Pick<Deps, 'db'>, tenantId: string, query: PageQuery) {
   const page = await readPage(
     query,
     ({ limit, after }) => store.listRoles(deps.db, tenantId, { limit, after }),

@@ -16,9 +16,10 @@ import {
   TokenEnvelope,
   Uuid,
 } from '../../schemas.ts'
+import { CaptchaToken } from '../captcha/schemas.ts'
 
 export const SignupBody = Type.Object(
-  { email: Email, password: NewPassword },
+  { email: Email, password: NewPassword, captchaToken: Type.Optional(CaptchaToken) },
   {
     additionalProperties: false,
     examples: [{ email: 'ada@example.com', password: 'plum-voyage-fender-71' }],
@@ -33,6 +34,7 @@ export const LoginBody = Type.Object(
     totpCode: Type.Optional(SixDigits),
     recoveryCode: Type.Optional(RecoveryCode),
     emailOtpCode: Type.Optional(SixDigits),
+    captchaToken: Type.Optional(CaptchaToken),
   },
   {
     additionalProperties: false,
@@ -47,7 +49,16 @@ export const LoginBody = Type.Object(
 export type LoginBody = Static<typeof LoginBody>
 
 export const RefreshBody = Type.Object(
-  { refreshToken: OpaqueToken },
+  {
+    refreshToken: OpaqueToken,
+    organizationId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'An organization of the tenant (CONTRACT §18): the access token is then an organization token carrying `org_id` and `org_roles`. A user who is not a member: 403 `not_a_member`.',
+      }),
+    ),
+  },
   {
     additionalProperties: false,
     examples: [{ refreshToken: 'Yh4cN8vR2kP6tW0xB3mQ7sL1dF9gJ5zA2eU8iO4nC6r' }],

@@ -15,6 +15,7 @@ import type { HookCache, HookCalls } from '../hooks/cache.ts'
 import { askHook, customClaims, type HookMethod, type HookUser } from '../hooks/call.ts'
 import type { HookEvent } from '../hooks/schemas.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
+import { organizationClaims } from '../organizations/claims.ts'
 import { userRoleNames } from '../roles/members.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, type User } from '../users/reads.ts'
@@ -140,6 +141,8 @@ export class SessionService {
     actor: Actor,
     entries: AuditEntry[] = [],
     claims: Record<string, unknown> = {},
+    /** The sign-in proved a second factor (kept on the session, CONTRACT §18 mfaRequired). */
+    options: { secondFactor?: boolean } = {},
   ): Promise<TokenEnvelope> {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
@@ -150,7 +153,7 @@ export class SessionService {
     const recentIfExpiresAfter = alerting
       ? new Date(now.getTime() - DEVICE_MEMORY_DAYS * DAY_MS + REFRESH_TOKEN_TTL * 1000)
       : undefined
-    const prior = await store.insertSession(tx, {
+    const started = await store.insertSession(tx, {
       tenantId: tenant.id,
       sessionId,
       userId: user.id,
@@ -161,7 +164,7 @@ export class SessionService {
       userAgent: actor.userAgent,
       recentIfExpiresAfter,
     })
-    if (alerting && isNewDevice(prior, actor.ip, actor.userAgent)) {
+    if (alerting && isNewDevice(started.prior, actor.ip, actor.userAgent)) {
       const alert = {
         event: 'new_device' as const,
         ip: actor.ip,
@@ -174,8 +177,8 @@ export class SessionService {
       ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
     ])
-    const roles = await userRoleNames(tx, tenant.id, user.id)
-    return this.envelope(user, roles, sessionId, refreshToken, now, claims)
+    if (options.secondFactor) await store.markSecondFactor(tx, tenant.id, sessionId)
+    return this.envelope(user, started.roles, sessionId, refreshToken, now, claims)
   }
 
   /**
@@ -193,8 +196,8 @@ export class SessionService {
   ): Promise<{ user: UserRecord; accessToken: string; accessTokenExpiresIn: number }> {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
-    await this.deps.db.transaction(async (tx) => {
-      await store.insertSession(tx, {
+    const { roles } = await this.deps.db.transaction(async (tx) => {
+      const started = await store.insertSession(tx, {
         tenantId: tenant.id,
         sessionId,
         userId: user.id,
@@ -213,8 +216,8 @@ export class SessionService {
         },
         { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
       ])
+      return started
     })
-    const roles = await userRoleNames(this.deps.db, tenant.id, user.id)
     const accessToken = this.deps.tokens.issue(
       {
         sub: user.id,
@@ -230,11 +233,37 @@ export class SessionService {
     return { user: presentUser(user, roles), accessToken, accessTokenExpiresIn: ACCESS_TOKEN_TTL }
   }
 
-  /** Rotates a refresh token; reuse of a rotated one ends its whole family. */
-  async refresh(tenant: Tenant, refreshToken: string, actor: Actor): Promise<TokenEnvelope> {
+  /**
+   * Rotates a refresh token; reuse of a rotated one ends its whole family. With
+   * `organizationId` (CONTRACT §18) the new access token is an organization token, carrying
+   * `org_id` and `org_roles`; the refresh token stays the user's. A user who is not a member
+   * is refused (403 not_a_member) before anything is spent, as is a session without a second
+   * factor for an organization that requires one (403 mfa_required).
+   */
+  async refresh(
+    tenant: Tenant,
+    refreshToken: string,
+    actor: Actor,
+    organizationId?: string,
+  ): Promise<TokenEnvelope> {
     const { db, clock } = this.deps
     const now = clock.now()
     const oldHash = hashToken(refreshToken)
+    let orgClaims: { org_id: string; org_roles: string[] } | undefined
+    if (organizationId !== undefined) {
+      const state = await store.findRefreshToken(db, tenant.id, oldHash)
+      // A spent, ended or unknown token is answered below as without an organization.
+      if (state && !state.usedAt && !state.revokedAt && state.expiresAt > now) {
+        const org = await organizationClaims(db, tenant.id, organizationId, state.userId)
+        if (org.mfaRequired && !state.secondFactor) {
+          fail('mfa_required', {
+            status: 403,
+            message: 'This organization requires a session signed in with a second factor.',
+          })
+        }
+        orgClaims = { org_id: org.orgId, org_roles: org.orgRoles }
+      }
+    }
     const next = randomToken()
     const expiresAt = new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000)
     const rotated = await store.rotateRefreshToken(
@@ -247,11 +276,10 @@ export class SessionService {
       actor,
     )
     if (rotated) {
-      const roles = await userRoleNames(db, tenant.id, rotated.user.id)
-      const { user } = rotated
+      const { user, roles } = rotated
       const subject = { id: user.id, email: user.email, role: user.role, roles }
       const claims = await customClaims(this.deps, tenant, subject, actor)
-      return this.envelope(user, roles, rotated.sessionId, next, now, claims)
+      return this.envelope(user, roles, rotated.sessionId, next, now, claims, orgClaims)
     }
 
     const state = await store.findRefreshToken(db, tenant.id, oldHash)
@@ -456,6 +484,7 @@ export class SessionService {
     refreshToken: string,
     now: Date,
     claims: Record<string, unknown> = {},
+    organization?: { org_id: string; org_roles: string[] },
   ) {
     const accessToken = this.deps.tokens.issue(
       {
@@ -465,6 +494,7 @@ export class SessionService {
         ...(roles.length > 0 ? { roles } : {}),
         sid: sessionId,
         jti: randomToken(12),
+        ...organization,
       },
       now,
       claims,

@@ -2,7 +2,7 @@
 // db/cross-tenant.ts (the delivery worker's claim across tenants, key rotation's scan) and
 // the audit log's append (audit/queries.ts), which queues the outbox in its own statement.
 import { FLUSH_LATER, type Handle } from '../../db/client.ts'
-import { afterRow } from '../../db/keyset.ts'
+import { afterRow, type Paging, pageOwned } from '../../db/keyset.ts'
 import { and, asc, eq, isNotNull, lte, sql } from '../../db/orm.ts'
 import { findOwned } from '../../db/owned.ts'
 import { webhookDeliveries, webhooks } from '../../db/schema.ts'
@@ -26,18 +26,8 @@ export function findWebhook(
 }
 
 /** Oldest first; `after` is the id of the last webhook of the page before. */
-export async function listWebhooks(
-  db: Handle,
-  tenantId: string,
-  options: { limit: number; after?: string },
-): Promise<Webhook[]> {
-  return db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.tenantId, tenantId), afterRow(webhooks, tenantId, options.after)))
-    .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
-    .limit(options.limit)
-}
+export const listWebhooks = (db: Handle, tenantId: string, page: Paging) =>
+  pageOwned(db, webhooks, tenantId, page)
 
 export async function updateWebhook(
   db: Handle,

@@ -2,18 +2,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
-import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../schemas.ts'
 import {
   CreateWebhookBody,
   DeliveryEnvelope,
   DeliveryPage,
   DeliveryParams,
-  ListQuery,
   PatchWebhookBody,
   WebhookCreated,
   WebhookEnvelope,
   WebhookPage,
-  WebhookParams,
   WebhookSecret,
 } from './schemas.ts'
 import {
@@ -64,7 +62,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         summary: 'List the webhooks, oldest first',
         description: 'Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.',
         params: TenantSlugParams,
-        querystring: ListQuery,
+        querystring: PageQuery,
         response: responses(WebhookPage, any),
       },
     },
@@ -79,7 +77,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         operationId: 'getWebhook',
         tags,
         summary: 'Read a webhook (never its secret)',
-        params: WebhookParams,
+        params: ResourceParams,
         response: responses(WebhookEnvelope, found),
       },
     },
@@ -95,7 +93,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags,
         summary: 'Change a webhook',
         description: 'The rules of creation apply; enabling it again clears `failingSince`.',
-        params: WebhookParams,
+        params: ResourceParams,
         body: PatchWebhookBody,
         response: responses(WebhookEnvelope, found),
       },
@@ -112,7 +110,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         operationId: 'deleteWebhook',
         tags,
         summary: 'Delete a webhook and its deliveries',
-        params: WebhookParams,
+        params: ResourceParams,
         response: responses(Ok, found),
       },
     },
@@ -132,7 +130,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         summary: 'Replace the signing secret',
         description:
           'For 24 hours every delivery carries two signatures, with the new secret and the old one.',
-        params: WebhookParams,
+        params: ResourceParams,
         response: responses(WebhookSecret, found),
       },
     },
@@ -148,8 +146,8 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         operationId: 'listWebhookDeliveries',
         tags,
         summary: 'List a webhook’s deliveries, oldest first',
-        params: WebhookParams,
-        querystring: ListQuery,
+        params: ResourceParams,
+        querystring: PageQuery,
         response: responses(DeliveryPage, found),
       },
     },
@@ -181,7 +179,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags,
         summary: 'Send a `WebhookTest` event to this endpoint only',
         description: 'Listed in its deliveries; not audited.',
-        params: WebhookParams,
+        params: ResourceParams,
         response: responses(DeliveryEnvelope, found),
       },
     },

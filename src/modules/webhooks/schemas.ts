@@ -1,6 +1,6 @@
 // Shapes of the webhooks routes (CONTRACT §13).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, PageParams, ref, TenantSlugParams } from '../../schemas.ts'
+import { DateTime, Page, ResourceParams, ref } from '../../schemas.ts'
 
 const Url = Type.String({
   minLength: 1,
@@ -127,16 +127,8 @@ const DeliveryPageComponent = Page(
 )
 export const DeliveryPage = ref(DeliveryPageComponent)
 
-export const ListQuery = Type.Object({ ...PageParams }, { additionalProperties: false })
-export type ListQuery = Static<typeof ListQuery>
-
-export const WebhookParams = Type.Object({
-  ...TenantSlugParams.properties,
-  id: Type.String({ minLength: 1, maxLength: 100 }),
-})
-
 export const DeliveryParams = Type.Object({
-  ...WebhookParams.properties,
+  ...ResourceParams.properties,
   deliveryId: Type.String({ minLength: 1, maxLength: 100 }),
 })
 

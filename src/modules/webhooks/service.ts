@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
+import type { PageQuery } from '../../schemas.ts'
 import { AUDIT_ACTIONS } from '../audit/actions.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { WEBHOOK_TEST, type WebhookTestEvent, webhookBody } from './events.ts'
@@ -13,7 +14,6 @@ import * as store from './queries.ts'
 import type {
   CreateWebhookBody,
   DeliveryRecord,
-  ListQuery,
   PatchWebhookBody,
   WebhookRecord,
 } from './schemas.ts'
@@ -144,7 +144,7 @@ export async function createWebhook(
   return { webhook: presentWebhook(row), secret }
 }
 
-export async function listWebhookPage(deps: Pick<Deps, 'db'>, tenantId: string, query: ListQuery) {
+export async function listWebhookPage(deps: Pick<Deps, 'db'>, tenantId: string, query: PageQuery) {
   return readPage(
     query,
     ({ limit, after }) => store.listWebhooks(deps.db, tenantId, { limit, after }),
@@ -227,7 +227,7 @@ export async function listDeliveryPage(
   deps: Pick<Deps, 'db'>,
   tenantId: string,
   webhookId: string,
-  query: ListQuery,
+  query: PageQuery,
 ) {
   await findOr404(deps, tenantId, webhookId)
   return readPage(

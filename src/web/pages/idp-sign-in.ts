@@ -35,6 +35,7 @@ const IDP_WORDS: Record<string, string> = {
   mfa_required:
     'This workspace needs a second factor that your organisation’s sign-in did not give.',
   rate_limited: 'Too many attempts. Please try again in a minute.',
+  hook_denied: 'This sign-in was refused by the workspace.',
 }
 
 /** The sign-in page's message for the identity provider's refusal `reason`. */

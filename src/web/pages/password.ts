@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { AuthServiceError } from '../api.ts'
 import type { Pages } from '../context.ts'
 import { formText } from '../http.ts'
+import { openIdpWords } from '../idp.ts'
 import { formErrors } from '../messages.ts'
 import { type Req, signedIn, statusOf } from './flow.ts'
 import { idpRefusal } from './idp-sign-in.ts'
@@ -21,7 +22,11 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const idp = request.query.idp
     if (typeof idp !== 'string') return signInPage(pages, request, reply)
     // Back from the identity provider with a refusal (web/idp.ts).
-    const errors = { form: idpRefusal(idp) }
+    const words =
+      idp === 'hook_denied'
+        ? openIdpWords(pages.deps, request.tenant.id, request.query.words)
+        : undefined
+    const errors = { form: words ?? idpRefusal(idp) }
     return signInPage(pages, request, reply, { errors, status: 401 })
   })
 
