@@ -42,6 +42,10 @@ const REASONS: Record<string, [string | undefined, string]> = {
   email_not_verified: [undefined, 'Verify your email address first: ask for a code below.'],
   invalid_invite: [undefined, 'This invitation link is not valid. Ask for a new invitation.'],
   invite_expired: [undefined, 'This invitation has expired. Ask for a new invitation.'],
+  invite_email_mismatch: [
+    undefined,
+    'This invitation is for another email address. Sign in with the invited address.',
+  ],
   invite_used: [undefined, 'This invitation was already accepted. Sign in instead.'],
   already_enrolled: [undefined, 'An authenticator app is already set up.'],
   mfa_disabled: [undefined, 'This workspace does not use a second factor.'],
