@@ -16,6 +16,7 @@ import { askHook, customClaims, type HookMethod, type HookUser } from '../hooks/
 import type { HookEvent } from '../hooks/schemas.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
 import { organizationClaims } from '../organizations/claims.ts'
+import { joinByVerifiedDomain } from '../organizations/jit.ts'
 import { userRoleNames } from '../roles/members.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, type User } from '../users/reads.ts'
@@ -173,9 +174,12 @@ export class SessionService {
       }
       afterCommit(tx, () => sendSecurityAlert(this.deps, tenant, user, alert))
     }
+    // CONTRACT §18: a verified address of a domain an organization claims joins it.
+    const joined = await joinByVerifiedDomain(tx, tenant.id, user, now)
     await this.deps.audit.record(tx, tenant.id, actor, [
       ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
+      ...joined,
     ])
     if (options.secondFactor) await store.markSecondFactor(tx, tenant.id, sessionId)
     return this.envelope(user, started.roles, sessionId, refreshToken, now, claims)
