@@ -451,6 +451,8 @@ describe('error responses', () => {
     'acceptOrganizationInvitation 400 invalid_invite',
     'acceptOrganizationInvitation 400 password_login_disabled',
     'revokeOrganizationInvitation 400 invalid_invite',
+    // CONTRACT §18: an organization token needs a session with a second factor.
+    'refreshSession 403 mfa_required',
   ])
 
   test('every one is the Error component and lists its reasons from the catalogue', () => {

@@ -195,6 +195,10 @@ export const sessions = pgTable(
     // The last time this session proved a sign-in factor again (POST me/reauthenticate,
     // CONTRACT §16); the sign-in itself is created_at. A refresh changes neither.
     reauthenticatedAt: ts('reauthenticated_at'),
+    // Whether the sign-in that opened this session proved a second factor (TOTP, an emailed
+    // code or a recovery code): an organization with mfaRequired (CONTRACT §18) mints its
+    // tokens only for such a session. A refresh keeps it.
+    secondFactor: boolean('second_factor').notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.id] }),

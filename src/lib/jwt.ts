@@ -47,6 +47,9 @@ export interface AccessClaims {
   jti: string
   /** The administrator signed in as the user (CONTRACT §22 impersonation): RFC 8693's act. */
   act?: { sub: string }
+  /** An organization token (CONTRACT §18): the organization, and the roles held there. */
+  org_id?: string
+  org_roles?: string[]
 }
 
 /** A public key as GET /.well-known/jwks.json lists it: never a private member. */

@@ -22,6 +22,7 @@ const REASONS: Record<string, [string | undefined, MessageKey]> = {
   email_not_verified: [undefined, 'errors.reason.email_not_verified'],
   invalid_invite: [undefined, 'errors.reason.invalid_invite'],
   invite_expired: [undefined, 'errors.reason.invite_expired'],
+  invite_email_mismatch: [undefined, 'errors.reason.invite_email_mismatch'],
   invite_used: [undefined, 'errors.reason.invite_used'],
   already_enrolled: [undefined, 'errors.reason.already_enrolled'],
   mfa_disabled: [undefined, 'errors.reason.mfa_disabled'],

@@ -38,6 +38,7 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/sign-in/passkey': 'script',
   '/sign-up': 'form',
   '/invite': 'form',
+  '/organization-invite': 'form',
   '/sign-out': 'form',
   '/reset-password': 'form',
   '/reset-password/confirm': 'form',

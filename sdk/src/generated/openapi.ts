@@ -166,7 +166,7 @@ export interface paths {
     put?: never
     /**
      * Exchange a refresh token for a new pair (the old one is spent)
-     * @description A refresh token used twice ends its whole session (401 `refresh_token_reused`).
+     * @description A refresh token used twice ends its whole session (401 `refresh_token_reused`). With `organizationId` (CONTRACT §18) the access token is an organization token: `org_id` and `org_roles` (the roles held in it; the refresh token stays the user’s). A user who is not a member of it: 403 `not_a_member`; an organization with `mfaRequired` and a session signed in without a second factor: 403 `mfa_required`. Neither spends the refresh token.
      */
     post: operations['refreshSession']
     delete?: never
@@ -11253,6 +11253,11 @@ export interface operations {
          */
         'application/json': {
           refreshToken: string
+          /**
+           * Format: uuid
+           * @description An organization of the tenant (CONTRACT §18): the access token is then an organization token carrying `org_id` and `org_roles`. A user who is not a member: 403 `not_a_member`.
+           */
+          organizationId?: string
         }
       }
     }
@@ -11277,6 +11282,15 @@ export interface operations {
       }
       /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `refresh_token_reused`. */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `not_a_member`, `mfa_required`. */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -11324,6 +11338,11 @@ export interface operations {
          */
         'application/json': {
           refreshToken: string
+          /**
+           * Format: uuid
+           * @description An organization of the tenant (CONTRACT §18): the access token is then an organization token carrying `org_id` and `org_roles`. A user who is not a member: 403 `not_a_member`.
+           */
+          organizationId?: string
         }
       }
     }

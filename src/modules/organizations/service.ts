@@ -441,30 +441,3 @@ export async function removeMember(
 export async function myOrganizations(deps: Pick<Deps, 'db'>, tenantId: string, userId: string) {
   return { items: await store.membershipsOf(deps.db, tenantId, userId) }
 }
-
-/**
- * What an organization token of the user carries (CONTRACT §18): the organization's id,
- * the roles held there, and whether it needs a second factor; 403 not_a_member for a user
- * who is not a live member (of this organization of this tenant).
- */
-export async function organizationClaims(
-  db: Handle,
-  tenantId: string,
-  organizationId: string,
-  userId: string,
-): Promise<{ orgId: string; orgRoles: string[]; mfaRequired: boolean; roles: Role[] }> {
-  const notMember = () =>
-    new AppError('not_a_member', { message: 'The user is not a member of this organization.' })
-  if (!isUuid(organizationId)) throw notMember()
-  const organization = await store.findOrganization(db, tenantId, organizationId)
-  if (!organization) throw notMember()
-  const member = await store.findMember(db, tenantId, organizationId, userId)
-  if (!member) throw notMember()
-  const roles = await store.memberRoleRows(db, tenantId, organizationId, userId)
-  return {
-    orgId: organizationId,
-    orgRoles: roles.map((r) => r.name),
-    mfaRequired: organization.mfaRequired,
-    roles,
-  }
-}

@@ -223,6 +223,8 @@ export interface TokenState {
   usedAt: Date | null
   expiresAt: Date
   revokedAt: Date | null
+  /** Whether the session's sign-in proved a second factor (CONTRACT §18 mfaRequired). */
+  secondFactor: boolean
 }
 
 /** What a refresh token refers to, whatever its state. */
@@ -234,6 +236,7 @@ export async function findRefreshToken(db: Handle, tenantId: string, tokenHash: 
       usedAt: refreshTokens.usedAt,
       expiresAt: refreshTokens.expiresAt,
       revokedAt: sessions.revokedAt,
+      secondFactor: sessions.secondFactor,
     })
     .from(refreshTokens)
     .innerJoin(
@@ -243,6 +246,14 @@ export async function findRefreshToken(db: Handle, tenantId: string, tokenHash: 
     .where(and(eq(refreshTokens.tenantId, tenantId), eq(refreshTokens.tokenHash, tokenHash)))
     .limit(1)
   return rows[0] as TokenState | undefined
+}
+
+/** Records that the sign-in opening the session proved a second factor. */
+export async function markSecondFactor(db: Handle, tenantId: string, sessionId: string) {
+  await db
+    .update(sessions)
+    .set({ secondFactor: true })
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, sessionId)))
 }
 
 /** Ends one session; answers whether it was live until now. */

@@ -78,19 +78,20 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         tags: ['Authentication'],
         summary: 'Exchange a refresh token for a new pair (the old one is spent)',
         description:
-          'A refresh token used twice ends its whole session (401 `refresh_token_reused`).',
+          'A refresh token used twice ends its whole session (401 `refresh_token_reused`). With `organizationId` (CONTRACT §18) the access token is an organization token: `org_id` and `org_roles` (the roles held in it; the refresh token stays the user’s). A user who is not a member of it: 403 `not_a_member`; an organization with `mfaRequired` and a session signed in without a second factor: 403 `mfa_required`. Neither spends the refresh token.',
         params: TenantSlugParams,
         body: RefreshBody,
         response: responses(TokenEnvelope, {
           400: [],
           401: ['token_invalid', 'token_expired', 'session_revoked', 'refresh_token_reused'],
+          403: ['not_a_member', 'mfa_required'],
           404: [],
         }),
       },
     },
     async (request) => {
-      const { refreshToken } = request.body
-      return deps.sessions.refresh(request.tenant, refreshToken, request.actor)
+      const { refreshToken, organizationId } = request.body
+      return deps.sessions.refresh(request.tenant, refreshToken, request.actor, organizationId)
     },
   )
 

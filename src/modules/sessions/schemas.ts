@@ -51,7 +51,16 @@ export const LoginBody = Type.Object(
 export type LoginBody = Static<typeof LoginBody>
 
 export const RefreshBody = Type.Object(
-  { refreshToken: OpaqueToken },
+  {
+    refreshToken: OpaqueToken,
+    organizationId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'An organization of the tenant (CONTRACT §18): the access token is then an organization token carrying `org_id` and `org_roles`. A user who is not a member: 403 `not_a_member`.',
+      }),
+    ),
+  },
   {
     additionalProperties: false,
     examples: [{ refreshToken: 'Yh4cN8vR2kP6tW0xB3mQ7sL1dF9gJ5zA2eU8iO4nC6r' }],

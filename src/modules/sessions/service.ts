@@ -15,6 +15,8 @@ import type { HookCache, HookCalls } from '../hooks/cache.ts'
 import { askHook, customClaims, type HookMethod, type HookUser } from '../hooks/call.ts'
 import type { HookEvent } from '../hooks/schemas.ts'
 import { type SecurityAlert, sendSecurityAlert } from '../notifications/security.ts'
+import { organizationClaims } from '../organizations/claims.ts'
+import { joinByVerifiedDomain } from '../organizations/jit.ts'
 import { userRoleNames } from '../roles/members.ts'
 import { forgetUserDevices } from '../signin/remembered-devices.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -143,6 +145,8 @@ export class SessionService {
     actor: Actor,
     entries: AuditEntry[] = [],
     claims: Record<string, unknown> = {},
+    /** The sign-in proved a second factor (kept on the session, CONTRACT §18 mfaRequired). */
+    options: { secondFactor?: boolean } = {},
   ): Promise<TokenEnvelope> {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
@@ -173,10 +177,14 @@ export class SessionService {
       }
       afterCommit(tx, () => sendSecurityAlert(this.deps, tenant, user, alert))
     }
+    // CONTRACT §18: a verified address of a domain an organization claims joins it.
+    const joined = await joinByVerifiedDomain(tx, tenant.id, user, now)
     await this.deps.audit.record(tx, tenant.id, actor, [
       ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
+      ...joined,
     ])
+    if (options.secondFactor) await store.markSecondFactor(tx, tenant.id, sessionId)
     return this.envelope(user, started.roles, sessionId, refreshToken, now, claims)
   }
 
@@ -232,11 +240,37 @@ export class SessionService {
     return { user: presentUser(user, roles), accessToken, accessTokenExpiresIn: ACCESS_TOKEN_TTL }
   }
 
-  /** Rotates a refresh token; reuse of a rotated one ends its whole family. */
-  async refresh(tenant: Tenant, refreshToken: string, actor: Actor): Promise<TokenEnvelope> {
+  /**
+   * Rotates a refresh token; reuse of a rotated one ends its whole family. With
+   * `organizationId` (CONTRACT §18) the new access token is an organization token, carrying
+   * `org_id` and `org_roles`; the refresh token stays the user's. A user who is not a member
+   * is refused (403 not_a_member) before anything is spent, as is a session without a second
+   * factor for an organization that requires one (403 mfa_required).
+   */
+  async refresh(
+    tenant: Tenant,
+    refreshToken: string,
+    actor: Actor,
+    organizationId?: string,
+  ): Promise<TokenEnvelope> {
     const { db, clock } = this.deps
     const now = clock.now()
     const oldHash = hashToken(refreshToken)
+    let orgClaims: { org_id: string; org_roles: string[] } | undefined
+    if (organizationId !== undefined) {
+      const state = await store.findRefreshToken(db, tenant.id, oldHash)
+      // A spent, ended or unknown token is answered below as without an organization.
+      if (state && !state.usedAt && !state.revokedAt && state.expiresAt > now) {
+        const org = await organizationClaims(db, tenant.id, organizationId, state.userId)
+        if (org.mfaRequired && !state.secondFactor) {
+          fail('mfa_required', {
+            status: 403,
+            message: 'This organization requires a session signed in with a second factor.',
+          })
+        }
+        orgClaims = { org_id: org.orgId, org_roles: org.orgRoles }
+      }
+    }
     const next = randomToken()
     const expiresAt = new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000)
     const rotated = await store.rotateRefreshToken(
@@ -252,7 +286,7 @@ export class SessionService {
       const { user, roles } = rotated
       const subject = { id: user.id, email: user.email, role: user.role, roles }
       const claims = await customClaims(this.deps, tenant, subject, actor)
-      return this.envelope(user, roles, rotated.sessionId, next, now, claims)
+      return this.envelope(user, roles, rotated.sessionId, next, now, claims, orgClaims)
     }
 
     const state = await store.findRefreshToken(db, tenant.id, oldHash)
@@ -468,6 +502,7 @@ export class SessionService {
     refreshToken: string,
     now: Date,
     claims: Record<string, unknown> = {},
+    organization?: { org_id: string; org_roles: string[] },
   ) {
     const accessToken = this.deps.tokens.issue(
       {
@@ -477,6 +512,7 @@ export class SessionService {
         ...(roles.length > 0 ? { roles } : {}),
         sid: sessionId,
         jti: randomToken(12),
+        ...organization,
       },
       now,
       claims,

@@ -195,6 +195,7 @@ export async function completeSignIn(
           },
         ],
         claims,
+        { secondFactor: second !== undefined },
       )
       return deviceToken ? { ...started, deviceToken } : started
     })

@@ -11,6 +11,7 @@ import { csrfChecked } from '../csrf.ts'
 import { idpSignInRoutes } from './idp-sign-in.ts'
 import { invitationRoutes } from './invite.ts'
 import { loginCodeRoutes } from './login-code.ts'
+import { organizationInvitationRoutes } from './organization-invite.ts'
 import { passwordSignInRoutes } from './password.ts'
 import { secondFactorRoutes } from './second-factor.ts'
 import { signOutRoutes } from './sign-out.ts'
@@ -31,6 +32,7 @@ export function signInRoutes(app: FastifyInstance, pages: Pages): void {
     ssoSignInRoutes(app, pages)
     signUpRoutes(app, pages)
     invitationRoutes(app, pages)
+    organizationInvitationRoutes(app, pages)
     signOutRoutes(app, pages)
   })
 }
