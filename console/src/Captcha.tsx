@@ -121,10 +121,11 @@ export function Captcha({ tenant }: { tenant: Tenant }) {
                 <label htmlFor={`captcha-on-${action}`}>{label}</label>
               </div>
             ))}
-            {on.includes('sign_in') && (
+            {on.includes('sign_in') && thirdParty && (
               <p className="hint">
-                This console's own sign-in form shows no CAPTCHA yet: with password sign-in
-                protected, administrators cannot sign in here with a password.
+                This console's own sign-in shows no third-party CAPTCHA: with password sign-in
+                protected by it, administrators cannot sign in here with a password (ALTCHA the
+                console solves by itself).
               </p>
             )}
           </fieldset>
