@@ -26,6 +26,8 @@ import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { oidcRoutes } from './modules/oidc/routes.ts'
+import { organizationInvitationRoutes } from './modules/organizations/invitation-routes.ts'
+import { organizationRoutes } from './modules/organizations/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { policyRoutes } from './modules/policy/routes.ts'
@@ -86,6 +88,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(auditRoutes, { deps, prefix: TENANT })
   await app.register(roleRoutes, { deps, prefix: TENANT })
   await app.register(groupRoutes, { deps, prefix: TENANT })
+  await app.register(organizationRoutes, { deps, prefix: TENANT })
+  await app.register(organizationInvitationRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })

@@ -66,6 +66,8 @@ export const REASONS = {
   api_key_not_allowed: [403, 'API keys cannot use this route.'],
   admin_required: [403, 'This route needs an administrator.'],
   permission_required: [403, 'This needs a permission the caller does not hold.'],
+  not_a_member: [403, 'The user is not a member of this organization.'],
+  invite_email_mismatch: [403, 'The invitation is for another address.'],
   builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
   impersonation_forbidden: [

@@ -52,7 +52,7 @@ export async function samlIdpRoutes(app: FastifyInstance, { deps }: { deps: Deps
     status: number,
   ) => {
     deps.ssoPages.headers(reply, { authorization: false })
-    const markup = await deps.ssoPages.refusal(request.tenant, WORDS[reason] ?? reason, reason)
+    const markup = await deps.ssoPages.refusal(request, request.tenant, reason, WORDS[reason])
     return reply.code(status).type('text/html; charset=utf-8').send(markup)
   }
 
