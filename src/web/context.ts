@@ -217,9 +217,20 @@ export class Pages {
     reply: FastifyReply,
     title: string,
     body: Html,
-    options: PageOptions & { status?: number } = {},
+    options: PageOptions & { status?: number; formTargets?: string[] } = {},
   ): Promise<FastifyReply> {
-    setPageHeaders(reply, this.kind(request))
+    setPageHeaders(reply, this.kind(request), options.captcha)
+    // A page whose form posts to another site (the SAML response to an SP's ACS): the CSP's
+    // form-action names that origin too, and nothing else.
+    if (options.formTargets?.length) {
+      reply.header(
+        'content-security-policy',
+        String(reply.getHeader('content-security-policy')).replace(
+          "form-action 'self'",
+          `form-action 'self' ${options.formTargets.join(' ')}`,
+        ),
+      )
+    }
     const markup = page(await this.brand(request, reply), title, body, options)
     return reply
       .code(options.status ?? 200)

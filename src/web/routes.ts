@@ -7,6 +7,7 @@ import type { Deps } from '../deps.ts'
 import { dir, type MessageKey, type MessageValues, translator } from '../i18n/index.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
+import { captchaAssetRoutes } from './captcha.ts'
 import { Pages } from './context.ts'
 import { csrfChecked } from './csrf.ts'
 import { escapeText, html } from './html.ts'
@@ -18,6 +19,7 @@ import { authorizeRoutes } from './pages/authorize.ts'
 import { connectedAppRoutes } from './pages/connected-apps.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
+import { samlSsoRoutes } from './pages/saml-sso.ts'
 import { signInRoutes } from './pages/signin.ts'
 import { ssoSecondFactorRoutes } from './pages/sso-second-factor.ts'
 
@@ -37,6 +39,8 @@ export async function assetRoutes(app: FastifyInstance): Promise<void> {
         .send(body),
     )
   }
+  // ALTCHA's widget, its worker and stylesheet, and the pages' glue (web/captcha.ts).
+  await captchaAssetRoutes(app)
 }
 
 /**
@@ -150,4 +154,5 @@ export async function pageRoutes(
   passkeyRoutes(app, pages)
   recoveryRoutes(app, pages)
   authorizeRoutes(app, pages)
+  samlSsoRoutes(app, pages)
 }

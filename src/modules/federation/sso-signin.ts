@@ -20,6 +20,7 @@ import { clearCookie, readCookies, setCookie } from '../../lib/cookies.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -203,7 +204,7 @@ function connectionSource(
     method: 'sso',
     connectionId: connection.id,
     subject: assertion.subject,
-    ...(clientId ? { clientId } : {}),
+    ...servedApplication(clientId),
   }
   const notProvisioned = {
     reason: 'sso_user_not_provisioned' as const,

@@ -4,6 +4,10 @@ const ready = (fn) =>
   document.readyState === 'loading' ? document.addEventListener('DOMContentLoaded', fn) : fn()
 
 ready(() => {
+  // A SAML response on its way to the application (web/pages/saml-sso.ts): posted at once.
+  const autosubmit = document.querySelector('form[data-autosubmit]')
+  if (autosubmit instanceof HTMLFormElement) autosubmit.submit()
+
   // An error summary takes the focus, so keyboard and screen-reader users land on it.
   const summary = document.querySelector('[data-focus]')
   if (summary instanceof HTMLElement) summary.focus()

@@ -2,6 +2,7 @@
 // a second factor (second-factor.ts) or a verified address (the verification page).
 import type { FastifyInstance } from 'fastify'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { formText } from '../http.ts'
 import { openIdpWords } from '../idp.ts'
@@ -34,7 +35,8 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const email = formText(request.body, 'email')
     const password = formText(request.body, 'password')
     try {
-      const envelope = await pages.api(request).login({ body: { email, password } })
+      const captchaToken = captchaTokenOf(request, 'sign_in', request.body)
+      const envelope = await pages.api(request).login({ body: { email, password, captchaToken } })
       return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {

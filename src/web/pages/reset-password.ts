@@ -3,6 +3,7 @@
 // sealed in the form (session.ts); a reset signs the browser in.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf, captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { formText } from '../http.ts'
@@ -39,11 +40,15 @@ ${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'reset-password'),
   pages.csrf(request, reply),
-  emailField(state.email, state.errors, t),
+  html`${emailField(state.email, state.errors, t)}
+${captchaWidget(request, 'password_reset', t)}`,
   t('common.emailMeCode'),
 )}
 <p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
-  return pages.send(request, reply, t('reset.heading'), body, { status: state.status })
+  return pages.send(request, reply, t('reset.heading'), body, {
+    status: state.status,
+    captcha: pageCaptcha(request, 'password_reset'),
+  })
 }
 
 async function choosePage(
@@ -84,7 +89,8 @@ export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
   app.post('/reset-password', async (request: Req, reply) => {
     const email = formText(request.body, 'email')
     try {
-      await pages.api(request).requestPasswordReset({ body: { email } })
+      const captchaToken = captchaTokenOf(request, 'password_reset', request.body)
+      await pages.api(request).requestPasswordReset({ body: { email, captchaToken } })
       return choosePage(pages, request, reply, { email })
     } catch (error) {
       return requestPage(pages, request, reply, {

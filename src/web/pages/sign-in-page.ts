@@ -2,6 +2,7 @@
 // code, a passkey, its identity provider), and why the last try did not work.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { tenantHasSso } from '../../modules/federation/service.ts'
+import { captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { emailField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
@@ -26,7 +27,8 @@ ${
     pages.url(request, 'sign-in'),
     csrf,
     html`${emailField(state.email, state.errors, t)}
-${field({ name: 'password', label: t('signIn.password'), type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
+${field({ name: 'password', label: t('signIn.password'), type: 'password', autocomplete: 'current-password', errors: state.errors })}
+${captchaWidget(request, 'sign_in', t)}`,
     t('signIn.submit'),
   )
 }
@@ -49,5 +51,8 @@ ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'reset-pass
 ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}">${t('signIn.signUp')}</a></li>`}
 </ul>
 </nav>`
-  return pages.send(request, reply, t('signIn.title'), body, { status: state.status })
+  return pages.send(request, reply, t('signIn.title'), body, {
+    status: state.status,
+    captcha: passwordsAllowed(tenant) ? pageCaptcha(request, 'sign_in') : undefined,
+  })
 }
