@@ -14,6 +14,7 @@ import {
   type SecurityEvent,
   securityAlertMail,
 } from '../../src/modules/notifications/security.ts'
+import { invitationMail } from '../../src/modules/organizations/mail.ts'
 import type { Tenant } from '../../src/modules/tenants/tenant.ts'
 import {
   createTenant,
@@ -254,6 +255,14 @@ describe('no English left in another language (CONTRACT §20)', () => {
             locale,
           ),
         ),
+        invitationMail(
+          server.deps.config,
+          tenant,
+          { name: 'Widget Team' } as never,
+          { role: 'member', expiresAt: new Date('2026-12-24T10:00:00Z') } as never,
+          'token-value',
+          locale,
+        ),
         ...(Object.keys(SECURITY_EVENTS) as SecurityEvent[]).map((event) =>
           securityAlertMail(
             server.deps,
@@ -278,7 +287,7 @@ describe('no English left in another language (CONTRACT §20)', () => {
         const subject = mail.subject.replace(/^Security alert: /, '')
         const what = `mail "${mail.subject}"`
         // The browser's family name, the token and the API's body example are not words.
-        const extra = ['Firefox', 'Windows', 'token', 'value', 'password']
+        const extra = ['Firefox', 'Windows', 'token', 'value', 'password', 'Team']
         for (const part of [subject, mail.text, textOf(mail.html ?? '')]) {
           assertNoEnglish(locale, what, part, extra)
         }
