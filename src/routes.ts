@@ -26,11 +26,14 @@ import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { oidcRoutes } from './modules/oidc/routes.ts'
+import { organizationInvitationRoutes } from './modules/organizations/invitation-routes.ts'
+import { organizationRoutes } from './modules/organizations/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { policyRoutes } from './modules/policy/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { roleRoutes } from './modules/roles/routes.ts'
+import { samlIdpRoutes } from './modules/samlidp/routes.ts'
 import { SCIM_PREFIX } from './modules/scim/errors.ts'
 import { scimRoutes } from './modules/scim/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
@@ -85,6 +88,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(auditRoutes, { deps, prefix: TENANT })
   await app.register(roleRoutes, { deps, prefix: TENANT })
   await app.register(groupRoutes, { deps, prefix: TENANT })
+  await app.register(organizationRoutes, { deps, prefix: TENANT })
+  await app.register(organizationInvitationRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })
@@ -99,6 +104,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(scimRoutes, { deps, prefix: SCIM_PREFIX })
   // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
   await app.register(oidcRoutes, { deps })
+  // The tenants' SAML identity providers (/saml/{slug}/…, CONTRACT §22).
+  await app.register(samlIdpRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)

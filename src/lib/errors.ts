@@ -66,6 +66,8 @@ export const REASONS = {
   api_key_not_allowed: [403, 'API keys cannot use this route.'],
   admin_required: [403, 'This route needs an administrator.'],
   permission_required: [403, 'This needs a permission the caller does not hold.'],
+  not_a_member: [403, 'The user is not a member of this organization.'],
+  invite_email_mismatch: [403, 'The invitation is for another address.'],
   builtin_role: [403, 'A built-in role cannot be changed or deleted.'],
   last_admin: [403, 'The last administrator cannot be removed.'],
   impersonation_forbidden: [
@@ -91,6 +93,7 @@ export const REASONS = {
   name_taken: [409, 'A role of this workspace already has this name.'],
   domain_taken: [409, 'Another SSO connection of this workspace already owns this domain.'],
   identifier_taken: [409, 'An API resource of this workspace already has this identifier.'],
+  entity_id_taken: [409, 'A SAML application of this workspace already has this entity id.'],
   already_member: [409, 'This address already belongs to a member.'],
   already_enrolled: [409, 'An authenticator is already enrolled.'],
   invite_used: [409, 'The invitation was already accepted.'],

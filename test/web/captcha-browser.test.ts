@@ -8,22 +8,39 @@
 // with the widget at 1280 and 390 px go to /tmp/shots-captcha/.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { solveChallenge } from 'altcha-lib'
+import { deriveKey } from 'altcha-lib/algorithms/pbkdf2'
 import type { Browser } from 'playwright-core'
 import { eq } from '../../src/db/orm.ts'
 import { users } from '../../src/db/schema.ts'
 import { CSP } from '../../src/web/http.ts'
-import { unchanged } from '../db.ts'
-import { launchChromium, screenshots, chromiumSkip as skip } from '../fixtures/browser.ts'
+import { setTenant, unchanged } from '../db.ts'
+import {
+  checkAccessibility,
+  launchChromium,
+  screenshots,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
+import { enrolTotp, totpAt } from '../fixtures/mfa.ts'
 import {
   createTenant,
   STRONG_PASSWORD,
+  signup,
   startTestServer,
   type TenantFixture,
   type TestServer,
   uniqueEmail,
 } from '../helpers.ts'
+import { PageClient } from './page-client.ts'
 
 const SHOTS = '/tmp/shots-captcha'
+
+/** An ALTCHA answer of the tenant's, as the widget puts it in the form. */
+async function solved(slug: string): Promise<string> {
+  const challenge = await (await fetch(`${server.url}/v1/${slug}/captcha/challenge`)).json()
+  const solution = await solveChallenge({ challenge, deriveKey })
+  return Buffer.from(JSON.stringify({ challenge, solution })).toString('base64')
+}
 
 let server: TestServer
 before(async (t) => {
@@ -55,7 +72,10 @@ describe('ALTCHA in Chromium', { skip }, () => {
   after(() => browser?.close())
 
   test('a sign-up on the hosted page: the widget solves its challenge and the form submits the answer', async () => {
-    const t = await withCaptcha({ provider: 'altcha', on: ['sign_up', 'sign_in'] })
+    const t = await withCaptcha({
+      provider: 'altcha',
+      on: ['sign_up', 'sign_in', 'password_reset', 'login_code'],
+    })
     const context = await browser.newContext()
     const tab = await context.newPage()
     const problems: string[] = []
@@ -75,6 +95,7 @@ describe('ALTCHA in Chromium', { skip }, () => {
       assert.equal(answer?.status(), 200)
       await tab.waitForSelector('altcha-widget input[type="checkbox"]', { state: 'attached' })
       await screenshots(tab, 'sign-up-altcha', SHOTS)
+      await checkAccessibility(tab, 'sign-up with ALTCHA')
       const email = uniqueEmail()
       await tab.fill('#email', email)
       await tab.fill('#password', STRONG_PASSWORD)
@@ -96,6 +117,12 @@ describe('ALTCHA in Chromium', { skip }, () => {
       await tab.waitForSelector('altcha-widget input[type="checkbox"]', { state: 'attached' })
       assert.match((await tab.locator('altcha-widget').textContent()) ?? '', /Ich bin kein Roboter/)
       await screenshots(tab, 'sign-in-altcha-de', SHOTS)
+      for (const path of ['reset-password', 'sign-in/code']) {
+        await tab.goto(`${server.url}/t/${t.slug}/${path}?lang=en`)
+        await tab.waitForSelector('altcha-widget input[type="checkbox"]', { state: 'attached' })
+        await screenshots(tab, `${path.replace('/', '-')}-altcha`, SHOTS)
+      }
+      assert.deepEqual(problems, [], 'no script error, no CSP violation')
     } finally {
       await context.close()
     }
@@ -159,6 +186,39 @@ describe('the pages of the actions in `on`', () => {
       assert.equal((await page(`/t/${t.slug}/sign-up`)).csp, CSP)
       assert.equal((await page(`/t/${t.slug}/sign-in`)).csp, CSP)
     }
+  })
+
+  test("a password sign-in's second step shows the widget again and needs its own answer", async () => {
+    const t = await withCaptcha({ provider: 'altcha', on: ['sign_in'] })
+    await setTenant(server, t.slug, { mfaPolicy: 'Optional' })
+    const user = await signup(server, t.slug)
+    const secret = await enrolTotp(server, t.slug, user.accessToken)
+    const browser = new PageClient(server)
+    await browser.get(`/t/${t.slug}/sign-in`)
+    const fields = { email: user.email, password: STRONG_PASSWORD }
+    const second = await browser.post(`/t/${t.slug}/sign-in`, {
+      ...fields,
+      captchaToken: await solved(t.slug),
+    })
+    assert.equal(second.status, 200)
+    assert.match(second.html, /name="totpCode"/)
+    assert.match(second.html, /<altcha-widget /)
+    assert.equal(second.headers.get('content-security-policy'), `${CSP}; worker-src 'self'`)
+    const pending = /name="pending" value="([^"]+)"/.exec(second.html)?.[1] ?? ''
+    // Without an answer: the same step again, saying why.
+    const refused = await browser.post(`/t/${t.slug}/sign-in/second-factor`, {
+      pending,
+      method: 'totp',
+      totpCode: totpAt(server, secret),
+    })
+    assert.match(refused.html, /not a robot/)
+    const done = await browser.post(`/t/${t.slug}/sign-in/second-factor`, {
+      pending: /name="pending" value="([^"]+)"/.exec(refused.html)?.[1] ?? '',
+      method: 'totp',
+      totpCode: totpAt(server, secret),
+      captchaToken: await solved(t.slug),
+    })
+    assert.match(done.url, /\/account$/)
   })
 
   test('a form posted without an answer is refused on the page and creates nothing', async () => {

@@ -12,6 +12,7 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
 import type { HookMethod, HookUser } from '../hooks/call.ts'
@@ -186,7 +187,7 @@ export async function completeSignIn(
             email: proof.email,
             metadata: {
               via: proof.via,
-              ...(actor.servedClientId ? { clientId: actor.servedClientId } : {}),
+              ...servedApplication(actor.servedClientId),
               ...(second?.remembered ? { rememberedDevice: true } : {}),
               ...(deviceToken ? { deviceRemembered: true } : {}),
               ...record.login,

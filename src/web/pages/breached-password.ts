@@ -63,7 +63,7 @@ export function newPasswordRoutes(app: FastifyInstance, pages: Pages): void {
         },
       })
     } catch (error) {
-      const errors = formErrors(error, { password: 'newPassword' })
+      const errors = formErrors(error, pages.t(request, reply), { password: 'newPassword' })
       return newPasswordPage(pages, request, reply, pending, { errors, status: statusOf(error) })
     }
     const home = pages.url(request, '')

@@ -116,7 +116,7 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       return codeRequestPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -149,13 +149,13 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
           return enrolPage(pages, request, reply, pendingCode, enrolment.secret)
         } catch (inner) {
           return codeEntryPage(pages, request, reply, pending.email, {
-            errors: formErrors(inner),
+            errors: formErrors(inner, pages.t(request, reply)),
             status: statusOf(inner),
           })
         }
       }
       return codeEntryPage(pages, request, reply, pending.email, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -178,7 +178,7 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
       return secondFactorPage(pages, request, reply, pending, ['totp'], {
-        errors: formErrors(error, { totpCode: target }),
+        errors: formErrors(error, pages.t(request, reply), { totpCode: target }),
       })
     }
   })
@@ -198,7 +198,14 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
       return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const { secret, ...rest } = pending
-      return enrolPage(pages, request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
+      return enrolPage(
+        pages,
+        request,
+        reply,
+        rest,
+        secret,
+        formErrors(error, pages.t(request, reply), { code: 'totpCode' }),
+      )
     }
   })
 }

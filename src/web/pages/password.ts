@@ -28,7 +28,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       idp === 'hook_denied'
         ? openIdpWords(pages.deps, request.tenant.id, request.query.words)
         : undefined
-    const errors = { form: words ?? idpRefusal(idp) }
+    const errors = { form: words ?? idpRefusal(idp, pages.t(request, reply)) }
     return signInPage(pages, request, reply, { errors, status: 401 })
   })
 
@@ -63,7 +63,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       }
       return signInPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }

@@ -95,7 +95,7 @@ export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       return requestPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -131,10 +131,10 @@ export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         return choosePage(pages, request, reply, step, {
           askSecond: true,
-          errors: pending.code ? formErrors(error) : undefined,
+          errors: pending.code ? formErrors(error, pages.t(request, reply)) : undefined,
         })
       }
-      const errors = formErrors(error, { password: 'newPassword' })
+      const errors = formErrors(error, pages.t(request, reply), { password: 'newPassword' })
       if (error instanceof AuthServiceError && error.reason === 'invalid_mfa_code') {
         return choosePage(pages, request, reply, step, { askSecond: true, errors, status: 401 })
       }

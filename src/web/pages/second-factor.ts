@@ -139,7 +139,7 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       const target =
         method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'
-      const errors = formErrors(error, { totpCode: target, code: target })
+      const errors = formErrors(error, pages.t(request, reply), { totpCode: target, code: target })
       if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
         return signInPage(pages, request, reply, { email: pending.email, errors, status: 401 })
       }

@@ -39,7 +39,7 @@ ${
 ${sso && html`<p><a class="button" href="${pages.url(request, 'sign-in/sso')}">${t('signIn.sso')}</a></p>`}
 ${
   tenant.passkeysEnabled &&
-  html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+  html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" data-cancelled="${t('passkey.cancelled')}" data-failed="${t('errors.reason.other')}" hidden>
 <button type="button">${t('signIn.passkey')}</button>
 <p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
 </div>`

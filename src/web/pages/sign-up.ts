@@ -56,7 +56,7 @@ export function signUpRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       return signUpPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
