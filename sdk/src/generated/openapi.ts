@@ -1546,7 +1546,7 @@ export interface paths {
     put?: never
     /**
      * Register an application (an OAuth client of the tenant’s issuer)
-     * @description Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials.
+     * @description Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials. A `saml` app (CONTRACT §22, the tenant as SAML identity provider) takes only `entityId`, `acsUrls`, `nameIdFormat`, `attributes`, `spCertificates`, `signResponse` or `spMetadataXml` (which fills the others); its entity id is unique in the tenant (409 `entity_id_taken`).
      */
     post: operations['createApplication']
     delete?: never
@@ -17760,6 +17760,15 @@ export interface operations {
           'application/json': components['schemas']['Error']
         }
       }
+      /** @description Conflict. `details.reason`: `entity_id_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
       /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
       429: {
         headers: {
@@ -18017,6 +18026,15 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `entity_id_taken`. */
+      409: {
         headers: {
           [name: string]: unknown
         }

@@ -125,7 +125,7 @@ export const SamlAttributeSource = Type.Union(
 )
 const SamlAttribute = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\x00-\\x1f]+$' }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
     from: SamlAttributeSource,
   },
   { additionalProperties: false },
