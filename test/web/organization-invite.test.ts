@@ -80,6 +80,9 @@ test('a new address follows the link, chooses a password, and is a signed-in mem
   assert.equal(done.status, 200, textOf(done.html))
   assert.ok(done.url.endsWith(`/t/${t.slug}/account`), done.url)
   assert.deepEqual(await members(orgId), [email])
+  // The account page lists the organization.
+  assert.match(textOf(done.html), /Your organizations/)
+  assert.match(textOf(done.html), /Orbital Freight/)
   // The link again: spent, refused on the page.
   await c.get(link)
   const again = await c.post(`/t/${t.slug}/organization-invite`, { token })

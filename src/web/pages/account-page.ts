@@ -93,11 +93,12 @@ export async function accountPage(
   state: { note?: string; errors?: FormErrors; status?: number; addPasskey?: string } = {},
 ): Promise<FastifyReply> {
   const api = pages.api(request, session.accessToken)
-  const [me, keys, live, connected] = await Promise.all([
+  const [me, keys, live, connected, memberships] = await Promise.all([
     api.getMe(),
     api.listPasskeys(),
     api.listMySessions({ query: { limit: 50 } }),
     api.listMyApplications(),
+    api.listMyOrganizations(),
   ])
   const passkeys = (keys as { items: Passkey[] }).items
   const sessions = live.items
@@ -129,6 +130,17 @@ ${errorSummary(state.errors, t)}
 </dl>
 ${!me.emailVerified && form(pages.url(request, 'account/verify'), csrf, html``, t('account.verifyEmail'))}
 </section>
+${
+  // CONTRACT §18: the organizations the user belongs to, shown when there are any.
+  memberships.items.length > 0 &&
+  html`<section aria-labelledby="organizations-h">
+<h2 id="organizations-h">${t('account.organizations')}</h2>
+<ul class="items">${memberships.items.map(
+    (m) =>
+      html`<li><span><strong>${m.name}</strong>${m.roles.length > 0 ? html`<br><span class="hint">${t('account.organizationRoles', { roles: m.roles.join(', ') })}</span>` : ''}</span></li>`,
+  )}</ul>
+</section>`
+}
 ${languageSection(pages.url(request, 'account/locale'), csrf, t, pages.offered(request), me.locale ?? null)}
 ${
   passwords &&
