@@ -8,6 +8,7 @@ import { type Database, openDatabase } from '../src/db/client.ts'
 import { FieldCipher } from '../src/lib/crypto.ts'
 import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
 import { clientSecretColumn } from '../src/modules/applications/secret.ts'
+import { captchaSecretColumn } from '../src/modules/captcha/secret.ts'
 import { ssoSecretColumn } from '../src/modules/federation/secret.ts'
 import { hookSecretColumn } from '../src/modules/hooks/secret.ts'
 import { signerKeyColumn } from '../src/modules/import/signer-key.ts'
@@ -31,6 +32,7 @@ export const SEALED_COLUMNS = Object.fromEntries(
     webhookSecretColumns.previous,
     ssoSecretColumn,
     hookSecretColumn,
+    captchaSecretColumn,
   ].map((column) => [column.name, column]),
 )
 

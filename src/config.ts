@@ -54,6 +54,8 @@ export interface Config {
   oidcBackchannelAllowLoopback: boolean
   /** PWNED_PASSWORDS_URL (CONTRACT §21): the range API's base, when set. */
   pwnedPasswordsUrl: string | undefined
+  /** CAPTCHA_VERIFY_URL_* (CONTRACT §21): siteverify endpoints in place of the providers'. */
+  captchaVerifyUrls: { turnstile?: string; hcaptcha?: string; recaptcha?: string }
   /** WEBHOOK_ALLOW_PRIVATE=true (CONTRACT §13): tenant-configured URLs may be internal. */
   webhookAllowPrivate: boolean
   /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry of a failed webhook delivery. */
@@ -170,6 +172,11 @@ export function loadConfig(env: Env = process.env): Config {
     oidcSigningKeys,
     oidcBackchannelAllowLoopback: v.OIDC_BACKCHANNEL_ALLOW_LOOPBACK,
     pwnedPasswordsUrl: v.PWNED_PASSWORDS_URL,
+    captchaVerifyUrls: {
+      turnstile: v.CAPTCHA_VERIFY_URL_TURNSTILE,
+      hcaptcha: v.CAPTCHA_VERIFY_URL_HCAPTCHA,
+      recaptcha: v.CAPTCHA_VERIFY_URL_RECAPTCHA,
+    },
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
     webhookRetrySchedule: v.WEBHOOK_RETRY_SCHEDULE,
     webhookWorker: v.WEBHOOK_WORKER,

@@ -14,6 +14,7 @@ import type { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import type { ApiKeyCache } from './modules/apikeys/cache.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
+import type { SpentAnswers } from './modules/captcha/spent.ts'
 import type { SsoPages } from './modules/federation/pages.ts'
 import type { HookCache, HookCalls } from './modules/hooks/cache.ts'
 import type { IdentityProvider } from './modules/oauth/provider.ts'
@@ -47,6 +48,8 @@ export interface Deps {
   webhookOutcomes: DeliveryOutcomes
   /** The breach corpus a new password is checked against (CONTRACT §21). */
   breached: BreachedPasswords
+  /** ALTCHA answers already used, until their challenge expires (CONTRACT §21). */
+  spentCaptchas: SpentAnswers
   /** Each tenant's enabled hooks, kept for 2 s (CONTRACT §21). */
   hooks: HookCache
   /** Hook calls by event and outcome on this instance (for /metrics). */

@@ -3,6 +3,7 @@
 // or lone surrogate in the path, query or User-Agent) → authentication (401/403); then
 // Fastify parses the body, hygiene checks its strings (preValidation), the schema
 // validates it (400) → the route's declared per-address budget (preHandler, 429) → the
+// route's declared CAPTCHA (preHandler, 400 captcha_required / captcha_invalid) → the
 // handler.
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from './deps.ts'
@@ -11,6 +12,8 @@ import { apiKeyRoutes } from './modules/apikeys/routes.ts'
 import { apiResourceRoutes } from './modules/apiresources/routes.ts'
 import { applicationRoutes } from './modules/applications/routes.ts'
 import { auditRoutes } from './modules/audit/routes.ts'
+import { installCaptchaGuard } from './modules/captcha/guard.ts'
+import { captchaRoutes } from './modules/captcha/routes.ts'
 import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
 import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
@@ -23,11 +26,14 @@ import { inviteAcceptRoutes, inviteRoutes } from './modules/invites/routes.ts'
 import { mfaRoutes } from './modules/mfa/routes.ts'
 import { oauthRoutes } from './modules/oauth/routes.ts'
 import { oidcRoutes } from './modules/oidc/routes.ts'
+import { organizationInvitationRoutes } from './modules/organizations/invitation-routes.ts'
+import { organizationRoutes } from './modules/organizations/routes.ts'
 import { passkeyRoutes } from './modules/passkeys/routes.ts'
 import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { policyRoutes } from './modules/policy/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { roleRoutes } from './modules/roles/routes.ts'
+import { samlIdpRoutes } from './modules/samlidp/routes.ts'
 import { SCIM_PREFIX } from './modules/scim/errors.ts'
 import { scimRoutes } from './modules/scim/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
@@ -56,6 +62,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   installInputHygiene(app)
   installAuthentication(app, deps)
   installRateLimits(app, deps)
+  installCaptchaGuard(app, deps)
   installIdpHandoff(app, deps)
 
   await app.register(serviceRoutes, { deps })
@@ -68,6 +75,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(stepUpRoutes, { deps, prefix: TENANT })
   await app.register(sessionManagementRoutes, { deps, prefix: TENANT })
   await app.register(passwordlessRoutes, { deps, prefix: TENANT })
+  await app.register(captchaRoutes, { deps, prefix: TENANT })
   await app.register(accountRoutes, { deps, prefix: TENANT })
   await app.register(mfaRoutes, { deps, prefix: TENANT })
   await app.register(passkeyRoutes, { deps, prefix: TENANT })
@@ -81,6 +89,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(auditRoutes, { deps, prefix: TENANT })
   await app.register(roleRoutes, { deps, prefix: TENANT })
   await app.register(groupRoutes, { deps, prefix: TENANT })
+  await app.register(organizationRoutes, { deps, prefix: TENANT })
+  await app.register(organizationInvitationRoutes, { deps, prefix: TENANT })
   await app.register(privacyRoutes, { deps, prefix: TENANT })
   await app.register(introspectionRoutes, { deps, prefix: TENANT })
   await app.register(applicationRoutes, { deps, prefix: TENANT })
@@ -96,6 +106,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(scimRoutes, { deps, prefix: SCIM_PREFIX })
   // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
   await app.register(oidcRoutes, { deps })
+  // The tenants' SAML identity providers (/saml/{slug}/…, CONTRACT §22).
+  await app.register(samlIdpRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)

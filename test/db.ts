@@ -17,6 +17,11 @@ import {
   invites,
   oidcModels,
   oneTimeCodes,
+  organizationDomains,
+  organizationInvitations,
+  organizationMemberRoles,
+  organizationMembers,
+  organizations,
   passkeys,
   recoveryCodes,
   refreshTokens,
@@ -143,6 +148,35 @@ export async function tenantSnapshot(
       .from(groupRoles)
       .where(eq(groupRoles.tenantId, tenantId))
       .orderBy(asc(groupRoles.groupId), asc(groupRoles.roleId)),
+    organizations: await db
+      .select()
+      .from(organizations)
+      .where(eq(organizations.tenantId, tenantId))
+      .orderBy(asc(organizations.id)),
+    organizationDomains: await db
+      .select()
+      .from(organizationDomains)
+      .where(eq(organizationDomains.tenantId, tenantId))
+      .orderBy(asc(organizationDomains.domain)),
+    organizationMembers: await db
+      .select()
+      .from(organizationMembers)
+      .where(eq(organizationMembers.tenantId, tenantId))
+      .orderBy(asc(organizationMembers.organizationId), asc(organizationMembers.userId)),
+    organizationMemberRoles: await db
+      .select()
+      .from(organizationMemberRoles)
+      .where(eq(organizationMemberRoles.tenantId, tenantId))
+      .orderBy(
+        asc(organizationMemberRoles.organizationId),
+        asc(organizationMemberRoles.userId),
+        asc(organizationMemberRoles.roleId),
+      ),
+    organizationInvitations: await db
+      .select()
+      .from(organizationInvitations)
+      .where(eq(organizationInvitations.tenantId, tenantId))
+      .orderBy(asc(organizationInvitations.id)),
     oidcModels: await db
       .select()
       .from(oidcModels)

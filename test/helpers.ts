@@ -55,6 +55,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     oidcSigningKeys: TEST_OIDC_KEYS,
     oidcBackchannelAllowLoopback: false,
     pwnedPasswordsUrl: undefined,
+    captchaVerifyUrls: {},
     webhookAllowPrivate: false,
     webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE,
     webhookWorker: false,

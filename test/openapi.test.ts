@@ -5,6 +5,7 @@
 // request schemas say what the service accepts (unknown properties ignored, CONTRACT §8's
 // rule on every string, the email rule of src/lib/email.ts): test/fuzz.test.ts sends them.
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { before, describe, test } from 'node:test'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
@@ -388,7 +389,8 @@ describe('request schemas say what the service accepts', () => {
     for (const [where, schema] of requestSchemas()) {
       if (!/[. ]email$/.test(where) || schema.type !== 'string' || where.includes('[]')) continue
       const [method, template, , field] = where.split(/ |(?<=body)\./)
-      const path = template.replace('{tenantSlug}', tenant.slug)
+      // Any other path parameter (an organization's id) is a well-formed unknown one.
+      const path = template.replace('{tenantSlug}', tenant.slug).replace(/\{\w+\}/g, randomUUID())
       // body.email, or body.admin.email: the address where the schema has it.
       const keys = field.split('.')
       let body: Record<string, unknown> = { [keys.at(-1) as string]: 'ada@localhost' }
@@ -444,6 +446,11 @@ describe('error responses', () => {
     // CONTRACT §9: the reset routes refuse a PasswordlessOnly tenant with 403.
     'requestPasswordReset 403 password_login_disabled',
     'resetPassword 403 password_login_disabled',
+    // CONTRACT §18: an invitation to an organization that is not pending is 400
+    // invalid_invite; accepting one with a password is auth/signup's own refusal.
+    'acceptOrganizationInvitation 400 invalid_invite',
+    'acceptOrganizationInvitation 400 password_login_disabled',
+    'revokeOrganizationInvitation 400 invalid_invite',
   ])
 
   test('every one is the Error component and lists its reasons from the catalogue', () => {

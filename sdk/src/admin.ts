@@ -1,5 +1,6 @@
 // The administration calls an API key may make (CONTRACT §4, §11): users, invites, audit,
-// the tenant and its logo, token introspection, applications and API resources, groups. Routes
+// the tenant and its logo, token introspection, applications and API resources, groups,
+// organizations. Routes
 // that refuse keys (api-keys, IdP credentials, /me, mfa) are left out, so calling them
 // does not type-check.
 import { type Client, createClient, type FetchLike } from './client.ts'
@@ -51,6 +52,17 @@ export const ADMIN_OPERATIONS = [
   'deleteSsoConnection',
   'listGroups',
   'setGroupRoles',
+  'listOrganizations',
+  'createOrganization',
+  'getOrganization',
+  'updateOrganization',
+  'deleteOrganization',
+  'listOrganizationMembers',
+  'setOrganizationMember',
+  'removeOrganizationMember',
+  'createOrganizationInvitation',
+  'listOrganizationInvitations',
+  'revokeOrganizationInvitation',
   'createHook',
   'listHooks',
   'getHook',

@@ -89,6 +89,11 @@ test('every operationId is called through the SDK against the real service', asy
     createClient({ baseUrl: server.url, tenant: slug, token: created.accessToken }),
   )
   assert.equal((await pub.getAuthConfig()).authPolicy, 'PasswordOnly')
+  // No CAPTCHA yet: no ALTCHA challenge (CONTRACT §21); with ALTCHA on, one.
+  await assert.rejects(pub.getCaptchaChallenge(), { status: 404 })
+  await admin.updateTenant({ body: { captcha: { provider: 'altcha', on: [] } } })
+  assert.equal((await pub.getCaptchaChallenge()).parameters.algorithm, 'PBKDF2/SHA-256')
+  await admin.updateTenant({ body: { captcha: null } })
 
   // The permission catalogue (CONTRACT §17), and the admin's: every one.
   const catalogue = await admin.listPermissions()
@@ -286,6 +291,67 @@ test('every operationId is called through the SDK against the real service', asy
     groups.items.map((g) => [g.displayName, g.roles, g.memberCount]),
     [['Support', ['Helpdesk'], 1]],
   )
+  // An organization (CONTRACT §18), a member with an organization role, the member's list.
+  const { role: orgRole } = await admin.createRole({
+    body: { name: 'Billing', kind: 'organization' },
+  })
+  const { organization } = await backend.createOrganization({ body: { name: 'Acme' } })
+  const member = await backend.setOrganizationMember({
+    path: { id: organization.id, userId: signedUp.user.id },
+    body: { roles: [orgRole.name] },
+  })
+  assert.deepEqual(member.member.roles, ['Billing'])
+  const myOrgs = await pub.listMyOrganizations({ token: withOtp.accessToken })
+  assert.deepEqual(myOrgs.items, [{ id: organization.id, name: 'Acme', roles: ['Billing'] }])
+  const seen = await pub.getOrganization({
+    path: { id: organization.id },
+    token: withOtp.accessToken,
+  })
+  assert.equal(seen.organization.memberCount, 1)
+  const orgMembers = await backend.listOrganizationMembers({ path: { id: organization.id } })
+  assert.deepEqual(
+    orgMembers.items.map((m) => m.userId),
+    [signedUp.user.id],
+  )
+  const renamedOrg = await backend.updateOrganization({
+    path: { id: organization.id },
+    body: { name: 'Acme Corp' },
+  })
+  assert.equal(renamedOrg.organization.name, 'Acme Corp')
+  assert.equal((await backend.listOrganizations()).items.length, 1)
+  // An invitation to it: one revoked, one accepted by the member, signed in.
+  const spareInvitation = await backend.createOrganizationInvitation({
+    path: { id: organization.id },
+    body: { email: uniqueEmail('spare'), sendEmail: false },
+  })
+  assert.deepEqual(
+    await backend.revokeOrganizationInvitation({
+      path: { id: organization.id, invitationId: spareInvitation.invitation.id },
+    }),
+    { ok: true },
+  )
+  const orgInvitation = await backend.createOrganizationInvitation({
+    path: { id: organization.id },
+    body: { email, roles: [orgRole.name], sendEmail: false },
+  })
+  const joined = await pub.acceptOrganizationInvitation({
+    body: { token: orgInvitation.token },
+    token: withOtp.accessToken,
+  })
+  assert.deepEqual(joined.membership.roles, ['Billing'])
+  const orgInvitations = await backend.listOrganizationInvitations({
+    path: { id: organization.id },
+  })
+  assert.deepEqual(orgInvitations.items.map((i) => i.status).sort(), ['Accepted', 'Revoked'])
+  assert.deepEqual(
+    await backend.removeOrganizationMember({
+      path: { id: organization.id, userId: signedUp.user.id },
+    }),
+    { ok: true },
+  )
+  assert.deepEqual(await backend.deleteOrganization({ path: { id: organization.id } }), {
+    ok: true,
+  })
   const introspected = await backend.introspectToken({ body: { token: withOtp.accessToken } })
   assert.equal(introspected.active, true)
   // The member's sessions as the back end sees them; the email-OTP one ended.

@@ -287,6 +287,36 @@ const webhooks = {
         'The base of a Pwned Passwords range API (e.g. `https://api.pwnedpasswords.com`): a new password is also looked up at `{base}/range/{first 5 hex of its SHA-1}` with `Add-Padding: true` (k-anonymity: the password and its full hash never leave the service); an answer slower than 1 s or an error is logged and skipped, never blocking a sign-up.',
     }),
   ),
+  CAPTCHA_VERIFY_URL_TURNSTILE: Type.Optional(
+    httpUrl({
+      group: 'Webhooks',
+      contract: '§21',
+      kind: 'http(s) URL',
+      shown: 'unset: `https://challenges.cloudflare.com/turnstile/v0/siteverify`',
+      description:
+        'Where a Cloudflare Turnstile token of a tenant whose `captcha.provider` is `turnstile` is verified (its siteverify endpoint; a stand-in for tests). Called through the egress guard (`WEBHOOK_ALLOW_PRIVATE` decides whether an internal address may be reached), within 5 s; a timeout, a non-2xx or an unreadable answer is `captcha_invalid`.',
+    }),
+  ),
+  CAPTCHA_VERIFY_URL_HCAPTCHA: Type.Optional(
+    httpUrl({
+      group: 'Webhooks',
+      contract: '§21',
+      kind: 'http(s) URL',
+      shown: 'unset: `https://api.hcaptcha.com/siteverify`',
+      description:
+        'Where a hCaptcha token of a tenant whose `captcha.provider` is `hcaptcha` is verified (its siteverify endpoint; a stand-in for tests). Called through the egress guard (`WEBHOOK_ALLOW_PRIVATE` decides whether an internal address may be reached), within 5 s; a timeout, a non-2xx or an unreadable answer is `captcha_invalid`.',
+    }),
+  ),
+  CAPTCHA_VERIFY_URL_RECAPTCHA: Type.Optional(
+    httpUrl({
+      group: 'Webhooks',
+      contract: '§21',
+      kind: 'http(s) URL',
+      shown: 'unset: `https://www.google.com/recaptcha/api/siteverify`',
+      description:
+        'Where a reCAPTCHA token of a tenant whose `captcha.provider` is `recaptcha` is verified (its siteverify endpoint; a stand-in for tests). Called through the egress guard (`WEBHOOK_ALLOW_PRIVATE` decides whether an internal address may be reached), within 5 s; a timeout, a non-2xx or an unreadable answer is `captcha_invalid`.',
+    }),
+  ),
   WEBHOOK_ALLOW_PRIVATE: flag({
     group: 'Webhooks',
     contract: '§13',

@@ -147,6 +147,8 @@ export type PrunedTable = (typeof PRUNED_TABLES)[number]
 export const NOT_PRUNED: Record<string, string> = {
   api_keys:
     'an expired key stays listed (as expired) until an admin revokes or deletes it: it is the record of who could call the API',
+  organization_invitations:
+    'an expired invitation to an organization stays listed as expired (CONTRACT §18), until the organization goes',
   invites:
     'an expired invitation stays listed as expired, and a late accept must find it to record InviteExpired',
 }

@@ -90,6 +90,14 @@ export const tenants = pgTable('tenants', {
   defaultLocale: text('default_locale').notNull().default('en'),
   /** CONTRACT §20: the locales the tenant's pages and mails may speak; null: every supported one. */
   locales: text('locales').array(),
+  /** CONTRACT §21: altcha | turnstile | hcaptcha | recaptcha; null: no CAPTCHA. */
+  captchaProvider: text('captcha_provider'),
+  /** The third-party provider's public site key (null for altcha). */
+  captchaSiteKey: text('captcha_site_key'),
+  /** The third-party provider's secret, sealed (captcha/secret.ts); write-only. */
+  captchaSecretEnc: text('captcha_secret_enc'),
+  /** The actions that ask for a CAPTCHA: sign_up, sign_in, password_reset, login_code. */
+  captchaOn: text('captcha_on').array(),
   ...timestamps(),
   deletedAt: ts('deleted_at'),
 })
@@ -491,10 +499,33 @@ export const applications = pgTable(
     tokenExchange: boolean('token_exchange').notNull().default(false),
     /** null, or fapi2 (the FAPI 2.0 Security Profile). */
     profile: text('profile'),
+    /**
+     * CONTRACT §22, SAML IdP: a `saml` application's service provider (entity id, ACS
+     * URLs, NameID format, attributes, certificates, signResponse); null for OIDC types.
+     */
+    saml: jsonb('saml').$type<SamlSettings>(),
+    /** The SP's entity id, unique per tenant (an AuthnRequest's Issuer finds the app). */
+    samlEntityId: text('saml_entity_id'),
     ...timestamps(),
   },
-  (t) => [...tenantListed('applications', t)],
+  (t) => [
+    ...tenantListed('applications', t),
+    uniqueIndex('applications_tenant_saml_entity').on(t.tenantId, t.samlEntityId),
+  ],
 )
+
+/** A `saml` application's settings (modules/samlidp). */
+export interface SamlSettings {
+  entityId: string
+  acsUrls: string[]
+  nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+  attributes: {
+    name: string
+    from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+  }[]
+  spCertificates: string[]
+  signResponse: boolean
+}
 
 /** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */
 export const apiResources = pgTable(
@@ -630,6 +661,131 @@ export const groupRoles = pgTable(
       foreignColumns: [roles.tenantId, roles.id],
     }).onDelete('cascade'),
     index('group_roles_tenant_role').on(t.tenantId, t.roleId),
+  ],
+)
+
+/**
+ * CONTRACT §18 organizations inside a tenant: a person has one account in the tenant and
+ * membership in many organizations. `jit_role_ids` are the organization roles (§17, kind
+ * organization) a JIT member gets, by id so a rename follows (a deleted role's id is dropped
+ * when read).
+ */
+export const organizations = pgTable(
+  'organizations',
+  {
+    ...tenantOwned(),
+    name: text('name').notNull(),
+    description: text('description'),
+    mfaRequired: boolean('mfa_required').notNull().default(false),
+    jitRoleIds: jsonb('jit_role_ids').$type<string[]>().notNull().default([]),
+    ...timestamps(),
+  },
+  (t) => [...tenantListed('organizations', t)],
+)
+
+/**
+ * The email domains an organization claims for JIT membership (lowercase, IDNs in
+ * punycode), keyed by (tenant, domain): a domain belongs to at most one organization of the
+ * tenant by the primary key itself (409 domain_taken).
+ */
+export const organizationDomains = pgTable(
+  'organization_domains',
+  {
+    tenantId: tenantRef(),
+    domain: text('domain').notNull(),
+    organizationId: uuid('organization_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.domain] }),
+    foreignKey({
+      columns: [t.tenantId, t.organizationId],
+      foreignColumns: [organizations.tenantId, organizations.id],
+    }).onDelete('cascade'),
+    index('organization_domains_organization').on(t.tenantId, t.organizationId),
+  ],
+)
+
+/** A user's membership in an organization: goes with the organization and with the user. */
+export const organizationMembers = pgTable(
+  'organization_members',
+  {
+    tenantId: tenantRef(),
+    organizationId: uuid('organization_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.organizationId, t.userId] }),
+    foreignKey({
+      columns: [t.tenantId, t.organizationId],
+      foreignColumns: [organizations.tenantId, organizations.id],
+    }).onDelete('cascade'),
+    ownedByUser(t),
+    // me/organizations: a user's memberships by one index range, however many there are.
+    index('organization_members_tenant_user').on(t.tenantId, t.userId),
+    // The members page, oldest first.
+    index('organization_members_joined').on(t.tenantId, t.organizationId, t.createdAt, t.userId),
+  ],
+)
+
+/** The organization roles a member holds in that organization; go with the membership and the role. */
+export const organizationMemberRoles = pgTable(
+  'organization_member_roles',
+  {
+    tenantId: tenantRef(),
+    organizationId: uuid('organization_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    roleId: uuid('role_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.organizationId, t.userId, t.roleId] }),
+    foreignKey({
+      columns: [t.tenantId, t.organizationId, t.userId],
+      foreignColumns: [
+        organizationMembers.tenantId,
+        organizationMembers.organizationId,
+        organizationMembers.userId,
+      ],
+    }).onDelete('cascade'),
+    foreignKey({
+      columns: [t.tenantId, t.roleId],
+      foreignColumns: [roles.tenantId, roles.id],
+    }).onDelete('cascade'),
+    index('organization_member_roles_role').on(t.tenantId, t.roleId),
+  ],
+)
+
+/**
+ * Invitations to an organization (CONTRACT §18). One pending invitation per (organization,
+ * address): the partial unique index holds it, and a second invitation revokes the first in
+ * its own transaction. `role_ids` are organization roles, given when accepted.
+ */
+export const organizationInvitations = pgTable(
+  'organization_invitations',
+  {
+    ...tenantOwned(),
+    organizationId: uuid('organization_id').notNull(),
+    email: text('email').notNull(),
+    emailNormalized: text('email_normalized').notNull(),
+    roleIds: jsonb('role_ids').$type<string[]>().notNull().default([]),
+    /** SHA-256 of the token; the token names no tenant, so this is unique globally. */
+    tokenHash: text('token_hash').notNull().unique(),
+    invitedBy: text('invited_by'),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    acceptedAt: ts('accepted_at'),
+    acceptedUserId: uuid('accepted_user_id'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [
+    ...tenantListed('organization_invitations', t),
+    foreignKey({
+      columns: [t.tenantId, t.organizationId],
+      foreignColumns: [organizations.tenantId, organizations.id],
+    }).onDelete('cascade'),
+    uniqueIndex('organization_invitations_pending')
+      .on(t.tenantId, t.organizationId, t.emailNormalized)
+      .where(sql`accepted_at IS NULL AND revoked_at IS NULL`),
   ],
 )
 

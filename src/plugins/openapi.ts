@@ -41,6 +41,7 @@ import { introspectionComponents } from '../modules/introspection/schemas.ts'
 import { inviteComponents } from '../modules/invites/schemas.ts'
 import { mfaComponents } from '../modules/mfa/schemas.ts'
 import { oauthComponents } from '../modules/oauth/schemas.ts'
+import { organizationComponents } from '../modules/organizations/schemas.ts'
 import { passkeyComponents } from '../modules/passkeys/schemas.ts'
 import { passwordlessComponents } from '../modules/passwordless/schemas.ts'
 import { privacyComponents } from '../modules/privacy/schemas.ts'
@@ -82,6 +83,7 @@ const COMPONENTS = [
   ...auditComponents,
   ...roleComponents,
   ...groupComponents,
+  ...organizationComponents,
   ...introspectionComponents,
   ...privacyComponents,
   ...applicationComponents,
@@ -183,6 +185,11 @@ const TAGS = [
   { name: 'Administration', description: 'The tenant, its users, API keys and audit log.' },
   { name: 'Invites', description: 'Invitations, and accepting one.' },
   { name: 'Roles', description: 'The tenant permissions, and the roles that hold them.' },
+  {
+    name: 'Organizations',
+    description:
+      'Organizations inside the tenant: members with organization roles, invitations, organization tokens.',
+  },
   { name: 'Tokens', description: 'How other back ends check access tokens.' },
   {
     name: 'OpenID provider',

@@ -63,6 +63,31 @@ export function rememberIdpState(
   setCookie(reply, name, sealed, { ...where, maxAge: 600 })
 }
 
+const wordsAad = (tenantId: string) => `idp-words:${tenantId}`
+
+function sealIdpWords(deps: HandoffDeps, tenantId: string, words: string): string {
+  return deps.cipher.encrypt(
+    JSON.stringify({ words, until: Date.now() + 600_000 }),
+    wordsAad(tenantId),
+  )
+}
+
+/** The words a sealed `words` of the sign-in page's address carries (none when bad or old). */
+export function openIdpWords(
+  deps: HandoffDeps,
+  tenantId: string,
+  sealed: unknown,
+): string | undefined {
+  if (typeof sealed !== 'string' || sealed.length > 2000) return undefined
+  try {
+    const value = JSON.parse(deps.cipher.decrypt(sealed, wordsAad(tenantId)))
+    if (typeof value?.words !== 'string' || !(value.until > Date.now())) return undefined
+    return value.words
+  } catch {
+    return undefined
+  }
+}
+
 export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void {
   // A hook of the callback route alone: a global onSend hook would put every reply of the
   // service through Fastify's hook runner (issue 10).
@@ -128,6 +153,11 @@ export function installIdpHandoff(app: FastifyInstance, deps: HandoffDeps): void
     } else {
       const reason = (body.details as { reason?: unknown } | undefined)?.reason
       location = `/t/${tenant.slug}/sign-in?idp=${encodeURIComponent(String(reason ?? 'idp_error'))}`
+      // CONTRACT §21: a hook's deny shows the hook's message, sealed so that no link can
+      // put words of its own on the page.
+      if (reason === 'hook_denied' && typeof body.message === 'string') {
+        location += `&words=${encodeURIComponent(sealIdpWords(deps, tenant.id, body.message))}`
+      }
     }
     reply.code(303).header('location', location).type('text/plain; charset=utf-8')
     done(null, '')

@@ -145,11 +145,21 @@ export function clearSession(ctx: PageContext, request: FastifyRequest, reply: F
  */
 const INTERACTION_TTL = 600
 
-export const interactionPath = (slug: string, uid: string) => `${pagePath(slug)}/authorize/${uid}`
+/**
+ * A SAML sign-in (CONTRACT §22, modules/samlidp/pending.ts) is carried as an interaction too:
+ * its uid is `saml.{id}` (a `.` is never in oidc-provider's uids), and its page is the SAML
+ * one, so every way a sign-in ends goes back to it as to an OpenID interaction's page.
+ */
+export const SAML_INTERACTION = 'saml.'
+
+export const interactionPath = (slug: string, uid: string) =>
+  uid.startsWith(SAML_INTERACTION)
+    ? `${pagePath(slug)}/saml/${uid.slice(SAML_INTERACTION.length)}`
+    : `${pagePath(slug)}/authorize/${uid}`
 
 /** oidc-provider's interaction uids: nanoid, 21 characters of the URL-safe alphabet. */
 export const isInteractionUid = (uid: unknown): uid is string =>
-  typeof uid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uid)
+  typeof uid === 'string' && /^(saml\.)?[A-Za-z0-9_-]{16,64}$/.test(uid)
 
 const interactionCookie = (ctx: PageContext) =>
   overHttps(ctx) ? `__Host-ta_authorize_${ctx.slug}` : 'ta_authorize'

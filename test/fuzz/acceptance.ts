@@ -42,6 +42,11 @@ const STATEFUL: Record<string, Rule[]> = {
   createInvite: [[/^body\.roles\.\d+$/, /^unknown role /]],
   setUserRoles: [[/^body\.roles\.\d+$/, /^unknown role /]],
   setGroupRoles: [[/^body\.roles\.\d+$/, /^unknown role /]],
+  // CONTRACT §18: organization roles are the tenant's data (kind organization).
+  createOrganization: [[/^body\.jit\.roles\.\d+$/, / is no organization role$/]],
+  updateOrganization: [[/^body\.jit\.roles\.\d+$/, / is no organization role$/]],
+  setOrganizationMember: [[/^body\.roles\.\d+$/, / is no organization role$/]],
+  createOrganizationInvitation: [[/^body\.roles\.\d+$/, / is no organization role$/]],
   createSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
   updateSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
   // CONTRACT §20: which placeholders a template needs and may hold depends on the kind its
@@ -129,10 +134,23 @@ const ROLE_CONTENT: Rule[] = [
 // stored one), as the fields' descriptions say.
 const TENANT_CONTENT: Rule[] = [
   [/^body\.(locales|defaultLocale)$/, /^defaultLocale must be one of locales$/],
+  // CONTRACT §21: a third-party CAPTCHA needs its site key and a secret (sent, or stored for
+  // the same provider), ALTCHA takes neither, as the fields' descriptions say.
+  [
+    /^body\.captcha\.(siteKey|secret)$/,
+    /^(\w+ needs its (siteKey|secret)|altcha takes no (siteKey|secret))$/,
+  ],
 ]
 // CONTRACT §21: a dry-run's enforced domains are email domains, as a connection's are.
 const DRY_RUN_CONTENT: Rule[] = [[/^body\.enforcedSsoDomains\.\d+$/, /^is not an email domain$/]]
+// CONTRACT §18: an organization's JIT domains are email domains, its name not blank.
+const ORGANIZATION_CONTENT: Rule[] = [
+  [/^body\.jit\.emailDomains\.\d+$/, / is no email domain$/],
+  [/^body\.name$/, /^name must not be blank$/],
+]
 const CONTENT: Record<string, Rule[]> = {
+  createOrganization: ORGANIZATION_CONTENT,
+  updateOrganization: ORGANIZATION_CONTENT,
   updateTenant: TENANT_CONTENT,
   dryRunPolicy: DRY_RUN_CONTENT,
   createRole: ROLE_CONTENT,

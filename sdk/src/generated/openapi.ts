@@ -434,6 +434,26 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/{tenantSlug}/captcha/challenge': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An ALTCHA proof-of-work challenge
+     * @description For a workspace whose `captcha.provider` is `altcha` (else 404 `not_found`): solve it (altcha-lib's `solveChallenge`, or the ALTCHA widget) and send the base64 of `{challenge, solution}` as `captchaToken`. Valid 5 minutes, one answer per challenge.
+     */
+    get: operations['getCaptchaChallenge']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/auth/request-password-reset': {
     parameters: {
       query?: never
@@ -1251,6 +1271,180 @@ export interface paths {
      */
     put: operations['setGroupRoles']
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organizations': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the organizations of the tenant, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listOrganizations']
+    put?: never
+    /**
+     * Create an organization
+     * @description An unknown organization role in `jit.roles` or a malformed domain: 400 `validation` naming it. A domain another organization of the tenant claims: 409 `domain_taken`. At most 10,000 organizations a tenant: 400 `limit_exceeded`. Audit: OrganizationCreated.
+     */
+    post: operations['createOrganization']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organizations/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Read an organization
+     * @description Needs `organizations:write`, or the caller being a member of the organization; anyone else (a user of another organization, of the same tenant or not) gets 404, as for an unknown id.
+     */
+    get: operations['getOrganization']
+    put?: never
+    post?: never
+    /**
+     * Delete an organization, its memberships and its invitations
+     * @description Audit: OrganizationDeleted.
+     */
+    delete: operations['deleteOrganization']
+    options?: never
+    head?: never
+    /**
+     * Change an organization (the fields sent replace its own)
+     * @description The rules of creation apply; `jit` replaces the domains and roles together. Audit: OrganizationUpdated naming the fields sent.
+     */
+    patch: operations['updateOrganization']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organizations/{id}/members': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the members of an organization, oldest membership first
+     * @description Paged like every list. Needs `organizations:write`, or the caller being a member of the organization; anyone else (a user of another organization, of the same tenant or not) gets 404, as for an unknown id.
+     */
+    get: operations['listOrganizationMembers']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organizations/{id}/members/{userId}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /**
+     * Add a user to an organization, or set a member’s organization roles
+     * @description The roles replace those the member held there. A name that is no organization role (unknown, or a tenant role): 400 `validation` naming it. An unknown organization or user: 404. Audit: OrganizationMemberAdded, or OrganizationMemberRolesChanged when a member’s roles change.
+     */
+    put: operations['setOrganizationMember']
+    post?: never
+    /**
+     * Remove a member from an organization
+     * @description A user who is no member: 404. Audit: OrganizationMemberRemoved.
+     */
+    delete: operations['removeOrganizationMember']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/organizations': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The organizations the signed-in user belongs to, with its roles there */
+    get: operations['listMyOrganizations']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organizations/{id}/invitations': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** List the invitations of an organization, oldest first, in every state */
+    get: operations['listOrganizationInvitations']
+    put?: never
+    /**
+     * Invite an address to an organization (mailing the token unless told not to)
+     * @description One pending invitation per organization and address: a second revokes the first (OrganizationInvitationRevoked, `reason: "replaced"`). A name that is no organization role: 400 `validation` naming it. The mail names the organization and links the hosted page `/t/{tenantSlug}/organization-invite?token=`. Audit: OrganizationInvitationCreated.
+     */
+    post: operations['createOrganizationInvitation']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organizations/{id}/invitations/{invitationId}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Revoke a pending invitation
+     * @description One already accepted or revoked: 400 `invalid_invite`. Audit: OrganizationInvitationRevoked (`reason: "admin"`).
+     */
+    delete: operations['revokeOrganizationInvitation']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/organization-invitations/accept': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Accept an invitation to an organization: signed in, or signing up
+     * @description With the invitee’s access token: its address must be the invited one (403 `invite_email_mismatch`; `password` must be left out). Without one, `password` signs the invited address up through auth/signup (its policies, hooks and verification apply: where the workspace requires a verified address, `session` is null and `verificationRequired` true; the membership is made at once). An unknown, used, revoked or expired token: 400 `invalid_invite`. Audit: OrganizationInvitationAccepted and OrganizationMemberAdded (`via: "invite"`; a member already gains the roles).
+     */
+    post: operations['acceptOrganizationInvitation']
     delete?: never
     options?: never
     head?: never
@@ -5933,6 +6127,501 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  OrganizationCreated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationCreated event
+     * @description An organization was created.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationUpdated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationUpdated event
+     * @description An organization was changed.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationDeleted: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationDeleted event
+     * @description An organization was deleted (with its memberships and invitations).
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationMemberAdded: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationMemberAdded event
+     * @description A user became a member of an organization.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationMemberAddedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationMemberRemoved: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationMemberRemoved event
+     * @description A user stopped being a member of an organization.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationMemberRemovedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationMemberRolesChanged: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationMemberRolesChanged event
+     * @description A member’s organization roles changed.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationMemberRolesChangedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationInvitationCreated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationInvitationCreated event
+     * @description An invitation to an organization was created.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationInvitationCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationInvitationAccepted: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationInvitationAccepted event
+     * @description An invitation to an organization was accepted.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationInvitationAcceptedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  OrganizationInvitationRevoked: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * OrganizationInvitationRevoked event
+     * @description An invitation to an organization was revoked.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['OrganizationInvitationRevokedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   WebhookTest: {
     parameters: {
       query?: never
@@ -6113,6 +6802,17 @@ export interface components {
       dynamicClientRegistration: boolean
       /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
       breachedPasswordPolicy: 'off' | 'block'
+      /** @description The CAPTCHA of sign-up and sign-in (CONTRACT §21); null: none. */
+      captcha: {
+        /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+        provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+        /** @description null for altcha. */
+        siteKey: string | null
+        /** @description A secret is stored (it is never shown). */
+        hasSecret: boolean
+        /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+        on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+      } | null
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
@@ -6549,6 +7249,109 @@ export interface components {
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
+    /** @description The membership the invitation made. */
+    AcceptedOrganizationInvitation: {
+      membership: components['schemas']['Membership']
+      /** @description The new account’s session, when accepting signed the address up and the workspace asks no verification first; else null. */
+      session: components['schemas']['TokenEnvelope'] | null
+      /** @description The new account must verify its address (auth/verify-email) to sign in. */
+      verificationRequired: boolean
+    }
+    /** @description JIT membership: a user whose verified address is of one of these domains becomes a member with these roles. */
+    OrganizationJit: {
+      /** @description Sorted, lowercase, punycode. */
+      emailDomains: string[]
+      /** @description Organization role names, sorted. */
+      roles: string[]
+    }
+    /** @description An organization inside the tenant (CONTRACT §18). */
+    Organization: {
+      /** Format: uuid */
+      id: string
+      name: string
+      description: string | null
+      /** @description An organization token needs a session with a second factor. */
+      mfaRequired: boolean
+      jit: components['schemas']['OrganizationJit']
+      memberCount: number
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description One organization. */
+    OrganizationEnvelope: {
+      organization: components['schemas']['Organization']
+    }
+    /** @description A page of organizations, oldest first. */
+    OrganizationPage: {
+      items: components['schemas']['Organization'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description A member of an organization. */
+    OrganizationMember: {
+      /** Format: uuid */
+      userId: string
+      email: string
+      /** @description Organization role names, sorted. */
+      roles: string[]
+      /** Format: date-time */
+      joinedAt: string
+    }
+    /** @description One membership. */
+    OrganizationMemberEnvelope: {
+      member: components['schemas']['OrganizationMember']
+    }
+    /** @description A page of members, oldest membership first. */
+    OrganizationMemberPage: {
+      items: components['schemas']['OrganizationMember'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description An organization the caller belongs to, and its roles there. */
+    Membership: {
+      /** Format: uuid */
+      id: string
+      name: string
+      /** @description Organization role names, sorted. */
+      roles: string[]
+    }
+    /** @description Every organization the caller belongs to, by name. */
+    MembershipList: {
+      items: components['schemas']['Membership'][]
+    }
+    /** @description An invitation to an organization (never its token). */
+    OrganizationInvitation: {
+      /** Format: uuid */
+      id: string
+      /** Format: uuid */
+      organizationId: string
+      email: string
+      /** @description Organization roles given on accepting. */
+      roles: string[]
+      status: 'Pending' | 'Accepted' | 'Revoked' | 'Expired'
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      expiresAt: string
+      acceptedAt: string | null
+      revokedAt: string | null
+      /** @description The id of the user or API key that sent it. */
+      invitedBy: string | null
+    }
+    /** @description A new invitation, with its token (this once). */
+    CreatedOrganizationInvitation: {
+      invitation: components['schemas']['OrganizationInvitation']
+      /** @description The invitation token: returned this once, never again. */
+      token: string
+    }
+    /** @description A page of the organization’s invitations, oldest first. */
+    OrganizationInvitationPage: {
+      items: components['schemas']['OrganizationInvitation'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
     /** @description RFC 7662: the claims of an active token, or only `active: false`. */
     Introspection:
       | {
@@ -6634,14 +7437,28 @@ export interface components {
       /** @description Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut). */
       auditEvents: components['schemas']['AuditEvent'][]
     }
+    /** @description The service provider of a saml application. */
+    SamlServiceProvider: {
+      entityId: string
+      acsUrls: string[]
+      /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+      nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+      attributes: {
+        name: string
+        /** @description The user field an attribute is taken from (roles: one value per role). */
+        from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+      }[]
+      spCertificates: string[]
+      signResponse: boolean
+    }
     /** @description An application of the tenant (never its secret). */
     Application: {
       id: string
       /** @description The OAuth client_id, at this tenant’s issuer only. */
       clientId: string
       name: string
-      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-      type: 'web' | 'spa' | 'native' | 'machine'
+      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+      type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
       redirectUris: string[]
       postLogoutRedirectUris: string[]
       backchannelLogoutUri: string | null
@@ -6671,6 +7488,8 @@ export interface components {
       tokenExchange: boolean
       /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
       profile: 'fapi2' | null
+      /** @description A saml application’s service provider; null for the other types. */
+      saml: components['schemas']['SamlServiceProvider'] | null
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -6961,6 +7780,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             role?: string
             status?: string
             inviteId?: string
@@ -7010,6 +7831,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             /** @description An identity-provider account was linked by it. */
             linked?: boolean
           } & {
@@ -7058,6 +7881,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
           } & {
             [key: string]: unknown
           }
@@ -7176,6 +8001,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             inviteId?: string
           } & {
             [key: string]: unknown
@@ -9674,6 +10501,330 @@ export interface components {
         }
       }
     }
+    /** @description An organization was created. */
+    OrganizationCreatedEvent: {
+      /** @constant */
+      type: 'OrganizationCreated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationCreated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An organization was created. */
+          metadata: {
+            organizationId: string
+            name: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An organization was changed. */
+    OrganizationUpdatedEvent: {
+      /** @constant */
+      type: 'OrganizationUpdated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationUpdated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An organization was changed. */
+          metadata: {
+            organizationId: string
+            name: string
+            /** @description The fields the change set. */
+            fields: string[]
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An organization was deleted (with its memberships and invitations). */
+    OrganizationDeletedEvent: {
+      /** @constant */
+      type: 'OrganizationDeleted'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationDeleted'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An organization was deleted (with its memberships and invitations). */
+          metadata: {
+            organizationId: string
+            name: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A user became a member of an organization. */
+    OrganizationMemberAddedEvent: {
+      /** @constant */
+      type: 'OrganizationMemberAdded'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationMemberAdded'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A user became a member of an organization. */
+          metadata: {
+            organizationId: string
+            /** @description The organization roles it holds there. */
+            roles: string[]
+            /** @description admin, invite, jit or sso. */
+            via: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A user stopped being a member of an organization. */
+    OrganizationMemberRemovedEvent: {
+      /** @constant */
+      type: 'OrganizationMemberRemoved'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationMemberRemoved'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A user stopped being a member of an organization. */
+          metadata: {
+            organizationId: string
+            /** @description admin, or user_deleted when the account was deleted. */
+            via: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A member’s organization roles changed. */
+    OrganizationMemberRolesChangedEvent: {
+      /** @constant */
+      type: 'OrganizationMemberRolesChanged'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationMemberRolesChanged'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A member’s organization roles changed. */
+          metadata: {
+            organizationId: string
+            /** @description Role names gained. */
+            added: string[]
+            /** @description Role names lost. */
+            removed: string[]
+            /** @description admin, invite, jit or sso. */
+            via: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An invitation to an organization was created. */
+    OrganizationInvitationCreatedEvent: {
+      /** @constant */
+      type: 'OrganizationInvitationCreated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationInvitationCreated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An invitation to an organization was created. */
+          metadata: {
+            organizationId: string
+            invitationId: string
+            /** @description The organization roles given on accepting. */
+            roles: string[]
+            emailSent: boolean
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An invitation to an organization was accepted. */
+    OrganizationInvitationAcceptedEvent: {
+      /** @constant */
+      type: 'OrganizationInvitationAccepted'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationInvitationAccepted'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An invitation to an organization was accepted. */
+          metadata: {
+            organizationId: string
+            invitationId: string
+            /** @description Whether accepting signed the invitee up. */
+            newUser: boolean
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An invitation to an organization was revoked. */
+    OrganizationInvitationRevokedEvent: {
+      /** @constant */
+      type: 'OrganizationInvitationRevoked'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'OrganizationInvitationRevoked'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An invitation to an organization was revoked. */
+          metadata: {
+            organizationId: string
+            invitationId: string
+            /** @description admin, or replaced by a newer invitation. */
+            reason: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
     /** @description Sent by `POST webhooks/{id}/test` to that endpoint only; not an audit event. */
     WebhookTestEvent: {
       /** @constant */
@@ -10013,6 +11164,8 @@ export interface operations {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
           password: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10028,7 +11181,7 @@ export interface operations {
             | components['schemas']['VerificationRequired']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10087,6 +11240,8 @@ export interface operations {
           /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
           emailOtpCode?: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -10100,7 +11255,7 @@ export interface operations {
           'application/json': components['schemas']['TokenEnvelope']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -10412,7 +11567,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -11002,6 +12159,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -11015,7 +12174,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -11141,6 +12300,60 @@ export interface operations {
       }
     }
   }
+  getCaptchaChallenge: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description An ALTCHA proof-of-work challenge (altcha-lib v2), signed by the service, valid 5 minutes, good for one answer. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            parameters: {
+              algorithm: string
+              nonce: string
+              salt: string
+              cost: number
+              keyLength: number
+              keyPrefix: string
+              keySignature?: string
+              expiresAt?: number
+            }
+            signature: string
+          }
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   requestPasswordReset: {
     parameters: {
       query?: never
@@ -11160,6 +12373,8 @@ export interface operations {
         'application/json': {
           /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
           email: string
+          /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
+          captchaToken?: string
         }
       }
     }
@@ -11173,7 +12388,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `captcha_required`, `captcha_invalid`. */
       400: {
         headers: {
           [name: string]: unknown
@@ -12805,10 +14020,44 @@ export interface operations {
           dynamicClientRegistration?: boolean
           /** @description `block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`). */
           breachedPasswordPolicy?: 'off' | 'block'
-          /** @description A supported locale (BCP 47): en, de, es, fr. */
-          defaultLocale?: 'en' | 'de' | 'es' | 'fr'
+          /** @description The CAPTCHA of sign-up and sign-in, or null: none. */
+          captcha?: {
+            /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+            provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha; altcha takes none. */
+            siteKey?: string
+            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored; altcha takes none. */
+            secret?: string
+            /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+            on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+          } | null
+          /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+          defaultLocale?:
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
-          locales?: ('en' | 'de' | 'es' | 'fr')[]
+          locales?: (
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
+          )[]
         }
       }
     }
@@ -13327,7 +14576,9 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -13653,7 +14904,7 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
-            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, es, fr. */
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
             locale?: string
           }[]
           hashConfig?: {
@@ -14280,6 +15531,15 @@ export interface operations {
           | 'GroupProvisioned'
           | 'GroupUpdated'
           | 'GroupDeprovisioned'
+          | 'OrganizationCreated'
+          | 'OrganizationUpdated'
+          | 'OrganizationDeleted'
+          | 'OrganizationMemberAdded'
+          | 'OrganizationMemberRemoved'
+          | 'OrganizationMemberRolesChanged'
+          | 'OrganizationInvitationCreated'
+          | 'OrganizationInvitationAccepted'
+          | 'OrganizationInvitationRevoked'
         userId?: string
         /** @description Only events strictly older than this. */
         before?: string
@@ -14436,6 +15696,15 @@ export interface operations {
           | 'GroupProvisioned'
           | 'GroupUpdated'
           | 'GroupDeprovisioned'
+          | 'OrganizationCreated'
+          | 'OrganizationUpdated'
+          | 'OrganizationDeleted'
+          | 'OrganizationMemberAdded'
+          | 'OrganizationMemberRemoved'
+          | 'OrganizationMemberRolesChanged'
+          | 'OrganizationInvitationCreated'
+          | 'OrganizationInvitationAccepted'
+          | 'OrganizationInvitationRevoked'
         /** @description Only events at or after this time. */
         since?: string
         /** @description Only events strictly before this time. */
@@ -15187,6 +16456,958 @@ export interface operations {
       }
     }
   }
+  listOrganizations: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of organizations, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createOrganization: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Acme Corp",
+         *       "description": "A customer"
+         *     }
+         */
+        'application/json': {
+          name: string
+          description?: string
+          /** @default false */
+          mfaRequired?: boolean
+          jit?: {
+            /** @description Email domains (two labels or more; IDNs folded to punycode). A domain is claimed by at most one organization of the tenant (409 `domain_taken`). */
+            emailDomains: string[]
+            /** @description Organization roles (CONTRACT §17, kind `organization`) a JIT member gets. */
+            roles: string[]
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description One organization. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `limit_exceeded`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `domain_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getOrganization: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description One organization. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationEnvelope']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteOrganization: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateOrganization: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "mfaRequired": true
+         *     }
+         */
+        'application/json': {
+          name?: string
+          description?: string | null
+          mfaRequired?: boolean
+          jit?: {
+            /** @description Email domains (two labels or more; IDNs folded to punycode). A domain is claimed by at most one organization of the tenant (409 `domain_taken`). */
+            emailDomains: string[]
+            /** @description Organization roles (CONTRACT §17, kind `organization`) a JIT member gets. */
+            roles: string[]
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description One organization. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `domain_taken`. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listOrganizationMembers: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of members, oldest membership first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationMemberPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setOrganizationMember: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "roles": [
+         *         "Billing"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description Organization role names (kind `organization`); at most 50. */
+          roles: string[]
+        }
+      }
+    }
+    responses: {
+      /** @description One membership. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationMemberEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  removeOrganizationMember: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+        userId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listMyOrganizations: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Every organization the caller belongs to, by name. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MembershipList']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listOrganizationInvitations: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of the organization’s invitations, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrganizationInvitationPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createOrganizationInvitation: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "roles": [
+         *         "Billing"
+         *       ]
+         *     }
+         */
+        'application/json': {
+          /** @description An email address: one `@`, a domain with a dot inside, at most 64 characters before the `@` and 254 in all; no white space inside (spaces around it are trimmed), no control or format character (Unicode Cc, Cf), no U+0000 or unpaired surrogate. Compared case-insensitively in Unicode NFC. */
+          email: string
+          /** @description Organization roles given when accepted. */
+          roles?: string[]
+          /** @description Lifetime in seconds; default 604800 (7 days). */
+          ttlSeconds?: number
+          /** @description Mail the token (default true). */
+          sendEmail?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description A new invitation, with its token (this once). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CreatedOrganizationInvitation']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  revokeOrganizationInvitation: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+        invitationId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `invalid_invite`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  acceptOrganizationInvitation: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "token": "sV3d9Kq1xZ7mB2nR8cT4yW6pL0aF5gH1jE3uO9iQ2kM"
+         *     }
+         */
+        'application/json': {
+          token: string
+          password?: string
+        }
+      }
+    }
+    responses: {
+      /** @description The membership the invitation made. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['AcceptedOrganizationInvitation']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `invalid_invite`, `password_too_weak`, `password_breached`, `email_taken`, `password_login_disabled`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `invite_email_mismatch`, `sso_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
   exportPersonalData: {
     parameters: {
       query?: never
@@ -15466,8 +17687,8 @@ export interface operations {
       content: {
         'application/json': {
           name: string
-          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-          type: 'web' | 'spa' | 'native' | 'machine'
+          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+          type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
           redirectUris?: string[]
           postLogoutRedirectUris?: string[]
           /** @description An absolute URI without a fragment or credentials: https, or http on localhost, 127.0.0.1 or [::1]; native apps may also use a private-use scheme such as com.example.app:/callback (RFC 8252). Machine apps have none. Anything else is 400 validation. */
@@ -15495,6 +17716,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
@@ -15741,6 +17980,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
@@ -17031,8 +19288,8 @@ export interface operations {
           | 'organization_invitation'
           | 'magic_link'
           | 'security_alert'
-        /** @description A supported locale (BCP 47): en, de, es, fr. */
-        locale: 'en' | 'de' | 'es' | 'fr'
+        /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+        locale: 'en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN'
       }
       cookie?: never
     }
@@ -17129,8 +19386,8 @@ export interface operations {
           | 'organization_invitation'
           | 'magic_link'
           | 'security_alert'
-        /** @description A supported locale (BCP 47): en, de, es, fr. */
-        locale: 'en' | 'de' | 'es' | 'fr'
+        /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+        locale: 'en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN'
       }
       cookie?: never
     }
@@ -17210,8 +19467,8 @@ export interface operations {
           | 'organization_invitation'
           | 'magic_link'
           | 'security_alert'
-        /** @description A supported locale (BCP 47): en, de, es, fr. */
-        locale: 'en' | 'de' | 'es' | 'fr'
+        /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+        locale: 'en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN'
       }
       cookie?: never
     }

@@ -29,7 +29,10 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/auth/request-password-reset',
     {
-      config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'reset' } },
+      config: {
+        rateLimit: { budget: 'codeRequestsPerIp', scope: 'reset' },
+        captcha: 'password_reset',
+      },
       schema: {
         operationId: 'requestPasswordReset',
         tags: ['Authentication'],
@@ -40,7 +43,11 @@ export async function accountRoutes(fastify: FastifyInstance, { deps }: { deps: 
           '403 `password_login_disabled` where the authPolicy is PasswordlessOnly.',
         params: TenantSlugParams,
         body: RequestPasswordResetBody,
-        response: responses(Ok, { 400: [], 403: ['password_login_disabled'], 404: [] }),
+        response: responses(Ok, {
+          400: ['captcha_required', 'captcha_invalid'],
+          403: ['password_login_disabled'],
+          404: [],
+        }),
       },
     },
     async (request) => {

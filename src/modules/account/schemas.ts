@@ -8,6 +8,7 @@ import {
   SixDigits,
   TokenEnvelope,
 } from '../../schemas.ts'
+import { CaptchaToken } from '../captcha/schemas.ts'
 import { Me } from '../users/schemas.ts'
 
 const SecondFactorFields = {
@@ -16,7 +17,7 @@ const SecondFactorFields = {
 }
 
 export const RequestPasswordResetBody = Type.Object(
-  { email: Email },
+  { email: Email, captchaToken: Type.Optional(CaptchaToken) },
   { additionalProperties: false, examples: [{ email: 'ada@example.com' }] },
 )
 export type RequestPasswordResetBody = Static<typeof RequestPasswordResetBody>

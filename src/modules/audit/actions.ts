@@ -108,6 +108,19 @@ export const ROLE_ACTIONS = [
 /** CONTRACT §17, groups (SCIM 2.0 Groups; a group's roles set by the admin API). */
 export const GROUP_ACTIONS = ['GroupProvisioned', 'GroupUpdated', 'GroupDeprovisioned'] as const
 
+/** CONTRACT §18, organizations inside a tenant (each with metadata.organizationId). */
+export const ORGANIZATION_ACTIONS = [
+  'OrganizationCreated',
+  'OrganizationUpdated',
+  'OrganizationDeleted',
+  'OrganizationMemberAdded',
+  'OrganizationMemberRemoved',
+  'OrganizationMemberRolesChanged',
+  'OrganizationInvitationCreated',
+  'OrganizationInvitationAccepted',
+  'OrganizationInvitationRevoked',
+] as const
+
 export const AUDIT_ACTIONS = [
   ...SPEC_ACTIONS,
   ...PASSWORDLESS_ACTIONS,
@@ -122,6 +135,7 @@ export const AUDIT_ACTIONS = [
   ...SSO_ACTIONS,
   ...ROLE_ACTIONS,
   ...GROUP_ACTIONS,
+  ...ORGANIZATION_ACTIONS,
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

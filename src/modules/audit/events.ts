@@ -51,6 +51,9 @@ const SIGN_IN = {
     Type.String({ description: 'The OpenID application the sign-in was for.' }),
   ),
   connectionId: Type.Optional(Type.String({ description: 'The SSO connection that proved it.' })),
+  samlApp: Type.Optional(
+    Type.String({ description: 'The SAML application (its id) the sign-in was for (§22).' }),
+  ),
 }
 const SIGN_IN_NOTE = ' Carries the first factor’s own fields beside these.'
 
@@ -398,6 +401,50 @@ export const AUDIT_EVENTS = {
     via: Type.String({ description: 'scim' }),
     groupId: ID,
     displayName: Type.String(),
+  }),
+  OrganizationCreated: closed('An organization was created.', {
+    organizationId: ID,
+    name: Type.String(),
+  }),
+  OrganizationUpdated: closed('An organization was changed.', {
+    organizationId: ID,
+    name: Type.String(),
+    fields: Strings('The fields the change set.'),
+  }),
+  OrganizationDeleted: closed(
+    'An organization was deleted (with its memberships and invitations).',
+    { organizationId: ID, name: Type.String() },
+  ),
+  OrganizationMemberAdded: closed('A user became a member of an organization.', {
+    organizationId: ID,
+    roles: Strings('The organization roles it holds there.'),
+    via: Type.String({ description: 'admin, invite, jit or sso.' }),
+  }),
+  OrganizationMemberRemoved: closed('A user stopped being a member of an organization.', {
+    organizationId: ID,
+    via: Type.String({ description: 'admin, or user_deleted when the account was deleted.' }),
+  }),
+  OrganizationMemberRolesChanged: closed('A member’s organization roles changed.', {
+    organizationId: ID,
+    added: Strings('Role names gained.'),
+    removed: Strings('Role names lost.'),
+    via: Type.String({ description: 'admin, invite, jit or sso.' }),
+  }),
+  OrganizationInvitationCreated: closed('An invitation to an organization was created.', {
+    organizationId: ID,
+    invitationId: ID,
+    roles: Strings('The organization roles given on accepting.'),
+    emailSent: Type.Boolean(),
+  }),
+  OrganizationInvitationAccepted: closed('An invitation to an organization was accepted.', {
+    organizationId: ID,
+    invitationId: ID,
+    newUser: Type.Boolean({ description: 'Whether accepting signed the invitee up.' }),
+  }),
+  OrganizationInvitationRevoked: closed('An invitation to an organization was revoked.', {
+    organizationId: ID,
+    invitationId: ID,
+    reason: Type.String({ description: 'admin, or replaced by a newer invitation.' }),
   }),
   UserImpersonated: closed(
     'An administrator signed in as the user (the actor is the administrator).',

@@ -19,7 +19,7 @@ import { hostCookie } from '../../lib/host-cookie.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { findLiveState, insertState, spendState } from '../oauth/states.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
-import type { SecondFactorProof } from '../signin/pipeline.ts'
+import { askSignInHooks, type SecondFactorProof } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
 import { checkTotp } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -149,6 +149,23 @@ export async function finishPendingSignIn(
     await failed(error)
     throw error
   }
+  // CONTRACT §21: the session's first access token carries custom_access_token's claims
+  // (before_sign_in was asked when the sign-in was deferred, signin/pipeline.ts).
+  let claims: Record<string, unknown>
+  try {
+    claims = await askSignInHooks(
+      deps,
+      tenant,
+      'before_sign_in',
+      () => deps.sessions.hookUser(tenant, user),
+      actor,
+      pending.connectionId ? 'sso' : 'idp',
+      { gate: false },
+    )
+  } catch (error) {
+    await attempt.release()
+    throw error
+  }
   let envelope: TokenEnvelope
   try {
     envelope = await deps.sessions.signingIn(async (tx) => {
@@ -171,7 +188,7 @@ export async function finishPendingSignIn(
         ...other.entries,
         { action: 'UserLogin', userId: user.id, email, metadata: pending.via },
       ]
-      return deps.sessions.start(tx, tenant, updated, who, entries)
+      return deps.sessions.start(tx, tenant, updated, who, entries, claims)
     })
   } catch (error) {
     await failed(error)

@@ -20,6 +20,7 @@ import { clearCookie, readCookies, setCookie } from '../../lib/cookies.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -136,7 +137,10 @@ function readFlow(
   }
 }
 
-/** Why an SSO sign-in was refused, in words for the person (by `metadata.reason`). */
+/**
+ * Why an SSO sign-in was refused, in the API's English (a refusal's `message`); the hosted
+ * refusal page says each in the request's language (web/sso-pages.ts).
+ */
 const WORDS: Record<string, string> = {
   sso_user_not_provisioned:
     'Your organisation’s sign-in worked, but this workspace has no account for you. Ask an administrator of this workspace.',
@@ -149,7 +153,6 @@ const WORDS: Record<string, string> = {
   unconfirmed_account:
     'An account with your email address exists here, but its address was never confirmed. Confirm it from the email you were sent, or ask an administrator, then sign in with single sign-on again.',
 }
-const DEFAULT_WORDS = 'Your organisation’s sign-in could not be completed. Please try again.'
 
 /**
  * Answers an SSO sign-in that failed with the error page (status `status`, 4xx) and, unless
@@ -162,7 +165,7 @@ export async function refuseSsoSignIn(
   reply: FastifyReply,
   connection: Pick<SsoConnection, 'tenantId' | 'id'>,
   reason: string,
-  options: { status?: number; email?: string | null; audited?: boolean } = {},
+  options: { status?: number; email?: string | null; audited?: boolean; words?: string } = {},
 ): Promise<FastifyReply> {
   const { tenant } = request
   const email = options.email ?? null
@@ -175,8 +178,7 @@ export async function refuseSsoSignIn(
       },
     ])
   }
-  const words = Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS
-  const body = await deps.ssoPages.refusal(tenant, words, reason)
+  const body = await deps.ssoPages.refusal(request, tenant, reason, options.words)
   // Its "Back to sign-in" goes on with the authorization the sign-in serves, if any.
   const { interaction } = readFlow(deps, request, tenant, connection.id)
   deps.ssoPages.headers(reply, { authorization: interaction !== undefined })
@@ -202,7 +204,7 @@ function connectionSource(
     method: 'sso',
     connectionId: connection.id,
     subject: assertion.subject,
-    ...(clientId ? { clientId } : {}),
+    ...servedApplication(clientId),
   }
   const notProvisioned = {
     reason: 'sso_user_not_provisioned' as const,
@@ -215,6 +217,7 @@ function connectionSource(
     // The connection owns the address's domain: its IdP speaks for the address.
     emailVerified: true,
     via,
+    method: 'sso',
     precheck: () => {
       const domain = email ? emailDomain(email) : undefined
       return domain && connection.domains.includes(domain) ? undefined : notProvisioned
@@ -303,12 +306,14 @@ export async function finishSsoSignIn(
     )
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error
-    // signInWithSource audited its refusals; what it threw beyond them (a race) was not.
+    // signInWithSource audited its refusals; what it threw beyond them (a race) was not. A
+    // hook's deny was audited HookDenied, and the page shows the hook's message (§21).
     const audited = error.reason !== 'idp_exchange_failed' && error.reason !== 'email_taken'
     return refuseSsoSignIn(deps, request, reply, connection, error.reason, {
       status: error.status,
       email,
       audited,
+      ...(error.reason === 'hook_denied' ? { words: error.message } : {}),
     })
   }
   clearCookie(

@@ -52,6 +52,13 @@ export async function findGroups(
 export const groupPage = (db: Handle, tenantId: string, page: Paging) =>
   pageOwned(db, groups, tenantId, page)
 
+/** A membership's user, when the user is live (a deleted user is a member of nothing). */
+const liveMember = and(
+  eq(users.tenantId, groupMembers.tenantId),
+  eq(users.id, groupMembers.userId),
+  isNull(users.deletedAt),
+)
+
 /** How many live members each of the groups has. */
 export async function memberCounts(db: Handle, tenantId: string, groupIds: string[]) {
   const found = new Map<string, number>(groupIds.map((id) => [id, 0]))
@@ -59,14 +66,7 @@ export async function memberCounts(db: Handle, tenantId: string, groupIds: strin
   const rows = await db
     .select({ groupId: groupMembers.groupId, n: sql<number>`count(*)::int` })
     .from(groupMembers)
-    .innerJoin(
-      users,
-      and(
-        eq(users.tenantId, groupMembers.tenantId),
-        eq(users.id, groupMembers.userId),
-        isNull(users.deletedAt),
-      ),
-    )
+    .innerJoin(users, liveMember)
     .where(and(eq(groupMembers.tenantId, tenantId), inArray(groupMembers.groupId, groupIds)))
     .groupBy(groupMembers.groupId)
   for (const row of rows) found.set(row.groupId, row.n)
@@ -136,14 +136,7 @@ export async function membersOf(
       displayName: users.displayName,
     })
     .from(groupMembers)
-    .innerJoin(
-      users,
-      and(
-        eq(users.tenantId, groupMembers.tenantId),
-        eq(users.id, groupMembers.userId),
-        isNull(users.deletedAt),
-      ),
-    )
+    .innerJoin(users, liveMember)
     .where(and(eq(groupMembers.tenantId, tenantId), inArray(groupMembers.groupId, groupIds)))
     .orderBy(asc(groupMembers.createdAt), asc(groupMembers.userId))
   for (const { groupId, ...member } of rows) found.get(groupId)?.push(member)

@@ -13,8 +13,10 @@ import { normalizeEmail } from '../../lib/email.ts'
 import { fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { storePendingSignIn } from '../federation/pending-mfa.ts'
+import type { HookMethod, HookUser } from '../hooks/call.ts'
 import { type BaseRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
+import { askSignInHooks } from '../signin/pipeline.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserByEmail, findUserById, type User } from '../users/reads.ts'
@@ -57,6 +59,8 @@ export interface IdentitySource {
   emailVerified: boolean
   /** Merged into the metadata of every audit row of the sign-in. */
   via: Record<string, unknown>
+  /** The hooks' `context.method` (CONTRACT §21). */
+  method: Extract<HookMethod, 'idp' | 'sso'>
   /** A refusal before any account is looked at (an address the source may not speak for). */
   precheck?(): Refusal | undefined
   findLink(tx: Handle): Promise<Link | undefined>
@@ -116,6 +120,7 @@ function providerSource(
     givenEmail: identity.email,
     emailVerified: identity.emailVerified,
     via: { via: 'idp', issuer: identity.issuer, subject: identity.subject },
+    method: 'idp',
     findLink: (tx) => findIdentity(tx, tenant.id, identity.issuer, identity.subject),
     insertLink: (tx, userId, now) => insertIdentity(tx, { ...key, userId, email, createdAt: now }),
     updateLinkEmail: (tx, value) => updateIdentityEmail(tx, key, value),
@@ -189,6 +194,10 @@ export async function signInWithSource(
     | { refusal: Refusal }
     | { pending: string; userId: string }
     | { envelope: TokenEnvelope }
+  // CONTRACT §21: the tenant's hooks are asked once the identity's account is known, read
+  // here ahead of the transaction by the same rules (a hook's wait holds no connection);
+  // the transaction resolves it again, so a change in between is judged as it then is.
+  const claims = await askHooks(deps, tenant, source, actor)
   const outcome = await deps.sessions.signingIn(async (tx): Promise<Outcome> => {
     const refuse = async (refusal: Refusal) => {
       await deps.audit.record(tx, tenant.id, actor, [
@@ -202,45 +211,12 @@ export async function signInWithSource(
       return { refusal }
     }
 
-    const early = source.precheck?.()
-    if (early) return refuse(early)
-    const link = await source.findLink(tx)
-    let user: User | undefined
+    const resolved = await resolve(tx, tenant, source)
+    if ('refusal' in resolved) return refuse(resolved.refusal)
+    const { link, fresh } = resolved
+    let { user } = resolved
     let created = false
-    if (link) {
-      user = await findUserById(tx, tenant.id, link.userId)
-      // Soft-deleted: the link outlives the account until the purge, but leads nowhere.
-      if (!user) {
-        return refuse({
-          reason: 'invalid_credentials',
-          message: REFUSALS.deleted,
-          userId: link.userId,
-        })
-      }
-    } else {
-      user = email ? await findUserByEmail(tx, tenant.id, email) : undefined
-      const refusal = user ? source.mayLink(user) : undefined
-      if (refusal) return refuse(refusal)
-    }
-    if (user?.status === 'Suspended') {
-      return refuse({ reason: 'account_suspended', message: REFUSALS.suspended, userId: user.id })
-    }
-    const fresh = user ? undefined : source.newUser()
-    if (fresh && 'reason' in fresh) return refuse(fresh)
-    // CONTRACT §5 for this path too; a user about to be created has no TOTP, so only
-    // Required asks it. The source proved the factor, or the sign-in is refused.
-    const mfaNeeded = user ? secondFactorRequired(tenant, user) : tenant.mfaPolicy === 'Required'
-    // A user with TOTP proves it on the source's own next page; one without any factor of
-    // ours is refused as before (a new user never has one).
-    const deferred =
-      mfaNeeded && !source.multiFactor && user?.totpEnabled === true && source.deferSecondFactor
-    if (mfaNeeded && !source.multiFactor && !deferred) {
-      return refuse({
-        reason: 'mfa_required',
-        message: source.noMfaMessage,
-        userId: user?.id ?? null,
-      })
-    }
+    const deferred = resolved.deferred && source.deferSecondFactor
 
     const now = deps.clock.now()
     if (!user) {
@@ -252,7 +228,7 @@ export async function signInWithSource(
         {
           email: source.givenEmail,
           passwordHash: null,
-          role: fresh && !('reason' in fresh) ? fresh.role : MEMBER_ROLE,
+          role: fresh?.role ?? MEMBER_ROLE,
           status: 'Active',
           emailVerified: source.emailVerified,
         },
@@ -303,7 +279,7 @@ export async function signInWithSource(
       metadata: { ...via, ...(!link && !created ? { linked: true } : {}) },
     })
     await deps.audit.record(tx, tenant.id, who, entries)
-    return { envelope: await deps.sessions.start(tx, tenant, updated, who) }
+    return { envelope: await deps.sessions.start(tx, tenant, updated, who, [], claims) }
   })
   if ('refusal' in outcome) {
     const { reason, message } = outcome.refusal
@@ -314,6 +290,104 @@ export async function signInWithSource(
     return { pendingSecondFactor: outcome.pending, userId: outcome.userId }
   }
   return outcome.envelope
+}
+
+/** Who an identity signs in as, by the rules above, or why it may not. */
+type Resolution =
+  | { refusal: Refusal }
+  | {
+      link: Link | undefined
+      /** Undefined when the sign-in creates the account (`fresh` holds its role). */
+      user: User | undefined
+      fresh: { role: BaseRole } | undefined
+      /** The policy's second factor is deferred to the source's next page. */
+      deferred: boolean
+    }
+
+async function resolve(
+  handle: Handle,
+  tenant: Tenant,
+  source: IdentitySource,
+): Promise<Resolution> {
+  const early = source.precheck?.()
+  if (early) return { refusal: early }
+  const link = await source.findLink(handle)
+  let user: User | undefined
+  if (link) {
+    user = await findUserById(handle, tenant.id, link.userId)
+    // Soft-deleted: the link outlives the account until the purge, but leads nowhere.
+    if (!user) {
+      return {
+        refusal: { reason: 'invalid_credentials', message: REFUSALS.deleted, userId: link.userId },
+      }
+    }
+  } else {
+    user = source.email ? await findUserByEmail(handle, tenant.id, source.email) : undefined
+    const refusal = user ? source.mayLink(user) : undefined
+    if (refusal) return { refusal }
+  }
+  if (user?.status === 'Suspended') {
+    return {
+      refusal: { reason: 'account_suspended', message: REFUSALS.suspended, userId: user.id },
+    }
+  }
+  const fresh = user ? undefined : source.newUser()
+  if (fresh && 'reason' in fresh) return { refusal: fresh }
+  // CONTRACT §5 for this path too; a user about to be created has no TOTP, so only
+  // Required asks it. The source proved the factor, or the sign-in is refused.
+  const mfaNeeded = user ? secondFactorRequired(tenant, user) : tenant.mfaPolicy === 'Required'
+  // A user with TOTP proves it on the source's own next page; one without any factor of
+  // ours is refused as before (a new user never has one).
+  const deferred =
+    mfaNeeded &&
+    !source.multiFactor &&
+    user?.totpEnabled === true &&
+    source.deferSecondFactor !== undefined
+  if (mfaNeeded && !source.multiFactor && !deferred) {
+    return {
+      refusal: { reason: 'mfa_required', message: source.noMfaMessage, userId: user?.id ?? null },
+    }
+  }
+  return { link, user, fresh, deferred }
+}
+
+/**
+ * The tenant's hooks for a federated sign-in, through the pipeline's one place
+ * (signin/pipeline.ts): before_sign_up for an account the sign-in would create (nothing is
+ * created on a deny), else before_sign_in; and the first token's custom claims, unless
+ * the second factor is deferred (its page asks for them, pending-mfa.ts). A sign-in that
+ * will be refused anyway asks no hook; nor is anything read without a hook to ask.
+ */
+async function askHooks(
+  deps: Pick<Deps, 'db' | 'sessions'>,
+  tenant: Tenant,
+  source: IdentitySource,
+  actor: Actor,
+): Promise<Record<string, unknown>> {
+  const { sessions } = deps
+  const asked = await Promise.all([
+    sessions.hasHook(tenant, 'before_sign_up'),
+    sessions.hasHook(tenant, 'before_sign_in'),
+    sessions.hasHook(tenant, 'custom_access_token'),
+  ])
+  if (!asked.includes(true)) return {}
+  const resolved = await resolve(deps.db, tenant, source)
+  if ('refusal' in resolved) return {}
+  const { user, fresh } = resolved
+  if (!user && !(source.email && source.givenEmail)) return {}
+  const subject = async (): Promise<HookUser> =>
+    user
+      ? sessions.hookUser(tenant, user)
+      : { email: source.givenEmail as string, role: fresh?.role ?? MEMBER_ROLE, roles: [] }
+  return askSignInHooks(
+    deps,
+    tenant,
+    user ? 'before_sign_in' : 'before_sign_up',
+    subject,
+    actor,
+    source.method,
+    { claims: !resolved.deferred },
+  )
 }
 
 /**

@@ -31,7 +31,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
   app.post(
     '/auth/request-login-code',
     {
-      config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'login' } },
+      config: { rateLimit: { budget: 'codeRequestsPerIp', scope: 'login' }, captcha: 'login_code' },
       schema: {
         operationId: 'requestLoginCode',
         tags: ['Authentication'],
@@ -43,7 +43,11 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
           'where the authPolicy is PasswordOnly.',
         params: TenantSlugParams,
         body: RequestLoginCodeBody,
-        response: responses(Ok, { 400: [], 403: ['passwordless_disabled'], 404: [] }),
+        response: responses(Ok, {
+          400: ['captcha_required', 'captcha_invalid'],
+          403: ['passwordless_disabled'],
+          404: [],
+        }),
       },
     },
     async (request) => {

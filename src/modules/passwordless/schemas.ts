@@ -8,6 +8,7 @@ import {
   ref,
   SixDigits,
 } from '../../schemas.ts'
+import { CaptchaToken } from '../captcha/schemas.ts'
 
 const AuthConfigComponent = Type.Object(
   {
@@ -21,7 +22,7 @@ const AuthConfigComponent = Type.Object(
 export const AuthConfig = ref(AuthConfigComponent)
 
 export const RequestLoginCodeBody = Type.Object(
-  { email: Email },
+  { email: Email, captchaToken: Type.Optional(CaptchaToken) },
   { additionalProperties: false, examples: [{ email: 'ada@example.com' }] },
 )
 

@@ -47,6 +47,10 @@ export const EXPORT_EXEMPT: Record<string, string> = {
     "the operator's report of a collision after migration 0002; it holds only the user's own address, exported in user",
   group_members:
     "the directory's groups the user is in (CONTRACT §17): the roles held through them are in user.roles; the export's fields are fixed by CONTRACT §9",
+  organization_members:
+    "the organizations the user belongs to (CONTRACT §18) are listed by GET me/organizations; the export's fields are fixed by CONTRACT §9",
+  organization_member_roles:
+    "the roles held in those organizations, listed by GET me/organizations with them; the export's fields are fixed by CONTRACT §9",
   oidc_models:
     "the provider's grants, codes and tokens: the export's fields are fixed by CONTRACT §9, and the user's connected applications are listed by GET me/applications (§11)",
 }

@@ -12,11 +12,13 @@ export {
   addUserRoles,
   findRolesByIds,
   findRolesByName,
+  heldRoleNamesJson,
   lockTenantRoles,
   ROLE_NAMES_SQL,
   ROLE_PERMISSIONS_SQL,
   type Role,
   replaceSsoRoles,
+  roleNamesFromJson,
   roleNamesOfUsers,
   userRoleNames,
 } from './queries.ts'

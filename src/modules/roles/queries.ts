@@ -116,11 +116,31 @@ export async function directRoleRows(db: Handle, tenantId: string, userId: strin
 /** The names of the custom roles a user holds, sorted as the record sorts them. */
 export async function userRoleNames(db: Handle, tenantId: string, userId: string) {
   const held = await userRoleRows(db, tenantId, userId)
-  return held
-    .sort((a, b) =>
-      a.nameNormalized < b.nameNormalized ? -1 : a.nameNormalized > b.nameNormalized ? 1 : 0,
-    )
-    .map((r) => r.name)
+  return sortedRoleNames(held.map((r) => [r.nameNormalized, r.name]))
+}
+
+/** Role names by their normalised name, as `userRoleNames` and the token's `roles` claim sort them. */
+function sortedRoleNames(pairs: [normalized: string, name: string][]): string[] {
+  return pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((pair) => pair[1])
+}
+
+/**
+ * SQL of the custom roles a user holds (directly or through groups) as a JSON array of
+ * `[name_normalized, name]`, for a statement that already reads or writes rows of that user
+ * (the refresh's rotation, the session start): its role names come with it, no second
+ * query. `tenant` and `user` are SQL expressions (a parameter, a column); read the value
+ * with `roleNamesFromJson`, which sorts as `userRoleNames` does.
+ */
+export const heldRoleNamesJson = (tenant: string, user: string) =>
+  `(SELECT coalesce(json_agg(json_build_array(r.name_normalized, r.name)), '[]'::json) FROM roles r WHERE r.tenant_id = ${tenant} AND r.id IN ${heldRoleIds(tenant, user)})`
+
+/** The role names of a `heldRoleNamesJson` value, sorted as `userRoleNames` sorts them. */
+export function roleNamesFromJson(value: unknown): string[] {
+  const pairs = (typeof value === 'string' ? JSON.parse(value) : (value ?? [])) as [
+    string,
+    string,
+  ][]
+  return sortedRoleNames(pairs)
 }
 
 /**

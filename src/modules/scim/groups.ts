@@ -19,11 +19,9 @@ import { invalidValue, notFound, ScimError, uniqueness } from './errors.ts'
 import { parseGroupFilter } from './filter.ts'
 import { groupVersion, patchGroup, readGroup, stateOf, toScimGroup } from './group-resource.ts'
 import { LIST_SCHEMA } from './resource.ts'
-import { baseUrl, type ListQuery, MAX_RESULTS, pageInteger } from './service.ts'
+import { baseUrl, type ListQuery, listWindow } from './service.ts'
 
 type GroupDeps = Pick<Deps, 'audit' | 'clock' | 'config' | 'db'>
-
-const DEFAULT_COUNT = 100
 
 /** `excludedAttributes` (RFC 7644 §3.4.2.5): only `members` changes what is answered. */
 export function excludesMembers(excluded: string | undefined): boolean {
@@ -41,15 +39,8 @@ export async function listScimGroups(
   options: { members: boolean },
 ) {
   const clauses = query.filter === undefined ? [] : parseGroupFilter(query.filter)
-  const startIndex = Math.max(1, pageInteger(query.startIndex, 'startIndex') ?? 1)
-  const count = Math.min(
-    MAX_RESULTS,
-    Math.max(0, pageInteger(query.count, 'count') ?? DEFAULT_COUNT),
-  )
-  const { total, groups } = await findGroupWindow(deps.db, tenant.id, clauses, {
-    offset: startIndex - 1,
-    limit: count,
-  })
+  const { startIndex, window } = listWindow(query)
+  const { total, groups } = await findGroupWindow(deps.db, tenant.id, clauses, window)
   const base = baseUrl(deps, tenant)
   const shown = options.members
     ? await views(deps.db, tenant.id, groups)

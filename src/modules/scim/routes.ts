@@ -188,35 +188,15 @@ export async function scimRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     sendGroup(request, reply, 200, await getScimGroup(deps, request.tenant, request.params.id)),
   )
 
-  fastify.put('/:tenantSlug/Groups/:id', { config, schema }, async (request: IdRequest, reply) => {
-    const { tenant, params, body } = request
-    const view = await replaceGroup(
-      deps,
-      tenant,
-      params.id,
-      body,
-      caller(request),
-      ifMatch(request),
-    )
-    return sendGroup(request, reply, 200, view)
-  })
-
-  fastify.patch(
-    '/:tenantSlug/Groups/:id',
-    { config, schema },
-    async (request: IdRequest, reply) => {
+  // PUT replaces and PATCH edits (RFC 7644 §3.5.1, §3.5.2): the same call, another rule.
+  const changeGroup =
+    (write: typeof replaceGroup) => async (request: IdRequest, reply: FastifyReply) => {
       const { tenant, params, body } = request
-      const view = await patchScimGroup(
-        deps,
-        tenant,
-        params.id,
-        body,
-        caller(request),
-        ifMatch(request),
-      )
+      const view = await write(deps, tenant, params.id, body, caller(request), ifMatch(request))
       return sendGroup(request, reply, 200, view)
-    },
-  )
+    }
+  fastify.put('/:tenantSlug/Groups/:id', { config, schema }, changeGroup(replaceGroup))
+  fastify.patch('/:tenantSlug/Groups/:id', { config, schema }, changeGroup(patchScimGroup))
 
   fastify.delete(
     '/:tenantSlug/Groups/:id',

@@ -46,19 +46,24 @@ export interface ListQuery {
   count?: string
 }
 
-/** GET Users: RFC 7644 §3.4.2 (filter) and §3.4.2.4 (startIndex is 1-based, count ≥ 0). */
-export async function listScimUsers(deps: ScimDeps, tenant: Tenant, query: ListQuery) {
-  const clauses = query.filter === undefined ? [] : parseFilter(query.filter)
-  // A startIndex below 1 is read as 1 and a negative count as 0 (RFC 7644 §3.4.2.4).
+/**
+ * The window a list asks for (RFC 7644 §3.4.2.4): startIndex is 1-based, count at most
+ * MAX_RESULTS; a startIndex below 1 is read as 1 and a negative count as 0.
+ */
+export function listWindow(query: ListQuery) {
   const startIndex = Math.max(1, pageInteger(query.startIndex, 'startIndex') ?? 1)
   const count = Math.min(
     MAX_RESULTS,
     Math.max(0, pageInteger(query.count, 'count') ?? DEFAULT_COUNT),
   )
-  const { total, users } = await findScimUsers(deps.db, tenant.id, clauses, {
-    offset: startIndex - 1,
-    limit: count,
-  })
+  return { startIndex, window: { offset: startIndex - 1, limit: count } }
+}
+
+/** GET Users: RFC 7644 §3.4.2 (filter) and §3.4.2.4 (startIndex is 1-based, count ≥ 0). */
+export async function listScimUsers(deps: ScimDeps, tenant: Tenant, query: ListQuery) {
+  const clauses = query.filter === undefined ? [] : parseFilter(query.filter)
+  const { startIndex, window } = listWindow(query)
+  const { total, users } = await findScimUsers(deps.db, tenant.id, clauses, window)
   const base = baseUrl(deps, tenant)
   return {
     schemas: [LIST_SCHEMA],

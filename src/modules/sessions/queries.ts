@@ -6,6 +6,7 @@ import type { Db, Handle } from '../../db/client.ts'
 import { and, eq, gt, isNull, ne, sql } from '../../db/orm.ts'
 import { namedStatement } from '../../db/prepared.ts'
 import { refreshTokens, sessions } from '../../db/schema.ts'
+import { heldRoleNamesJson, roleNamesFromJson } from '../roles/members.ts'
 import { type User, userFromRow } from '../users/reads.ts'
 import type { PriorDevice } from './devices.ts'
 
@@ -39,7 +40,14 @@ const INSERT_SESSION = `
     VALUES ($1, $8, $2, $3, $4, $5, $6, $7)
   )`
 
-const startSession = namedStatement('start_session', `${INSERT_SESSION} SELECT 1`)
+// The user's custom role names come back from the same statement (the token's `roles`
+// claim and the envelope's user): a second query of the sign-in's transaction before.
+const HELD_ROLES = heldRoleNamesJson('$1', '$3')
+
+const startSession = namedStatement(
+  'start_session',
+  `${INSERT_SESSION} SELECT ${HELD_ROLES} AS held_roles`,
+)
 
 // The user's distinct (ip, user agent) pairs, walked in the index sessions_tenant_user_device
 // one probe a pair (a recursive loose index scan: PostgreSQL 15 has no skip scan), each
@@ -70,24 +78,36 @@ const startSessionReadingDevices = namedStatement(
         WHERE s.tenant_id = $1 AND s.user_id = $3
           AND coalesce(s.ip, '') = d.ip AND coalesce(s.user_agent, '') = d.agent) > $9 AS recent
      FROM device d
+   ), seen AS (
+     SELECT ip, user_agent, recent FROM prior
+     UNION ALL
+     SELECT NULL, NULL, false
+     WHERE NOT EXISTS (SELECT 1 FROM prior)
+       AND EXISTS (
+         SELECT 1 FROM audit_events a
+         WHERE a.tenant_id = $1 AND a.user_id = $3 AND a.action = 'SessionCreated')
    )
-   SELECT ip, user_agent, recent FROM prior
-   UNION ALL
-   SELECT NULL, NULL, false
-   WHERE NOT EXISTS (SELECT 1 FROM prior)
-     AND EXISTS (
-       SELECT 1 FROM audit_events a
-       WHERE a.tenant_id = $1 AND a.user_id = $3 AND a.action = 'SessionCreated')`,
+   SELECT seen.ip, seen.user_agent, seen.recent, held.roles AS held_roles
+   FROM (SELECT ${HELD_ROLES} AS roles) held LEFT JOIN seen ON true`,
 )
 
+/** What starting a session read in the same statement. */
+export interface StartedSession {
+  /** The user's custom role names, sorted (roles/members.ts). */
+  roles: string[]
+  /** The user's earlier devices, when `recentIfExpiresAfter` was given (else none). */
+  prior: PriorDevice[]
+}
+
 /**
- * The session and its first refresh token (which records where it was issued), in one
- * statement (one round trip); with `recentIfExpiresAfter`, the user's earlier devices too.
+ * The session and its first refresh token (which records where it was issued), and the
+ * user's custom role names, in one statement (one round trip); with
+ * `recentIfExpiresAfter`, the user's earlier devices too.
  * Every part of one statement reads the snapshot from before it, so the new session is not
  * among them. Named statements: every sign-in runs one, and planning the CTE again each
  * time cost PostgreSQL more than running it (issue 10).
  */
-export async function insertSession(db: Handle, s: NewSession): Promise<PriorDevice[]> {
+export async function insertSession(db: Handle, s: NewSession): Promise<StartedSession> {
   const values = [
     s.tenantId,
     s.sessionId,
@@ -99,19 +119,25 @@ export async function insertSession(db: Handle, s: NewSession): Promise<PriorDev
     s.tokenHash,
   ]
   if (!s.recentIfExpiresAfter) {
-    await startSession(db, values)
-    return []
+    const [row] = await startSession(db, values)
+    return { roles: roleNamesFromJson(row?.held_roles), prior: [] }
   }
   const rows = await startSessionReadingDevices(db, [
     ...values,
     s.recentIfExpiresAfter,
     PRIOR_DEVICES,
   ])
-  return rows.map((r) => ({
-    ip: r.ip as string | null,
-    userAgent: r.user_agent as string | null,
-    recent: r.recent as boolean,
-  }))
+  // One row at least (the roles'); a row without `recent` stands for no device at all.
+  return {
+    roles: roleNamesFromJson(rows[0]?.held_roles),
+    prior: rows
+      .filter((r) => r.recent !== null && r.recent !== undefined)
+      .map((r) => ({
+        ip: r.ip as string | null,
+        userAgent: r.user_agent as string | null,
+        recent: r.recent as boolean,
+      })),
+  }
 }
 
 /**
@@ -123,6 +149,8 @@ const PRIOR_DEVICES = 1000
 export interface Rotated {
   sessionId: string
   user: User
+  /** The user's custom role names, sorted, read by the rotation's own statement. */
+  roles: string[]
 }
 
 // The session outlives its newest token by up to a day, so it is extended about once a
@@ -150,13 +178,14 @@ const rotate = namedStatement(
      WHERE tenant_id = $1
        AND id IN (SELECT session_id FROM spent WHERE session_expires_at < $5)
    )
-   SELECT * FROM spent`,
+   SELECT spent.*, ${heldRoleNamesJson('$1', 'spent.id')} AS held_roles FROM spent`,
 )
 
 /**
  * Spends the current token of a live session, stores its successor (with where it was
- * issued: the session's lastUsedAt, ip and userAgent) and reads the user, in one
- * statement (one round trip). Of N concurrent calls with one token, the row lock
+ * issued: the session's lastUsedAt, ip and userAgent) and reads the user with its custom
+ * role names, in one statement (one round trip; the roles were a second query of every
+ * refresh once tokens carried them). Of N concurrent calls with one token, the row lock
  * lets exactly one UPDATE match; the others see `used_at` set, match nothing, and are
  * then treated as reuse by the caller.
  */
@@ -180,7 +209,12 @@ export async function rotateRefreshToken(
     from.ip,
     storedAgent(from.userAgent),
   ])
-  return row ? { sessionId: row.session_id as string, user: userFromRow(row) } : undefined
+  if (!row) return undefined
+  return {
+    sessionId: row.session_id as string,
+    user: userFromRow(row),
+    roles: roleNamesFromJson(row.held_roles),
+  }
 }
 
 export interface TokenState {

@@ -11,7 +11,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/auth/signup',
     {
-      config: { rateLimit: 'signup' },
+      config: { rateLimit: 'signup', captcha: 'sign_up' },
       schema: {
         operationId: 'signup',
         tags: ['Authentication'],
@@ -22,7 +22,14 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         params: TenantSlugParams,
         body: SignupBody,
         response: responses(SignupResult, {
-          400: ['password_too_weak', 'password_breached', 'email_taken', 'password_login_disabled'],
+          400: [
+            'password_too_weak',
+            'password_breached',
+            'email_taken',
+            'password_login_disabled',
+            'captcha_required',
+            'captcha_invalid',
+          ],
           403: ['sso_required'],
           404: [],
         }),
@@ -34,6 +41,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
   app.post(
     '/auth/login',
     {
+      config: { captcha: 'sign_in' },
       schema: {
         operationId: 'login',
         tags: ['Authentication'],
@@ -44,7 +52,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { deps }: { deps: 
         params: TenantSlugParams,
         body: LoginBody,
         response: responses(TokenEnvelope, {
-          400: [],
+          400: ['captcha_required', 'captcha_invalid'],
           401: [
             'invalid_credentials',
             'account_suspended',

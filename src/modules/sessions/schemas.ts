@@ -16,9 +16,10 @@ import {
   TokenEnvelope,
   Uuid,
 } from '../../schemas.ts'
+import { CaptchaToken } from '../captcha/schemas.ts'
 
 export const SignupBody = Type.Object(
-  { email: Email, password: NewPassword },
+  { email: Email, password: NewPassword, captchaToken: Type.Optional(CaptchaToken) },
   {
     additionalProperties: false,
     examples: [{ email: 'ada@example.com', password: 'plum-voyage-fender-71' }],
@@ -33,6 +34,7 @@ export const LoginBody = Type.Object(
     totpCode: Type.Optional(SixDigits),
     recoveryCode: Type.Optional(RecoveryCode),
     emailOtpCode: Type.Optional(SixDigits),
+    captchaToken: Type.Optional(CaptchaToken),
   },
   {
     additionalProperties: false,

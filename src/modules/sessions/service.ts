@@ -150,7 +150,7 @@ export class SessionService {
     const recentIfExpiresAfter = alerting
       ? new Date(now.getTime() - DEVICE_MEMORY_DAYS * DAY_MS + REFRESH_TOKEN_TTL * 1000)
       : undefined
-    const prior = await store.insertSession(tx, {
+    const started = await store.insertSession(tx, {
       tenantId: tenant.id,
       sessionId,
       userId: user.id,
@@ -161,7 +161,7 @@ export class SessionService {
       userAgent: actor.userAgent,
       recentIfExpiresAfter,
     })
-    if (alerting && isNewDevice(prior, actor.ip, actor.userAgent)) {
+    if (alerting && isNewDevice(started.prior, actor.ip, actor.userAgent)) {
       const alert = {
         event: 'new_device' as const,
         ip: actor.ip,
@@ -174,8 +174,7 @@ export class SessionService {
       ...entries,
       { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
     ])
-    const roles = await userRoleNames(tx, tenant.id, user.id)
-    return this.envelope(user, roles, sessionId, refreshToken, now, claims)
+    return this.envelope(user, started.roles, sessionId, refreshToken, now, claims)
   }
 
   /**
@@ -193,8 +192,8 @@ export class SessionService {
   ): Promise<{ user: UserRecord; accessToken: string; accessTokenExpiresIn: number }> {
     const now = this.deps.clock.now()
     const sessionId = uuidv7(now.getTime())
-    await this.deps.db.transaction(async (tx) => {
-      await store.insertSession(tx, {
+    const { roles } = await this.deps.db.transaction(async (tx) => {
+      const started = await store.insertSession(tx, {
         tenantId: tenant.id,
         sessionId,
         userId: user.id,
@@ -213,8 +212,8 @@ export class SessionService {
         },
         { action: 'SessionCreated', userId: user.id, metadata: { sessionId } },
       ])
+      return started
     })
-    const roles = await userRoleNames(this.deps.db, tenant.id, user.id)
     const accessToken = this.deps.tokens.issue(
       {
         sub: user.id,
@@ -247,8 +246,7 @@ export class SessionService {
       actor,
     )
     if (rotated) {
-      const roles = await userRoleNames(db, tenant.id, rotated.user.id)
-      const { user } = rotated
+      const { user, roles } = rotated
       const subject = { id: user.id, email: user.email, role: user.role, roles }
       const claims = await customClaims(this.deps, tenant, subject, actor)
       return this.envelope(user, roles, rotated.sessionId, next, now, claims)

@@ -12,9 +12,10 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
-import type { HookMethod } from '../hooks/call.ts'
+import type { HookMethod, HookUser } from '../hooks/call.ts'
 import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -75,6 +76,29 @@ const HOOK_METHODS: Record<FirstFactorProof['via'], HookMethod> = {
 }
 
 /**
+ * CONTRACT §21, the one place every sign-in and sign-up path asks the tenant's hooks: the
+ * credentials' pipeline below, and the federated sign-ins (the SPEC's identity provider
+ * and the SSO connections, oauth/link.ts). `event`'s hook may refuse (403 hook_denied,
+ * audited HookDenied); then custom_access_token's claims for the session's first access
+ * token (with `claims: false` a sign-in whose session starts later, after a deferred
+ * second factor, asks for them then, with `gate: false`). Before any transaction: a hook's wait
+ * holds no connection.
+ */
+export async function askSignInHooks(
+  deps: Pick<Deps, 'sessions'>,
+  tenant: Tenant,
+  event: 'before_sign_up' | 'before_sign_in',
+  subject: () => Promise<HookUser>,
+  actor: Actor,
+  method: HookMethod,
+  options: { gate?: boolean; claims?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  if (options.gate !== false) await deps.sessions.gate(tenant, event, subject, actor, method)
+  if (options.claims === false) return {}
+  return deps.sessions.claimsFor(tenant, subject, actor, method)
+}
+
+/**
  * Steps 2 to 4 for a proven first factor: `secondFactor` checks what the policy asks
  * (undefined when it asks nothing), then the session opens.
  */
@@ -115,8 +139,7 @@ export async function completeSignIn(
   const subject = () => deps.sessions.hookUser(tenant, proof.user)
   let claims: Record<string, unknown>
   try {
-    await deps.sessions.gate(tenant, 'before_sign_in', subject, actor, method)
-    claims = await deps.sessions.claimsFor(tenant, subject, actor, method)
+    claims = await askSignInHooks(deps, tenant, 'before_sign_in', subject, actor, method)
   } catch (error) {
     if (isReason(error, 'hook_denied')) await proof.attempt.release()
     throw error
@@ -151,7 +174,7 @@ export async function completeSignIn(
             email: proof.email,
             metadata: {
               via: proof.via,
-              ...(actor.servedClientId ? { clientId: actor.servedClientId } : {}),
+              ...servedApplication(actor.servedClientId),
               ...record.login,
             },
           },

@@ -13,6 +13,7 @@ import {
   ref,
   SixDigits,
 } from '../../schemas.ts'
+import { CaptchaRecord, CaptchaSetting } from '../captcha/schemas.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
 
 // The tenant plugin checks a path's slug with the same rule before any lookup.
@@ -71,6 +72,7 @@ const TenantComponent = Type.Object(
         "OpenID Connect dynamic client registration (RFC 7591) open at the tenant's issuer; such clients are third-party.",
     }),
     breachedPasswordPolicy: BreachedPasswordPolicy,
+    captcha: CaptchaRecord,
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     defaultLocale: Type.String({
       description:
@@ -100,6 +102,7 @@ export const TenantPatchBody = Type.Object(
     passkeysEnabled: Type.Optional(Type.Boolean()),
     dynamicClientRegistration: Type.Optional(Type.Boolean()),
     breachedPasswordPolicy: Type.Optional(BreachedPasswordPolicy),
+    captcha: Type.Optional(CaptchaSetting),
     defaultLocale: Type.Optional(Locale),
     locales: Type.Optional(
       Type.Array(Locale, {
@@ -114,6 +117,7 @@ export const TenantPatchBody = Type.Object(
     examples: [
       { name: 'Acme Corporation', mfaPolicy: 'Required' },
       { defaultLocale: 'de', locales: ['en', 'de', 'fr'] },
+      { captcha: { provider: 'altcha', on: ['sign_up', 'password_reset'] } },
     ],
   },
 )

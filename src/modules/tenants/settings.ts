@@ -5,6 +5,8 @@ import type { Deps } from '../../deps.ts'
 import { offeredLocales, supportedLocales } from '../../i18n/index.ts'
 import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
+import type { CaptchaRecord } from '../captcha/schemas.ts'
+import { captchaColumns, presentCaptcha } from '../captcha/settings.ts'
 import { logoUrl } from '../users/present.ts'
 import type { Tenant } from './queries.ts'
 import { findTenantById, updateTenant } from './queries.ts'
@@ -26,6 +28,7 @@ export interface TenantRecord {
   passkeysEnabled: boolean
   dynamicClientRegistration: boolean
   breachedPasswordPolicy: string
+  captcha: CaptchaRecord
   logoUrl: string
   defaultLocale: string
   locales: string[]
@@ -68,6 +71,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     passkeysEnabled: tenant.passkeysEnabled,
     dynamicClientRegistration: tenant.dynamicClientRegistration,
     breachedPasswordPolicy: tenant.breachedPasswordPolicy,
+    captcha: presentCaptcha(tenant),
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     defaultLocale: tenant.defaultLocale,
     locales: offeredLocales(tenant.locales),
@@ -114,7 +118,7 @@ function checkLocales(tenant: Tenant, patch: TenantPatchBody): string[] | undefi
  * describe exactly what was written.
  */
 export async function patchTenant(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'tenants'>,
+  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'tenants'>,
   tenantId: string,
   patch: TenantPatchBody,
   actor: Actor,
@@ -129,18 +133,38 @@ export async function patchTenant(
     }
     const locales = checkLocales(tenant, patch)
     const wanted = { ...patch, ...(locales ? { locales } : {}) }
-    const changes: Partial<Record<(typeof PATCHABLE)[number], { from: unknown; to: unknown }>> = {}
+    const changes: Partial<
+      Record<(typeof PATCHABLE)[number] | 'captcha', { from: unknown; to: unknown }>
+    > = {}
     for (const field of PATCHABLE) {
       const value = wanted[field]
       if (value !== undefined && !same(value, tenant[field])) {
         changes[field] = { from: tenant[field], to: value }
       }
     }
+    // CONTRACT §21: the CAPTCHA is one field of four columns; its audit shows the record's
+    // form (never the secret, only whether one is stored or a new one was sent).
+    const captcha =
+      patch.captcha === undefined
+        ? undefined
+        : captchaColumns(deps.cipher, tenant.id, tenant, patch.captcha)
+    const newSecret = patch.captcha?.secret !== undefined
+    if (captcha && (newSecret || !same(presentCaptcha(captcha), presentCaptcha(tenant)))) {
+      changes.captcha = {
+        from: presentCaptcha(tenant),
+        to: { ...presentCaptcha(captcha), ...(newSecret ? { secretChanged: true } : {}) },
+      }
+    }
     const fields = Object.keys(changes)
     if (fields.length === 0) return presentTenant(deps.config, tenant, found.hasLogo)
-    const values = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v.to]))
+    const values = Object.fromEntries(
+      Object.entries(changes)
+        .filter(([k]) => k !== 'captcha')
+        .map(([k, v]) => [k, v.to]),
+    )
     const updated = await updateTenant(tx, tenantId, {
       ...values,
+      ...(changes.captcha ? captcha : {}),
       updatedAt: deps.clock.now(),
     })
     if (!updated) fail('tenant_not_found')

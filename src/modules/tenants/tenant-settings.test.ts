@@ -24,6 +24,7 @@ before(async (t) => {
 const RECORD_FIELDS = [
   'authPolicy',
   'breachedPasswordPolicy',
+  'captcha',
   'createdAt',
   'defaultLocale',
   'dynamicClientRegistration',
@@ -83,6 +84,7 @@ test('GET tenant answers the whole record to an admin', async () => {
     passkeysEnabled: true,
     dynamicClientRegistration: false,
     breachedPasswordPolicy: 'block',
+    captcha: null,
     logoUrl: '',
     defaultLocale: 'en',
     locales: supportedLocales,

@@ -10,6 +10,7 @@ import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { deleteRecoveryCodes } from '../mfa/recovery-codes.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { leaveAllOrganizations } from '../organizations/leave.ts'
 import { userRoleNames } from '../roles/members.ts'
 import { effectivePermissions, grants, isAdminRole, type Permission } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -86,6 +87,7 @@ export async function deleteUser(
     const now = deps.clock.now()
     await updateUser(tx, tenantId, user.id, { deletedAt: now, updatedAt: now })
     const ids = await revoke(tenantId, user.id, actor, 'user-deleted')
+    const left = await leaveAllOrganizations(tx, tenantId, user)
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: options.action ?? 'UserSoftDeleted',
@@ -93,6 +95,7 @@ export async function deleteUser(
         email: user.emailNormalized,
         metadata: { by: 'admin', ...options.metadata, sessionsEnded: ids.length },
       },
+      ...left,
     ])
   })
 }

@@ -5,6 +5,7 @@ import { verifyPasswordTry } from '../../lib/passwords.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { signerKeySeal } from '../import/signer-key.ts'
 import { sendSecurityAlert } from '../notifications/security.ts'
+import { leaveAllOrganizations } from '../organizations/leave.ts'
 import { effectivePermissions, isAdminRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { changeUser } from './admin-service.ts'
@@ -73,8 +74,10 @@ export async function deleteOwnAccount(
     const now = deps.clock.now()
     await updateUser(tx, tenant.id, userId, { deletedAt: now, updatedAt: now })
     await revoke(tenant.id, userId, actor, 'user-deleted')
+    const left = await leaveAllOrganizations(tx, tenant.id, user)
     await deps.audit.record(tx, tenant.id, actor, [
       { action: 'UserSoftDeleted', userId, email: user.emailNormalized, metadata: { by: 'self' } },
+      ...left,
     ])
   })
 }

@@ -192,7 +192,7 @@ ${
 }
 ${
   request.tenant.passkeysEnabled &&
-  html`<div class="passkey" data-passkey="register" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}"${state.addPasskey !== undefined ? raw(' data-autostart') : ''} hidden>
+  html`<div class="passkey" data-passkey="register" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" data-cancelled="${t('passkey.cancelled')}" data-failed="${t('errors.reason.other')}"${state.addPasskey !== undefined ? raw(' data-autostart') : ''} hidden>
 <label for="passkey-name">${t('account.passkeyName')}</label>
 <input id="passkey-name" name="passkey-name" type="text" maxlength="100" autocomplete="off"${state.addPasskey ? html` value="${state.addPasskey}"` : ''}>
 <button type="button">${t('account.addPasskey')}</button>

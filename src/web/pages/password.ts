@@ -2,8 +2,10 @@
 // a second factor (second-factor.ts) or a verified address (the verification page).
 import type { FastifyInstance } from 'fastify'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { formText } from '../http.ts'
+import { openIdpWords } from '../idp.ts'
 import { formErrors } from '../messages.ts'
 import { type Req, signedIn, statusOf } from './flow.ts'
 import { idpRefusal } from './idp-sign-in.ts'
@@ -21,7 +23,11 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const idp = request.query.idp
     if (typeof idp !== 'string') return signInPage(pages, request, reply)
     // Back from the identity provider with a refusal (web/idp.ts).
-    const errors = { form: idpRefusal(idp) }
+    const words =
+      idp === 'hook_denied'
+        ? openIdpWords(pages.deps, request.tenant.id, request.query.words)
+        : undefined
+    const errors = { form: words ?? idpRefusal(idp, pages.t(request, reply)) }
     return signInPage(pages, request, reply, { errors, status: 401 })
   })
 
@@ -29,7 +35,8 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const email = formText(request.body, 'email')
     const password = formText(request.body, 'password')
     try {
-      const envelope = await pages.api(request).login({ body: { email, password } })
+      const captchaToken = captchaTokenOf(request, 'sign_in', request.body)
+      const envelope = await pages.api(request).login({ body: { email, password, captchaToken } })
       return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
@@ -51,7 +58,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       }
       return signInPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
