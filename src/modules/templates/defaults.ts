@@ -10,6 +10,7 @@ import { CODE_MAIL_KINDS, codeMail } from '../codes/mail.ts'
 import { CODE_TTL_SECONDS, type CodePurpose } from '../codes/service.ts'
 import { inviteMail } from '../invites/mail.ts'
 import { accountPageUrl, securityAlertMail } from '../notifications/security.ts'
+import { invitationMail } from '../organizations/mail.ts'
 import { MEMBER_ROLE } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { MailKind, TemplateValues } from './kinds.ts'
@@ -43,7 +44,7 @@ export function sampleValues(kind: MailKind, ctx: SampleContext): TemplateValues
     case 'organization_invitation':
       return {
         ...names,
-        link: `${base}/invite?token=${SAMPLE_TOKEN}`,
+        link: `${base}/organization-invite?token=${SAMPLE_TOKEN}`,
         expiresInMinutes: String(INVITE_MINUTES),
       }
     case 'magic_link':
@@ -81,6 +82,20 @@ export const DEFAULT_MAILS: Partial<Record<MailKind, (ctx: SampleContext) => Mai
     const expiresAt = new Date(now.getTime() + INVITE_MINUTES * 60_000)
     const invite = { email: SAMPLE_EMAIL, role: MEMBER_ROLE, createdAt: now, expiresAt }
     return inviteMail(ctx.config, ctx.tenant, invite, SAMPLE_TOKEN, ctx.locale)
+  },
+  organization_invitation: (ctx) => {
+    const now = ctx.clock.now()
+    const expiresAt = new Date(now.getTime() + INVITE_MINUTES * 60_000)
+    const invitation = { email: SAMPLE_EMAIL, createdAt: now, expiresAt }
+    const organization = { name: 'Example organization' }
+    return invitationMail(
+      ctx.config,
+      ctx.tenant,
+      organization,
+      invitation,
+      SAMPLE_TOKEN,
+      ctx.locale,
+    )
   },
   security_alert: (ctx) =>
     securityAlertMail(

@@ -129,6 +129,41 @@ describe('a tenant template is what the recipient gets', () => {
     assert.equal(accepted.status, 200, JSON.stringify(accepted.body))
   })
 
+  test('an organization invitation in the inviting request’s language', async () => {
+    const tenant = await createTenant(server)
+    await saved(tenant, 'organization_invitation', 'fr', {
+      subject: 'Rejoignez {{tenant.name}}',
+      text: 'Bonjour {{user.email}}, ouvrez {{link}}',
+    })
+    const org = await server.request(
+      'POST',
+      `/v1/${tenant.slug}/organizations`,
+      { name: 'Acme' },
+      admin(tenant),
+    )
+    assert.equal(org.status, 200, JSON.stringify(org.body))
+    const invite = async (language: string) => {
+      const email = uniqueEmail(`org-${language}`)
+      const res = await server.request(
+        'POST',
+        `/v1/${tenant.slug}/organizations/${org.body.organization.id}/invitations`,
+        { email },
+        { ...admin(tenant), headers: { 'accept-language': language } },
+      )
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      await server.deps.mailer.drain()
+      return { email, mail: await sink.waitFor(email) }
+    }
+    const fr = await invite('fr')
+    assert.equal(fr.mail.subject, `Rejoignez Tenant ${tenant.slug}`)
+    assert.match(
+      fr.mail.text,
+      new RegExp(`^Bonjour ${fr.email}, ouvrez \\S+/organization-invite\\?token=\\S+`),
+    )
+    const en = await invite('en')
+    assert.notEqual(en.mail.subject, `Rejoignez Tenant ${tenant.slug}`, 'English: the default')
+  })
+
   test('a security alert keeps its `Security alert:` prefix, with the event in it', async () => {
     const tenant = await createTenant(server)
     await saved(tenant, 'security_alert', 'en', {
