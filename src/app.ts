@@ -25,6 +25,7 @@ import { SpentAnswers } from './modules/captcha/spent.ts'
 import { HookCache, HookCalls } from './modules/hooks/cache.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
+import { templateResolver } from './modules/templates/resolve.ts'
 import { TenantCache } from './modules/tenants/cache.ts'
 import { accountLockStore } from './modules/users/account-lock.ts'
 import { scheduleUserPurge } from './modules/users/admin-purge.ts'
@@ -162,7 +163,13 @@ export async function buildApp(
   })
   const audit = new AuditRecorder(clock)
   const revocations = new RevocationCache({ db, pollMs: config.revocationPollMs, redis })
-  const mailer = new Mailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, log: app.log })
+  // Tenant templates replace a mail's wording in the mailer's background send (CONTRACT §20).
+  const mailer = new Mailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    log: app.log,
+    templates: templateResolver(db),
+  })
   const cipher = new FieldCipher(config.encryptionKeys)
   const hooks = new HookCache(db)
   const hookCalls = new HookCalls()

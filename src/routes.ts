@@ -40,6 +40,7 @@ import { serviceRoutes } from './modules/service/routes.ts'
 import { sessionManagementRoutes } from './modules/sessions/manage-routes.ts'
 import { sessionRoutes } from './modules/sessions/routes.ts'
 import { stepUpRoutes } from './modules/stepup/routes.ts'
+import { templateRoutes } from './modules/templates/routes.ts'
 import { tenantAdminRoutes } from './modules/tenants/admin-routes.ts'
 import { tenantRoutes } from './modules/tenants/routes.ts'
 import { userAdminRoutes } from './modules/users/admin-routes.ts'
@@ -95,6 +96,7 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(applicationRoutes, { deps, prefix: TENANT })
   await app.register(webhookRoutes, { deps, prefix: TENANT })
   await app.register(hookRoutes, { deps, prefix: TENANT })
+  await app.register(templateRoutes, { deps, prefix: TENANT })
   await app.register(ssoConnectionRoutes, { deps, prefix: TENANT })
   await app.register(ssoOidcRoutes, { deps, prefix: TENANT })
   await app.register(ssoSamlRoutes, { deps, prefix: TENANT })

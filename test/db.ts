@@ -8,6 +8,7 @@ import {
   applications,
   auditEvents,
   emailConflicts,
+  emailTemplates,
   groupMembers,
   groupRoles,
   groups,
@@ -74,6 +75,11 @@ export async function tenantSnapshot(
   return {
     tenant: await db.select().from(tenants).where(eq(tenants.id, tenantId)),
     logo: await db.select().from(tenantLogos).where(eq(tenantLogos.tenantId, tenantId)),
+    emailTemplates: await db
+      .select()
+      .from(emailTemplates)
+      .where(eq(emailTemplates.tenantId, tenantId))
+      .orderBy(asc(emailTemplates.kind), asc(emailTemplates.locale)),
     users: await db.select().from(users).where(eq(users.tenantId, tenantId)).orderBy(asc(users.id)),
     sessions: await db
       .select()

@@ -176,7 +176,7 @@ function callers(op: Operation): (Ref | undefined)[] {
 async function sendBody(op: Operation, value: unknown, auth: Ref | undefined) {
   await world.freshen()
   const target = op.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-    name === 'tenantSlug' ? world.main.slug : randomUUID(),
+    name === 'tenantSlug' ? world.main.slug : (firstConstant(op, name) ?? randomUUID()),
   )
   const headers: [string, string][] = [
     ['x-forwarded-for', `10.${seedByte()}.${seedByte()}.${seedByte()}`],
@@ -193,6 +193,14 @@ async function sendBody(op: Operation, value: unknown, auth: Ref | undefined) {
     json = undefined
   }
   return { status: res.status, json }
+}
+
+/** A path parameter that is one of a list (a mail kind, a locale): its first value. */
+function firstConstant(op: Operation, name: string): string | undefined {
+  const schema = op.params.find((p) => p.in === 'path' && p.name === name)?.schema as any
+  const one = schema?.anyOf?.[0] ?? schema?.oneOf?.[0]
+  const first = schema?.enum?.[0] ?? schema?.const ?? one?.const ?? one?.enum?.[0]
+  return typeof first === 'string' ? first : undefined
 }
 
 function seedByte(): number {

@@ -68,6 +68,10 @@ export const ADMIN_OPERATIONS = [
   'getHook',
   'updateHook',
   'deleteHook',
+  'listEmailTemplates',
+  'putEmailTemplate',
+  'deleteEmailTemplate',
+  'previewEmailTemplate',
 ] as const satisfies readonly (keyof Client)[]
 
 export type AdminClient = Pick<Client, (typeof ADMIN_OPERATIONS)[number]>

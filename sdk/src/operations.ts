@@ -136,6 +136,10 @@ export const OPERATIONS = {
   getHook: ['get', '/v1/{tenantSlug}/hooks/{id}'],
   updateHook: ['patch', '/v1/{tenantSlug}/hooks/{id}'],
   deleteHook: ['delete', '/v1/{tenantSlug}/hooks/{id}'],
+  listEmailTemplates: ['get', '/v1/{tenantSlug}/email-templates'],
+  putEmailTemplate: ['put', '/v1/{tenantSlug}/email-templates/{kind}/{locale}'],
+  deleteEmailTemplate: ['delete', '/v1/{tenantSlug}/email-templates/{kind}/{locale}'],
+  previewEmailTemplate: ['post', '/v1/{tenantSlug}/email-templates/{kind}/{locale}/preview'],
 } as const satisfies { [K in OperationId]: readonly [HttpMethod, keyof paths] }
 
 type Table = typeof OPERATIONS

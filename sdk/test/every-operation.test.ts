@@ -497,6 +497,32 @@ test('every operationId is called through the SDK against the real service', asy
   assert.equal(slower.hook.timeoutMs, 500)
   assert.deepEqual(await backend.deleteHook({ path: { id: blockingId } }), { ok: true })
 
+  // Mail templates (CONTRACT §20): saved, listed, previewed (draft, saved, default), reset.
+  const mailPath = { kind: 'login_code', locale: 'de' } as const
+  const saved = await backend.putEmailTemplate({
+    path: mailPath,
+    body: { subject: 'Code für {{tenant.name}}', text: 'Ihr Code: {{code}}' },
+  })
+  assert.equal(saved.template.kind, 'login_code')
+  const templates = await backend.listEmailTemplates({})
+  assert.deepEqual(
+    templates.items.map((x) => `${x.kind}/${x.locale}`),
+    ['login_code/de'],
+  )
+  assert.ok(templates.kinds.some((k) => k.kind === 'login_code' && k.required.includes('code')))
+  const draft = await backend.previewEmailTemplate({
+    path: mailPath,
+    body: { subject: 'Entwurf', text: 'Code {{code}}' },
+  })
+  assert.equal(draft.subject, 'Entwurf')
+  assert.match(
+    (await backend.previewEmailTemplate({ path: mailPath, body: {} })).text,
+    /^Ihr Code: \d{6}$/,
+  )
+  assert.deepEqual(await backend.deleteEmailTemplate({ path: mailPath }), { ok: true })
+  const byDefault = await backend.previewEmailTemplate({ path: mailPath, body: {} })
+  assert.ok(!byDefault.subject.startsWith('Code für'), 'the default again')
+
   // SSO connections (CONTRACT §12): made by the admin (a key cannot set what a connection
   // trusts), then read, listed, enforced and deleted with the key.
   const sso = await admin.createSsoConnection({

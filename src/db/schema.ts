@@ -1037,3 +1037,23 @@ export const ssoSamlAssertions = pgTable(
     }).onDelete('cascade'),
   ],
 )
+
+/**
+ * A tenant's own wording of a mail (CONTRACT §20, Mail templates): one row per kind and
+ * locale, replacing the catalogue's default for that mail in that language. `html` is
+ * stored sanitized (null: drawn from `text`). Read once per mail sent, by the key.
+ */
+export const emailTemplates = pgTable(
+  'email_templates',
+  {
+    tenantId: tenantRef(),
+    /** login_code | email_otp | email_verification | password_reset | invitation | … */
+    kind: text('kind').notNull(),
+    locale: text('locale').notNull(),
+    subject: text('subject').notNull(),
+    text: text('text').notNull(),
+    html: text('html'),
+    ...timestamps(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.kind, t.locale] })],
+)

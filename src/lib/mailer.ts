@@ -8,7 +8,22 @@ export interface Mail {
   subject: string
   text: string
   html: string
+  /**
+   * Which tenant template may replace the wording (CONTRACT §20; set by
+   * modules/templates/seam.ts, read by the resolver the mailer was given); never sent.
+   */
+  template?: MailTemplateChoice
 }
+
+export interface MailTemplateChoice {
+  tenantId: string
+  kind: string
+  locale: string
+  values: Record<string, string | undefined>
+}
+
+/** The mail to send instead of `mail` (its tenant's template), or `mail` itself. */
+export type TemplateResolver = (mail: Mail & { template: MailTemplateChoice }) => Promise<Mail>
 
 export interface MailLog {
   info(obj: object, msg: string): void
@@ -22,11 +37,18 @@ export class Mailer {
   private readonly from: string
   private readonly log: MailLog
   private readonly pending = new Set<Promise<void>>()
+  private readonly templates: TemplateResolver | undefined
 
-  constructor(options: { smtpUrl: string | undefined; from: string; log: MailLog }) {
+  constructor(options: {
+    smtpUrl: string | undefined
+    from: string
+    log: MailLog
+    templates?: TemplateResolver
+  }) {
     this.smtpUrl = options.smtpUrl
     this.from = options.from
     this.log = options.log
+    this.templates = options.templates
   }
 
   /**
@@ -47,7 +69,27 @@ export class Mailer {
     await Promise.allSettled([...this.pending])
   }
 
-  private async send(mail: Mail): Promise<void> {
+  /**
+   * The tenant's template in place of the default wording, read here, in the background,
+   * so no request waits for it; when it cannot be read the default goes out.
+   */
+  private async worded(mail: Mail): Promise<Mail> {
+    const { template, ...plain } = mail
+    if (!template || !this.templates) return plain
+    try {
+      const { template: _, ...chosen } = await this.templates({ ...plain, template })
+      return chosen
+    } catch (error) {
+      this.log.error(
+        { err: (error as Error).message, kind: template.kind },
+        'mail template unavailable; the default wording is sent',
+      )
+      return plain
+    }
+  }
+
+  private async send(original: Mail): Promise<void> {
+    const mail = await this.worded(original)
     if (!this.smtpUrl) {
       // Development without SMTP_URL: the message goes to the log (CONTRACT §1).
       this.log.info(

@@ -48,6 +48,7 @@ import { privacyComponents } from '../modules/privacy/schemas.ts'
 import { roleComponents } from '../modules/roles/schemas.ts'
 import { serviceComponents } from '../modules/service/schemas.ts'
 import { sessionComponents } from '../modules/sessions/schemas.ts'
+import { templateComponents } from '../modules/templates/schemas.ts'
 import { SLUG_PATTERN, tenantComponents } from '../modules/tenants/schemas.ts'
 import { userComponents } from '../modules/users/schemas.ts'
 import {
@@ -90,6 +91,7 @@ const COMPONENTS = [
   ...connectedApplicationComponents,
   ...webhookComponents,
   ...hookComponents,
+  ...templateComponents,
   ...ssoConnectionComponents,
 ]
 

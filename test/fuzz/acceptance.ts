@@ -21,6 +21,12 @@ const ROLE_DATA: Rule[] = [
   [/^body\.resourceScopes\.\d+\.resource$/, /^unknown resource /],
   [/^body\.resourceScopes\.\d+\.scopes\.\d+$/, /^unknown scope /],
 ]
+const TEMPLATE_RULES: Rule[] = [
+  [
+    /^body\.(subject|text|html)$/,
+    /^(unknown placeholder .*|must contain \{\{\w+\}\}.*|must be one line|is required in a draft)$/,
+  ],
+]
 const STATEFUL: Record<string, Rule[]> = {
   createApiKey: [[/^body\.expiresAt$/, /^must be in the future$/]],
   deleteTenant: [[/^body\.confirmSlug$/, /^must equal the slug$/]],
@@ -43,6 +49,10 @@ const STATEFUL: Record<string, Rule[]> = {
   createOrganizationInvitation: [[/^body\.roles\.\d+$/, / is no organization role$/]],
   createSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
   updateSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
+  // CONTRACT §20: which placeholders a template needs and may hold depends on the kind its
+  // path names (and a draft sends subject and text together), as the fields' descriptions say.
+  putEmailTemplate: TEMPLATE_RULES,
+  previewEmailTemplate: TEMPLATE_RULES,
   // An attestation verifies only against a challenge the service issued.
   registerPasskey: [
     [/^body$/, /^too many passkeys$/],

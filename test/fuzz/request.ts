@@ -269,7 +269,10 @@ function text(v: unknown): string {
 export function materialize(op: Operation, spec: RequestSpec, world: World): WireRequest {
   let target = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const [v, how] = spec.path[name]
-    return urlPart(text(world.resolve(v)), how).replace(/[\r\n]/g, '')
+    // Even raw, a `/`, `?` or `#` would address another route (or none): escaped.
+    return urlPart(text(world.resolve(v)), how)
+      .replace(/[\r\n]/g, '')
+      .replace(/[/?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
   })
   if (typeof spec.query === 'string') {
     if (spec.query) target += `?${spec.query}`

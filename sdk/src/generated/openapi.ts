@@ -1766,6 +1766,70 @@ export interface paths {
     patch: operations['updateHook']
     trace?: never
   }
+  '/v1/{tenantSlug}/email-templates': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the customised mail templates
+     * @description The tenant’s own templates (by kind, then locale) and, for programs, every kind’s required and allowed placeholders and the locales a template may use. A mail with no template of its kind in its language is sent in the default wording.
+     */
+    get: operations['listEmailTemplates']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/email-templates/{kind}/{locale}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    /**
+     * Save the template of a mail in one language
+     * @description Replaces the default wording of the `kind` mail sent in `locale`. The text (and the HTML, when given) must hold the placeholder the kind needs and no placeholder the kind does not fill: else 400 validation naming it. The HTML is sanitized and stored as the answer shows it. Audit `EmailTemplateUpdated`.
+     */
+    put: operations['putEmailTemplate']
+    post?: never
+    /**
+     * Go back to the default mail
+     * @description Removes the template: the mail is sent in the default wording again. 404 when there is none. Audit `EmailTemplateUpdated` (change `reset`).
+     */
+    delete: operations['deleteEmailTemplate']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/email-templates/{kind}/{locale}/preview': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Render a mail with sample values
+     * @description The draft sent (checked as PUT checks it, nothing stored), else the saved template, else the default mail (404 for a kind with no default yet), rendered with sample values.
+     */
+    post: operations['previewEmailTemplate']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/sso-connections': {
     parameters: {
       query?: never
@@ -5423,6 +5487,61 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  EmailTemplateUpdated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * EmailTemplateUpdated event
+     * @description A mail template was saved, or reset to the default mail.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['EmailTemplateUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   SsoConnectionCreated: {
     parameters: {
       query?: never
@@ -7627,6 +7746,48 @@ export interface components {
       items: components['schemas']['Hook'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    /** @description A tenant’s own wording of one mail in one language. */
+    EmailTemplate: {
+      /** @description A mail kind (see the template routes). */
+      kind: string
+      /** @description A supported locale (BCP 47). */
+      locale: string
+      subject: string
+      text: string
+      /** @description As stored (sanitized); null: drawn from text. */
+      html: string | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description A mail template. */
+    EmailTemplateEnvelope: {
+      template: components['schemas']['EmailTemplate']
+    }
+    /** @description The tenant’s customised templates, and what each kind takes. */
+    EmailTemplateList: {
+      /** @description The customised templates. */
+      items: components['schemas']['EmailTemplate'][]
+      /** @description Every kind with its required and allowed placeholders. */
+      kinds: {
+        /** @description A mail kind (see the template routes). */
+        kind: string
+        /** @description The placeholders its text (and HTML) must hold. */
+        required: string[]
+        allowed: string[]
+        /** @description Whether a default mail can be previewed. */
+        hasDefault: boolean
+      }[]
+      /** @description The locales a template may be written for. */
+      locales: string[]
+    }
+    /** @description A mail as it would be sent, with sample values. */
+    EmailPreview: {
+      subject: string
+      text: string
+      html: string
     }
     /** @description An SSO connection of the tenant (never its secret). */
     SsoConnection: {
@@ -9983,6 +10144,44 @@ export interface components {
             method?: string
             /** @description deny, or the failure: timeout, error. */
             outcome?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A mail template was saved, or reset to the default mail. */
+    EmailTemplateUpdatedEvent: {
+      /** @constant */
+      type: 'EmailTemplateUpdated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'EmailTemplateUpdated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A mail template was saved, or reset to the default mail. */
+          metadata: {
+            /** @description The mail kind (login_code, invitation, …). */
+            kind: string
+            locale: string
+            change: 'saved' | 'reset'
+            /** @description Whether sanitising removed something from its HTML. */
+            sanitized?: boolean
           }
           /** Format: date-time */
           createdAt: string
@@ -15524,6 +15723,7 @@ export interface operations {
           | 'HookUpdated'
           | 'HookDeleted'
           | 'HookDenied'
+          | 'EmailTemplateUpdated'
           | 'SsoConnectionCreated'
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
@@ -15689,6 +15889,7 @@ export interface operations {
           | 'HookUpdated'
           | 'HookDeleted'
           | 'HookDenied'
+          | 'EmailTemplateUpdated'
           | 'SsoConnectionCreated'
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
@@ -19175,6 +19376,347 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['HookEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listEmailTemplates: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The tenant’s customised templates, and what each kind takes. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailTemplateList']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  putEmailTemplate: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        /** @description The mail: login_code, email_otp, email_verification and password_reset need `{{code}}`; invitation, organization_invitation and magic_link need `{{link}}`; security_alert needs none. Any other value is 400 validation. */
+        kind:
+          | 'login_code'
+          | 'email_otp'
+          | 'email_verification'
+          | 'password_reset'
+          | 'invitation'
+          | 'organization_invitation'
+          | 'magic_link'
+          | 'security_alert'
+        /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+        locale: 'en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN'
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "subject": "Your code for {{tenant.name}}",
+         *       "text": "Hello {{user.email}},\n\nyour code is {{code}}. It works for {{expiresInMinutes}} minutes."
+         *     }
+         */
+        'application/json': {
+          /** @description One line. A security alert’s is sent behind `Security alert: ` whatever it says. */
+          subject: string
+          /** @description The plain-text part. Placeholders: `{{code}}` The 6-digit code. `{{link}}` The link the mail carries (the security alert: the account page). `{{tenant.name}}` The workspace’s name. `{{user.email}}` The recipient’s address. `{{expiresInMinutes}}` How long the code or link works, in minutes. `{{event}}` What happened, in the mail’s language (security alerts only). */
+          text: string
+          /** @description The HTML part, sanitized before it is stored (script, event handlers, `javascript:` URLs and forms removed); placeholders are HTML-escaped. Without it the HTML part is drawn from `text`. */
+          html?: string
+        }
+      }
+    }
+    responses: {
+      /** @description A mail template. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailTemplateEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteEmailTemplate: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        /** @description The mail: login_code, email_otp, email_verification and password_reset need `{{code}}`; invitation, organization_invitation and magic_link need `{{link}}`; security_alert needs none. Any other value is 400 validation. */
+        kind:
+          | 'login_code'
+          | 'email_otp'
+          | 'email_verification'
+          | 'password_reset'
+          | 'invitation'
+          | 'organization_invitation'
+          | 'magic_link'
+          | 'security_alert'
+        /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+        locale: 'en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN'
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  previewEmailTemplate: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        /** @description The mail: login_code, email_otp, email_verification and password_reset need `{{code}}`; invitation, organization_invitation and magic_link need `{{link}}`; security_alert needs none. Any other value is 400 validation. */
+        kind:
+          | 'login_code'
+          | 'email_otp'
+          | 'email_verification'
+          | 'password_reset'
+          | 'invitation'
+          | 'organization_invitation'
+          | 'magic_link'
+          | 'security_alert'
+        /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+        locale: 'en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN'
+      }
+      cookie?: never
+    }
+    /** @description Optional: a draft to render (subject and text together, html optional). Without one, the saved template, else the default mail. */
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description One line. A security alert’s is sent behind `Security alert: ` whatever it says. */
+          subject?: string
+          /** @description The plain-text part. Placeholders: `{{code}}` The 6-digit code. `{{link}}` The link the mail carries (the security alert: the account page). `{{tenant.name}}` The workspace’s name. `{{user.email}}` The recipient’s address. `{{expiresInMinutes}}` How long the code or link works, in minutes. `{{event}}` What happened, in the mail’s language (security alerts only). */
+          text?: string
+          /** @description The HTML part, sanitized before it is stored (script, event handlers, `javascript:` URLs and forms removed); placeholders are HTML-escaped. Without it the HTML part is drawn from `text`. */
+          html?: string
+        }
+      }
+    }
+    responses: {
+      /** @description A mail as it would be sent, with sample values. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['EmailPreview']
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */

@@ -86,6 +86,9 @@ export const WEBHOOK_ACTIONS = [
 /** CONTRACT §21, blocking hooks. */
 export const HOOK_ACTIONS = ['HookCreated', 'HookUpdated', 'HookDeleted', 'HookDenied'] as const
 
+/** CONTRACT §20, mail templates (saved or reset to the default). */
+export const TEMPLATE_ACTIONS = ['EmailTemplateUpdated'] as const
+
 /** CONTRACT §12, enterprise SSO connections. */
 export const SSO_ACTIONS = [
   'SsoConnectionCreated',
@@ -130,6 +133,7 @@ export const AUDIT_ACTIONS = [
   ...IMPORT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...HOOK_ACTIONS,
+  ...TEMPLATE_ACTIONS,
   ...SSO_ACTIONS,
   ...ROLE_ACTIONS,
   ...GROUP_ACTIONS,

@@ -331,6 +331,14 @@ export const AUDIT_EVENTS = {
       outcome: Type.Optional(Type.String({ description: 'deny, or the failure: timeout, error.' })),
     },
   ),
+  EmailTemplateUpdated: closed('A mail template was saved, or reset to the default mail.', {
+    kind: Type.String({ description: 'The mail kind (login_code, invitation, …).' }),
+    locale: Type.String(),
+    change: Type.Union([Type.Literal('saved'), Type.Literal('reset')]),
+    sanitized: Type.Optional(
+      Type.Boolean({ description: 'Whether sanitising removed something from its HTML.' }),
+    ),
+  }),
   SsoConnectionCreated: closed('An SSO connection was created.', {
     connectionId: ID,
     name: Str(),

@@ -6,6 +6,8 @@ import type { MessageKey } from '../../i18n/index.ts'
 import { type MailTenant, mailTranslator } from '../../i18n/mail.ts'
 import type { Mail } from '../../lib/mailer.ts'
 import { escapeHtml } from '../../lib/mailer.ts'
+import type { MailKind } from '../templates/kinds.ts'
+import { withTenantTemplate } from '../templates/seam.ts'
 import { CODE_TTL_SECONDS, type CodePurpose } from './service.ts'
 
 const MINUTES = CODE_TTL_SECONDS / 60
@@ -16,6 +18,14 @@ const WORDING = {
   reset: ['mail.reset.subject', 'mail.reset.purpose', 'mail.reset.ignore'],
   verify: ['mail.verify.subject', 'mail.verify.purpose', 'mail.verify.ignore'],
 } as const satisfies Record<CodePurpose, readonly [MessageKey, MessageKey, MessageKey]>
+
+/** The template kind of each purpose (CONTRACT §20, Mail templates). */
+export const CODE_MAIL_KINDS = {
+  login: 'login_code',
+  mfa: 'email_otp',
+  reset: 'password_reset',
+  verify: 'email_verification',
+} as const satisfies Record<CodePurpose, MailKind>
 
 /** Who a code mail is for: the address, and the language to write it in. */
 export interface CodeRecipient {
@@ -29,11 +39,11 @@ export interface CodeRecipient {
 export function codeMail(
   kind: keyof typeof WORDING,
   recipient: CodeRecipient,
-  tenant: MailTenant & { name: string },
+  tenant: MailTenant & { id: string; name: string },
   code: string,
-) {
+): Mail {
   const [subjectKey, purposeKey, ignoreKey] = WORDING[kind]
-  const { t } = mailTranslator(tenant, recipient.locale, recipient.requestLanguage)
+  const { t, locale } = mailTranslator(tenant, recipient.locale, recipient.requestLanguage)
   // A header must stay on one line whatever the tenant was named.
   const subject = t(subjectKey, { tenant: tenant.name.replace(/[\r\n\t]+/g, ' ') })
   const purpose = t(purposeKey, { tenant: tenant.name })
@@ -48,5 +58,19 @@ export function codeMail(
     `<p style="color:#666">${escapeHtml(ignore)}</p>`,
     '</body></html>',
   ].join('')
-  return { to: recipient.to, subject, text, html } satisfies Mail
+  // A tenant's own template for this kind and language replaces the wording (CONTRACT §20).
+  return withTenantTemplate(
+    { to: recipient.to, subject, text, html },
+    {
+      tenantId: tenant.id,
+      kind: CODE_MAIL_KINDS[kind],
+      locale,
+      values: {
+        code,
+        'tenant.name': tenant.name,
+        'user.email': recipient.to,
+        expiresInMinutes: String(MINUTES),
+      },
+    },
+  )
 }

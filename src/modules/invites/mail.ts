@@ -6,15 +6,16 @@ import type { Config } from '../../config.ts'
 import { mailDate, mailTranslator } from '../../i18n/mail.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
 import { isAdminRole } from '../roles/permissions.ts'
+import { withTenantTemplate } from '../templates/seam.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { Invite } from './queries.ts'
 
 const API_EXAMPLE = '{ "token": "…", "password": "…" }'
 
 export function inviteMail(
-  config: Config,
+  config: Pick<Config, 'publicUrl'>,
   tenant: Tenant,
-  invite: Invite,
+  invite: Pick<Invite, 'email' | 'role' | 'createdAt' | 'expiresAt'>,
   token: string,
   requestLanguage?: string | null,
 ): Mail {
@@ -50,5 +51,20 @@ export function inviteMail(
     `<p>${escapeHtml(t('mail.invite.ignore'))}</p>`,
   ].join('\n')
   const subject = t('mail.invite.subject', { tenant: tenant.name.replace(/[\r\n\t]+/g, ' ') })
-  return { to: invite.email, subject, text, html }
+  // A tenant's own template for invitations in this language replaces the wording (§20).
+  const minutes = Math.round((invite.expiresAt.getTime() - invite.createdAt.getTime()) / 60_000)
+  return withTenantTemplate(
+    { to: invite.email, subject, text, html },
+    {
+      tenantId: tenant.id,
+      kind: 'invitation',
+      locale,
+      values: {
+        link: pageUrl,
+        'tenant.name': tenant.name,
+        'user.email': invite.email,
+        expiresInMinutes: String(minutes),
+      },
+    },
+  )
 }

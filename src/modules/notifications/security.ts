@@ -12,6 +12,8 @@ import type { MessageKey, MessageValues } from '../../i18n/index.ts'
 import { mailDate, mailTranslator } from '../../i18n/mail.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { escapeHtml, type Mail, type Mailer } from '../../lib/mailer.ts'
+import { SECURITY_ALERT_PREFIX } from '../templates/kinds.ts'
+import { withTenantTemplate } from '../templates/seam.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 
 /**
@@ -81,7 +83,7 @@ export function accountPageUrl(config: Pick<Config, 'publicUrl'>, slug: string):
  */
 const SIX_DIGITS = /\d{6}/
 
-type AlertTenant = Pick<Tenant, 'name' | 'slug' | 'locales' | 'defaultLocale'>
+type AlertTenant = Pick<Tenant, 'id' | 'name' | 'slug' | 'locales' | 'defaultLocale'>
 
 export function securityAlertMail(
   deps: MailDeps,
@@ -95,6 +97,7 @@ export function securityAlertMail(
   const headline = t(headlineKey)
   const name = tenant.name.replace(/[\r\n\t]+/g, ' ')
   const when = mailDate(locale, deps.clock.now())
+  const account = accountPageUrl(deps.config, tenant.slug)
   const lines = [
     t(sentenceKey),
     '',
@@ -109,7 +112,7 @@ export function securityAlertMail(
     '',
     t('mail.alert.wasYou'),
     t('mail.alert.notYou'),
-    accountPageUrl(deps.config, tenant.slug),
+    account,
     '',
   ].filter((line) => !SIX_DIGITS.test(line))
   const html = [
@@ -117,5 +120,16 @@ export function securityAlertMail(
     ...lines.filter((l) => l !== '').map((l) => `<p>${escapeHtml(l)}</p>`),
     '</body></html>',
   ].join('')
-  return { to, subject: `Security alert: ${headline} (${name})`, text: lines.join('\n'), html }
+  const subject = `${SECURITY_ALERT_PREFIX}${headline} (${name})`
+  // A tenant's own alert template in this language replaces the wording, its subject still
+  // behind the prefix (templates/render.ts); `event` is the headline.
+  return withTenantTemplate(
+    { to, subject, text: lines.join('\n'), html },
+    {
+      tenantId: tenant.id,
+      kind: 'security_alert',
+      locale,
+      values: { event: headline, link: account, 'tenant.name': tenant.name, 'user.email': to },
+    },
+  )
 }

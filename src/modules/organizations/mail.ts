@@ -4,16 +4,17 @@
 import type { Config } from '../../config.ts'
 import { mailDate, mailTranslator } from '../../i18n/mail.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
+import { withTenantTemplate } from '../templates/seam.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { Invitation, Organization } from './queries.ts'
 
 const oneLine = (text: string) => text.replace(/[\r\n\t]+/g, ' ')
 
 export function invitationMail(
-  config: Config,
+  config: Pick<Config, 'publicUrl'>,
   tenant: Tenant,
-  organization: Organization,
-  invitation: Invitation,
+  organization: Pick<Organization, 'name'>,
+  invitation: Pick<Invitation, 'email' | 'createdAt' | 'expiresAt'>,
   token: string,
   requestLanguage?: string | null,
 ): Mail {
@@ -48,5 +49,23 @@ export function invitationMail(
     `<p>${escapeHtml(t('mail.invite.ignore'))}</p>`,
   ].join('\n')
   const subject = oneLine(t('mail.orgInvite.subject', names))
-  return { to: invitation.email, subject, text, html }
+  // A tenant's own template for organization invitations in this language replaces the
+  // wording (CONTRACT §20, templates/seam.ts).
+  const minutes = Math.round(
+    (invitation.expiresAt.getTime() - invitation.createdAt.getTime()) / 60_000,
+  )
+  return withTenantTemplate(
+    { to: invitation.email, subject, text, html },
+    {
+      tenantId: tenant.id,
+      kind: 'organization_invitation',
+      locale,
+      values: {
+        link: pageUrl,
+        'tenant.name': tenant.name,
+        'user.email': invitation.email,
+        expiresInMinutes: String(minutes),
+      },
+    },
+  )
 }
