@@ -33,6 +33,7 @@ import { passwordlessRoutes } from './modules/passwordless/routes.ts'
 import { policyRoutes } from './modules/policy/routes.ts'
 import { privacyRoutes } from './modules/privacy/routes.ts'
 import { roleRoutes } from './modules/roles/routes.ts'
+import { samlIdpRoutes } from './modules/samlidp/routes.ts'
 import { SCIM_PREFIX } from './modules/scim/errors.ts'
 import { scimRoutes } from './modules/scim/routes.ts'
 import { serviceRoutes } from './modules/service/routes.ts'
@@ -103,6 +104,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(scimRoutes, { deps, prefix: SCIM_PREFIX })
   // The tenants' OpenID Providers (/oidc/{slug}/…), each a raw oidc-provider instance.
   await app.register(oidcRoutes, { deps })
+  // The tenants' SAML identity providers (/saml/{slug}/…, CONTRACT §22).
+  await app.register(samlIdpRoutes, { deps })
   // The hosted pages: documents for people, a client of the routes above (src/web/).
   await app.register(assetRoutes)
   await app.register(consoleRoutes)

@@ -53,6 +53,26 @@ export const NewPassword = Type.String({ minLength: 12, maxLength: 1024 })
 export const SixDigits = Type.String({ pattern: '^[0-9]{6}$', minLength: 6, maxLength: 6 })
 export const OpaqueToken = Type.String({ minLength: 1, maxLength: 1024 })
 /**
+ * CONTRACT §21, remembered devices: the fields a sign-in that may ask a second factor takes
+ * (auth/login, auth/verify-login-code), spread into its body.
+ */
+export const RememberDeviceFields = {
+  rememberDevice: Type.Optional(
+    Type.Boolean({
+      description:
+        'With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`.',
+    }),
+  ),
+  deviceToken: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'A `deviceToken` this user was given: while it lives, the second factor is not asked. Another user’s, an expired or a forgotten one is ignored.',
+    }),
+  ),
+}
+/**
  * An MFA recovery code as typed (CONTRACT §9): `xxxxx-xxxxx`, any case, the hyphen and
  * spaces optional; anything else of this length is a wrong code (401 invalid_mfa_code).
  */
@@ -140,6 +160,12 @@ export const TokenEnvelopeComponent = Type.Object(
     refreshToken: Type.String({ description: 'Opaque; single use (auth/refresh).' }),
     accessTokenExpiresIn: Type.Integer({ description: 'Seconds (900).' }),
     refreshTokenExpiresIn: Type.Integer({ description: 'Seconds (2592000).' }),
+    deviceToken: Type.Optional(
+      Type.String({
+        description:
+          'CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days.',
+      }),
+    ),
   },
   { $id: 'TokenEnvelope', description: 'A new session: the user and its token pair.' },
 )

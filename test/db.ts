@@ -24,6 +24,7 @@ import {
   passkeys,
   recoveryCodes,
   refreshTokens,
+  rememberedDevices,
   roles,
   sessions,
   ssoConnections,
@@ -95,6 +96,11 @@ export async function tenantSnapshot(
       .from(recoveryCodes)
       .where(eq(recoveryCodes.tenantId, tenantId))
       .orderBy(asc(recoveryCodes.userId), asc(recoveryCodes.codeHash)),
+    rememberedDevices: await db
+      .select()
+      .from(rememberedDevices)
+      .where(eq(rememberedDevices.tenantId, tenantId))
+      .orderBy(asc(rememberedDevices.tokenHash)),
     passkeys: await db
       .select()
       .from(passkeys)

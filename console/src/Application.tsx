@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useEffect, useState } from 'react'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
+import { SamlFacts } from './SamlApplication.tsx'
 import { quickStarts } from './snippets.ts'
 import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
 
@@ -96,7 +97,11 @@ export function ApplicationPage({ id }: { id: string }) {
               </div>
             </div>
           )}
-          <Facts app={a} issuer={issuer} />
+          {a.type === 'saml' ? (
+            <SamlFacts app={a} publicUrl={issuer.replace(/\/oidc\/[^/]+$/, '')} tenant={tenant} />
+          ) : (
+            <Facts app={a} issuer={issuer} />
+          )}
           <div className="row">
             {(a.type === 'web' || a.type === 'machine') && (
               <ConfirmButton
@@ -124,7 +129,7 @@ export function ApplicationPage({ id }: { id: string }) {
             />
             {update.isSuccess && <p role="status">Saved.</p>}
           </section>
-          <QuickStarts app={a} issuer={issuer} />
+          {a.type !== 'saml' && <QuickStarts app={a} issuer={issuer} />}
         </>
       )}
     </>

@@ -5,6 +5,7 @@
 // token exchange and the FAPI 2.0 profile, each offered only to the types it fits.
 import { type FormEvent, useState } from 'react'
 import type { Schemas } from './api.ts'
+import { SamlForm } from './SamlApplication.tsx'
 import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Application = Schemas['Application']
@@ -41,6 +42,7 @@ export const TYPES: [AppType, string][] = [
   ['spa', 'Single-page app: in the browser, no secret'],
   ['native', 'Native: a mobile or desktop app, no secret'],
   ['machine', 'Machine: a back end getting tokens by client credentials'],
+  ['saml', 'SAML: a service provider this workspace signs people in to'],
 ]
 
 const FIELDS = [
@@ -176,6 +178,35 @@ export function ApplicationForm(props: {
       <FieldError id={`${id}-${field}-error`} messages={errors.of(field)} />
     </>
   )
+  const typeSelect = !initial && (
+    <>
+      <label htmlFor={`${id}-type`}>Type</label>
+      <select
+        id={`${id}-type`}
+        value={draft.type}
+        onChange={(e) => set('type', e.target.value as AppType)}
+      >
+        {TYPES.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </>
+  )
+  // CONTRACT §22: a saml application has fields of its own.
+  if (draft.type === 'saml') {
+    return (
+      <SamlForm
+        initial={initial}
+        typeSelect={typeSelect}
+        submitLabel={props.submitLabel}
+        pending={props.pending}
+        error={props.error}
+        onSubmit={props.onSubmit}
+      />
+    )
+  }
   return (
     <form className="settings" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
@@ -189,22 +220,7 @@ export function ApplicationForm(props: {
         {...described(`${id}-name-error`, errors.of('name'))}
       />
       <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
-      {!initial && (
-        <>
-          <label htmlFor={`${id}-type`}>Type</label>
-          <select
-            id={`${id}-type`}
-            value={draft.type}
-            onChange={(e) => set('type', e.target.value as AppType)}
-          >
-            {TYPES.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </>
-      )}
+      {typeSelect}
       {draft.type === 'machine' ? (
         <>
           <label htmlFor={`${id}-scopes`}>Allowed scopes</label>

@@ -45,7 +45,7 @@ function ApplicationList() {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Type</th>
-              <th scope="col">Client ID</th>
+              <th scope="col">Client ID or entity ID</th>
               <th scope="col">Created</th>
             </tr>
           </thead>
@@ -57,7 +57,7 @@ function ApplicationList() {
                 </td>
                 <td>{typeName(app.type)}</td>
                 <td>
-                  <code>{app.clientId}</code>
+                  <code>{app.type === 'saml' ? app.saml?.entityId : app.clientId}</code>
                 </td>
                 <td>{formatDate(app.createdAt)}</td>
               </tr>

@@ -26,7 +26,7 @@ type Editable = Pick<
  * The locales the service has catalogues for (src/i18n/locales/, CONTRACT §20), each named
  * in its own language; the service refuses any other.
  */
-const SUPPORTED_LOCALES = ['en', 'de', 'es', 'fr']
+const SUPPORTED_LOCALES = ['en', 'ar', 'de', 'es', 'fr', 'it', 'ja', 'ko', 'nl', 'pt-BR', 'zh-CN']
 const localeName = (l: string) => {
   const name = new Intl.DisplayNames([l], { type: 'language' }).of(l) ?? l
   return name.slice(0, 1).toLocaleUpperCase(l) + name.slice(1)

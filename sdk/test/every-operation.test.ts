@@ -624,6 +624,8 @@ test('every operationId is called through the SDK against the real service', asy
   await assert.rejects(pub.refreshSession({ body: { refreshToken: last.refreshToken } }), {
     status: 401,
   })
+  const devicesForgotten = await pub.forgetRememberedDevices({ token: accepted.accessToken })
+  assert.deepEqual(devicesForgotten, { ok: true, count: 0 })
   const ended = await pub.logoutAll({ token: accepted.accessToken })
   assert.equal(ended.ok, true)
   assert.ok(ended.count >= 1)

@@ -137,6 +137,7 @@ export const PRUNED_TABLES = [
   'webauthn_challenges',
   'oidc_models',
   'sso_saml_assertions',
+  'remembered_devices',
 ] as const
 export type PrunedTable = (typeof PRUNED_TABLES)[number]
 
@@ -168,6 +169,7 @@ export const NOT_PRUNED: Record<string, string> = {
  *                   registered clients, stay)
  *   sso_saml_assertions  expired: past its NotOnOrAfter an assertion is refused anyway,
  *                   so its id need not be remembered to refuse a replay
+ *   remembered_devices  expired (CONTRACT §21): the device is asked its second factor again
  */
 /** 60 days: with the purge's 30, an ended session stays at least the 90 days §9 speaks of. */
 const SESSION_MEMORY_MS = 60 * 24 * 60 * 60 * 1000

@@ -74,6 +74,8 @@ export const tenants = pgTable('tenants', {
   passwordlessJitSignup: boolean('passwordless_jit_signup').notNull().default(false),
   /** off | block (CONTRACT §21). */
   breachedPasswordPolicy: text('breached_password_policy').notNull().default('block'),
+  /** Days a device that gave a second factor skips it; 0 = off (CONTRACT §21). */
+  mfaRememberDays: integer('mfa_remember_days').notNull().default(0),
   idpOauthEnabled: boolean('idp_oauth_enabled').notNull().default(false),
   idpClientId: text('idp_client_id'),
   /** AES-256-GCM under ENCRYPTION_KEYS (lib/crypto FieldCipher). */
@@ -414,6 +416,27 @@ export const recoveryCodes = pgTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.userId, t.codeHash] }), ownedByUser(t)],
 )
 
+/**
+ * Remembered devices (CONTRACT §21, mfaRememberDays): a device that gave a second factor
+ * and asked to be remembered skips it until `expires_at` (and while the tenant's current
+ * mfaRememberDays since `created_at` has not passed). Only the token's SHA-256 is kept.
+ */
+export const rememberedDevices = pgTable(
+  'remembered_devices',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    userId: uuid('user_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.tokenHash] }),
+    index('remembered_devices_user').on(t.tenantId, t.userId),
+    ownedByUser(t),
+  ],
+)
+
 /** WebAuthn credentials (CONTRACT §9, passkeys). */
 export const passkeys = pgTable(
   'passkeys',
@@ -503,10 +526,33 @@ export const applications = pgTable(
     tokenExchange: boolean('token_exchange').notNull().default(false),
     /** null, or fapi2 (the FAPI 2.0 Security Profile). */
     profile: text('profile'),
+    /**
+     * CONTRACT §22, SAML IdP: a `saml` application's service provider (entity id, ACS
+     * URLs, NameID format, attributes, certificates, signResponse); null for OIDC types.
+     */
+    saml: jsonb('saml').$type<SamlSettings>(),
+    /** The SP's entity id, unique per tenant (an AuthnRequest's Issuer finds the app). */
+    samlEntityId: text('saml_entity_id'),
     ...timestamps(),
   },
-  (t) => [...tenantListed('applications', t)],
+  (t) => [
+    ...tenantListed('applications', t),
+    uniqueIndex('applications_tenant_saml_entity').on(t.tenantId, t.samlEntityId),
+  ],
 )
+
+/** A `saml` application's settings (modules/samlidp). */
+export interface SamlSettings {
+  entityId: string
+  acsUrls: string[]
+  nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+  attributes: {
+    name: string
+    from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+  }[]
+  spCertificates: string[]
+  signResponse: boolean
+}
 
 /** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */
 export const apiResources = pgTable(

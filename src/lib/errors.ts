@@ -93,6 +93,7 @@ export const REASONS = {
   name_taken: [409, 'A role of this workspace already has this name.'],
   domain_taken: [409, 'Another SSO connection of this workspace already owns this domain.'],
   identifier_taken: [409, 'An API resource of this workspace already has this identifier.'],
+  entity_id_taken: [409, 'A SAML application of this workspace already has this entity id.'],
   already_member: [409, 'This address already belongs to a member.'],
   already_enrolled: [409, 'An authenticator is already enrolled.'],
   invite_used: [409, 'The invitation was already accepted.'],

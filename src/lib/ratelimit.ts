@@ -5,6 +5,12 @@
 // Every check *consumes before the work*: a burst of parallel attempts cannot all pass a
 // read-only check and then all fail. Successful work gives its point back where the rule
 // counts failures only.
+//
+// Several budgets a request takes together (a sign-in's three failure budgets, and what it
+// gives back once it succeeded) go to Redis as one script, one round trip (issue 37), with
+// the same keys, counts, expiries and lock as rate-limiter-flexible's own commands; when
+// the script fails (Redis away), the in-memory insurance buckets count them, as for a
+// single point. Without Redis they are taken one by one in memory, as always.
 import { createRequire } from 'node:module'
 import type { Redis } from 'ioredis'
 import type * as Flexible from 'rate-limiter-flexible'
@@ -24,12 +30,99 @@ export type LimitName = keyof Limits
 /** How long a run of account failures is remembered without a success (seconds). */
 export const ACCOUNT_FAILURE_MEMORY = 24 * 60 * 60
 
+/** One point of one budget: the budget and the key it counts under. */
+export type Point = readonly [name: LimitName, key: string]
+
+/** A budget's refusal among several taken at once: which one, and its 429. */
+export class BudgetRefused extends Error {
+  readonly budget: LimitName
+  readonly refusal: AppError
+  constructor(budget: LimitName, refusal: AppError) {
+    super(`rate limit ${budget} refused`)
+    this.budget = budget
+    this.refusal = refusal
+  }
+}
+
+// Takes one point of each key in turn, as rate-limiter-flexible's consume does (its
+// incr-and-expire script; a budget with a lock is held for its block seconds when this point
+// is the first past it); at the first refusal, gives back the points taken before it in this
+// call (its own stays, as a refused consume's does) and answers its position and the
+// milliseconds until it frees. ARGV: per key, its duration, points and block seconds.
+const TAKE_SCRIPT = `
+for i = 1, #KEYS do
+  local duration = tonumber(ARGV[3 * i - 2])
+  local points = tonumber(ARGV[3 * i - 1])
+  local block = tonumber(ARGV[3 * i])
+  redis.call('set', KEYS[i], 0, 'EX', duration, 'NX')
+  local consumed = redis.call('incrby', KEYS[i], 1)
+  local ttl = redis.call('pttl', KEYS[i])
+  if ttl == -1 then
+    redis.call('expire', KEYS[i], duration)
+    ttl = 1000 * duration
+  end
+  if consumed > points then
+    if block > 0 and consumed == points + 1 then
+      redis.call('set', KEYS[i], consumed, 'EX', block)
+      ttl = 1000 * block
+    end
+    for j = 1, i - 1 do
+      local back = ARGV[3 * j - 2]
+      redis.call('set', KEYS[j], 0, 'EX', back, 'NX')
+      redis.call('incrby', KEYS[j], -1)
+      if redis.call('pttl', KEYS[j]) == -1 then redis.call('expire', KEYS[j], back) end
+    end
+    return {i, ttl}
+  end
+end
+return {0, 0}
+`
+
+// Gives back one point of each of the first ARGV[1] keys (rate-limiter-flexible's reward:
+// the same script with -1; ARGV[i + 1] is key i's duration) and forgets the other keys
+// (its delete).
+const SETTLE_SCRIPT = `
+local given = tonumber(ARGV[1])
+for i = 1, given do
+  local duration = ARGV[i + 1]
+  redis.call('set', KEYS[i], 0, 'EX', duration, 'NX')
+  redis.call('incrby', KEYS[i], -1)
+  if redis.call('pttl', KEYS[i]) == -1 then redis.call('expire', KEYS[i], duration) end
+end
+for i = given + 1, #KEYS do redis.call('del', KEYS[i]) end
+return 0
+`
+
+/** The scripts as ioredis defines them: the number of keys, the keys, then the arguments. */
+interface Scripted {
+  rlTake(keyCount: number, ...keysThenArgs: string[]): Promise<[number, number]>
+  rlSettle(keyCount: number, ...keysThenArgs: string[]): Promise<number>
+}
+
+interface BudgetShape {
+  prefix: string
+  /** Seconds a count lives (rate-limiter-flexible's duration). */
+  duration: number
+  points: number
+  /** Seconds a spent budget is held (0: none). */
+  block: number
+}
+
 export class RateLimits {
   private readonly limiters = new Map<LimitName, RateLimiterAbstract>()
+  /** The in-memory buckets: the only ones without Redis, the insurance with it. */
+  private readonly memory = new Map<LimitName, RateLimiterAbstract>()
+  private readonly shapes = new Map<LimitName, BudgetShape>()
+  private readonly redis: (Redis & Scripted) | undefined
   /** Told of every refusal (the metrics count them by budget). */
   onRefused: ((name: LimitName) => void) | undefined
 
   constructor(limits: Limits, redis: Redis | undefined) {
+    if (redis) {
+      redis.defineCommand('rlTake', { lua: TAKE_SCRIPT })
+      redis.defineCommand('rlSettle', { lua: SETTLE_SCRIPT })
+      this.redis = redis as Redis & Scripted
+    }
     for (const [name, budget] of Object.entries(limits) as [LimitName, Budget][]) {
       // The account budget counts *consecutive* failures (CONTRACT §6): only a success
       // resets it, not the passing of an hour, so it is kept for a day; once spent, the
@@ -42,6 +135,13 @@ export class RateLimits {
         blockDuration: account ? budget.seconds : 0,
       }
       const memory = new RateLimiterMemory(options)
+      this.memory.set(name, memory)
+      this.shapes.set(name, {
+        prefix: options.keyPrefix,
+        duration: options.duration,
+        points: options.points,
+        block: options.blockDuration,
+      })
       this.limiters.set(
         name,
         redis
@@ -76,11 +176,116 @@ export class RateLimits {
       .catch(() => {})
   }
 
+  /**
+   * Takes one point of each budget in order, as `hit` one after the other would: at the
+   * first refusal the points taken before it are given back and it throws BudgetRefused
+   * naming it (its point stays spent, as a refused `hit`'s does). With Redis, one round trip.
+   */
+  async hitEach(points: readonly Point[]): Promise<void> {
+    const refused = this.redis
+      ? await this.takeInRedis(this.redis, points).catch(() => this.takeOneByOne(points, true))
+      : await this.takeOneByOne(points, false)
+    if (!refused) return
+    this.onRefused?.(refused.budget)
+    throw refused
+  }
+
+  /**
+   * Gives back a point of each of `refunds` and forgets every point of `resets`, as
+   * `refund` and `reset` each would; with Redis, one round trip.
+   */
+  async settle(refunds: readonly Point[], resets: readonly Point[] = []): Promise<void> {
+    const redis = this.redis
+    if (redis) {
+      const keys = [...refunds, ...resets].map(([name, key]) => this.redisKey(name, key))
+      const args = [
+        String(refunds.length),
+        ...refunds.map(([name]) => String(this.shape(name).duration)),
+      ]
+      const settled = await redis.rlSettle(keys.length, ...keys, ...args).then(
+        () => true,
+        () => false,
+      )
+      if (settled) return
+    }
+    const memory = (name: LimitName) => (redis ? this.inMemory(name) : this.get(name))
+    await Promise.all([
+      ...refunds.map(([name, key]) =>
+        memory(name)
+          .reward(key, 1)
+          .catch(() => {}),
+      ),
+      ...resets.map(([name, key]) =>
+        memory(name)
+          .delete(key)
+          .catch(() => {}),
+      ),
+    ])
+  }
+
+  private async takeInRedis(
+    redis: Scripted,
+    points: readonly Point[],
+  ): Promise<BudgetRefused | undefined> {
+    const keys = points.map(([name, key]) => this.redisKey(name, key))
+    const args = points.flatMap(([name]) => {
+      const { duration, points: allowed, block } = this.shape(name)
+      return [String(duration), String(allowed), String(block)]
+    })
+    const [position, ms] = await redis.rlTake(keys.length, ...keys, ...args)
+    if (position === 0) return undefined
+    return refusal(points[position - 1][0], Number(ms))
+  }
+
+  /** `hit` after `hit`, in memory (the insurance buckets when `insured`, Redis having failed). */
+  private async takeOneByOne(
+    points: readonly Point[],
+    insured: boolean,
+  ): Promise<BudgetRefused | undefined> {
+    const taken: Point[] = []
+    for (const point of points) {
+      const [name, key] = point
+      try {
+        await (insured ? this.inMemory(name) : this.get(name)).consume(key)
+      } catch (error) {
+        await Promise.all(
+          taken.map(([back, backKey]) =>
+            (insured ? this.inMemory(back) : this.get(back)).reward(backKey, 1).catch(() => {}),
+          ),
+        )
+        return new BudgetRefused(name, tooMany(error))
+      }
+      taken.push(point)
+    }
+    return undefined
+  }
+
+  private redisKey(name: LimitName, key: string): string {
+    return `${this.shape(name).prefix}:${key}`
+  }
+
+  private shape(name: LimitName): BudgetShape {
+    const shape = this.shapes.get(name)
+    if (!shape) throw new Error(`unknown limit ${name}`)
+    return shape
+  }
+
+  private inMemory(name: LimitName): RateLimiterAbstract {
+    const limiter = this.memory.get(name)
+    if (!limiter) throw new Error(`unknown limit ${name}`)
+    return limiter
+  }
+
   private get(name: LimitName): RateLimiterAbstract {
     const limiter = this.limiters.get(name)
     if (!limiter) throw new Error(`unknown limit ${name}`)
     return limiter
   }
+}
+
+function refusal(name: LimitName, ms: number): BudgetRefused {
+  const retryAfter = Math.max(1, Math.ceil(ms / 1000))
+  return new BudgetRefused(name, new AppError('rate_limited', { retryAfter }))
 }
 
 function tooMany(error: unknown): AppError {
@@ -120,33 +325,26 @@ export class SignInGuard {
     factor: 'password' | 'code'
   }): Promise<SignInTry> {
     const account = `${attempt.tenantId}:${attempt.email}`
-    const taken: [LimitName, string][] = [['loginFailuresPerIp', attempt.ip]]
-    if (attempt.factor === 'password') taken.push(['loginFailures', `${account}:${attempt.ip}`])
-    const reserved: [LimitName, string][] = []
-    try {
-      for (const [name, key] of taken) {
-        await this.limits.hit(name, key)
-        reserved.push([name, key])
-      }
-      try {
-        await this.limits.hit('accountFailures', account)
-      } catch (error) {
-        await this.recordLock(attempt, error)
-        throw error
-      }
-    } catch (error) {
-      await Promise.all(reserved.map(([name, key]) => this.limits.refund(name, key)))
-      throw error
+    const reserved: Point[] = [['loginFailuresPerIp', attempt.ip]]
+    if (attempt.factor === 'password') {
+      reserved.push(['loginFailures', `${account}:${attempt.ip}`])
     }
-    const giveBack = () => reserved.map(([name, key]) => this.limits.refund(name, key))
+    const accountPoint: Point = ['accountFailures', account]
+    // In this order, one round trip with Redis: a refusal gives back the points before it.
+    try {
+      await this.limits.hitEach([...reserved, accountPoint])
+    } catch (error) {
+      if (!(error instanceof BudgetRefused)) throw error
+      if (error.budget === 'accountFailures') await this.recordLock(attempt, error.refusal)
+      throw error.refusal
+    }
     return {
       release: async () => {
-        await Promise.all([...giveBack(), this.limits.refund('accountFailures', account)])
+        await this.limits.settle([...reserved, accountPoint])
       },
       succeeded: async () => {
         await Promise.all([
-          ...giveBack(),
-          this.limits.reset('accountFailures', account),
+          this.limits.settle(reserved, [accountPoint]),
           this.lock?.cleared(attempt.tenantId, attempt.email).catch(() => {}),
         ])
       },

@@ -26,3 +26,18 @@ export function servedClientOf(headers: Headers): string | undefined {
   if (given.length !== ours.length || !timingSafeEqual(given, ours)) return undefined
   return clientId.length > 0 && clientId.length <= 255 ? clientId : undefined
 }
+
+/**
+ * The application a hosted-pages sign-in serves, for UserLogin's metadata: an OpenID
+ * application's client id (CONTRACT §11), or a SAML application's id (`saml:{id}`, named by
+ * web/pages/saml-sso.ts; CONTRACT §22: `samlApp`).
+ */
+export function servedApplication(served: string | undefined): {
+  clientId?: string
+  samlApp?: string
+} {
+  if (!served) return {}
+  return served.startsWith('saml:')
+    ? { samlApp: served.slice('saml:'.length) }
+    : { clientId: served }
+}

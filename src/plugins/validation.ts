@@ -91,7 +91,7 @@ type SerializerFactory = ReturnType<typeof SerializerSelector>
 export function lazySerializers(): SerializerFactory {
   const build = SerializerSelector()
   return (externalSchemas, options) => {
-    const compile = build(externalSchemas, options)
+    const compile = build(plainChoices(externalSchemas) as typeof externalSchemas, options)
     const built = new Map<string, (data: unknown) => string>()
     return (route) => {
       const key = JSON.stringify(route.schema)
@@ -100,7 +100,7 @@ export function lazySerializers(): SerializerFactory {
         if (!serialize) {
           serialize = built.get(key)
           if (!serialize) {
-            serialize = compile(route)
+            serialize = compile({ ...route, schema: plainChoices(route.schema) })
             built.set(key, serialize)
           }
         }
@@ -108,4 +108,64 @@ export function lazySerializers(): SerializerFactory {
       }
     }
   }
+}
+
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean'])
+/** Keywords whose values are data, not schemas: left as they are. */
+const DATA_KEYWORDS = new Set(['examples', 'example', 'default', 'const', 'enum'])
+
+type JsonSchema = { [keyword: string]: unknown }
+const isSchema = (value: unknown): value is JsonSchema =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The response schemas as the serializer is given them (the document and validation keep
+ * theirs): a choice the serializer would settle by running an Ajv validator of each option
+ * on every response (fast-json-stringify's anyOf: a nullable field `[X, null]`, a string
+ * enum spelt as literals) becomes the plain schema that writes the same JSON for every
+ * value the schema allows: `X` with `nullable: true` (null is written `null`, the rest as
+ * X), or one string with `enum`. Those validators were a third of what GET /me allocated,
+ * one per nullable field of the user record (issue 37). A value outside the schema was a
+ * 500 and is now written as its type; the service's own values are never so.
+ */
+export function plainChoices(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(plainChoices)
+  if (!isSchema(schema)) return schema
+  const out: JsonSchema = {}
+  for (const [keyword, value] of Object.entries(schema)) {
+    out[keyword] = DATA_KEYWORDS.has(keyword) ? value : plainChoices(value)
+  }
+  const options = out.anyOf
+  if (!Array.isArray(options) || out.oneOf !== undefined || out.allOf !== undefined) return out
+  const { anyOf: _choice, ...siblings } = out
+  if (options.length === 2) {
+    const nulls = options.filter(
+      (o) => isSchema(o) && o.type === 'null' && Object.keys(o).length === 1,
+    )
+    const other = options.find((o) => !nulls.includes(o))
+    if (nulls.length === 1 && isPlainScalar(other)) {
+      return { ...siblings, ...other, nullable: true }
+    }
+  }
+  const literals = options.every(
+    (o) =>
+      isSchema(o) &&
+      o.type === 'string' &&
+      typeof o.const === 'string' &&
+      Object.keys(o).length === 2,
+  )
+  if (literals && options.length > 0 && siblings.type === undefined) {
+    return { ...siblings, type: 'string', enum: options.map((o) => (o as JsonSchema).const) }
+  }
+  return out
+}
+
+/** A scalar schema with nothing that makes the serializer choose: no combinator, no ref. */
+function isPlainScalar(schema: unknown): schema is JsonSchema {
+  if (!isSchema(schema) || typeof schema.type !== 'string' || !SCALAR_TYPES.has(schema.type)) {
+    return false
+  }
+  return ['anyOf', 'oneOf', 'allOf', '$ref', 'if', 'not', 'nullable', 'const'].every(
+    (keyword) => schema[keyword] === undefined,
+  )
 }

@@ -10,6 +10,7 @@ import { tenantHasLogo } from '../modules/tenants/service.ts'
 import { AuthServiceError, apiFor } from './api.ts'
 import { type Html, html } from './html.ts'
 import { type PageKind, setPageHeaders } from './http.ts'
+import { langCookieName } from './lang-cookie.ts'
 import { type Brand, type PageOptions, page } from './layout.ts'
 import {
   browserCookie,
@@ -40,8 +41,7 @@ export type PageDeps = Pick<
   | 'sessions'
 >
 
-/** The cookie that remembers a `lang` chosen with the language picker (a year). */
-export const LANG_COOKIE = 'ta_lang'
+/** How long the cookie that remembers a `lang` chosen with the picker lives (lang-cookie.ts). */
 const LANG_COOKIE_SECONDS = 365 * 24 * 3600
 
 /** Each request's negotiated locale, resolved once. */
@@ -85,6 +85,11 @@ export class Pages {
     return `${pagePath(request.tenant.slug)}/${rest}`
   }
 
+  /** The name of the cookie that remembers the picker's `lang` (lang-cookie.ts). */
+  private langCookie(request: FastifyRequest): string {
+    return langCookieName(this.deps.config.publicUrl, request.tenant.slug)
+  }
+
   /** The locales the request's tenant offers (CONTRACT §20: default every supported one). */
   offered(request: FastifyRequest): string[] {
     return offeredLocales(request.tenant.locales)
@@ -103,7 +108,7 @@ export class Pages {
     let locale = locales.get(request)
     const query = (request.query ?? {}) as Record<string, unknown>
     const lang = typeof query.lang === 'string' ? query.lang : undefined
-    const cookie = readCookies(request)[LANG_COOKIE]
+    const cookie = readCookies(request)[this.langCookie(request)]
     const available = this.offered(request)
     if (!locale) {
       locale = negotiate({
@@ -121,7 +126,7 @@ export class Pages {
     if (reply && !remembered.has(request) && lang !== undefined) {
       remembered.add(request)
       if (match(lang, available) === locale && cookie !== locale) {
-        setCookie(reply, LANG_COOKIE, locale, {
+        setCookie(reply, this.langCookie(request), locale, {
           ...pageCookieOptions(this.ctx(request)),
           maxAge: LANG_COOKIE_SECONDS,
         })
@@ -144,8 +149,8 @@ export class Pages {
       .find((locale) => locale !== undefined)
     if (!found) return
     locales.set(request, found)
-    if (readCookies(request)[LANG_COOKIE] !== found) {
-      setCookie(reply, LANG_COOKIE, found, {
+    if (readCookies(request)[this.langCookie(request)] !== found) {
+      setCookie(reply, this.langCookie(request), found, {
         ...pageCookieOptions(this.ctx(request)),
         maxAge: LANG_COOKIE_SECONDS,
       })
@@ -163,9 +168,9 @@ export class Pages {
     locale: string | undefined,
   ): void {
     writeSession(this.ctx(request), reply, { ...session, locale })
-    const cookie = readCookies(request)[LANG_COOKIE]
+    const cookie = readCookies(request)[this.langCookie(request)]
     if (cookie === undefined || cookie === locale) return
-    setCookie(reply, LANG_COOKIE, locale ?? '', {
+    setCookie(reply, this.langCookie(request), locale ?? '', {
       ...pageCookieOptions(this.ctx(request)),
       maxAge: locale ? LANG_COOKIE_SECONDS : 0,
     })
@@ -212,9 +217,20 @@ export class Pages {
     reply: FastifyReply,
     title: string,
     body: Html,
-    options: PageOptions & { status?: number } = {},
+    options: PageOptions & { status?: number; formTargets?: string[] } = {},
   ): Promise<FastifyReply> {
-    setPageHeaders(reply, this.kind(request))
+    setPageHeaders(reply, this.kind(request), options.captcha)
+    // A page whose form posts to another site (the SAML response to an SP's ACS): the CSP's
+    // form-action names that origin too, and nothing else.
+    if (options.formTargets?.length) {
+      reply.header(
+        'content-security-policy',
+        String(reply.getHeader('content-security-policy')).replace(
+          "form-action 'self'",
+          `form-action 'self' ${options.formTargets.join(' ')}`,
+        ),
+      )
+    }
     const markup = page(await this.brand(request, reply), title, body, options)
     return reply
       .code(options.status ?? 200)

@@ -22,13 +22,14 @@ export const PAGE_SCRIPT = { config: { pageScript: true } } as const
 
 /** The message shown when a form's CSRF field is missing or stale. */
 export async function expiredForm(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
+  const t = pages.t(request, reply)
   return pages.send(
     request,
     reply,
-    'Form expired',
-    html`<h1>This form has expired</h1>
-<p>For your safety, forms work only in the browser tab that showed them. Go back, reload the page and try again.</p>
-<p><a href="${pages.url(request, 'sign-in')}">Back to sign in</a></p>`,
+    t('csrf.title'),
+    html`<h1>${t('csrf.heading')}</h1>
+<p>${t('csrf.text')}</p>
+<p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`,
     { status: 403 },
   )
 }
@@ -50,7 +51,8 @@ export function csrfChecked(
     scope.addHook('preHandler', async (request, reply) => {
       if (SAFE.has(request.method) || pages.csrfValid(request)) return
       if (request.routeOptions.config.pageScript) {
-        return reply.code(403).send({ error: 'This page has expired. Reload it and try again.' })
+        const t = pages.t(request, reply)
+        return reply.code(403).send({ error: t('csrf.scriptExpired') })
       }
       return expiredForm(pages, request, reply)
     })

@@ -4,6 +4,7 @@
 // cached; a form posts `application/x-www-form-urlencoded`, parsed only inside the pages'
 // plugin (the JSON API keeps refusing every other media type, CONTRACT §3).
 import type { FastifyInstance } from 'fastify'
+import { captchaCsp, type PageCaptcha } from './captcha.ts'
 
 // The cookie helpers live in lib/ (the modules use them too); the pages import them here.
 export {
@@ -58,10 +59,16 @@ export interface PageKind {
  */
 export const openerPolicy = (kind: PageKind) => (kind.authorization ? 'unsafe-none' : 'same-origin')
 
-/** The headers of every page (the pages oidc-provider draws too: web/provider-page.ts). */
-export function pageHeaders(kind: PageKind): Readonly<Record<string, string>> {
+/**
+ * The headers of every page (the pages oidc-provider draws too: web/provider-page.ts); a
+ * page with a CAPTCHA widget opens its CSP to that provider alone (web/captcha.ts).
+ */
+export function pageHeaders(
+  kind: PageKind,
+  captcha?: PageCaptcha,
+): Readonly<Record<string, string>> {
   return {
-    'content-security-policy': CSP,
+    'content-security-policy': captchaCsp(CSP, captcha),
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     // Invitation and reset links carry secrets in the query: never send them on.
@@ -75,8 +82,9 @@ export function pageHeaders(kind: PageKind): Readonly<Record<string, string>> {
 export function setPageHeaders(
   reply: { header(name: string, value: string): unknown },
   kind: PageKind,
+  captcha?: PageCaptcha,
 ): void {
-  for (const [name, value] of Object.entries(pageHeaders(kind))) reply.header(name, value)
+  for (const [name, value] of Object.entries(pageHeaders(kind, captcha))) reply.header(name, value)
 }
 
 /** Form fields: each name's last value, as strings; at most 64 fields. */

@@ -11,6 +11,7 @@ import {
   translator,
 } from '../i18n/index.ts'
 import type { Tenant } from '../modules/tenants/service.ts'
+import { captchaHead, type PageCaptcha } from './captcha.ts'
 import { type Html, html } from './html.ts'
 
 export interface Brand {
@@ -56,6 +57,8 @@ export interface PageOptions {
   refreshTo?: string
   /** A page with nothing for the pages' script to do (an error page): no script at all. */
   noScript?: boolean
+  /** The CAPTCHA whose widget the page shows (web/captcha.ts): its scripts, its CSP. */
+  captcha?: PageCaptcha
 }
 
 export function page(brand: Brand, title: string, body: Html, options: PageOptions = {}) {
@@ -71,6 +74,7 @@ ${options.refreshTo ? html`<meta http-equiv="refresh" content="0;url=${options.r
 <title>${title} · ${tenant.name}</title>
 <link rel="stylesheet" href="/assets/pages.css">
 ${options.noScript ? '' : html`<script src="/assets/pages.js" defer></script>`}
+${captchaHead(options.captcha)}
 </head>
 <body>
 <header class="brand">

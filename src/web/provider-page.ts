@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto'
 import type { Db } from '../db/client.ts'
 import { negotiate, offeredLocales, type Translate, translator } from '../i18n/index.ts'
-import { readCookies } from '../lib/cookies.ts'
 import { tenantById } from '../modules/tenants/service.ts'
 import type { Html } from './html.ts'
 import { CSP, openerPolicy, type PageKind, pageHeaders } from './http.ts'
+import { rememberedLang } from './lang-cookie.ts'
 import { page } from './layout.ts'
 
 /** What the hooks use of Koa's context. */
@@ -24,9 +24,6 @@ export interface KoaContext {
   url?: string
   query?: Record<string, unknown>
 }
-
-/** The `lang` cookie of the hosted pages (web/context.ts, LANG_COOKIE). */
-const LANG_COOKIE = 'ta_lang'
 
 type FoundTenant = Awaited<ReturnType<typeof tenantById>>
 
@@ -48,12 +45,12 @@ function tenantOf(db: Db, tenantId: string, ctx: KoaContext): Promise<FoundTenan
  */
 export function providerLocale(
   ctx: KoaContext,
-  tenant?: { locales: string[] | null; defaultLocale: string },
+  tenant?: { slug: string; locales: string[] | null; defaultLocale: string },
 ): string {
   const lang = ctx.query?.lang
   return negotiate({
     query: typeof lang === 'string' ? lang : undefined,
-    cookie: readCookies({ headers: { cookie: ctx.get('cookie') || undefined } })[LANG_COOKIE],
+    cookie: rememberedLang(ctx.get('cookie') || undefined, tenant?.slug),
     acceptLanguage: ctx.get('accept-language') || undefined,
     tenantDefault: tenant?.defaultLocale,
     available: offeredLocales(tenant?.locales),

@@ -4,19 +4,22 @@
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../deps.ts'
-import { DEFAULT_LOCALE, type MessageKey, type MessageValues, translator } from '../i18n/index.ts'
+import { dir, type MessageKey, type MessageValues, translator } from '../i18n/index.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
+import { captchaAssetRoutes } from './captcha.ts'
 import { Pages } from './context.ts'
 import { csrfChecked } from './csrf.ts'
 import { escapeText, html } from './html.ts'
 import { installFormParser, setPageHeaders } from './http.ts'
+import { requestLocale } from './lang-cookie.ts'
 import { page } from './layout.ts'
 import { accountRoutes } from './pages/account.ts'
 import { authorizeRoutes } from './pages/authorize.ts'
 import { connectedAppRoutes } from './pages/connected-apps.ts'
 import { passkeyRoutes } from './pages/passkeys.ts'
 import { recoveryRoutes } from './pages/recovery.ts'
+import { samlSsoRoutes } from './pages/saml-sso.ts'
 import { signInRoutes } from './pages/signin.ts'
 import { ssoSecondFactorRoutes } from './pages/sso-second-factor.ts'
 
@@ -36,11 +39,16 @@ export async function assetRoutes(app: FastifyInstance): Promise<void> {
         .send(body),
     )
   }
+  // ALTCHA's widget, its worker and stylesheet, and the pages' glue (web/captcha.ts).
+  await captchaAssetRoutes(app)
 }
 
-/** A page for an error before a page could be drawn (an unknown workspace, a bad body). */
-function errorDocument(title: string, message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title><link rel="stylesheet" href="/assets/pages.css"></head><body><main class="card"><h1>${escapeText(title)}</h1><p>${escapeText(message)}</p></main></body></html>`
+/**
+ * A page for an error before a page could be drawn (an unknown workspace, a bad body), in
+ * `locale` (negotiated from the request alone: lang-cookie.ts `requestLocale`).
+ */
+function errorDocument(locale: string, title: string, message: string): string {
+  return `<!doctype html><html lang="${locale}" dir="${dir(locale)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title><link rel="stylesheet" href="/assets/pages.css"></head><body><main class="card"><h1>${escapeText(title)}</h1><p>${escapeText(message)}</p></main></body></html>`
 }
 
 export async function pageRoutes(
@@ -53,9 +61,15 @@ export async function pageRoutes(
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
   })
+  /** A plain error page in the request's language (`?lang=`, Accept-Language; lang-cookie.ts). */
+  const plainError = (request: FastifyRequest, titleKey: MessageKey, messageKey: MessageKey) => {
+    const locale = requestLocale(request, deps.config.publicUrl, request.tenant)
+    const t = translator(locale)
+    return errorDocument(locale, t(titleKey), t(messageKey))
+  }
   /**
    * An error as a page: with the tenant's name and logo, in the request's language, when the
-   * workspace is known (else in English: the page outside a workspace has no catalogue yet).
+   * workspace is known (else a plain page, in the language the request asks for).
    */
   const errorPage = async (
     request: FastifyRequest,
@@ -63,16 +77,19 @@ export async function pageRoutes(
     messageKey: MessageKey,
     values?: MessageValues,
   ) => {
-    const t = request.tenant ? pages.t(request) : translator(DEFAULT_LOCALE)
+    const locale = request.tenant
+      ? pages.locale(request)
+      : requestLocale(request, deps.config.publicUrl)
+    const t = translator(locale)
     const title = t(titleKey)
     const message = t(messageKey, values)
-    if (!request.tenant) return errorDocument(title, message)
+    if (!request.tenant) return errorDocument(locale, title, message)
     try {
       const body = html`<h1>${title}</h1><p>${message}</p>`
       return page(await pages.brand(request), title, body).value
     } catch {
       // The brand needs the database: without it the plain page still says what happened.
-      return errorDocument(title, message)
+      return errorDocument(locale, title, message)
     }
   }
   app.setErrorHandler(
@@ -86,9 +103,7 @@ export async function pageRoutes(
       if (error instanceof AppError && error.reason === 'tenant_not_found') {
         return reply
           .code(404)
-          .send(
-            errorDocument('No such workspace', 'Check the address: this workspace does not exist.'),
-          )
+          .send(plainError(request, 'errors.noWorkspaceTitle', 'errors.noWorkspaceText'))
       }
       // A call to the API that a page did not expect to fail: the session it used has
       // ended (signed out elsewhere, revoked, the user deleted) or a limit was met.
@@ -130,7 +145,7 @@ export async function pageRoutes(
     return reply
       .code(404)
       .type('text/html; charset=utf-8')
-      .send(errorDocument('Page not found', 'There is no page at this address.'))
+      .send(plainError(request, 'errors.notFoundTitle', 'errors.notFoundText'))
   })
   signInRoutes(app, pages)
   csrfChecked(app, pages, (app) => ssoSecondFactorRoutes(app, pages, deps))
@@ -139,4 +154,5 @@ export async function pageRoutes(
   passkeyRoutes(app, pages)
   recoveryRoutes(app, pages)
   authorizeRoutes(app, pages)
+  samlSsoRoutes(app, pages)
 }

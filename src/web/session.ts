@@ -35,6 +35,7 @@ import {
 } from '../lib/cookies.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual, subKey } from '../lib/crypto.ts'
+import { hostCookie } from '../lib/host-cookie.ts'
 import { sealSignIn, signInCookie } from '../modules/oidc/browser-sign-in.ts'
 
 export interface PageSession {
@@ -145,11 +146,21 @@ export function clearSession(ctx: PageContext, request: FastifyRequest, reply: F
  */
 const INTERACTION_TTL = 600
 
-export const interactionPath = (slug: string, uid: string) => `${pagePath(slug)}/authorize/${uid}`
+/**
+ * A SAML sign-in (CONTRACT §22, modules/samlidp/pending.ts) is carried as an interaction too:
+ * its uid is `saml.{id}` (a `.` is never in oidc-provider's uids), and its page is the SAML
+ * one, so every way a sign-in ends goes back to it as to an OpenID interaction's page.
+ */
+export const SAML_INTERACTION = 'saml.'
+
+export const interactionPath = (slug: string, uid: string) =>
+  uid.startsWith(SAML_INTERACTION)
+    ? `${pagePath(slug)}/saml/${uid.slice(SAML_INTERACTION.length)}`
+    : `${pagePath(slug)}/authorize/${uid}`
 
 /** oidc-provider's interaction uids: nanoid, 21 characters of the URL-safe alphabet. */
 export const isInteractionUid = (uid: unknown): uid is string =>
-  typeof uid === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uid)
+  typeof uid === 'string' && /^(saml\.)?[A-Za-z0-9_-]{16,64}$/.test(uid)
 
 const interactionCookie = (ctx: PageContext) =>
   overHttps(ctx) ? `__Host-ta_authorize_${ctx.slug}` : 'ta_authorize'
@@ -368,4 +379,39 @@ export function openPending<T>(
   } catch {
     return undefined
   }
+}
+
+/**
+ * CONTRACT §21, remembered devices: the device token of a browser that asked to be
+ * remembered, in its own cookie (over https `__Host-ta_device_{slug}` at `/`, §16; over
+ * http `ta_device` scoped to the tenant's pages), HttpOnly, for the tenant's
+ * mfaRememberDays. The service keeps only its hash; the pages send it back at sign-in.
+ */
+const deviceCookie = (ctx: Pick<PageContext, 'config' | 'slug'>) =>
+  hostCookie(ctx.config.publicUrl, 'ta_device', [ctx.slug], pagePath(ctx.slug))
+
+/** The browser's remembered-device token, if it has one. */
+export function rememberedDeviceOf(
+  ctx: Pick<PageContext, 'config' | 'slug'>,
+  request: FastifyRequest,
+): string | undefined {
+  const value = readCookies(request)[deviceCookie(ctx).name]
+  return value && value.length <= 200 ? value : undefined
+}
+
+/** Keeps a new device token for `days` days. */
+export function keepDeviceToken(
+  ctx: Pick<PageContext, 'config' | 'slug'>,
+  reply: FastifyReply,
+  token: string,
+  days: number,
+): void {
+  const { name, ...where } = deviceCookie(ctx)
+  setCookie(reply, name, token, { ...where, maxAge: days * 86_400 })
+}
+
+/** Drops the browser's device token (the account page's "forget remembered devices"). */
+export function dropDeviceToken(ctx: Pick<PageContext, 'config' | 'slug'>, reply: FastifyReply) {
+  const { name, ...where } = deviceCookie(ctx)
+  clearCookie(reply, name, where)
 }

@@ -2,25 +2,48 @@
 // to the federation module, so it never imports web/.
 import type { Config } from '../config.ts'
 import type { Db } from '../db/client.ts'
+import { type MessageKey, offeredLocales, translator } from '../i18n/index.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import type { SsoPages } from '../modules/federation/pages.ts'
 import { tenantHasLogo } from '../modules/tenants/service.ts'
 import { html } from './html.ts'
 import { setPageHeaders } from './http.ts'
+import { requestLocale } from './lang-cookie.ts'
 import { page } from './layout.ts'
 import { beginSession, interactionPath, isInteractionUid, pagePath } from './session.ts'
+
+/** Why an SSO sign-in was refused (its `metadata.reason`), in the catalogue's words. */
+const REFUSALS: Record<string, MessageKey> = {
+  sso_user_not_provisioned: 'sso.refusal.sso_user_not_provisioned',
+  connection_disabled: 'sso.refusal.connection_disabled',
+  account_suspended: 'errors.reason.account_suspended',
+  invalid_credentials: 'sso.refusal.invalid_credentials',
+  mfa_required: 'sso.refusal.mfa_required',
+  email_taken: 'sso.refusal.email_taken',
+  unconfirmed_account: 'sso.refusal.unconfirmed_account',
+}
 
 export function ssoPages(deps: { config: Config; cipher: FieldCipher; db: Db }): SsoPages {
   return {
     headers: setPageHeaders,
-    async refusal(tenant, words, reason) {
-      const body = html`<h1>Single sign-on did not work</h1>
+    async refusal(request, tenant, reason, hookWords) {
+      const locale = requestLocale(request, deps.config.publicUrl, tenant)
+      const t = translator(locale)
+      const words =
+        hookWords ?? t(Object.hasOwn(REFUSALS, reason) ? REFUSALS[reason] : 'sso.refusal.default')
+      const body = html`<h1>${t('sso.refusalHeading')}</h1>
 <div class="error-summary" role="alert"><p>${words}</p></div>
-<p><a class="button" href="${pagePath(tenant.slug)}/sign-in">Back to sign-in</a></p>
-<p class="hint">Error code: ${reason}</p>`
+<p><a class="button" href="${pagePath(tenant.slug)}/sign-in">${t('common.backToSignIn')}</a></p>
+<p class="hint">${t('oidcError.code', { code: reason })}</p>`
       const hasLogo = await tenantHasLogo(deps, tenant.id)
-      const brand = { tenant, logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined }
-      return page(brand, 'Sign-in error', body, { noScript: true }).value
+      const brand = {
+        tenant,
+        logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
+        locale,
+        locales: offeredLocales(tenant.locales),
+        path: `${pagePath(tenant.slug)}/sign-in`,
+      }
+      return page(brand, t('oidcError.title'), body, { noScript: true }).value
     },
     signedIn(request, reply, tenant, session) {
       const ctx = {

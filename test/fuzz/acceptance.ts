@@ -66,6 +66,18 @@ const URI_PROBLEM =
 const APPLICATION_CONTENT: Rule[] = [
   [/^body\.(redirectUris|postLogoutRedirectUris)(\.\d+)?$/, URI_PROBLEM],
   [/^body\.backchannelLogoutUri$/, URI_PROBLEM],
+  // CONTRACT §22: a saml app has the SAML fields only (entity id and ACS URLs, or metadata
+  // that gives them), the other types none of them; ACS URLs https (loopback http), PEM
+  // certificates, SAML metadata, attribute names once; the fields' descriptions say so.
+  [/^body\.\w+$/, /^(not a field of a saml app|only for saml apps)$/],
+  [/^body\.(entityId|acsUrls)$/, /^required \(or spMetadataXml\)$/],
+  [
+    /^body\.acsUrls\.\d+$/,
+    /^(must be an absolute URL|must not have a fragment|must not hold credentials|must name a host|must be https.*)$/,
+  ],
+  [/^body\.spCertificates\.\d+$/, /^not a PEM X\.509 certificate$/],
+  [/^body\.spMetadataXml$/, /.+/],
+  [/^body\.attributes\.\d+\.name$/, /^named twice$/],
 ]
 const API_RESOURCE_CONTENT: Rule[] = [
   [/^body\.identifier$/, URI_PROBLEM],
@@ -124,6 +136,12 @@ const ROLE_CONTENT: Rule[] = [
 // stored one), as the fields' descriptions say.
 const TENANT_CONTENT: Rule[] = [
   [/^body\.(locales|defaultLocale)$/, /^defaultLocale must be one of locales$/],
+  // CONTRACT §21: a third-party CAPTCHA needs its site key and a secret (sent, or stored for
+  // the same provider), ALTCHA takes neither, as the fields' descriptions say.
+  [
+    /^body\.captcha\.(siteKey|secret)$/,
+    /^(\w+ needs its (siteKey|secret)|altcha takes no (siteKey|secret))$/,
+  ],
 ]
 // CONTRACT §21: a dry-run's enforced domains are email domains, as a connection's are.
 const DRY_RUN_CONTENT: Rule[] = [[/^body\.enforcedSsoDomains\.\d+$/, /^is not an email domain$/]]

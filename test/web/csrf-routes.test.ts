@@ -50,6 +50,7 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/account/sessions/:id/end': 'form',
   '/account/recovery-codes': 'form',
   '/account/export': 'form',
+  '/account/forget-devices': 'form',
   '/account/locale': 'form',
   '/account/verify': 'form',
   '/account/verify/confirm': 'form',

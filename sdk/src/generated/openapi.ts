@@ -237,6 +237,26 @@ export interface paths {
     patch: operations['updateMe']
     trace?: never
   }
+  '/v1/{tenantSlug}/me/remembered-devices': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Forget every remembered device of the signed-in user
+     * @description CONTRACT §21: every `deviceToken` (and the hosted pages’ remembered-device cookie) of this user stops standing in for the second factor; the next sign-in on each device asks it again. Audited `RememberedDevicesForgotten`.
+     */
+    delete: operations['forgetRememberedDevices']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/me/password': {
     parameters: {
       query?: never
@@ -1526,7 +1546,7 @@ export interface paths {
     put?: never
     /**
      * Register an application (an OAuth client of the tenant’s issuer)
-     * @description Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials.
+     * @description Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials. A `saml` app (CONTRACT §22, the tenant as SAML identity provider) takes only `entityId`, `acsUrls`, `nameIdFormat`, `attributes`, `spCertificates`, `signResponse` or `spMetadataXml` (which fills the others); its entity id is unique in the tenant (409 `entity_id_taken`).
      */
     post: operations['createApplication']
     delete?: never
@@ -4193,6 +4213,61 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  RememberedDevicesForgotten: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * RememberedDevicesForgotten event
+     * @description A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['RememberedDevicesForgottenEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   ApplicationCreated: {
     parameters: {
       query?: never
@@ -6604,6 +6679,8 @@ export interface components {
       accessTokenExpiresIn: number
       /** @description Seconds (2592000). */
       refreshTokenExpiresIn: number
+      /** @description CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days. */
+      deviceToken?: string
     }
     /** @description A new session, with the slug of its tenant (tenant creation, invitations). */
     TokenEnvelopeWithSlug: {
@@ -6616,6 +6693,8 @@ export interface components {
       accessTokenExpiresIn: number
       /** @description Seconds (2592000). */
       refreshTokenExpiresIn: number
+      /** @description CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days. */
+      deviceToken?: string
       tenantSlug: string
     }
     /** @description Every error: `{ code, message, details }` (CONTRACT §3). */
@@ -6694,6 +6773,8 @@ export interface components {
         /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
         on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
       } | null
+      /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
+      mfaRememberDays: number
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
@@ -6815,6 +6896,13 @@ export interface components {
       /** @description Seconds (at most 900). */
       accessTokenExpiresIn: number
     }
+    /** @description The user’s remembered devices are forgotten (CONTRACT §21). */
+    ForgottenDevices: {
+      /** @enum {boolean} */
+      ok: true
+      /** @description How many devices were remembered. */
+      count: number
+    }
     ImportResult: {
       /** @description The position of the user in `users`. */
       index: number
@@ -6864,6 +6952,8 @@ export interface components {
       accessTokenExpiresIn: number
       /** @description Seconds (2592000). */
       refreshTokenExpiresIn: number
+      /** @description CONTRACT §21: given when the sign-in sent `rememberDevice: true`, proved a second factor and the tenant remembers devices (mfaRememberDays > 0); send it back as `deviceToken` at login to skip the second factor for that many days. */
+      deviceToken?: string
       /** @description Ten single-use recovery codes, each accepted once instead of a TOTP code. Shown only now: the service keeps only their hashes. */
       recoveryCodes: string[]
     }
@@ -7318,14 +7408,28 @@ export interface components {
       /** @description Events about the user or made by the user, newest first (at most 10,000; the `X-Export-Truncated` header names a list that was cut). */
       auditEvents: components['schemas']['AuditEvent'][]
     }
+    /** @description The service provider of a saml application. */
+    SamlServiceProvider: {
+      entityId: string
+      acsUrls: string[]
+      /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+      nameIdFormat: 'emailAddress' | 'persistent' | 'unspecified'
+      attributes: {
+        name: string
+        /** @description The user field an attribute is taken from (roles: one value per role). */
+        from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+      }[]
+      spCertificates: string[]
+      signResponse: boolean
+    }
     /** @description An application of the tenant (never its secret). */
     Application: {
       id: string
       /** @description The OAuth client_id, at this tenant’s issuer only. */
       clientId: string
       name: string
-      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-      type: 'web' | 'spa' | 'native' | 'machine'
+      /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+      type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
       redirectUris: string[]
       postLogoutRedirectUris: string[]
       backchannelLogoutUri: string | null
@@ -7355,6 +7459,8 @@ export interface components {
       tokenExchange: boolean
       /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
       profile: 'fapi2' | null
+      /** @description A saml application’s service provider; null for the other types. */
+      saml: components['schemas']['SamlServiceProvider'] | null
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -7603,6 +7709,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             role?: string
             status?: string
             inviteId?: string
@@ -7652,6 +7760,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             /** @description An identity-provider account was linked by it. */
             linked?: boolean
           } & {
@@ -7700,6 +7810,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
           } & {
             [key: string]: unknown
           }
@@ -7818,6 +7930,8 @@ export interface components {
             clientId?: string
             /** @description The SSO connection that proved it. */
             connectionId?: string
+            /** @description The SAML application (its id) the sign-in was for (§22). */
+            samlApp?: string
             inviteId?: string
           } & {
             [key: string]: unknown
@@ -9084,6 +9198,42 @@ export interface components {
           metadata: {
             /** @description Whether the lock held when it was ended. */
             wasLocked: boolean
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again. */
+    RememberedDevicesForgottenEvent: {
+      /** @constant */
+      type: 'RememberedDevicesForgotten'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'RememberedDevicesForgotten'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again. */
+          metadata: {
+            /** @description How many devices were remembered. */
+            count: number
+            /** @description `forgotten` (the user asked), or what ended the user’s sessions (`password-changed`, `password-reset`, `totp-reset`, `logout-all`, …). */
+            reason: string
           }
           /** Format: date-time */
           createdAt: string
@@ -11019,6 +11169,10 @@ export interface operations {
           emailOtpCode?: string
           /** @description The CAPTCHA's answer, where the workspace's `captcha.on` holds this action: the ALTCHA payload (base64) or the provider's response token. Missing: 400 `captcha_required`; invalid, expired or used before: 400 `captcha_invalid`. */
           captchaToken?: string
+          /** @description With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`. */
+          rememberDevice?: boolean
+          /** @description A `deviceToken` this user was given: while it lives, the second factor is not asked. Another user’s, an expired or a forgotten one is ignored. */
+          deviceToken?: string
         }
       }
     }
@@ -11363,7 +11517,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -11384,6 +11540,46 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  forgetRememberedDevices: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The user’s remembered devices are forgotten (CONTRACT §21). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ForgottenDevices']
         }
       }
       /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
@@ -12032,6 +12228,10 @@ export interface operations {
           totpCode?: string
           /** @description An MFA recovery code `xxxxx-xxxxx` (any case; hyphen and spaces optional). */
           recoveryCode?: string
+          /** @description With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`. */
+          rememberDevice?: boolean
+          /** @description A `deviceToken` this user was given: while it lives, the second factor is not asked. Another user’s, an expired or a forgotten one is ignored. */
+          deviceToken?: string
         }
       }
     }
@@ -13818,17 +14018,42 @@ export interface operations {
           captcha?: {
             /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
             provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
-            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha. */
+            /** @description The provider's public site key: required for turnstile, hcaptcha and recaptcha; altcha takes none. */
             siteKey?: string
-            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored. */
+            /** @description The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored; altcha takes none. */
             secret?: string
             /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
             on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
           } | null
-          /** @description A supported locale (BCP 47): en, de, es, fr. */
-          defaultLocale?: 'en' | 'de' | 'es' | 'fr'
+          /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
+          mfaRememberDays?: number
+          /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
+          defaultLocale?:
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
           /** @description At least one; must hold `defaultLocale` (the one sent, else the stored one). */
-          locales?: ('en' | 'de' | 'es' | 'fr')[]
+          locales?: (
+            | 'en'
+            | 'ar'
+            | 'de'
+            | 'es'
+            | 'fr'
+            | 'it'
+            | 'ja'
+            | 'ko'
+            | 'nl'
+            | 'pt-BR'
+            | 'zh-CN'
+          )[]
         }
       }
     }
@@ -14347,7 +14572,9 @@ export interface operations {
           givenName?: string | null
           familyName?: string | null
           externalId?: string | null
-          locale?: ('en' | 'de' | 'es' | 'fr') | null
+          locale?:
+            | ('en' | 'ar' | 'de' | 'es' | 'fr' | 'it' | 'ja' | 'ko' | 'nl' | 'pt-BR' | 'zh-CN')
+            | null
         }
       }
     }
@@ -14673,7 +14900,7 @@ export interface operations {
             familyName?: string
             /** @description 1 to 256 characters. */
             externalId?: string
-            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, de, es, fr. */
+            /** @description The user’s language (CONTRACT §20), a supported locale as its catalogue names it: en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
             locale?: string
           }[]
           hashConfig?: {
@@ -15266,6 +15493,7 @@ export interface operations {
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
           | 'UserUnlocked'
+          | 'RememberedDevicesForgotten'
           | 'ApplicationCreated'
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'
@@ -15430,6 +15658,7 @@ export interface operations {
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
           | 'UserUnlocked'
+          | 'RememberedDevicesForgotten'
           | 'ApplicationCreated'
           | 'ApplicationUpdated'
           | 'ApplicationDeleted'
@@ -17454,8 +17683,8 @@ export interface operations {
       content: {
         'application/json': {
           name: string
-          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret. */
-          type: 'web' | 'spa' | 'native' | 'machine'
+          /** @description web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields). */
+          type: 'web' | 'spa' | 'native' | 'machine' | 'saml'
           redirectUris?: string[]
           postLogoutRedirectUris?: string[]
           /** @description An absolute URI without a fragment or credentials: https, or http on localhost, 127.0.0.1 or [::1]; native apps may also use a private-use scheme such as com.example.app:/callback (RFC 8252). Machine apps have none. Anything else is 400 validation. */
@@ -17483,6 +17712,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
@@ -17525,6 +17772,15 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `entity_id_taken`. */
+      409: {
         headers: {
           [name: string]: unknown
         }
@@ -17729,6 +17985,24 @@ export interface operations {
           tokenExchange?: boolean
           /** @description fapi2: the FAPI 2.0 Security Profile (a web app only): pushed authorization requests, PKCE S256, DPoP-bound tokens and private_key_jwt are required, responses carry iss, codes live 60 s. */
           profile?: 'fapi2' | null
+          /** @description The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant. */
+          entityId?: string
+          /** @description The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named. */
+          acsUrls?: string[]
+          /** @description The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id). */
+          nameIdFormat?: 'emailAddress' | 'persistent' | 'unspecified'
+          /** @description The attributes of the assertion, each named as the SP expects it. */
+          attributes?: {
+            name: string
+            /** @description The user field an attribute is taken from (roles: one value per role). */
+            from: 'email' | 'givenName' | 'familyName' | 'displayName' | 'roles' | 'id'
+          }[]
+          /** @description The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them. */
+          spCertificates?: string[]
+          /** @description The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given. */
+          spMetadataXml?: string
+          /** @description Also sign the Response around the (always signed) assertion. */
+          signResponse?: boolean
         }
       }
     }
@@ -17771,6 +18045,15 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `entity_id_taken`. */
+      409: {
         headers: {
           [name: string]: unknown
         }

@@ -74,3 +74,23 @@ export async function deleteApplication(db: Handle, tenantId: string, id: string
     .returning()
   return rows[0] as Application | undefined
 }
+
+/** CONTRACT §22: the tenant's saml application whose SP has entity id `entityId`. */
+export async function findSamlApplicationByEntityId(
+  db: Handle,
+  tenantId: string,
+  entityId: string,
+) {
+  const rows = await db
+    .select()
+    .from(applications)
+    .where(
+      and(
+        eq(applications.tenantId, tenantId),
+        eq(applications.samlEntityId, entityId),
+        eq(applications.type, 'saml'),
+      ),
+    )
+    .limit(1)
+  return rows[0] as Application | undefined
+}

@@ -34,10 +34,10 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         tags,
         summary: 'Register an application (an OAuth client of the tenant’s issuer)',
         description:
-          'Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials.',
+          'Web and machine apps get a `clientSecret`, returned this once. Redirect URIs are absolute, without a fragment, https or http on localhost/127.0.0.1/[::1]; native apps may also use a private-use scheme (`com.example.app:/callback`). A machine app has no redirect URIs; `allowedScopes` are the API resource scopes it may get by client credentials. A `saml` app (CONTRACT §22, the tenant as SAML identity provider) takes only `entityId`, `acsUrls`, `nameIdFormat`, `attributes`, `spCertificates`, `signResponse` or `spMetadataXml` (which fills the others); its entity id is unique in the tenant (409 `entity_id_taken`).',
         params: TenantSlugParams,
         body: CreateApplicationBody,
-        response: responses(ApplicationEnvelope, { 400: [], 404: [] }),
+        response: responses(ApplicationEnvelope, { 400: [], 404: [], 409: ['entity_id_taken'] }),
       },
     },
     async (request) => createApplication(deps, request.tenant.id, request.body, request.actor),
@@ -92,6 +92,7 @@ export async function applicationRoutes(fastify: FastifyInstance, { deps }: { de
         response: responses(ApplicationEnvelope, {
           400: [],
           404: ['not_found'],
+          409: ['entity_id_taken'],
         }),
       },
     },

@@ -3,10 +3,16 @@ import { type Static, Type } from 'typebox'
 import { DateTime, Page, ref } from '../../schemas.ts'
 
 export const ApplicationType = Type.Union(
-  [Type.Literal('web'), Type.Literal('spa'), Type.Literal('native'), Type.Literal('machine')],
+  [
+    Type.Literal('web'),
+    Type.Literal('spa'),
+    Type.Literal('native'),
+    Type.Literal('machine'),
+    Type.Literal('saml'),
+  ],
   {
     description:
-      'web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret.',
+      'web: a server-side app with a secret; spa: a browser app (public, PKCE); native: a mobile or desktop app (public, PKCE, RFC 8252 redirect URIs); machine: client credentials only, with a secret; saml: a SAML 2.0 service provider the tenant is the identity provider of (CONTRACT §22; no OAuth fields).',
   },
 )
 export type ApplicationType = Static<typeof ApplicationType>
@@ -98,6 +104,89 @@ const clientAuthFields = {
   profile: Type.Optional(ApplicationProfile),
 }
 
+/** CONTRACT §22, SAML IdP: the service provider of a `saml` application. */
+export const NameIdFormat = Type.Union(
+  [Type.Literal('emailAddress'), Type.Literal('persistent'), Type.Literal('unspecified')],
+  {
+    description:
+      'The NameID the assertion carries: emailAddress (the user’s email, the default), persistent (an opaque id per user and application, stable) or unspecified (the user’s id).',
+  },
+)
+export const SamlAttributeSource = Type.Union(
+  [
+    Type.Literal('email'),
+    Type.Literal('givenName'),
+    Type.Literal('familyName'),
+    Type.Literal('displayName'),
+    Type.Literal('roles'),
+    Type.Literal('id'),
+  ],
+  { description: 'The user field an attribute is taken from (roles: one value per role).' },
+)
+const SamlAttribute = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    from: SamlAttributeSource,
+  },
+  { additionalProperties: false },
+)
+const SamlAttributes = Type.Array(SamlAttribute, {
+  maxItems: 30,
+  description: 'The attributes of the assertion, each named as the SP expects it.',
+})
+const EntityId = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  description:
+    'The SP’s entity id (its AuthnRequests’ Issuer, the assertion’s Audience), unique in the tenant.',
+})
+const AcsUrl = Type.String({ minLength: 1, maxLength: 2000 })
+const AcsUrls = Type.Array(AcsUrl, {
+  minItems: 1,
+  maxItems: 20,
+  description:
+    'The SP’s Assertion Consumer Service URLs (HTTP-POST): https (http only on localhost, 127.0.0.1 or [::1]). An AuthnRequest naming another is refused; the first is used when none is named.',
+})
+const Pem = Type.String({ minLength: 1, maxLength: 20000 })
+const SpCertificates = Type.Array(Pem, {
+  maxItems: 5,
+  description:
+    'The SP’s signing certificates (PEM). When any is set, AuthnRequests must be signed by one of them.',
+})
+const SpMetadataXml = Type.String({
+  minLength: 1,
+  maxLength: 256 * 1024,
+  description:
+    'The SP’s SAML metadata document: fills entityId, acsUrls (HTTP-POST), spCertificates and nameIdFormat where they are not given.',
+})
+const SignResponse = Type.Boolean({
+  description: 'Also sign the Response around the (always signed) assertion.',
+})
+
+/** The SAML fields of creation and edit (a `saml` application's only, 400 on any other). */
+const samlFields = {
+  entityId: Type.Optional(EntityId),
+  acsUrls: Type.Optional(AcsUrls),
+  nameIdFormat: Type.Optional(NameIdFormat),
+  attributes: Type.Optional(SamlAttributes),
+  spCertificates: Type.Optional(SpCertificates),
+  spMetadataXml: Type.Optional(SpMetadataXml),
+  signResponse: Type.Optional(SignResponse),
+}
+export const SAML_INPUT_KEYS = Object.keys(samlFields)
+
+const SamlRecordComponent = Type.Object(
+  {
+    entityId: Type.String(),
+    acsUrls: Type.Array(Type.String()),
+    nameIdFormat: NameIdFormat,
+    attributes: Type.Array(Type.Object({ name: Type.String(), from: SamlAttributeSource })),
+    spCertificates: Type.Array(Type.String()),
+    signResponse: Type.Boolean(),
+  },
+  { $id: 'SamlServiceProvider', description: 'The service provider of a saml application.' },
+)
+
 /** The record as every response shows it: never the secret. */
 const ApplicationComponent = Type.Object(
   {
@@ -121,6 +210,9 @@ const ApplicationComponent = Type.Object(
     requireDpop: RequireDpop,
     tokenExchange: TokenExchange,
     profile: ApplicationProfile,
+    saml: Type.Union([ref(SamlRecordComponent), Type.Null()], {
+      description: 'A saml application’s service provider; null for the other types.',
+    }),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -139,12 +231,19 @@ export const CreateApplicationBody = Type.Object(
     firstParty: Type.Optional(Type.Boolean({ default: true })),
     allowedScopes: Type.Optional(ScopeList),
     ...clientAuthFields,
+    ...samlFields,
   },
   {
     additionalProperties: false,
     examples: [
       { name: 'Billing', type: 'web', redirectUris: ['https://billing.example.com/callback'] },
       { name: 'Reports job', type: 'machine', allowedScopes: ['reports:read'] },
+      {
+        name: 'Wiki',
+        type: 'saml',
+        entityId: 'https://wiki.example.com/saml/metadata',
+        acsUrls: ['https://wiki.example.com/saml/acs'],
+      },
     ],
   },
 )
@@ -159,6 +258,7 @@ export const PatchApplicationBody = Type.Object(
     firstParty: Type.Optional(Type.Boolean()),
     allowedScopes: Type.Optional(ScopeList),
     ...clientAuthFields,
+    ...samlFields,
   },
   { additionalProperties: false, examples: [{ name: 'Billing (EU)' }] },
 )
@@ -192,6 +292,7 @@ export const ApplicationPage = ref(ApplicationPageComponent)
 
 /** The components of this module, registered by src/plugins/openapi.ts. */
 export const applicationComponents = [
+  SamlRecordComponent,
   ApplicationComponent,
   ApplicationEnvelopeComponent,
   ClientSecretComponent,

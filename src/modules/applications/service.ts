@@ -3,6 +3,8 @@
 // machine apps get a secret, shown once and stored sealed; rotating it replaces it at once
 // (the provider reads the client from this table on every request, so the old secret fails
 // from the next one). Deleting an application revokes its grants and tokens.
+import { databaseFailure } from '../../db/errors.ts'
+import type { SamlSettings } from '../../db/schema.ts'
 import type { Deps } from '../../deps.ts'
 import { randomToken } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
@@ -11,6 +13,7 @@ import { readPage } from '../../lib/paging.ts'
 import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { deleteClientModels } from '../oidc/grants.ts'
+import { resolveSamlSettings } from '../samlidp/settings.ts'
 import {
   CLIENT_AUTH_INPUT_KEYS,
   type ClientAuthColumns,
@@ -20,11 +23,12 @@ import {
 } from './client-auth.ts'
 import * as store from './queries.ts'
 import { checkUris } from './redirect-uris.ts'
-import type {
-  ApplicationRecord,
-  ApplicationType,
-  CreateApplicationBody,
-  PatchApplicationBody,
+import {
+  type ApplicationRecord,
+  type ApplicationType,
+  type CreateApplicationBody,
+  type PatchApplicationBody,
+  SAML_INPUT_KEYS,
 } from './schemas.ts'
 import { hasSecret, newSecret, sealSecret } from './secret.ts'
 
@@ -47,6 +51,7 @@ export function presentApplication(row: store.Application): ApplicationRecord {
     allowedScopes: row.allowedScopes,
     dynamic: row.dynamic,
     ...presentClientAuth(row),
+    saml: row.type === 'saml' ? row.saml : null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }
@@ -68,7 +73,31 @@ export interface NewApplication {
   secret?: string
   /** CONTRACT §22 (client-auth.ts); NO_CLIENT_AUTH's defaults when left out. */
   clientAuth?: ClientAuthColumns
+  /** CONTRACT §22, SAML IdP: a saml application's service provider. */
+  saml?: SamlSettings
 }
+
+/**
+ * CONTRACT §22: a saml application has none of the OAuth fields and the other types none
+ * of the SAML ones; each field given to the wrong type is an issue.
+ */
+function checkFieldsOfType(type: ApplicationType, input: Record<string, unknown>): void {
+  const samlKeys = new Set(SAML_INPUT_KEYS)
+  const given = Object.keys(input).filter(
+    (key) => input[key] !== undefined && !['name', 'type', 'firstParty'].includes(key),
+  )
+  const wrong =
+    type === 'saml'
+      ? given.filter((key) => !samlKeys.has(key))
+      : given.filter((key) => samlKeys.has(key))
+  if (wrong.length === 0) return
+  const message = type === 'saml' ? 'not a field of a saml app' : 'only for saml apps'
+  fail('validation', {
+    details: { issues: wrong.map((key) => ({ path: `body.${key}`, message })) },
+  })
+}
+
+const isUniqueViolation = (error: unknown) => databaseFailure(error)?.code === '23505'
 
 /** Writes an application and its ApplicationCreated audit in one transaction. */
 export async function insertAudited(
@@ -79,11 +108,13 @@ export async function insertAudited(
 ): Promise<store.Application> {
   const now = deps.clock.now()
   const id = uuidv7(now.getTime())
-  const { secret, clientAuth, ...fields } = app
+  const { secret, clientAuth, saml, ...fields } = app
   return deps.db.transaction(async (tx) => {
     const created = await store.insertApplication(tx, {
       ...fields,
       ...(clientAuth ?? NO_CLIENT_AUTH),
+      saml: saml ?? null,
+      samlEntityId: saml?.entityId ?? null,
       tenantId,
       id,
       clientSecretEnc: secret ? sealSecret(deps.cipher, tenantId, id, secret) : null,
@@ -113,8 +144,12 @@ export async function createApplication(
   input: CreateApplicationBody,
   actor: Actor,
 ) {
+  checkFieldsOfType(input.type, input)
+  const saml = input.type === 'saml' ? resolveSamlSettings(input) : undefined
   checkUris(input.type, input, uriOptions(deps))
-  const clientAuth = resolveClientAuth(input.type, NO_CLIENT_AUTH, input, uriOptions(deps))
+  const clientAuth = saml
+    ? NO_CLIENT_AUTH
+    : resolveClientAuth(input.type, NO_CLIENT_AUTH, input, uriOptions(deps))
   const secret = hasSecret(input.type) ? newSecret() : undefined
   const row = await insertAudited(deps, tenantId, actor, {
     // 128 random bits: unguessable, and unique across tenants (the column is unique).
@@ -128,6 +163,10 @@ export async function createApplication(
     allowedScopes: input.allowedScopes ?? [],
     secret,
     clientAuth,
+    saml,
+  }).catch((error) => {
+    if (isUniqueViolation(error) && saml) fail('entity_id_taken')
+    throw error
   })
   return {
     application: presentApplication(row),
@@ -165,7 +204,10 @@ export async function updateApplication(
   return deps.db.transaction(async (tx) => {
     const current = await store.findApplication(tx, tenantId, id)
     if (!current) fail('not_found')
-    checkUris(current.type as ApplicationType, input, uriOptions(deps))
+    const type = current.type as ApplicationType
+    checkFieldsOfType(type, input)
+    const saml = type === 'saml' ? resolveSamlSettings(input, current.saml ?? undefined) : undefined
+    checkUris(type, input, uriOptions(deps))
     // CONTRACT §11, Consent: a client that registered itself is third-party for good.
     if (current.dynamic && input.firstParty === true) {
       fail('validation', {
@@ -179,9 +221,8 @@ export async function updateApplication(
         },
       })
     }
-    const type = current.type as ApplicationType
-    const clientAuth = resolveClientAuth(type, current, input, uriOptions(deps))
-    const authKeys = new Set<string>(CLIENT_AUTH_INPUT_KEYS)
+    const clientAuth = saml ? {} : resolveClientAuth(type, current, input, uriOptions(deps))
+    const authKeys = new Set<string>([...CLIENT_AUTH_INPUT_KEYS, ...SAML_INPUT_KEYS])
     const changes = Object.fromEntries(
       Object.entries(input).filter(([key, value]) => value !== undefined && !authKeys.has(key)),
     ) as Partial<store.NewApplication>
@@ -189,11 +230,17 @@ export async function updateApplication(
       (key) => input[key as keyof PatchApplicationBody] !== undefined,
     )
     if (fields.length === 0) return { application: presentApplication(current) }
-    const row = await store.updateApplication(tx, tenantId, id, {
-      ...changes,
-      ...clientAuth,
-      updatedAt: deps.clock.now(),
-    })
+    const row = await store
+      .updateApplication(tx, tenantId, id, {
+        ...changes,
+        ...clientAuth,
+        ...(saml ? { saml, samlEntityId: saml.entityId } : {}),
+        updatedAt: deps.clock.now(),
+      })
+      .catch((error) => {
+        if (isUniqueViolation(error) && saml) fail('entity_id_taken')
+        throw error
+      })
     if (!row) fail('not_found')
     await deps.audit.record(tx, tenantId, actor, [
       {

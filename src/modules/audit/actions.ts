@@ -51,6 +51,8 @@ export const LIFECYCLE_ACTIONS = [
   'PasskeyRemoved',
   // CONTRACT §21: an admin ended a user's sign-in failure lock.
   'UserUnlocked',
+  // CONTRACT §21: a user's remembered devices were forgotten.
+  'RememberedDevicesForgotten',
 ] as const
 
 /** CONTRACT §11, the OpenID provider's applications and API resources. */

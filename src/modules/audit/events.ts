@@ -51,6 +51,9 @@ const SIGN_IN = {
     Type.String({ description: 'The OpenID application the sign-in was for.' }),
   ),
   connectionId: Type.Optional(Type.String({ description: 'The SSO connection that proved it.' })),
+  samlApp: Type.Optional(
+    Type.String({ description: 'The SAML application (its id) the sign-in was for (§22).' }),
+  ),
 }
 const SIGN_IN_NOTE = ' Carries the first factor’s own fields beside these.'
 
@@ -118,6 +121,16 @@ export const AUDIT_EVENTS = {
   UserUnlocked: closed('An admin ended the user’s sign-in failure lock (CONTRACT §21).', {
     wasLocked: Type.Boolean({ description: 'Whether the lock held when it was ended.' }),
   }),
+  RememberedDevicesForgotten: closed(
+    'A user’s remembered devices (CONTRACT §21) were forgotten: they are asked the second factor again.',
+    {
+      count: Count('How many devices were remembered.'),
+      reason: Type.String({
+        description:
+          '`forgotten` (the user asked), or what ended the user’s sessions (`password-changed`, `password-reset`, `totp-reset`, `logout-all`, …).',
+      }),
+    },
+  ),
   MfaTotpEnrolled: closed('A user enrolled a TOTP authenticator.', { via: Str() }),
   MfaTotpDisabled: closed('An admin removed a user’s TOTP authenticator.', {
     by: Str(),

@@ -47,7 +47,7 @@ export const CaptchaSetting = Type.Union(
             minLength: 1,
             maxLength: 200,
             description:
-              "The provider's public site key: required for turnstile, hcaptcha and recaptcha.",
+              "The provider's public site key: required for turnstile, hcaptcha and recaptcha; altcha takes none.",
           }),
         ),
         secret: Type.Optional(
@@ -55,7 +55,7 @@ export const CaptchaSetting = Type.Union(
             minLength: 1,
             maxLength: 500,
             description:
-              "The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored.",
+              "The provider's secret key (write-only, stored sealed): required for a third-party provider unless the same provider's secret is already stored; altcha takes none.",
           }),
         ),
         on: Actions,

@@ -23,8 +23,12 @@ export interface SsoPages {
    * flow; `authorization`: the sign-in serves an OpenID authorization (web/http.ts).
    */
   headers(reply: FastifyReply, kind: { authorization: boolean }): void
-  /** The refusal page: the words for the person and the reason's code, in the tenant's brand. */
-  refusal(tenant: Tenant, words: string, reason: string): Promise<string>
+  /**
+   * The refusal page: words for the person (the pages' catalogue says each reason in the
+   * request's language; `words`, a hook's own message, is shown as it is) and the reason's
+   * code, in the tenant's brand.
+   */
+  refusal(request: FastifyRequest, tenant: Tenant, reason: string, words?: string): Promise<string>
   /**
    * Opens the hosted-pages session in this browser and answers the path the flow goes on
    * to: the authorization it serves, else the account page.

@@ -20,6 +20,7 @@ import { clearCookie, readCookies, setCookie } from '../../lib/cookies.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -136,7 +137,10 @@ function readFlow(
   }
 }
 
-/** Why an SSO sign-in was refused, in words for the person (by `metadata.reason`). */
+/**
+ * Why an SSO sign-in was refused, in the API's English (a refusal's `message`); the hosted
+ * refusal page says each in the request's language (web/sso-pages.ts).
+ */
 const WORDS: Record<string, string> = {
   sso_user_not_provisioned:
     'Your organisation’s sign-in worked, but this workspace has no account for you. Ask an administrator of this workspace.',
@@ -149,7 +153,6 @@ const WORDS: Record<string, string> = {
   unconfirmed_account:
     'An account with your email address exists here, but its address was never confirmed. Confirm it from the email you were sent, or ask an administrator, then sign in with single sign-on again.',
 }
-const DEFAULT_WORDS = 'Your organisation’s sign-in could not be completed. Please try again.'
 
 /**
  * Answers an SSO sign-in that failed with the error page (status `status`, 4xx) and, unless
@@ -175,8 +178,7 @@ export async function refuseSsoSignIn(
       },
     ])
   }
-  const words = options.words ?? (Object.hasOwn(WORDS, reason) ? WORDS[reason] : DEFAULT_WORDS)
-  const body = await deps.ssoPages.refusal(tenant, words, reason)
+  const body = await deps.ssoPages.refusal(request, tenant, reason, options.words)
   // Its "Back to sign-in" goes on with the authorization the sign-in serves, if any.
   const { interaction } = readFlow(deps, request, tenant, connection.id)
   deps.ssoPages.headers(reply, { authorization: interaction !== undefined })
@@ -202,7 +204,7 @@ function connectionSource(
     method: 'sso',
     connectionId: connection.id,
     subject: assertion.subject,
-    ...(clientId ? { clientId } : {}),
+    ...servedApplication(clientId),
   }
   const notProvisioned = {
     reason: 'sso_user_not_provisioned' as const,

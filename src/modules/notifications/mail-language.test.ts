@@ -104,7 +104,7 @@ test('without a locale: the requesting page’s language, else the tenant’s de
     { token: t.admin.accessToken },
   )
   const c = await signup(server, t.slug, uniqueEmail('plain'))
-  await requestReset(t, c.email, 'ja')
+  await requestReset(t, c.email, 'sw')
   const german = (await mailsTo(c.email))[0]
   assert.match(german?.subject ?? '', /^Ihr Code zum Zurücksetzen/)
   assertNoEnglish(german as ReceivedMail, 'de')

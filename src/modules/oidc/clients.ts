@@ -25,6 +25,8 @@ export function clientMetadata(
   app: Application,
   cipher: FieldCipher,
 ): Record<string, unknown> | undefined {
+  // CONTRACT §22: a saml application is the SAML IdP's (modules/samlidp), never a client.
+  if (app.type === 'saml') return undefined
   const secret = app.clientSecretEnc
     ? openSecret(cipher, app.tenantId, app.id, app.clientSecretEnc)
     : undefined

@@ -5,6 +5,7 @@ import {
   Email,
   NotBothTotpAndRecoveryCode,
   RecoveryCode,
+  RememberDeviceFields,
   ref,
   SixDigits,
 } from '../../schemas.ts'
@@ -32,6 +33,7 @@ export const VerifyLoginCodeBody = Type.Object(
     code: SixDigits,
     totpCode: Type.Optional(SixDigits),
     recoveryCode: Type.Optional(RecoveryCode),
+    ...RememberDeviceFields,
   },
   {
     additionalProperties: false,

@@ -149,11 +149,13 @@ export async function verifyLoginCode(
         flow: 'loginCode',
         totpCode: input.totpCode,
         recoveryCode: input.recoveryCode,
+        deviceToken: input.deviceToken,
       }),
     actor,
     {
       failure: { via: 'passwordless' },
       login: user.status === 'Pending' ? { firstLogin: true } : {},
+      rememberDevice: input.rememberDevice,
     },
   )
 }

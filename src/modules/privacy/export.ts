@@ -41,6 +41,8 @@ export const EXPORT_READS = {
 
 /** Tables naming the user that the export leaves out, and why. */
 export const EXPORT_EXEMPT: Record<string, string> = {
+  remembered_devices:
+    'hashes of the device tokens that skip the second factor (CONTRACT §21), nothing about the person; the account page forgets them',
   one_time_codes: 'keyed hashes of codes alive for minutes; the codes sent are in the audit events',
   webauthn_challenges: 'hashes of ceremonies in flight for five minutes, nothing about the person',
   email_conflicts:

@@ -48,9 +48,11 @@ export async function loginWithPassword(
         totpCode: input.totpCode,
         recoveryCode: input.recoveryCode,
         emailOtpCode: input.emailOtpCode,
+        deviceToken: input.deviceToken,
         actor,
       }),
     actor,
+    { rememberDevice: input.rememberDevice },
   )
 }
 

@@ -10,6 +10,7 @@ import {
   PageParams,
   Password,
   RecoveryCode,
+  RememberDeviceFields,
   ref,
   SixDigits,
   TenantSlugParams,
@@ -35,6 +36,7 @@ export const LoginBody = Type.Object(
     recoveryCode: Type.Optional(RecoveryCode),
     emailOtpCode: Type.Optional(SixDigits),
     captchaToken: Type.Optional(CaptchaToken),
+    ...RememberDeviceFields,
   },
   {
     additionalProperties: false,

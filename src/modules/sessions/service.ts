@@ -18,6 +18,7 @@ import { type SecurityAlert, sendSecurityAlert } from '../notifications/security
 import { organizationClaims } from '../organizations/claims.ts'
 import { joinByVerifiedDomain } from '../organizations/jit.ts'
 import { userRoleNames } from '../roles/members.ts'
+import { forgetUserDevices } from '../signin/remembered-devices.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById, type User } from '../users/reads.ts'
 import { presentUser, type UserRecord } from '../users/record.ts'
@@ -33,6 +34,8 @@ export interface TokenEnvelope {
   refreshToken: string
   accessTokenExpiresIn: number
   refreshTokenExpiresIn: number
+  /** CONTRACT §21: a remembered device's token, when the sign-in asked for one. */
+  deviceToken?: string
 }
 
 export interface SessionServiceDeps {
@@ -413,6 +416,17 @@ export class SessionService {
           })),
         )
         afterCommit(tx, () => this.announce([{ tenantId, userId, sessionIds: ids }]))
+        // CONTRACT §21: whatever ends a user's sessions ends their remembered devices too.
+        const forgotten = await forgetUserDevices(tx, tenantId, userId)
+        if (forgotten > 0) {
+          await this.deps.audit.record(tx, tenantId, actor, [
+            {
+              action: 'RememberedDevicesForgotten',
+              userId,
+              metadata: { count: forgotten, reason },
+            },
+          ])
+        }
         return ids
       }
       return work(tx, revoke)

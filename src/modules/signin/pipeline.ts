@@ -12,6 +12,7 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { SignInTry } from '../../lib/ratelimit.ts'
+import { servedApplication } from '../../lib/served-client.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { ssoRequired } from '../federation/enforce.ts'
 import type { HookMethod, HookUser } from '../hooks/call.ts'
@@ -19,6 +20,7 @@ import type { SecurityAlert } from '../notifications/security.ts'
 import type { RevokeUserSessions, TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { User } from '../users/reads.ts'
+import { rememberDevice, remembersDevices } from './remembered-devices.ts'
 
 /**
  * What spending a factor did: the user row as it now is, the audit entries, and the
@@ -48,6 +50,8 @@ export interface FirstFactorProof {
 
 /** A second factor checked but not spent. */
 export interface SecondFactorProof {
+  /** A remembered device stood in for it (CONTRACT §21): nothing to spend, none minted. */
+  remembered?: true
   /**
    * Spends it in the session's transaction (claims the TOTP step, uses up the emailed
    * code); throws `invalid_mfa_code` when a parallel sign-in spent it first.
@@ -60,9 +64,14 @@ export interface SignInRecord {
   failure?: Record<string, unknown>
   /** Metadata of UserLogin, besides `via`. */
   login?: Record<string, unknown>
+  /**
+   * CONTRACT §21: the client asked to remember this device (`rememberDevice: true`); after
+   * a second factor, where the tenant remembers devices, the envelope gains `deviceToken`.
+   */
+  rememberDevice?: boolean
 }
 
-type PipelineDeps = Pick<Deps, 'db' | 'audit' | 'sessions'>
+type PipelineDeps = Pick<Deps, 'db' | 'audit' | 'clock' | 'sessions'>
 
 /** A hook's `context.method` for each way the pipeline signs in (CONTRACT §21). */
 const HOOK_METHODS: Record<FirstFactorProof['via'], HookMethod> = {
@@ -159,7 +168,12 @@ export async function completeSignIn(
           userAgent: actor.userAgent,
         })
       }
-      return deps.sessions.start(
+      const remember = second !== undefined && !second.remembered && record.rememberDevice === true
+      const deviceToken =
+        remember && remembersDevices(tenant)
+          ? await rememberDevice(tx, tenant, user.id, deps.clock.now())
+          : undefined
+      const started = await deps.sessions.start(
         tx,
         tenant,
         user,
@@ -173,7 +187,9 @@ export async function completeSignIn(
             email: proof.email,
             metadata: {
               via: proof.via,
-              ...(actor.servedClientId ? { clientId: actor.servedClientId } : {}),
+              ...servedApplication(actor.servedClientId),
+              ...(second?.remembered ? { rememberedDevice: true } : {}),
+              ...(deviceToken ? { deviceRemembered: true } : {}),
               ...record.login,
             },
           },
@@ -181,6 +197,7 @@ export async function completeSignIn(
         claims,
         { secondFactor: second !== undefined },
       )
+      return deviceToken ? { ...started, deviceToken } : started
     })
   } catch (error) {
     if (isReason(error, 'invalid_mfa_code')) {

@@ -10,6 +10,7 @@ import { checkEmailOtp } from './email-otp.ts'
 import type { SecondFactorProof } from './pipeline.ts'
 import { secondFactorRequired } from './policy.ts'
 import { checkRecoveryCode } from './recovery-code.ts'
+import { isRemembered } from './remembered-devices.ts'
 import { checkTotp } from './totp.ts'
 
 export interface SecondFactorInput {
@@ -19,6 +20,11 @@ export interface SecondFactorInput {
   /** CONTRACT §9: accepted instead of totpCode (giving both is 400 `validation`). */
   recoveryCode?: string
   emailOtpCode?: string
+  /**
+   * CONTRACT §21: a remembered device's token (an API client's `deviceToken`, the hosted
+   * pages' cookie); a live one of this user skips the second factor.
+   */
+  deviceToken?: string
   /** Who is signing in, for the audit of a failed email OTP (anonymous when omitted). */
   actor?: Actor
 }
@@ -37,6 +43,10 @@ export async function checkSecondFactor(
     fail('validation', { message: 'Give either totpCode or recoveryCode, not both.' })
   }
   if (!secondFactorRequired(tenant, user)) return undefined
+  // The one place a remembered device stands in for the second factor (CONTRACT §21).
+  if (await isRemembered(deps.db, tenant, user.id, input.deviceToken, deps.clock.now())) {
+    return { remembered: true, spend: async () => ({ entries: [] }) }
+  }
   // A recovery code stands in for a TOTP code, of a user who has TOTP.
   if (input.recoveryCode && user.totpEnabled) {
     return checkRecoveryCode(deps, user, input.recoveryCode)

@@ -48,6 +48,14 @@ const BreachedPasswordPolicy = Type.Union([Type.Literal('off'), Type.Literal('bl
     '`block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`).',
 })
 
+/** CONTRACT §21, remembered devices. */
+const MfaRememberDays = Type.Integer({
+  minimum: 0,
+  maximum: 90,
+  description:
+    'Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device).',
+})
+
 const TenantComponent = Type.Object(
   {
     id: Type.String(),
@@ -73,6 +81,7 @@ const TenantComponent = Type.Object(
     }),
     breachedPasswordPolicy: BreachedPasswordPolicy,
     captcha: CaptchaRecord,
+    mfaRememberDays: MfaRememberDays,
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     defaultLocale: Type.String({
       description:
@@ -103,6 +112,7 @@ export const TenantPatchBody = Type.Object(
     dynamicClientRegistration: Type.Optional(Type.Boolean()),
     breachedPasswordPolicy: Type.Optional(BreachedPasswordPolicy),
     captcha: Type.Optional(CaptchaSetting),
+    mfaRememberDays: Type.Optional(MfaRememberDays),
     defaultLocale: Type.Optional(Locale),
     locales: Type.Optional(
       Type.Array(Locale, {

@@ -7,6 +7,7 @@ import { fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
 import type { CaptchaRecord } from '../captcha/schemas.ts'
 import { captchaColumns, presentCaptcha } from '../captcha/settings.ts'
+import { forgetTenantDevices } from '../signin/remembered-devices.ts'
 import { logoUrl } from '../users/present.ts'
 import type { Tenant } from './queries.ts'
 import { findTenantById, updateTenant } from './queries.ts'
@@ -29,6 +30,7 @@ export interface TenantRecord {
   dynamicClientRegistration: boolean
   breachedPasswordPolicy: string
   captcha: CaptchaRecord
+  mfaRememberDays: number
   logoUrl: string
   defaultLocale: string
   locales: string[]
@@ -46,6 +48,7 @@ const PATCHABLE = [
   'passkeysEnabled',
   'dynamicClientRegistration',
   'breachedPasswordPolicy',
+  'mfaRememberDays',
   'defaultLocale',
   'locales',
 ] as const satisfies readonly (keyof TenantPatchBody & keyof Tenant)[]
@@ -72,6 +75,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     dynamicClientRegistration: tenant.dynamicClientRegistration,
     breachedPasswordPolicy: tenant.breachedPasswordPolicy,
     captcha: presentCaptcha(tenant),
+    mfaRememberDays: tenant.mfaRememberDays,
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     defaultLocale: tenant.defaultLocale,
     locales: offeredLocales(tenant.locales),
@@ -168,6 +172,10 @@ export async function patchTenant(
       updatedAt: deps.clock.now(),
     })
     if (!updated) fail('tenant_not_found')
+    // CONTRACT §21: turning remembered devices off forgets every one of them.
+    if (changes.mfaRememberDays && updated.mfaRememberDays === 0) {
+      await forgetTenantDevices(tx, tenantId)
+    }
     await deps.audit.record(tx, tenantId, actor, [
       { action: 'TenantUpdated', metadata: { fields, changes } },
     ])

@@ -7,7 +7,7 @@ import { isTransaction, namedStatement, perDatabase } from '../../db/prepared.ts
 import { emailConflicts, users } from '../../db/schema.ts'
 import { ROLE_PERMISSIONS_SQL } from '../roles/members.ts'
 import { ADMIN_ROLE } from '../roles/permissions.ts'
-import { RECORD_COLUMNS, recordFromRow, type UserRecord } from './record.ts'
+import { RECORD_COLUMNS, recordFromRow, recordJson, type UserRecord } from './record.ts'
 
 export type User = typeof users.$inferSelect
 export type NewUser = typeof users.$inferInsert
@@ -70,10 +70,16 @@ export async function findUserAccess(
   return row as unknown as UserAccess | undefined
 }
 
-/** GET /me's read: the record and the permissions its custom roles grant, one statement. */
+/**
+ * GET /me's read: the record and the permissions its custom roles grant, one statement,
+ * one JSON column (record.ts, recordJson).
+ */
 const meById = namedStatement(
   'user_me_by_id',
-  `SELECT ${RECORD_COLUMNS}, ${ROLE_PERMISSIONS_SQL} AS "rolePermissions", password_breached AS "passwordBreached" FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+  `SELECT ${recordJson([
+    ['rolePermissions', ROLE_PERMISSIONS_SQL],
+    ['passwordBreached', 'password_breached'],
+  ])} AS me FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
 
 export async function findMeRecord(
@@ -83,7 +89,8 @@ export async function findMeRecord(
 ): Promise<{ user: UserRecord; rolePermissions: string[]; passwordBreached: boolean } | undefined> {
   const [row] = await meById(db, [tenantId, userId])
   if (!row) return undefined
-  const { rolePermissions, passwordBreached, ...record } = row as Record<string, unknown>
+  const me = typeof row.me === 'string' ? JSON.parse(row.me) : row.me
+  const { rolePermissions, passwordBreached, ...record } = me as Record<string, unknown>
   return {
     user: recordFromRow(record),
     rolePermissions: rolePermissions as string[],
@@ -398,14 +405,16 @@ export async function storeLockedUntil(db: Handle, tenantId: string, email: stri
     )
 }
 
+// Every successful sign-in runs it (the sign-in guard, CONTRACT §21): a named statement,
+// built and planned once, rather than the query builder's UPDATE on each (issue 37).
+const clearLockByEmail = namedStatement(
+  'user_clear_lock_by_email',
+  'UPDATE users SET locked_until = NULL WHERE tenant_id = $1 AND deleted_at IS NULL AND email_normalized = $2 AND locked_until IS NOT NULL',
+)
+
 /** A sign-in succeeded: no lock remains (a no-op, without a write, when none was stored). */
 export async function clearLockedUntilByEmail(db: Handle, tenantId: string, email: string) {
-  await db
-    .update(users)
-    .set({ lockedUntil: null })
-    .where(
-      and(live(tenantId), eq(users.emailNormalized, email), sql`${users.lockedUntil} IS NOT NULL`),
-    )
+  await clearLockByEmail(db, [tenantId, email])
 }
 
 /** The live user, locked until the commit. */

@@ -1,12 +1,13 @@
-// GET /me, PATCH /me, DELETE /me, PATCH /me/password.
+// GET /me, PATCH /me, DELETE /me, DELETE /me/remembered-devices, PATCH /me/password.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
+import { forgetOwnDevices } from '../signin/remembered-devices.ts'
 import { requireRecentAuthentication } from '../stepup/recent.ts'
 import { changePassword, deleteOwnAccount, readMe, updateMe } from './me.ts'
-import { ChangePasswordBody, Me, MePatchBody } from './schemas.ts'
+import { ChangePasswordBody, ForgottenDevices, Me, MePatchBody } from './schemas.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
@@ -78,6 +79,27 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
       await requireRecentAuthentication(deps, request.tenant.id, principal)
       await deleteOwnAccount(deps, request.tenant, principal.userId, request.actor)
       return { ok: true as const }
+    },
+  )
+
+  app.delete(
+    '/me/remembered-devices',
+    {
+      config: { auth: 'user' },
+      schema: {
+        operationId: 'forgetRememberedDevices',
+        tags: ['Current user'],
+        summary: 'Forget every remembered device of the signed-in user',
+        description:
+          'CONTRACT §21: every `deviceToken` (and the hosted pages’ remembered-device cookie) of this user stops standing in for the second factor; the next sign-in on each device asks it again. Audited `RememberedDevicesForgotten`.',
+        params: TenantSlugParams,
+        response: responses(ForgottenDevices, { 404: [] }),
+      },
+    },
+    async (request) => {
+      const principal = request.principal as UserPrincipal
+      const count = await forgetOwnDevices(deps, request.tenant.id, principal.userId, request.actor)
+      return { ok: true as const, count }
     },
   )
 

@@ -142,5 +142,22 @@ const ImpersonationComponent = Type.Object(
 )
 export const Impersonation = ref(ImpersonationComponent)
 
+const ForgottenDevicesComponent = Type.Object(
+  {
+    ok: Type.Literal(true),
+    count: Type.Integer({ minimum: 0, description: 'How many devices were remembered.' }),
+  },
+  {
+    $id: 'ForgottenDevices',
+    description: 'The user’s remembered devices are forgotten (CONTRACT §21).',
+  },
+)
+export const ForgottenDevices = ref(ForgottenDevicesComponent)
+
 /** The components of this module, registered by src/plugins/openapi.ts. */
-export const userComponents = [CurrentUserComponent, UserPageComponent, ImpersonationComponent]
+export const userComponents = [
+  CurrentUserComponent,
+  UserPageComponent,
+  ImpersonationComponent,
+  ForgottenDevicesComponent,
+]

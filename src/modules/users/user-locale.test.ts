@@ -116,7 +116,7 @@ describe('SCIM preferredLanguage', () => {
     // An Accept-Language list: its best tag the service speaks.
     const patched = await s.scim('PATCH', `/Users/${created.body.id}`, {
       schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
-      Operations: [{ op: 'replace', path: 'preferredLanguage', value: 'ja, fr-CA;q=0.8' }],
+      Operations: [{ op: 'replace', path: 'preferredLanguage', value: 'sw, fr-CA;q=0.8' }],
     })
     assert.equal(patched.status, 200, JSON.stringify(patched.body))
     assert.equal(patched.body.preferredLanguage, 'fr')
@@ -138,7 +138,7 @@ describe('SCIM preferredLanguage', () => {
       preferredLanguage: 'fr',
     })
     await unchanged(server, s.tenantId, async () => {
-      for (const value of ['ja', 'xx-YY', 7, ['de'], 'x'.repeat(300)]) {
+      for (const value of ['sw', 'xx-YY', 7, ['de'], 'x'.repeat(300)]) {
         expectScimError(
           await s.scim('POST', '/Users', {
             schemas: [USER_SCHEMA],

@@ -226,6 +226,11 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     db.execute(sql`
       INSERT INTO sso_saml_assertions (tenant_id, connection_id, assertion_id, expires_at)
       VALUES (${args.tenant}, ${connectionId}, ${crypto.randomUUID()}, ${expires})`)
+  // A remembered device of the user (CONTRACT §21).
+  const device = (expires: string) =>
+    db.execute(sql`
+      INSERT INTO remembered_devices (tenant_id, token_hash, user_id, created_at, expires_at)
+      VALUES (${args.tenant}, ${crypto.randomUUID()}, ${args.user}, ${old}, ${expires})`)
   const deadSessions: string[] = []
   for (let i = 0; i < dead; i++) {
     // Expired sessions with their expired tokens, and sessions revoked in 2000.
@@ -236,6 +241,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
     await challenge(old)
     await model(old)
     await assertion(old)
+    await device(old)
   }
   const live = await session(future, null, future)
   // Revoked long ago but with a token not yet expired: kept until the token is gone, so
@@ -246,6 +252,7 @@ async function deadAndLiveRows(on: TestServer, dead: number) {
   await challenge(future)
   await model(future)
   await assertion(future)
+  await device(future)
   return { t, deadSessions, live, revokedWithToken }
 }
 
@@ -276,6 +283,7 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
     webauthn_challenges: dead,
     oidc_models: dead,
     sso_saml_assertions: dead,
+    remembered_devices: dead,
   }
   for (const table of PRUNED_TABLES) {
     const { deleted, statements } = pruned[table]
@@ -288,6 +296,7 @@ test('the purge prunes dead rows in bounded statements: all of them go, over sev
   assert.equal(await countRows(server, 'one_time_codes', t.tenantId), 1)
   assert.equal(await countRows(server, 'oauth_states', t.tenantId), 1)
   assert.equal(await countRows(server, 'webauthn_challenges', t.tenantId), 1)
+  assert.equal(await countRows(server, 'remembered_devices', t.tenantId), 1)
   const models = (await server.deps.db.execute(
     sql`SELECT count(*)::int AS n FROM oidc_models WHERE tenant_id = ${t.tenantId}`,
   )) as unknown as { rows: { n: number }[] }

@@ -4,6 +4,10 @@ const ready = (fn) =>
   document.readyState === 'loading' ? document.addEventListener('DOMContentLoaded', fn) : fn()
 
 ready(() => {
+  // A SAML response on its way to the application (web/pages/saml-sso.ts): posted at once.
+  const autosubmit = document.querySelector('form[data-autosubmit]')
+  if (autosubmit instanceof HTMLFormElement) autosubmit.submit()
+
   // An error summary takes the focus, so keyboard and screen-reader users land on it.
   const summary = document.querySelector('[data-focus]')
   if (summary instanceof HTMLElement) summary.focus()
@@ -26,7 +30,7 @@ ready(() => {
   }
 })
 
-async function post(url, body) {
+async function postJson(url, body, failed) {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -35,7 +39,7 @@ async function post(url, body) {
   })
   const data = await res.json().catch(() => ({}))
   if (!res.ok) {
-    const error = new Error(data.error || 'That did not work. Please try again.')
+    const error = new Error(data.error || failed)
     // The service wants a recent proof first: where "Confirm it's you" is.
     error.confirm = data.confirm
     throw error
@@ -48,7 +52,9 @@ async function ceremony(element, button) {
   const say = (text) => {
     if (status) status.textContent = text
   }
-  const { passkey: kind, base, csrf } = element.dataset
+  // The page's words, in its language (data-cancelled, data-failed).
+  const { passkey: kind, base, csrf, cancelled, failed } = element.dataset
+  const post = (url, body) => postJson(url, body, failed)
   const email = element.querySelector('input[name="passkey-email"]')?.value
   const name = element.querySelector('input[name="passkey-name"]')?.value
   button.disabled = true
@@ -93,11 +99,7 @@ async function ceremony(element, button) {
       window.location.assign(`${error.confirm}${query}`)
       return
     }
-    say(
-      error?.name === 'NotAllowedError'
-        ? 'The passkey request was cancelled or timed out.'
-        : error?.message || 'That did not work. Please try again.',
-    )
+    say(error?.name === 'NotAllowedError' ? cancelled : error?.message || failed)
     button.disabled = false
   }
 }

@@ -41,6 +41,7 @@ export const NOTES: Record<string, MessageKey> = {
   confirmed: 'account.note.confirmed',
   'app-revoked': 'account.note.appRevoked',
   language: 'account.note.language',
+  'devices-forgotten': 'account.note.devicesForgotten',
 }
 
 /**
@@ -184,6 +185,14 @@ ${form(
 ${s.current ? '' : html`<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="${t('account.endSessionLabel', { agent: describeUserAgent(s.userAgent), ip: s.ip ?? t('account.anUnknownAddress') })}">${t('account.endSession')}</button></form>`}</li>`,
   )}</ul>
 </section>
+${
+  request.tenant.mfaRememberDays > 0 &&
+  html`<section aria-labelledby="devices-h">
+<h2 id="devices-h">${t('account.devices')}</h2>
+<p>${t('account.devicesIntro', { days: String(request.tenant.mfaRememberDays) })}</p>
+<form method="post" action="${pages.url(request, 'account/forget-devices')}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">${t('account.forgetDevices')}</button></form>
+</section>`
+}
 ${apps}
 <section aria-labelledby="data-h">
 <h2 id="data-h">${t('account.data')}</h2>
@@ -204,7 +213,7 @@ ${
 }
 ${
   request.tenant.passkeysEnabled &&
-  html`<div class="passkey" data-passkey="register" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}"${state.addPasskey !== undefined ? raw(' data-autostart') : ''} hidden>
+  html`<div class="passkey" data-passkey="register" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" data-cancelled="${t('passkey.cancelled')}" data-failed="${t('errors.reason.other')}"${state.addPasskey !== undefined ? raw(' data-autostart') : ''} hidden>
 <label for="passkey-name">${t('account.passkeyName')}</label>
 <input id="passkey-name" name="passkey-name" type="text" maxlength="100" autocomplete="off"${state.addPasskey ? html` value="${state.addPasskey}"` : ''}>
 <button type="button">${t('account.addPasskey')}</button>

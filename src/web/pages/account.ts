@@ -10,7 +10,7 @@ import { html } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, form, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
-import type { PageSession } from '../session.ts'
+import { dropDeviceToken, type PageSession } from '../session.ts'
 import { accountPage, type Me, NOTES } from './account-page.ts'
 import { askForProof, confirmFlows, type Intent, needsProof, type Proceed } from './confirm.ts'
 import { removePasskey } from './passkeys.ts'
@@ -37,7 +37,7 @@ function accountForms(app: FastifyInstance, pages: Pages): void {
     // Back from "Confirm it's you" to add a passkey: the ceremony starts by itself.
     if (request.query.continue === 'passkey') {
       return accountPage(pages, request, reply, session, {
-        note: "Thank you, that's confirmed. Follow your browser's prompt to add the passkey.",
+        note: pages.t(request, reply)('account.note.confirmedPasskey'),
         addPasskey: (request.query.name ?? '').slice(0, 100),
       })
     }
@@ -58,10 +58,11 @@ function accountForms(app: FastifyInstance, pages: Pages): void {
       })
       return pages.redirect(request, reply, 'account?done=password')
     } catch (error) {
-      const errors = formErrors(error, { password: 'newPassword' })
-      if (errors.form === 'The email address or password is not right.') {
+      const t = pages.t(request, reply)
+      const errors = formErrors(error, t, { password: 'newPassword' })
+      if (errors.form === t('errors.reason.invalid_credentials')) {
         errors.form = undefined
-        errors.fields = { currentPassword: 'Your current password is not right.' }
+        errors.fields = { currentPassword: t('account.currentPasswordWrong') }
       }
       return accountPage(pages, request, reply, session, { errors, status: statusOf(error) })
     }
@@ -74,19 +75,20 @@ function accountForms(app: FastifyInstance, pages: Pages): void {
     secret: string,
     errors?: FormErrors,
   ) => {
-    const body = html`<h1>Set up an authenticator app</h1>
-<p>Scan the code with an authenticator app, or type the key, then enter the 6-digit code it shows.</p>
-${await totpFigure(request.tenant.name, email, secret)}
-${errorSummary(errors)}
+    const t = pages.t(request, reply)
+    const body = html`<h1>${t('enrol.heading')}</h1>
+<p>${t('enrol.introAccount')}</p>
+${await totpFigure(request.tenant.name, email, secret, t)}
+${errorSummary(errors, t)}
 ${form(
   pages.url(request, 'account/totp/verify'),
   pages.csrf(request, reply),
   html`<input type="hidden" name="secret" value="${secret}">
-${codeField('code', 'Code from the app', errors)}`,
-  'Confirm',
+${codeField('code', t('enrol.codeLabel'), errors)}`,
+  t('enrol.submit'),
 )}
-<p><a href="${pages.url(request, 'account')}">Cancel</a></p>`
-    return pages.send(request, reply, 'Set up an authenticator', body)
+<p><a href="${pages.url(request, 'account')}">${t('common.cancel')}</a></p>`
+    return pages.send(request, reply, t('enrol.title'), body)
   }
 
   const startTotp = async (request: FastifyRequest, reply: FastifyReply, session: PageSession) => {
@@ -98,7 +100,7 @@ ${codeField('code', 'Code from the app', errors)}`,
     } catch (error) {
       if (needsProof(error)) return askForProof(pages, request, reply, session, { next: 'totp' })
       return accountPage(pages, request, reply, session, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -125,7 +127,7 @@ ${codeField('code', 'Code from the app', errors)}`,
       // The key comes back as the user posted it (their own; escaped, and drawn as a QR code
       // only when it is a base32 key).
       const me = (await api.getMe()) as Me
-      const errors = formErrors(error, { totpCode: 'code' })
+      const errors = formErrors(error, pages.t(request, reply), { totpCode: 'code' })
       return enrolPage(request, reply, me.email, formText(request.body, 'secret'), errors)
     }
   })
@@ -160,9 +162,19 @@ ${codeField('code', 'Code from the app', errors)}`,
       })
       return recoveryCodesPage(pages, request, reply, answer.recoveryCodes)
     } catch (error) {
-      const errors = formErrors(error, { totpCode: 'regenerateTotp' })
+      const errors = formErrors(error, pages.t(request, reply), { totpCode: 'regenerateTotp' })
       return accountPage(pages, request, reply, session, { errors, status: statusOf(error) })
     }
+  })
+
+  // CONTRACT §21: "forget remembered devices": every device of the user, this browser's
+  // cookie too.
+  app.post('/account/forget-devices', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    await pages.api(request, session.accessToken).forgetRememberedDevices()
+    dropDeviceToken(pages.ctx(request), reply)
+    return pages.redirect(request, reply, 'account?done=devices-forgotten')
   })
 
   app.post('/account/export', async (request: Req, reply) => {
@@ -177,7 +189,7 @@ ${codeField('code', 'Code from the app', errors)}`,
         .send(JSON.stringify(data, null, 2))
     } catch (error) {
       return accountPage(pages, request, reply, session, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -197,7 +209,7 @@ ${codeField('code', 'Code from the app', errors)}`,
       return pages.redirect(request, reply, 'account?done=language')
     } catch (error) {
       return accountPage(pages, request, reply, session, {
-        errors: formErrors(error, { locale: 'locale' }),
+        errors: formErrors(error, pages.t(request, reply), { locale: 'locale' }),
         status: statusOf(error),
       })
     }
@@ -210,7 +222,7 @@ ${codeField('code', 'Code from the app', errors)}`,
       await pages.api(request, session.accessToken).requestEmailVerification({ body: {} })
     } catch (error) {
       return accountPage(pages, request, reply, session, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -222,17 +234,18 @@ ${codeField('code', 'Code from the app', errors)}`,
     reply: FastifyReply,
     errors?: FormErrors,
   ) => {
-    const body = html`<h1>Verify your email address</h1>
-${notice('We emailed you a 6-digit code. It works for 10 minutes.')}
-${errorSummary(errors)}
+    const t = pages.t(request, reply)
+    const body = html`<h1>${t('verify.heading')}</h1>
+${notice(t('secondFactor.emailSent'))}
+${errorSummary(errors, t)}
 ${form(
   pages.url(request, 'account/verify/confirm'),
   pages.csrf(request, reply),
-  codeField('code', '6-digit code from the email', errors),
-  'Verify',
+  codeField('code', t('code.mailedLabel'), errors),
+  t('verify.submit'),
 )}
-<p><a href="${pages.url(request, 'account')}">Back to your account</a></p>`
-    return pages.send(request, reply, 'Verify your email', body, { status: errors ? 401 : 200 })
+<p><a href="${pages.url(request, 'account')}">${t('account.back')}</a></p>`
+    return pages.send(request, reply, t('verify.title'), body, { status: errors ? 401 : 200 })
   }
 
   app.post('/account/verify/confirm', async (request: Req, reply) => {
@@ -244,7 +257,7 @@ ${form(
         .verifyEmail({ body: { code: formText(request.body, 'code') } })
       return pages.redirect(request, reply, 'account?done=verified')
     } catch (error) {
-      return verifyOwnPage(request, reply, formErrors(error))
+      return verifyOwnPage(request, reply, formErrors(error, pages.t(request, reply)))
     }
   })
 
@@ -253,7 +266,11 @@ ${form(
     if (!session) return reply
     if (formText(request.body, 'confirm') !== 'DELETE') {
       return accountPage(pages, request, reply, session, {
-        errors: { fields: { confirm: 'Type DELETE, in capitals, to confirm.' } },
+        errors: {
+          fields: {
+            confirm: pages.t(request, reply)('account.deleteTypeWord', { word: 'DELETE' }),
+          },
+        },
         status: 400,
       })
     }
@@ -270,7 +287,7 @@ ${form(
     } catch (error) {
       if (needsProof(error)) return askForProof(pages, request, reply, session, { next: 'delete' })
       return accountPage(pages, request, reply, session, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -278,8 +295,8 @@ ${form(
     return pages.send(
       request,
       reply,
-      'Account deleted',
-      html`<h1>Your account is deleted</h1><p>You are signed out everywhere.</p>`,
+      pages.t(request, reply)('account.deletedTitle'),
+      html`<h1>${pages.t(request, reply)('account.deletedHeading')}</h1><p>${pages.t(request, reply)('account.deletedText')}</p>`,
     )
   }
 

@@ -12,7 +12,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { MessageKey } from '../../i18n/index.ts'
 import { apiResourceByIdentifier } from '../../modules/apiresources/service.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
-import { liveSessionOf } from '../../modules/introspection/service.ts'
 import { asPublicRequest, poolOf } from '../../modules/oidc/pool.ts'
 import {
   type OidcInteraction,
@@ -25,6 +24,7 @@ import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
 import { AUTHORIZATION_STEP, type Form, formText, setPageHeaders } from '../http.ts'
 import { form, hidden } from '../layout.ts'
+import { liveSignInOf } from '../live-sign-in.ts'
 import { providerHtmlHeaders } from '../provider-page.ts'
 import {
   forgetInteraction,
@@ -44,14 +44,6 @@ export const SCOPE_WORDS: Record<string, MessageKey> = {
   roles: 'scope.roles',
 }
 
-interface SignIn {
-  userId: string
-  sessionId: string
-  signedInAt: Date
-  amr: string[]
-  interaction?: string
-}
-
 /** The interaction page and its consent form, the POST behind the one CSRF check (csrf.ts). */
 export function authorizeRoutes(app: FastifyInstance, pages: Pages): void {
   csrfChecked(app, pages, (app) => interactionRoutes(app, pages))
@@ -65,29 +57,8 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
     ;(provider as unknown as { use(fn: typeof providerHtmlHeaders): void }).use(providerHtmlHeaders)
   })
 
-  /** The page session of this tenant, verified by the service: its token and its session. */
-  const liveSignIn = async (request: FastifyRequest, reply: FastifyReply) => {
-    const session = await pages.session(request, reply)
-    if (!session) return undefined
-    const now = deps.clock.now()
-    let claims: { sub: string; tid: string; sid: string }
-    try {
-      claims = deps.tokens.verify(session.accessToken, now)
-    } catch {
-      return undefined
-    }
-    if (claims.tid !== request.tenant.id) return undefined
-    // Only an Active user of the tenant signs in to an application (CONTRACT §11).
-    const found = await liveSessionOf(deps, request.tenant.id, claims.sid, claims.sub, now)
-    if (found?.status !== 'Active') return undefined
-    return {
-      userId: claims.sub,
-      signedInAt: found.signedInAt,
-      sessionId: claims.sid,
-      amr: session.amr ?? [],
-      interaction: session.interaction,
-    } as SignIn
-  }
+  const liveSignIn = (request: FastifyRequest, reply: FastifyReply) =>
+    liveSignInOf(pages, request, reply)
 
   const stale = (request: FastifyRequest, reply: FastifyReply) => {
     const t = pages.t(request, reply)

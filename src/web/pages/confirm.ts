@@ -141,7 +141,7 @@ ${
 }
 ${
   passkeys &&
-  html`<div class="passkey" data-passkey="reauthenticate" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+  html`<div class="passkey" data-passkey="reauthenticate" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" data-cancelled="${t('passkey.cancelled')}" data-failed="${t('errors.reason.other')}" hidden>
 <button type="button">${t('confirm.withPasskey')}</button>
 <p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
 <form method="post" action="${pages.url(request, 'account/confirm/continue')}" data-continue>${hidden('_csrf', csrf)}${intentFields(intent)}</form>
@@ -222,7 +222,7 @@ export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Procee
         throw error
       }
       const target = FIELD_OF[method] ?? 'password'
-      const errors = formErrors(error, { totpCode: target, code: target })
+      const errors = formErrors(error, pages.t(request, reply), { totpCode: target, code: target })
       if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
         errors.form = undefined
         errors.fields = { password: pages.t(request, reply)('confirm.wrongPassword') }
@@ -246,12 +246,15 @@ export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Procee
   // The passkey ceremony answers JSON to pages.js, as the other passkey routes do.
   const sessionForScript = async (request: JsonReq, reply: FastifyReply) => {
     const session = await pages.session(request, reply)
-    if (!session) reply.code(401).send({ error: 'Your session has ended. Sign in again.' })
+    if (!session) {
+      reply.code(401).send({ error: pages.t(request, reply)('errors.reason.session_revoked') })
+    }
     return session
   }
-  const refuse = (reply: FastifyReply, error: unknown) => {
-    const errors = formErrors(error)
-    const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? 'That did not work.'
+  const refuse = (request: JsonReq, reply: FastifyReply, error: unknown) => {
+    const t = pages.t(request, reply)
+    const errors = formErrors(error, t)
+    const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? t('errors.reason.other')
     return reply.code(statusOf(error)).send({ error: message })
   }
 
@@ -261,7 +264,7 @@ export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Procee
     try {
       return reply.send(await pages.api(request, session.accessToken).reauthenticationOptions())
     } catch (error) {
-      return refuse(reply, error)
+      return refuse(request, reply, error)
     }
   })
 
@@ -275,9 +278,10 @@ export function confirmFlows(app: FastifyInstance, pages: Pages, proceed: Procee
       return reply.send({ ok: true })
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
-        return reply.code(401).send({ error: 'That passkey did not confirm it. Try another way.' })
+        const t = pages.t(request, reply)
+        return reply.code(401).send({ error: t('passkey.notConfirmed') })
       }
-      return refuse(reply, error)
+      return refuse(request, reply, error)
     }
   })
 }

@@ -67,7 +67,7 @@ export function devicePages(db: Db, tenantId: string) {
     // codes (routes.ts); nothing was looked up.
     const refused = ctx.req[DEVICE_CODES_REFUSED]
     if (refused) {
-      const wait = inMinutes(refused.retryAfter)
+      const wait = inMinutes(refused.retryAfter, t)
       errors = {
         form:
           refused.by === 'address'

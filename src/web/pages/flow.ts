@@ -12,6 +12,7 @@ import type { Pages, TokenEnvelope } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
 import type { Form } from '../http.ts'
 import { codeField, type FormErrors } from '../layout.ts'
+import { keepDeviceToken } from '../session.ts'
 
 export type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
@@ -43,8 +44,12 @@ export function signedIn(
   amr: string[],
   rest = 'account',
 ): Promise<FastifyReply> | FastifyReply {
-  const env = envelope as TokenEnvelope & { recoveryCodes?: string[] }
+  const env = envelope as TokenEnvelope & { recoveryCodes?: string[]; deviceToken?: string }
   const interaction = pages.startSession(request, reply, env, amr)
+  // CONTRACT §21: the browser asked to be remembered after its second factor.
+  if (env.deviceToken) {
+    keepDeviceToken(pages.ctx(request), reply, env.deviceToken, request.tenant.mfaRememberDays)
+  }
   if (env.recoveryCodes) return recoveryCodesPage(pages, request, reply, env.recoveryCodes)
   return interaction
     ? pages.continueTo(request, reply, interaction)
@@ -88,3 +93,17 @@ export const mailedCodeField = (t: Translate, errors?: FormErrors) =>
 export function statusOf(error: unknown): number {
   return error instanceof AuthServiceError ? error.status : 500
 }
+
+/**
+ * CONTRACT §21: the second-factor forms' "remember this device" box, where the tenant
+ * remembers devices (mfaRememberDays > 0); nothing otherwise.
+ */
+export function rememberDeviceBox(request: FastifyRequest, t: Translate, id: string): Html | '' {
+  const days = request.tenant.mfaRememberDays
+  if (!(days > 0)) return ''
+  return html`<div class="check"><input type="checkbox" id="${id}" name="rememberDevice" value="on"><label for="${id}">${t('secondFactor.rememberDevice', { days: String(days) })}</label></div>`
+}
+
+/** Whether the form's "remember this device" box was ticked. */
+export const rememberDeviceTicked = (body: Form | undefined): boolean =>
+  body?.rememberDevice === 'on'

@@ -2,6 +2,7 @@
 // the browser over with the flow's state remembered (web/idp.ts, which also brings it back
 // signed in); a refusal comes back to the sign-in page, in the words below.
 import type { FastifyInstance } from 'fastify'
+import type { MessageKey, Translate } from '../../i18n/index.ts'
 import type { Pages } from '../context.ts'
 import { rememberIdpState } from '../idp.ts'
 import { formErrors } from '../messages.ts'
@@ -17,29 +18,28 @@ export function idpSignInRoutes(app: FastifyInstance, pages: Pages): void {
       return reply.redirect(authorizationUrl, 303)
     } catch (error) {
       return signInPage(pages, request, reply, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
   })
 }
 
-/** Why a sign-in through the identity provider came back refused. */
-const IDP_WORDS: Record<string, string> = {
-  idp_error: 'Your organisation’s sign-in was cancelled or refused.',
-  idp_exchange_failed: 'Your organisation’s sign-in could not be completed. Please try again.',
-  invalid_state: 'That sign-in took too long or was already used. Please try again.',
-  email_taken: 'An account with your email address already exists here. Sign in with it instead.',
-  account_suspended: 'This account is suspended. Ask an administrator of this workspace.',
-  invalid_credentials: 'This account cannot sign in here.',
-  mfa_required:
-    'This workspace needs a second factor that your organisation’s sign-in did not give.',
-  rate_limited: 'Too many attempts. Please try again in a minute.',
-  hook_denied: 'This sign-in was refused by the workspace.',
+/** Why a sign-in through the identity provider came back refused (catalogue keys). */
+const IDP_WORDS: Record<string, MessageKey> = {
+  idp_error: 'idp.refusal.idp_error',
+  idp_exchange_failed: 'idp.refusal.idp_exchange_failed',
+  invalid_state: 'idp.refusal.invalid_state',
+  email_taken: 'sso.refusal.email_taken',
+  account_suspended: 'errors.reason.account_suspended',
+  invalid_credentials: 'sso.refusal.invalid_credentials',
+  mfa_required: 'idp.refusal.mfa_required',
+  rate_limited: 'idp.refusal.rate_limited',
+  hook_denied: 'idp.refusal.hook_denied',
 }
 
-/** The sign-in page's message for the identity provider's refusal `reason`. */
-export function idpRefusal(reason: string): string {
+/** The sign-in page's message for the identity provider's refusal `reason`, said by `t`. */
+export function idpRefusal(reason: string, t: Translate): string {
   // The reason comes from the address: only the table's own keys, never Object's.
-  return Object.hasOwn(IDP_WORDS, reason) ? IDP_WORDS[reason] : IDP_WORDS.idp_error
+  return t(Object.hasOwn(IDP_WORDS, reason) ? IDP_WORDS[reason] : IDP_WORDS.idp_error)
 }

@@ -53,7 +53,7 @@ export function invitationRoutes(app: FastifyInstance, pages: Pages): void {
       return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       return invitePage(pages, request, reply, token, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }

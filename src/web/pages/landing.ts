@@ -15,6 +15,7 @@
 import { createHmac, hkdfSync } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
+import { type MessageKey, type Translate, translator } from '../../i18n/index.ts'
 import { randomToken, safeEqual } from '../../lib/crypto.ts'
 import { AuthServiceError, apiFor } from '../api.ts'
 import { type Html, html } from '../html.ts'
@@ -26,11 +27,17 @@ import {
   setCookie,
   setPageHeaders,
 } from '../http.ts'
+import { requestLocale } from '../lang-cookie.ts'
 import { errorSummary, type FormErrors, field, form, page } from '../layout.ts'
 import { beginSession } from '../session.ts'
 import { consoleHandoffRoute, sealHandoff } from './console-handoff.ts'
 
-const SERVICE = { tenant: { name: 'Tenant authentication service', slug: '' } }
+/** The page's brand: the service's name, in the request's language, and every language. */
+const service = (t: Translate, locale: string, path: string) => ({
+  tenant: { name: t('landing.service'), slug: '' },
+  locale,
+  path,
+})
 
 /** The fields of the form, as POST /v1/tenants names them in `details.issues[].path`. */
 const FIELDS = {
@@ -53,12 +60,16 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
   const open = () => deps.config.tenantCreationToken === undefined
   consoleHandoffRoute(app, deps, (request) => csrf.secret(request))
 
-  const send = (reply: FastifyReply, body: Html, status = 200) => {
+  // The page's language (CONTRACT §20): `?lang=` (the picker's links), else Accept-Language.
+  const localeOf = (request: FastifyRequest) => requestLocale(request, deps.config.publicUrl)
+  const send = (request: FastifyRequest, reply: FastifyReply, body: Html, status = 200) => {
     setPageHeaders(reply, { authorization: false })
+    const locale = localeOf(request)
+    const t = translator(locale)
     return reply
       .code(status)
       .type('text/html; charset=utf-8')
-      .send(page(SERVICE, 'Welcome', body).value)
+      .send(page(service(t, locale, request.url), t('landing.title'), body).value)
   }
 
   // A body that cannot be read (wrong media type, malformed, too large) is answered as a
@@ -68,9 +79,10 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
       const given = error.statusCode ?? error.status
       const status = given && given >= 400 && given < 500 ? given : 500
       if (status === 500) request.log.error({ err: error }, 'landing page failed')
-      const message =
-        status === 500 ? 'Please try again in a moment.' : 'Go back, reload the page and try again.'
-      return send(reply, html`<h1>This request could not be served</h1><p>${message}</p>`, status)
+      const t = translator(localeOf(request))
+      const message = t(status === 500 ? 'errors.serverText' : 'errors.badRequestText')
+      const body = html`<h1>${t('landing.notServed')}</h1><p>${message}</p>`
+      return send(request, reply, body, status)
     },
   )
   const draw = (
@@ -79,16 +91,22 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
     values?: Values,
     errors?: FormErrors,
     status = errors ? 400 : 200,
-  ) => send(reply, landing(open() ? csrf.token(request, reply) : undefined, values, errors), status)
+  ) => {
+    const t = translator(localeOf(request))
+    const token = open() ? csrf.token(request, reply) : undefined
+    return send(request, reply, landing(t, token, values, errors), status)
+  }
 
   // Pages are documents, not API operations: `hide` keeps them out of the OpenAPI document.
   app.get('/', { schema: { hide: true } }, async (request, reply) => draw(request, reply))
 
   app.post('/', { schema: { hide: true } }, async (request, reply) => {
+    const t = translator(localeOf(request))
     if (!open()) {
       return send(
+        request,
         reply,
-        html`<h1>Workspaces are created by the operator</h1><p>This service requires a token to create a workspace (TENANT_CREATION_TOKEN): ask its operator, or use the API with the token.</p><p><a href="/">Back</a></p>`,
+        html`<h1>${t('landing.closedHeading')}</h1><p>${t('landing.closedText', { variable: 'TENANT_CREATION_TOKEN' })}</p><p><a href="/">${t('landing.back')}</a></p>`,
         403,
       )
     }
@@ -100,7 +118,7 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
     }
     if (!csrf.valid(request, body?._csrf)) {
       return draw(request, reply, values, {
-        form: 'This form has expired. Please submit it again.',
+        form: t('landing.expired'),
       })
     }
     const password = formText(body, 'password')
@@ -133,7 +151,7 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
         throw error
       }
       if (error.status === 429) reply.header('retry-after', String(error.retryAfter ?? 60))
-      return draw(request, reply, values, errorsOf(error), error.status === 429 ? 429 : 400)
+      return draw(request, reply, values, errorsOf(error, t), error.status === 429 ? 429 : 400)
     }
   })
 
@@ -163,26 +181,15 @@ export async function landingRoutes(app: FastifyInstance, { deps }: { deps: Deps
 }
 
 /** The API's refusal beside the field it is about (CONTRACT §2, §3). */
-function errorsOf(error: AuthServiceError): FormErrors {
+function errorsOf(error: AuthServiceError, t: Translate): FormErrors {
   if (error.status === 429) {
-    const minutes = Math.max(1, Math.ceil((error.retryAfter ?? 60) / 60))
-    return {
-      form: `Too many attempts. Please try again in ${minutes} minute${minutes > 1 ? 's' : ''}.`,
-    }
+    const wait = Math.max(1, Math.ceil((error.retryAfter ?? 60) / 60))
+    return { form: t('landing.tooMany', { wait }) }
   }
-  if (error.reason === 'slug_taken') {
-    return { fields: { slug: 'This address is taken. Choose another one.' } }
-  }
-  if (error.reason === 'invalid_slug') {
-    return { fields: { slug: 'This address is reserved. Choose another one.' } }
-  }
+  if (error.reason === 'slug_taken') return { fields: { slug: t('landing.slugTaken') } }
+  if (error.reason === 'invalid_slug') return { fields: { slug: t('landing.slugReserved') } }
   if (error.reason === 'password_too_weak') {
-    return {
-      fields: {
-        password:
-          'This password is too common, or the same as your email or the workspace name. Choose another one.',
-      },
-    }
+    return { fields: { password: t('landing.passwordWeak') } }
   }
   const issues = (error.details?.issues ?? []) as Array<{ path?: string; message?: string }>
   const fields: Partial<Record<FieldName, string>> = {}
@@ -192,40 +199,47 @@ function errorsOf(error: AuthServiceError): FormErrors {
     // A length rule says its number (the password's 12 characters, CONTRACT §4's schema).
     const shorter = /fewer than (\d+) characters/.exec(issue.message ?? '')
     fields[name] =
-      shorter && Number(shorter[1]) > 1 ? `Use at least ${shorter[1]} characters.` : MESSAGES[name]
+      shorter && Number(shorter[1]) > 1
+        ? t('errors.field.atLeast', { count: Number(shorter[1]) })
+        : t(MESSAGES[name])
   }
   if (Object.keys(fields).length > 0) return { fields }
-  return { form: error.message }
+  return { form: t('errors.reason.other') }
 }
 
-const MESSAGES: Record<FieldName, string> = {
-  name: 'Enter a name for the workspace (at most 120 characters).',
-  slug: 'Use 1 to 63 lowercase letters, digits and hyphens, not starting or ending with a hyphen.',
-  email: 'Enter a valid email address.',
-  password: 'Enter a password (at most 1024 characters).',
+const MESSAGES: Record<FieldName, MessageKey> = {
+  name: 'landing.field.name',
+  slug: 'landing.field.slug',
+  email: 'landing.field.email',
+  password: 'landing.field.password',
 }
 
-function landing(token: string | undefined, values?: Values, errors?: FormErrors): Html {
-  return html`<h1>Welcome</h1>
-<p>The tenant authentication service is running. Each workspace (a <em>tenant</em>) gets its own users, sign-in policy, MFA, passkeys, API keys, applications that sign in with OpenID Connect, and an audit log, through a JSON API and hosted sign-in pages.</p>
+function landing(
+  t: Translate,
+  token: string | undefined,
+  values?: Values,
+  errors?: FormErrors,
+): Html {
+  return html`<h1>${t('landing.title')}</h1>
+<p>${t('landing.intro')}</p>
 <ul class="links">
-  <li><a href="/docs">API reference</a> (the OpenAPI document at <a href="/v1/openapi.json">/v1/openapi.json</a>)</li>
-  <li><a href="/console/">Admin console</a></li>
+  <li><a href="/docs">${t('landing.apiReference')}</a> (${t('landing.openapi')} <a href="/v1/openapi.json">/v1/openapi.json</a>)</li>
+  <li><a href="/console/">${t('account.console')}</a></li>
 </ul>
 ${
   token === undefined
-    ? html`<p>Workspaces are created by the operator of this service (TENANT_CREATION_TOKEN is set).</p>`
-    : html`<h2>Create a workspace</h2>
-<p>You become the workspace’s first administrator: the email address and password below sign you in to its console.</p>
-${errorSummary(errors)}
+    ? html`<p>${t('landing.closed', { variable: 'TENANT_CREATION_TOKEN' })}</p>`
+    : html`<h2>${t('landing.createHeading')}</h2>
+<p>${t('landing.createIntro')}</p>
+${errorSummary(errors, t)}
 ${form(
   '/',
   token,
-  html`${field({ name: 'name', label: 'Workspace name', value: values?.name, autocomplete: 'organization', errors })}
-${field({ name: 'slug', label: 'Workspace address', hint: 'Lowercase letters, digits and hyphens: its pages live at /t/{address}/.', value: values?.slug, autocomplete: 'off', errors })}
-${field({ name: 'email', label: 'Your email address', type: 'email', value: values?.email, autocomplete: 'username', errors })}
-${field({ name: 'password', label: 'Choose a password', type: 'password', autocomplete: 'new-password', hint: 'At least 12 characters. A few unrelated words make a strong password.', errors })}`,
-  'Create workspace',
+  html`${field({ name: 'name', label: t('landing.name'), value: values?.name, autocomplete: 'organization', errors })}
+${field({ name: 'slug', label: t('landing.slug'), hint: t('landing.slugHint', { path: '/t/{address}/' }), value: values?.slug, autocomplete: 'off', errors })}
+${field({ name: 'email', label: t('landing.email'), type: 'email', value: values?.email, autocomplete: 'username', errors })}
+${field({ name: 'password', label: t('invite.password'), type: 'password', autocomplete: 'new-password', hint: t('password.hint'), errors })}`,
+  t('landing.create'),
 )}`
 }`
 }

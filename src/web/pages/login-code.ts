@@ -2,6 +2,7 @@
 // account has a second factor, and setting one up when the workspace asks for it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf, captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { formText } from '../http.ts'
@@ -15,8 +16,16 @@ import {
   notice,
 } from '../layout.ts'
 import { formErrors } from '../messages.ts'
-import { openPending, sealPending } from '../session.ts'
-import { codesAllowed, type Pending, type Req, signedIn, statusOf, totpFigure } from './flow.ts'
+import { openPending, rememberedDeviceOf, sealPending } from '../session.ts'
+import {
+  codesAllowed,
+  type Pending,
+  type Req,
+  rememberDeviceTicked,
+  signedIn,
+  statusOf,
+  totpFigure,
+} from './flow.ts'
 import { secondFactorPage } from './second-factor.ts'
 import { connectionForEmail, ssoStartPath } from './sso-sign-in.ts'
 
@@ -32,11 +41,15 @@ ${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'sign-in/code'),
   pages.csrf(request, reply),
-  emailField(state.email, state.errors, t),
+  html`${emailField(state.email, state.errors, t)}
+${captchaWidget(request, 'login_code', t)}`,
   t('common.emailMeCode'),
 )}
 <p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
-  return pages.send(request, reply, t('loginCode.title'), body, { status: state.status })
+  return pages.send(request, reply, t('loginCode.title'), body, {
+    status: state.status,
+    captcha: pageCaptcha(request, 'login_code'),
+  })
 }
 
 async function codeEntryPage(
@@ -97,12 +110,13 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     if (enforced?.enforce)
       return pages.continueTo(request, reply, pages.url(request, ssoStartPath(enforced.id)))
     try {
-      await pages.api(request).requestLoginCode({ body: { email } })
+      const captchaToken = captchaTokenOf(request, 'login_code', request.body)
+      await pages.api(request).requestLoginCode({ body: { email, captchaToken } })
       return codeEntryPage(pages, request, reply, email)
     } catch (error) {
       return codeRequestPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -114,7 +128,11 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     const code = formText(request.body, 'code')
     const api = pages.api(request)
     try {
-      const envelope = await api.verifyLoginCode({ body: { email: pending.email, code } })
+      // CONTRACT §21: a remembered device skips the second factor.
+      const deviceToken = rememberedDeviceOf(pages.ctx(request), request)
+      const envelope = await api.verifyLoginCode({
+        body: { email: pending.email, code, ...(deviceToken ? { deviceToken } : {}) },
+      })
       return signedIn(pages, request, reply, envelope, ['otp'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
@@ -131,13 +149,13 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
           return enrolPage(pages, request, reply, pendingCode, enrolment.secret)
         } catch (inner) {
           return codeEntryPage(pages, request, reply, pending.email, {
-            errors: formErrors(inner),
+            errors: formErrors(inner, pages.t(request, reply)),
             status: statusOf(inner),
           })
         }
       }
       return codeEntryPage(pages, request, reply, pending.email, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -152,14 +170,15 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
         ? { recoveryCode: formText(request.body, 'recoveryCode') }
         : { totpCode: formText(request.body, 'totpCode') }
     try {
+      const remember = rememberDeviceTicked(request.body) ? { rememberDevice: true } : {}
       const envelope = await pages.api(request).verifyLoginCode({
-        body: { email: pending.email, code: pending.loginCode, ...second } as never,
+        body: { email: pending.email, code: pending.loginCode, ...second, ...remember } as never,
       })
       return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
       return secondFactorPage(pages, request, reply, pending, ['totp'], {
-        errors: formErrors(error, { totpCode: target }),
+        errors: formErrors(error, pages.t(request, reply), { totpCode: target }),
       })
     }
   })
@@ -179,7 +198,14 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
       return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
     } catch (error) {
       const { secret, ...rest } = pending
-      return enrolPage(pages, request, reply, rest, secret, formErrors(error, { code: 'totpCode' }))
+      return enrolPage(
+        pages,
+        request,
+        reply,
+        rest,
+        secret,
+        formErrors(error, pages.t(request, reply), { code: 'totpCode' }),
+      )
     }
   })
 }

@@ -89,7 +89,7 @@ export function organizationInvitationRoutes(app: FastifyInstance, pages: Pages)
       return joinedPage(pages, request, reply, joined.membership.name, true)
     } catch (error) {
       return invitationPage(pages, request, reply, token, {
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }

@@ -15,12 +15,19 @@ type JsonReq = FastifyRequest<{ Body: Record<string, unknown> }>
  * A refusal as the script shows it: one sentence, and the status. When the API wants a
  * recent proof first, `confirm` is where the script sends the person ("Confirm it's you").
  */
-function refuse(reply: FastifyReply, error: unknown, confirm?: string) {
+function refuse(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+  confirm?: string,
+) {
+  const t = pages.t(request, reply)
   if (confirm && needsProof(error)) {
-    return reply.code(401).send({ error: "Confirm it's you first.", confirm })
+    return reply.code(401).send({ error: t('passkey.confirmFirst'), confirm })
   }
-  const errors = formErrors(error)
-  const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? 'That did not work.'
+  const errors = formErrors(error, t)
+  const message = errors.form ?? Object.values(errors.fields ?? {})[0] ?? t('errors.reason.other')
   const status = (error as { status?: number }).status ?? 500
   return reply.code(status).send({ error: message })
 }
@@ -39,7 +46,7 @@ function passkeyFlows(app: FastifyInstance, pages: Pages): void {
         .passkeySignInOptions({ body: email ? { email } : {} })
       return reply.send(options)
     } catch (error) {
-      return refuse(reply, error)
+      return refuse(pages, request, reply, error)
     }
   })
 
@@ -52,7 +59,7 @@ function passkeyFlows(app: FastifyInstance, pages: Pages): void {
       const interaction = pages.startSession(request, reply, envelope as TokenEnvelope, ['hwk'])
       return reply.send({ redirect: interaction ?? pages.url(request, 'account') })
     } catch (error) {
-      return refuse(reply, error)
+      return refuse(pages, request, reply, error)
     }
   })
 
@@ -62,7 +69,13 @@ function passkeyFlows(app: FastifyInstance, pages: Pages): void {
     try {
       return reply.send(await pages.api(request, session.accessToken).passkeyRegistrationOptions())
     } catch (error) {
-      return refuse(reply, error, pages.url(request, 'account/confirm?next=passkey'))
+      return refuse(
+        pages,
+        request,
+        reply,
+        error,
+        pages.url(request, 'account/confirm?next=passkey'),
+      )
     }
   })
 
@@ -76,7 +89,13 @@ function passkeyFlows(app: FastifyInstance, pages: Pages): void {
       })
       return reply.send({ redirect: pages.url(request, 'account?done=passkey') })
     } catch (error) {
-      return refuse(reply, error, pages.url(request, 'account/confirm?next=passkey'))
+      return refuse(
+        pages,
+        request,
+        reply,
+        error,
+        pages.url(request, 'account/confirm?next=passkey'),
+      )
     }
   })
 

@@ -2,10 +2,12 @@
 // a second factor (second-factor.ts) or a verified address (the verification page).
 import type { FastifyInstance } from 'fastify'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { formText } from '../http.ts'
 import { openIdpWords } from '../idp.ts'
 import { formErrors } from '../messages.ts'
+import { rememberedDeviceOf } from '../session.ts'
 import { type Req, signedIn, statusOf } from './flow.ts'
 import { idpRefusal } from './idp-sign-in.ts'
 import { secondFactorPage } from './second-factor.ts'
@@ -26,7 +28,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       idp === 'hook_denied'
         ? openIdpWords(pages.deps, request.tenant.id, request.query.words)
         : undefined
-    const errors = { form: words ?? idpRefusal(idp) }
+    const errors = { form: words ?? idpRefusal(idp, pages.t(request, reply)) }
     return signInPage(pages, request, reply, { errors, status: 401 })
   })
 
@@ -34,7 +36,12 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const email = formText(request.body, 'email')
     const password = formText(request.body, 'password')
     try {
-      const envelope = await pages.api(request).login({ body: { email, password } })
+      const captchaToken = captchaTokenOf(request, 'sign_in', request.body)
+      // CONTRACT §21: a remembered device skips the second factor.
+      const deviceToken = rememberedDeviceOf(pages.ctx(request), request)
+      const envelope = await pages.api(request).login({
+        body: { email, password, captchaToken, ...(deviceToken ? { deviceToken } : {}) },
+      })
       return signedIn(pages, request, reply, envelope, ['pwd'])
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
@@ -56,7 +63,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       }
       return signInPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }

@@ -3,6 +3,7 @@
 // sealed in the form (session.ts); a reset signs the browser in.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf, captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { formText } from '../http.ts'
@@ -39,11 +40,15 @@ ${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'reset-password'),
   pages.csrf(request, reply),
-  emailField(state.email, state.errors, t),
+  html`${emailField(state.email, state.errors, t)}
+${captchaWidget(request, 'password_reset', t)}`,
   t('common.emailMeCode'),
 )}
 <p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
-  return pages.send(request, reply, t('reset.heading'), body, { status: state.status })
+  return pages.send(request, reply, t('reset.heading'), body, {
+    status: state.status,
+    captcha: pageCaptcha(request, 'password_reset'),
+  })
 }
 
 async function choosePage(
@@ -84,12 +89,13 @@ export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
   app.post('/reset-password', async (request: Req, reply) => {
     const email = formText(request.body, 'email')
     try {
-      await pages.api(request).requestPasswordReset({ body: { email } })
+      const captchaToken = captchaTokenOf(request, 'password_reset', request.body)
+      await pages.api(request).requestPasswordReset({ body: { email, captchaToken } })
       return choosePage(pages, request, reply, { email })
     } catch (error) {
       return requestPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }
@@ -125,10 +131,10 @@ export function resetPasswordRoutes(app: FastifyInstance, pages: Pages): void {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         return choosePage(pages, request, reply, step, {
           askSecond: true,
-          errors: pending.code ? formErrors(error) : undefined,
+          errors: pending.code ? formErrors(error, pages.t(request, reply)) : undefined,
         })
       }
-      const errors = formErrors(error, { password: 'newPassword' })
+      const errors = formErrors(error, pages.t(request, reply), { password: 'newPassword' })
       if (error instanceof AuthServiceError && error.reason === 'invalid_mfa_code') {
         return choosePage(pages, request, reply, step, { askSecond: true, errors, status: 401 })
       }

@@ -6,13 +6,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Translate } from '../../i18n/index.ts'
 import { AuthServiceError } from '../api.ts'
+import { captchaTokenOf, captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { type Html, html, raw } from '../html.ts'
 import { type Form, formText } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { openPending, sealPending } from '../session.ts'
-import { type Pending, type Req, signedIn } from './flow.ts'
+import {
+  type Pending,
+  type Req,
+  rememberDeviceBox,
+  rememberDeviceTicked,
+  signedIn,
+} from './flow.ts'
 import { signInPage } from './sign-in-page.ts'
 
 export async function secondFactorPage(
@@ -32,6 +39,10 @@ export async function secondFactorPage(
     request,
     pending.loginCode ? 'sign-in/code/second-factor' : 'sign-in/second-factor',
   )
+  // The password's second step is another login call, with its own CAPTCHA answer
+  // (CONTRACT §21); the emailed code's step is not a login call.
+  const captcha = pending.loginCode ? undefined : pageCaptcha(request, 'sign_in')
+  const widget = captcha ? captchaWidget(request, 'sign_in', t) : ''
   const body = html`<h1>${t('secondFactor.heading')}</h1>
 ${notice(state.note)}
 ${errorSummary(state.errors, t)}
@@ -41,14 +52,15 @@ ${
     action,
     csrf,
     html`${hidden('pending', sealed)}${hidden('method', 'totp')}
-${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}`,
+${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}${widget}
+${rememberDeviceBox(request, t, 'remember-totp')}`,
     t('common.continue'),
   )
 }
 ${
   totp &&
   html`<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>${t('secondFactor.useRecovery')}</summary>
-${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}`, t('secondFactor.recoverySubmit'))}
+${form(action, csrf, html`${hidden('pending', sealed)}${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}${widget}${rememberDeviceBox(request, t, 'remember-recovery')}`, t('secondFactor.recoverySubmit'))}
 </details>`
 }
 ${
@@ -58,7 +70,8 @@ ${
         action,
         csrf,
         html`${hidden('pending', sealed)}${hidden('method', 'email')}
-${codeField('emailOtpCode', t('secondFactor.emailLabel'), state.errors)}`,
+${codeField('emailOtpCode', t('secondFactor.emailLabel'), state.errors)}${widget}
+${rememberDeviceBox(request, t, 'remember-email')}`,
         t('common.continue'),
       )
     : form(
@@ -69,7 +82,7 @@ ${codeField('emailOtpCode', t('secondFactor.emailLabel'), state.errors)}`,
       ))
 }
 <p><a href="${pages.url(request, 'sign-in')}">${t('secondFactor.startAgain')}</a></p>`
-  return pages.send(request, reply, t('secondFactor.title'), body)
+  return pages.send(request, reply, t('secondFactor.title'), body, { captcha })
 }
 
 /** The second-factor fields of a reset or a verification: the app's code, or a recovery code. */
@@ -112,7 +125,11 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
           : method === 'email'
             ? { emailOtpCode: formText(request.body, 'emailOtpCode') }
             : { totpCode: formText(request.body, 'totpCode') }
-      const envelope = await api.login({ body: { ...base, ...second } as never })
+      const captchaToken = captchaTokenOf(request, 'sign_in', request.body)
+      const remember = rememberDeviceTicked(request.body) ? { rememberDevice: true } : {}
+      const envelope = await api.login({
+        body: { ...base, ...second, captchaToken, ...remember } as never,
+      })
       // A recovery code is no one-time password of a device (RFC 8176 has no value for a
       // look-up secret): the second factor is reported by `mfa` alone.
       const amr = method === 'recovery' ? ['pwd', 'mfa'] : ['pwd', 'otp', 'mfa']
@@ -120,7 +137,7 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       const target =
         method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'
-      const errors = formErrors(error, { totpCode: target, code: target })
+      const errors = formErrors(error, pages.t(request, reply), { totpCode: target, code: target })
       if (error instanceof AuthServiceError && error.reason === 'invalid_credentials') {
         return signInPage(pages, request, reply, { email: pending.email, errors, status: 401 })
       }

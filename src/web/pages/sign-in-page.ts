@@ -2,6 +2,7 @@
 // code, a passkey, its identity provider), and why the last try did not work.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { tenantHasSso } from '../../modules/federation/service.ts'
+import { captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { emailField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
@@ -26,7 +27,8 @@ ${
     pages.url(request, 'sign-in'),
     csrf,
     html`${emailField(state.email, state.errors, t)}
-${field({ name: 'password', label: t('signIn.password'), type: 'password', autocomplete: 'current-password', errors: state.errors })}`,
+${field({ name: 'password', label: t('signIn.password'), type: 'password', autocomplete: 'current-password', errors: state.errors })}
+${captchaWidget(request, 'sign_in', t)}`,
     t('signIn.submit'),
   )
 }
@@ -37,7 +39,7 @@ ${
 ${sso && html`<p><a class="button" href="${pages.url(request, 'sign-in/sso')}">${t('signIn.sso')}</a></p>`}
 ${
   tenant.passkeysEnabled &&
-  html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" hidden>
+  html`<div class="passkey" data-passkey="sign-in" data-base="${pages.url(request).slice(0, -1)}" data-csrf="${csrf}" data-cancelled="${t('passkey.cancelled')}" data-failed="${t('errors.reason.other')}" hidden>
 <button type="button">${t('signIn.passkey')}</button>
 <p class="passkey-status" data-passkey-status role="status" aria-live="polite"></p>
 </div>`
@@ -49,5 +51,8 @@ ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'reset-pass
 ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}">${t('signIn.signUp')}</a></li>`}
 </ul>
 </nav>`
-  return pages.send(request, reply, t('signIn.title'), body, { status: state.status })
+  return pages.send(request, reply, t('signIn.title'), body, {
+    status: state.status,
+    captcha: passwordsAllowed(tenant) ? pageCaptcha(request, 'sign_in') : undefined,
+  })
 }

@@ -1,6 +1,7 @@
 // Creating an account with an email address and a password: signed in at once, or on to
 // the verification page when the workspace asks for verified addresses.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { captchaTokenOf, captchaWidget, pageCaptcha } from '../captcha.ts'
 import type { Pages, TokenEnvelope } from '../context.ts'
 import { html } from '../html.ts'
 import { formText } from '../http.ts'
@@ -21,11 +22,15 @@ ${form(
   pages.url(request, 'sign-up'),
   pages.csrf(request, reply),
   html`${emailField(state.email, state.errors, t)}
-${field({ name: 'password', label: t('signUp.password'), type: 'password', autocomplete: 'new-password', hint: t('password.hint'), errors: state.errors })}`,
+${field({ name: 'password', label: t('signUp.password'), type: 'password', autocomplete: 'new-password', hint: t('password.hint'), errors: state.errors })}
+${captchaWidget(request, 'sign_up', t)}`,
   t('signUp.submit'),
 )}
 <p>${t('signUp.haveAccount')} <a href="${pages.url(request, 'sign-in')}">${t('signUp.signIn')}</a></p>`
-  return pages.send(request, reply, t('signUp.title'), body, { status: state.status })
+  return pages.send(request, reply, t('signUp.title'), body, {
+    status: state.status,
+    captcha: pageCaptcha(request, 'sign_up'),
+  })
 }
 
 export function signUpRoutes(app: FastifyInstance, pages: Pages): void {
@@ -38,7 +43,11 @@ export function signUpRoutes(app: FastifyInstance, pages: Pages): void {
     const email = formText(request.body, 'email')
     try {
       const answer = (await pages.api(request).signup({
-        body: { email, password: formText(request.body, 'password') },
+        body: {
+          email,
+          password: formText(request.body, 'password'),
+          captchaToken: captchaTokenOf(request, 'sign_up', request.body),
+        },
       })) as TokenEnvelope | { verificationRequired: true }
       if ('verificationRequired' in answer) {
         return pages.redirect(request, reply, `verify-email?email=${encodeURIComponent(email)}`)
@@ -47,7 +56,7 @@ export function signUpRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       return signUpPage(pages, request, reply, {
         email,
-        errors: formErrors(error),
+        errors: formErrors(error, pages.t(request, reply)),
         status: statusOf(error),
       })
     }

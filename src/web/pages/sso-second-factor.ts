@@ -38,24 +38,26 @@ function codePage(
 ) {
   const csrf = pages.csrf(request, reply)
   const action = pages.url(request, PATH)
-  const body = html`<h1>Confirm it is you</h1>
-${notice('Your organisation’s sign-in worked. This workspace also asks for your authenticator app.')}
-${errorSummary(state.errors)}
-${form(action, csrf, html`${hidden('method', 'totp')}${codeField('totpCode', 'Code from your authenticator app', state.errors)}`, 'Continue')}
-<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>Use a recovery code instead</summary>
-${form(action, csrf, html`${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: 'Recovery code', autocomplete: 'off', errors: state.errors })}`, 'Continue with recovery code')}
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('secondFactor.heading')}</h1>
+${notice(t('sso.secondFactorIntro'))}
+${errorSummary(state.errors, t)}
+${form(action, csrf, html`${hidden('method', 'totp')}${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}`, t('common.continue'))}
+<details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>${t('secondFactor.useRecovery')}</summary>
+${form(action, csrf, html`${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}`, t('secondFactor.recoverySubmit'))}
 </details>
-<p><a href="${pages.url(request, 'sign-in')}">Start again</a></p>`
-  return pages.send(request, reply, 'Second step', body, { status: state.status })
+<p><a href="${pages.url(request, 'sign-in')}">${t('secondFactor.startAgain')}</a></p>`
+  return pages.send(request, reply, t('secondFactor.title'), body, { status: state.status })
 }
 
 function expiredPage(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
   forgetPending(pages, request, reply)
-  const body = html`<h1>Sign in again</h1>
-<div class="error-summary" role="alert"><p>That sign-in took too long or was already used. Please sign in again.</p></div>
-<p><a class="button" href="${pages.url(request, 'sign-in')}">Back to sign-in</a></p>
-<p class="hint">Error code: invalid_state</p>`
-  return pages.send(request, reply, 'Sign-in error', body, { status: 400 })
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('logout.signInAgain')}</h1>
+<div class="error-summary" role="alert"><p>${t('sso.stale')}</p></div>
+<p><a class="button" href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>
+<p class="hint">${t('oidcError.code', { code: 'invalid_state' })}</p>`
+  return pages.send(request, reply, t('oidcError.title'), body, { status: 400 })
 }
 
 export function ssoSecondFactorRoutes(app: FastifyInstance, pages: Pages, deps: Deps): void {
@@ -85,12 +87,13 @@ export function ssoSecondFactorRoutes(app: FastifyInstance, pages: Pages, deps: 
       if (!(error instanceof AppError) || error.status >= 500) throw error
       if (error.reason === 'invalid_state') return expiredPage(pages, request, reply)
       const target = method === 'recovery' ? 'recoveryCode' : 'totpCode'
+      const t = pages.t(request, reply)
       const errors: FormErrors =
         error.reason === 'invalid_mfa_code'
-          ? { fields: { [target]: 'That code is not right. Try again.' } }
+          ? { fields: { [target]: t('sso.wrongCode') } }
           : error.status === 429
-            ? { form: 'Too many attempts. Please try again later.' }
-            : { form: 'This account cannot sign in here.' }
+            ? { form: t('sso.tooMany') }
+            : { form: t('sso.refusal.invalid_credentials') }
       return codePage(pages, request, reply, { errors, status: error.status })
     }
     forgetPending(pages, request, reply)

@@ -8,6 +8,7 @@
 // goes on by itself (Pages.continueTo): the CSP's form-action 'self' would stop a redirect
 // chain that answers a form and ends at the IdP.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { MessageKey } from '../../i18n/index.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { emailDomain } from '../../modules/federation/domains.ts'
 import { OidcUnavailable, startOidcSignIn } from '../../modules/federation/oidc-signin.ts'
@@ -48,25 +49,27 @@ function ssoPage(
   state: { email?: string; errors?: FormErrors; status?: number } = {},
 ) {
   const csrf = pages.csrf(request, reply)
-  const body = html`<h1>Sign in with SSO</h1>
-<p>Enter your work email address: you will sign in with your organisation’s account.</p>
-${errorSummary(state.errors)}
-${form(pages.url(request, 'sign-in/sso'), csrf, emailField(state.email, state.errors), 'Continue')}
-<p><a href="${pages.url(request, 'sign-in')}">Other ways to sign in</a></p>`
-  return pages.send(request, reply, 'Sign in with SSO', body, { status: state.status })
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('signIn.sso')}</h1>
+<p>${t('sso.intro')}</p>
+${errorSummary(state.errors, t)}
+${form(pages.url(request, 'sign-in/sso'), csrf, emailField(state.email, state.errors, t), t('common.continue'))}
+<p><a href="${pages.url(request, 'sign-in')}">${t('signIn.alternatives')}</a></p>`
+  return pages.send(request, reply, t('signIn.sso'), body, { status: state.status })
 }
 
 function errorPage(
   pages: Pages,
   request: FastifyRequest,
   reply: FastifyReply,
-  words: string,
+  words: MessageKey,
   status: number,
 ) {
-  const body = html`<h1>Single sign-on is not available</h1>
-<div class="error-summary" role="alert"><p>${words}</p></div>
-<p><a class="button" href="${pages.url(request, 'sign-in')}">Back to sign-in</a></p>`
-  return pages.send(request, reply, 'Sign-in error', body, { status })
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('sso.unavailableHeading')}</h1>
+<div class="error-summary" role="alert"><p>${t(words)}</p></div>
+<p><a class="button" href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
+  return pages.send(request, reply, t('oidcError.title'), body, { status })
 }
 
 export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
@@ -78,8 +81,7 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
     if (!connection) {
       const errors = {
         fields: {
-          email:
-            'This address does not sign in with single sign-on here. Use another way to sign in.',
+          email: pages.t(request, reply)('sso.noConnection'),
         },
       }
       return ssoPage(pages, request, reply, { email, errors, status: 400 })
@@ -92,7 +94,7 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
     const { id } = request.params as { id: string }
     const connection = isUuid(id) ? await connectionById(pages.deps, tenant.id, id) : undefined
     if (!connection?.enabled) {
-      return errorPage(pages, request, reply, 'There is no such single sign-on here.', 404)
+      return errorPage(pages, request, reply, 'sso.notFound', 404)
     }
     if (connection.type === 'saml') {
       rememberSsoFlow(pages.deps, reply, tenant, connection.id, pendingFlow(pages, request, tenant))
@@ -112,13 +114,7 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
     } catch (error) {
       if (!(error instanceof OidcUnavailable)) throw error
       request.log.warn({ err: error.message, connectionId: id }, 'SSO IdP unavailable')
-      return errorPage(
-        pages,
-        request,
-        reply,
-        'Your organisation’s sign-in cannot be reached just now. Please try again later.',
-        503,
-      )
+      return errorPage(pages, request, reply, 'sso.unreachable', 503)
     }
   })
 }

@@ -73,7 +73,7 @@ export function verifyEmailRoutes(app: FastifyInstance, pages: Pages): void {
         request,
         reply,
         { email: pending.email },
-        { errors: formErrors(error), status: statusOf(error) },
+        { errors: formErrors(error, pages.t(request, reply)), status: statusOf(error) },
       )
     }
   })
@@ -101,7 +101,9 @@ export function verifyEmailRoutes(app: FastifyInstance, pages: Pages): void {
         (error.reason === 'mfa_required' || error.reason === 'invalid_mfa_code')
       ) {
         const errors =
-          error.reason === 'invalid_mfa_code' || pending.code ? formErrors(error) : undefined
+          error.reason === 'invalid_mfa_code' || pending.code
+            ? formErrors(error, pages.t(request, reply))
+            : undefined
         return verifyPage(pages, request, reply, step, { askSecond: true, errors })
       }
       return verifyPage(
@@ -109,7 +111,7 @@ export function verifyEmailRoutes(app: FastifyInstance, pages: Pages): void {
         request,
         reply,
         { email: step.email },
-        { errors: formErrors(error), status: statusOf(error) },
+        { errors: formErrors(error, pages.t(request, reply)), status: statusOf(error) },
       )
     }
   })

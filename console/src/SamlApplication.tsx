@@ -1,0 +1,304 @@
+// A saml application (CONTRACT §22, the tenant as a SAML identity provider): the values to
+// give the service provider (the IdP's entity id, SSO URL, metadata URL, signing certificate
+// and the IdP-initiated link), and the SP's fields for creating and editing it: its metadata
+// (which fills the rest) or its entity id and ACS URLs, the NameID format, the attributes
+// (one `Name = field` a line), its request-signing certificates and signResponse.
+import { useQuery } from '@tanstack/react-query'
+import { type FormEvent, Fragment, type ReactNode, useState } from 'react'
+import type { Schemas } from './api.ts'
+import { CopyButton, described, ErrorText, FieldError, formErrors } from './ui.tsx'
+
+type Application = Schemas['Application']
+type Saml = NonNullable<Application['saml']>
+
+const NAMEID_FORMATS: [Saml['nameIdFormat'], string][] = [
+  ['emailAddress', 'Email address'],
+  ['persistent', 'Persistent: an opaque id per user for this application'],
+  ['unspecified', 'Unspecified: the user id'],
+]
+const SOURCES = ['email', 'givenName', 'familyName', 'displayName', 'roles', 'id']
+const FIELDS = [
+  'name',
+  'entityId',
+  'acsUrls',
+  'nameIdFormat',
+  'attributes',
+  'spCertificates',
+  'spMetadataXml',
+  'signResponse',
+]
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+
+/** `Name = field` lines as the API's attributes; a line without `=` names itself. */
+function attributesOf(text: string) {
+  return lines(text).map((line) => {
+    const at = line.lastIndexOf('=')
+    return at < 0
+      ? { name: line, from: line }
+      : { name: line.slice(0, at).trim(), from: line.slice(at + 1).trim() }
+  })
+}
+
+/** The PEM blocks of a text, each whole. */
+function pemsOf(text: string): string[] {
+  return text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []
+}
+
+interface Draft {
+  name: string
+  entityId: string
+  acsUrls: string
+  nameIdFormat: Saml['nameIdFormat']
+  attributes: string
+  spCertificates: string
+  spMetadataXml: string
+  signResponse: boolean
+}
+
+function draftOf(app?: Application): Draft {
+  const saml = app?.saml
+  return {
+    name: app?.name ?? '',
+    entityId: saml?.entityId ?? '',
+    acsUrls: saml?.acsUrls.join('\n') ?? '',
+    nameIdFormat: saml?.nameIdFormat ?? 'emailAddress',
+    attributes: saml?.attributes.map((a) => `${a.name} = ${a.from}`).join('\n') ?? '',
+    spCertificates: saml?.spCertificates.join('\n') ?? '',
+    spMetadataXml: '',
+    signResponse: saml?.signResponse ?? false,
+  }
+}
+
+/** The body: with metadata, what the fields leave empty comes from it. */
+function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
+  const metadata = draft.spMetadataXml.trim()
+  const body: Record<string, unknown> = {
+    name: draft.name,
+    ...(editing ? {} : { type: 'saml' }),
+    nameIdFormat: draft.nameIdFormat,
+    attributes: attributesOf(draft.attributes),
+    signResponse: draft.signResponse,
+  }
+  if (metadata) body.spMetadataXml = metadata
+  if (draft.entityId.trim() || !metadata) body.entityId = draft.entityId.trim() || undefined
+  if (lines(draft.acsUrls).length > 0 || !metadata) body.acsUrls = lines(draft.acsUrls)
+  const pems = pemsOf(draft.spCertificates)
+  if (pems.length > 0 || editing || draft.spCertificates.trim()) {
+    body.spCertificates = pems.length > 0 ? pems : lines(draft.spCertificates)
+  }
+  return body
+}
+
+export function SamlForm(props: {
+  initial?: Application
+  typeSelect?: ReactNode
+  submitLabel: string
+  pending: boolean
+  error: unknown
+  onSubmit(body: Record<string, unknown>): void
+}) {
+  const { initial } = props
+  const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
+  const errors = formErrors(props.error, FIELDS)
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
+    setDraft({ ...draft, [key]: value })
+  const id = initial ? `saml-${initial.id}` : 'new-saml'
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    props.onSubmit(bodyOf(draft, initial !== undefined))
+  }
+  const text = (field: keyof Draft, label: string, rows: number, hint?: string) => (
+    <>
+      <label htmlFor={`${id}-${field}`}>{label}</label>
+      {hint && (
+        <p className="hint" id={`${id}-${field}-hint`}>
+          {hint}
+        </p>
+      )}
+      <textarea
+        id={`${id}-${field}`}
+        rows={rows}
+        value={String(draft[field])}
+        onChange={(e) => set(field, e.target.value as never)}
+        {...described(
+          `${id}-${field}-error`,
+          errors.of(field),
+          hint ? `${id}-${field}-hint` : undefined,
+        )}
+      />
+      <FieldError id={`${id}-${field}-error`} messages={errors.of(field)} />
+    </>
+  )
+  return (
+    <form className="settings" onSubmit={submit} noValidate>
+      <ErrorText error={errors.rest} />
+      <label htmlFor={`${id}-name`}>Name</label>
+      <input
+        id={`${id}-name`}
+        value={draft.name}
+        onChange={(e) => set('name', e.target.value)}
+        required
+        maxLength={200}
+        {...described(`${id}-name-error`, errors.of('name'))}
+      />
+      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
+      {props.typeSelect}
+      {text(
+        'spMetadataXml',
+        'Service provider metadata (optional)',
+        4,
+        'Paste the SP’s SAML metadata: it fills the entity id, ACS URLs and certificates left empty below.',
+      )}
+      <label htmlFor={`${id}-entityId`}>SP entity ID</label>
+      <input
+        id={`${id}-entityId`}
+        value={draft.entityId}
+        onChange={(e) => set('entityId', e.target.value)}
+        {...described(`${id}-entityId-error`, errors.of('entityId'))}
+      />
+      <FieldError id={`${id}-entityId-error`} messages={errors.of('entityId')} />
+      {text(
+        'acsUrls',
+        'Assertion Consumer Service URLs',
+        2,
+        'One URL a line: https, or http on localhost. The first is used when the SP names none.',
+      )}
+      <label htmlFor={`${id}-nameid`}>NameID format</label>
+      <select
+        id={`${id}-nameid`}
+        value={draft.nameIdFormat}
+        onChange={(e) => set('nameIdFormat', e.target.value as Saml['nameIdFormat'])}
+      >
+        {NAMEID_FORMATS.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+      {text(
+        'attributes',
+        'Attributes',
+        3,
+        `One “Name = field” a line; fields: ${SOURCES.join(', ')}.`,
+      )}
+      {text(
+        'spCertificates',
+        'SP signing certificates (PEM, optional)',
+        3,
+        'When set, the SP’s sign-in requests must be signed by one of them.',
+      )}
+      <div className="check">
+        <input
+          type="checkbox"
+          id={`${id}-sign-response`}
+          checked={draft.signResponse}
+          onChange={(e) => set('signResponse', e.target.checked)}
+        />
+        <label htmlFor={`${id}-sign-response`}>
+          Sign the whole response too (the assertion always is)
+        </label>
+      </div>
+      <button type="submit" className="primary" disabled={props.pending}>
+        {props.submitLabel}
+      </button>
+    </form>
+  )
+}
+
+/** The IdP's signing certificates, read from the metadata the service publishes. */
+function useIdpCertificates(tenant: string) {
+  return useQuery({
+    queryKey: ['saml-metadata', tenant],
+    queryFn: async () => {
+      const res = await fetch(`/saml/${encodeURIComponent(tenant)}/metadata`)
+      if (!res.ok) throw new Error(`the IdP metadata answered ${res.status}`)
+      const xml = new DOMParser().parseFromString(await res.text(), 'application/xml')
+      const found = xml.getElementsByTagNameNS(
+        'http://www.w3.org/2000/09/xmldsig#',
+        'X509Certificate',
+      )
+      return Array.from(found, (node) => {
+        const body = (node.textContent ?? '').replace(/\s+/g, '')
+        return `-----BEGIN CERTIFICATE-----\n${body.match(/.{1,64}/g)?.join('\n')}\n-----END CERTIFICATE-----`
+      })
+    },
+    staleTime: 60_000,
+  })
+}
+
+/** What the SP's administrator needs: the IdP's values, then the SP as stored. */
+export function SamlFacts({
+  app,
+  publicUrl,
+  tenant,
+}: {
+  app: Application
+  publicUrl: string
+  tenant: string
+}) {
+  const certificates = useIdpCertificates(tenant)
+  const saml = app.saml
+  const idp: [string, string][] = [
+    ['IdP entity ID', `${publicUrl}/saml/${tenant}/metadata`],
+    ['SSO URL (Redirect and POST)', `${publicUrl}/saml/${tenant}/sso`],
+    ['Metadata URL', `${publicUrl}/saml/${tenant}/metadata`],
+    ['IdP-initiated sign-in link', `${publicUrl}/v1/${tenant}/saml-apps/${app.id}/start`],
+  ]
+  const certificate = certificates.data?.[0]
+  return (
+    <section aria-labelledby="saml-idp-h">
+      <h2 id="saml-idp-h">Give these to the service provider</h2>
+      <dl className="facts app-facts">
+        {idp.map(([label, value]) => (
+          <Fragment key={label}>
+            <dt>{label}</dt>
+            <dd className="copyable">
+              <code>{value}</code>
+              <CopyButton text={value} what={label.toLowerCase()} />
+            </dd>
+          </Fragment>
+        ))}
+        <dt>Signing certificate</dt>
+        <dd>
+          <ErrorText error={certificates.error} />
+          {certificate && (
+            <>
+              {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region */}
+              <pre className="pem" tabIndex={0}>
+                <code>{certificate}</code>
+              </pre>
+              <CopyButton text={certificate} what="signing certificate" />
+            </>
+          )}
+        </dd>
+        {saml && (
+          <>
+            <dt>SP entity ID</dt>
+            <dd>
+              <code>{saml.entityId}</code>
+            </dd>
+            <dt>ACS URLs</dt>
+            <dd>
+              {saml.acsUrls.map((url) => (
+                <code key={url} className="line">
+                  {url}
+                </code>
+              ))}
+            </dd>
+            <dt>NameID</dt>
+            <dd>
+              {saml.nameIdFormat}
+              {saml.spCertificates.length > 0 ? ' · signed requests required' : ''}
+              {saml.signResponse ? ' · response signed' : ''}
+            </dd>
+          </>
+        )}
+      </dl>
+    </section>
+  )
+}

@@ -1,0 +1,549 @@
+// The SAML IdP over HTTP (CONTRACT §22): saml applications on the applications API (fields,
+// SP metadata, every bad input 400 with nothing changed, a taken entity id 409), the IdP
+// metadata, SP-initiated sign-ins by both bindings (the response checked by the service's
+// own SAML SP validation: signature, Audience, Recipient, Destination, InResponseTo, five
+// minutes), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
+// never a post), an unsigned or badly signed request when the SP has certificates, another
+// tenant's application, a suspended user. The browser round trip with a real SP is
+// test/web/saml-idp-browser.test.ts.
+import assert from 'node:assert/strict'
+import { createSign, X509Certificate } from 'node:crypto'
+import { before, describe, test } from 'node:test'
+import { deflateRawSync } from 'node:zlib'
+import { DOMParser } from '@xmldom/xmldom'
+import { SignedXml } from 'xml-crypto'
+import { auditRows, setUser, unchanged } from '../../../test/db.ts'
+import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { idpKey } from '../../../test/fixtures/saml-responses.ts'
+import {
+  createTenant,
+  randomIp,
+  signup,
+  startTestServer,
+  type TenantFixture,
+  type TestServer,
+} from '../../../test/helpers.ts'
+import { hiddenValue, PageClient } from '../../../test/web/page-client.ts'
+import { validateSamlResponse } from '../federation/saml.ts'
+
+let server: TestServer
+let t: TenantFixture
+let other: TenantFixture
+const spKey = idpKey('Test SP')
+const SP = 'https://wiki.example.test/saml/metadata'
+const ACS = 'https://wiki.example.test/saml/acs'
+const SIGNED_SP = 'https://signed.example.test/sp'
+const SIGNED_ACS = 'https://signed.example.test/acs'
+let app: { id: string }
+let signedApp: { id: string }
+
+before(async (ctx) => {
+  server = await startTestServer(ctx)
+  t = await createTenant(server)
+  other = await createTenant(server)
+  app = (
+    await createApp({
+      name: 'Wiki',
+      type: 'saml',
+      entityId: SP,
+      acsUrls: [ACS, 'https://wiki.example.test/saml/acs2'],
+      attributes: [
+        { name: 'mail', from: 'email' },
+        { name: 'roles', from: 'roles' },
+      ],
+    })
+  ).body.application
+  signedApp = (
+    await createApp({
+      name: 'Signed',
+      type: 'saml',
+      entityId: SIGNED_SP,
+      acsUrls: [SIGNED_ACS],
+      spCertificates: [spKey.certificate],
+      signResponse: true,
+    })
+  ).body.application
+})
+
+function createApp(body: unknown, token = t.admin.accessToken, slug = t.slug) {
+  return server.request('POST', `/v1/${slug}/applications`, body, { token })
+}
+
+const publicUrl = () => server.deps.config.publicUrl
+const idpEntityId = (slug = t.slug) => `${publicUrl()}/saml/${slug}/metadata`
+
+let counter = 0
+function authnRequest(
+  issuer: string,
+  attrs: Record<string, string> = {},
+): { id: string; xml: string } {
+  const id = `_req${Date.now()}${counter++}`
+  const extra = Object.entries(attrs)
+    .map(([k, v]) => ` ${k}="${v}"`)
+    .join('')
+  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${publicUrl()}/saml/${t.slug}/sso"${extra}><saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
+  return { id, xml }
+}
+
+/** The HTTP-Redirect query (SAML Bindings §3.4.4.1), signed with `key` when given. */
+function redirectQuery(xml: string, relayState?: string, key?: string): string {
+  const parts = [
+    `SAMLRequest=${encodeURIComponent(deflateRawSync(Buffer.from(xml)).toString('base64'))}`,
+  ]
+  if (relayState !== undefined) parts.push(`RelayState=${encodeURIComponent(relayState)}`)
+  if (key) {
+    parts.push(`SigAlg=${encodeURIComponent('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256')}`)
+    const signer = createSign('RSA-SHA256')
+    signer.update(parts.join('&'))
+    parts.push(`Signature=${encodeURIComponent(signer.sign(key, 'base64'))}`)
+  }
+  return parts.join('&')
+}
+
+/** An enveloped signature of the request (SAML Core §5.4), as an SP's library makes it. */
+function signedPost(xml: string, key: string, cert: string): string {
+  const signer = new SignedXml({
+    privateKey: key,
+    publicCert: cert,
+    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#',
+  })
+  signer.addReference({
+    xpath: "/*[local-name(.)='AuthnRequest']",
+    transforms: [
+      'http://www.w3.org/2000/09/xmldsig#enveloped-signature',
+      'http://www.w3.org/2001/10/xml-exc-c14n#',
+    ],
+    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  })
+  signer.computeSignature(xml, {
+    location: {
+      reference: "/*[local-name(.)='AuthnRequest']/*[local-name(.)='Issuer']",
+      action: 'after',
+    },
+  })
+  return signer.getSignedXml()
+}
+
+async function idpCertificates(slug = t.slug): Promise<string[]> {
+  const res = await fetch(`${server.url}/saml/${slug}/metadata`)
+  const doc = new DOMParser().parseFromString(await res.text(), 'application/xml')
+  const certs = doc.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'X509Certificate')
+  return Array.from({ length: certs.length }, (_, i) => {
+    const body = certs.item(i)?.textContent ?? ''
+    return `-----BEGIN CERTIFICATE-----\n${body.match(/.{1,64}/g)?.join('\n')}\n-----END CERTIFICATE-----`
+  })
+}
+
+/** A signed-in browser of the tenant (the hosted sign-in page). */
+async function signedInBrowser(who?: { email: string; password: string }) {
+  const user = who ?? (await signup(server, t.slug))
+  const browser = new PageClient(server, randomIp())
+  await browser.get(`/t/${t.slug}/sign-in`)
+  const page = await browser.post(`/t/${t.slug}/sign-in`, {
+    email: user.email,
+    password: user.password,
+  })
+  assert.match(page.url, /\/account$/)
+  return { browser, user }
+}
+
+/** The auto-posting form of the SAML page: its action, SAMLResponse and RelayState. */
+function postedForm(html: string) {
+  const action = /<form method="post" action="([^"]+)" data-autosubmit>/.exec(html)?.[1]
+  return {
+    action: action?.replace(/&amp;/g, '&'),
+    samlResponse: hiddenValue(html, 'SAMLResponse'),
+    relayState: hiddenValue(html, 'RelayState'),
+  }
+}
+
+describe('saml applications on the applications API', () => {
+  test('a saml application from fields: its record, no secret, no OAuth client', async () => {
+    const res = await createApp({
+      name: 'Fields',
+      type: 'saml',
+      entityId: 'https://fields.example.test/sp',
+      acsUrls: ['https://fields.example.test/acs'],
+    })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.clientSecret, undefined)
+    assert.deepEqual(res.body.application.saml, {
+      entityId: 'https://fields.example.test/sp',
+      acsUrls: ['https://fields.example.test/acs'],
+      nameIdFormat: 'emailAddress',
+      attributes: [],
+      spCertificates: [],
+      signResponse: false,
+    })
+    assert.equal(res.body.application.type, 'saml')
+    // The OpenID provider does not know it: its client id is no client.
+    const token = await fetch(`${server.url}/oidc/${t.slug}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=client_credentials&client_id=${res.body.application.clientId}`,
+    })
+    assert.equal(token.status, 401)
+    // An OIDC application's record has saml null.
+    const web = await createApp({
+      name: 'Web',
+      type: 'web',
+      redirectUris: ['https://w.example/cb'],
+    })
+    assert.equal(web.body.application.saml, null)
+  })
+
+  test('a saml application from SP metadata: entity id, HTTP-POST ACS, certificate, NameID format', async () => {
+    const body = spKey.certificate.replace(/-----[^-]+-----|\s/g, '')
+    const xml = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="https://meta.example.test/sp"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${body}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="https://meta.example.test/art" index="0"/><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://meta.example.test/acs" index="1"/></md:SPSSODescriptor></md:EntityDescriptor>`
+    const res = await createApp({ name: 'Meta', type: 'saml', spMetadataXml: xml })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    const { saml } = res.body.application
+    assert.equal(saml.entityId, 'https://meta.example.test/sp')
+    assert.deepEqual(saml.acsUrls, ['https://meta.example.test/acs'])
+    assert.equal(saml.nameIdFormat, 'persistent')
+    assert.equal(
+      new X509Certificate(saml.spCertificates[0]).fingerprint256,
+      new X509Certificate(spKey.certificate).fingerprint256,
+    )
+  })
+
+  test('bad input is 400 validation and changes nothing', async () => {
+    const cases: [unknown, string][] = [
+      [{ name: 'X', type: 'saml', acsUrls: ['https://x.example/acs'] }, 'body.entityId'],
+      [{ name: 'X', type: 'saml', entityId: 'https://x.example/sp' }, 'body.acsUrls'],
+      [
+        { name: 'X', type: 'saml', entityId: 'x', acsUrls: ['http://x.example/acs'] },
+        'body.acsUrls.0',
+      ],
+      [
+        { name: 'X', type: 'saml', entityId: 'x', acsUrls: ['javascript:alert(1)'] },
+        'body.acsUrls.0',
+      ],
+      [{ name: 'X', type: 'saml', entityId: 'x', acsUrls: [] }, 'body.acsUrls'],
+      [
+        {
+          name: 'X',
+          type: 'saml',
+          entityId: 'x',
+          acsUrls: ['https://x.example/a'],
+          spCertificates: ['not a pem'],
+        },
+        'body.spCertificates.0',
+      ],
+      [
+        {
+          name: 'X',
+          type: 'saml',
+          entityId: 'x',
+          acsUrls: ['https://x.example/a'],
+          nameIdFormat: 'transient',
+        },
+        'body.nameIdFormat',
+      ],
+      [
+        {
+          name: 'X',
+          type: 'saml',
+          entityId: 'x',
+          acsUrls: ['https://x.example/a'],
+          attributes: [{ name: 'a', from: 'password' }],
+        },
+        'body.attributes.0.from',
+      ],
+      [
+        {
+          name: 'X',
+          type: 'saml',
+          entityId: 'x',
+          acsUrls: ['https://x.example/a'],
+          attributes: [
+            { name: 'a', from: 'email' },
+            { name: 'a', from: 'id' },
+          ],
+        },
+        'body.attributes.1.name',
+      ],
+      [
+        {
+          name: 'X',
+          type: 'saml',
+          entityId: 'x',
+          acsUrls: ['https://x.example/a'],
+          redirectUris: ['https://x.example/cb'],
+        },
+        'body.redirectUris',
+      ],
+      [
+        { name: 'X', type: 'web', redirectUris: ['https://x.example/cb'], entityId: 'x' },
+        'body.entityId',
+      ],
+      [{ name: 'X', type: 'saml', spMetadataXml: '<not-xml' }, 'body.spMetadataXml'],
+      [{ name: 'X', type: 'saml', spMetadataXml: '<!DOCTYPE x><x/>' }, 'body.spMetadataXml'],
+    ]
+    for (const [body, path] of cases) {
+      const res = await unchanged(server, t.tenantId, () => createApp(body))
+      expectValidation(res, path)
+    }
+    const patch = await unchanged(server, t.tenantId, () =>
+      server.request(
+        'PATCH',
+        `/v1/${t.slug}/applications/${app.id}`,
+        { acsUrls: ['ftp://x.example/a'] },
+        { token: t.admin.accessToken },
+      ),
+    )
+    expectValidation(patch, 'body.acsUrls.0')
+  })
+
+  test('an entity id is one application of the tenant: 409, another tenant may use it', async () => {
+    const res = await unchanged(server, t.tenantId, () =>
+      createApp({ name: 'Again', type: 'saml', entityId: SP, acsUrls: [ACS] }),
+    )
+    expectError(res, 409, 'entity_id_taken')
+    const elsewhere = await createApp(
+      { name: 'Theirs', type: 'saml', entityId: SP, acsUrls: ['https://theirs.example.test/acs'] },
+      other.admin.accessToken,
+      other.slug,
+    )
+    assert.equal(elsewhere.status, 200)
+  })
+
+  test('PATCH changes the SP settings and keeps the rest', async () => {
+    const made = await createApp({
+      name: 'P',
+      type: 'saml',
+      entityId: 'https://p.example/sp',
+      acsUrls: ['https://p.example/acs'],
+    })
+    const res = await server.request(
+      'PATCH',
+      `/v1/${t.slug}/applications/${made.body.application.id}`,
+      { signResponse: true, nameIdFormat: 'unspecified' },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.application.saml.signResponse, true)
+    assert.equal(res.body.application.saml.nameIdFormat, 'unspecified')
+    assert.equal(res.body.application.saml.entityId, 'https://p.example/sp')
+  })
+})
+
+describe('the IdP', () => {
+  test('metadata: the entity id, both SSO bindings, the signing certificate', async () => {
+    const res = await fetch(`${server.url}/saml/${t.slug}/metadata`)
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /samlmetadata\+xml/)
+    const xml = await res.text()
+    assert.match(xml, new RegExp(`entityID="${idpEntityId().replace(/[/.]/g, '\\$&')}"`))
+    assert.match(xml, /HTTP-Redirect" Location="[^"]+\/saml\/[^/]+\/sso"/)
+    assert.match(xml, /HTTP-POST" Location="[^"]+\/saml\/[^/]+\/sso"/)
+    const [cert] = await idpCertificates()
+    assert.ok(new X509Certificate(cert))
+    // The same bytes on every request (a deterministic certificate), another for another tenant.
+    assert.deepEqual(await idpCertificates(), [cert])
+    assert.notEqual((await idpCertificates(other.slug))[0], cert)
+  })
+
+  test('SP-initiated by HTTP-Redirect: the hosted session signs in; the response is signed, for this SP, this ACS and this request', async () => {
+    const { browser, user } = await signedInBrowser()
+    const { id, xml } = authnRequest(SP, {
+      AssertionConsumerServiceURL: 'https://wiki.example.test/saml/acs2',
+    })
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml, 'relay-1')}`)
+    assert.equal(page.status, 200, page.html)
+    assert.match(
+      page.headers.get('content-security-policy') ?? '',
+      /form-action 'self' https:\/\/wiki\.example\.test;/,
+    )
+    const form = postedForm(page.html)
+    assert.equal(form.action, 'https://wiki.example.test/saml/acs2')
+    assert.equal(form.relayState, 'relay-1')
+    const now = new Date()
+    const idp = {
+      idpEntityId: idpEntityId(),
+      idpSsoUrl: '',
+      idpCertificates: await idpCertificates(),
+    }
+    const sp = { entityId: SP, acsUrl: 'https://wiki.example.test/saml/acs2' }
+    const assertion = await validateSamlResponse(idp, sp, form.samlResponse ?? '', {
+      requestId: id,
+      now,
+    })
+    assert.equal(assertion.nameId, user.email)
+    assert.deepEqual(assertion.attributes.mail, [user.email])
+    assert.deepEqual(assertion.attributes.roles, ['Member'])
+    assert.ok(assertion.notOnOrAfter.getTime() <= now.getTime() + 5 * 60_000 + 1000, 'five minutes')
+    // Another request's id, another SP: refused by the same validation.
+    await assert.rejects(
+      validateSamlResponse(idp, sp, form.samlResponse ?? '', { requestId: '_other', now }),
+    )
+    await assert.rejects(
+      validateSamlResponse(idp, { ...sp, entityId: SIGNED_SP }, form.samlResponse ?? '', {
+        requestId: id,
+        now,
+      }),
+    )
+    // The pending request is spent: the same page again is stale.
+    const again = await browser.get(page.url.replace(server.deps.config.publicUrl, ''))
+    assert.equal(again.status, 400)
+    assert.equal(postedForm(again.html).samlResponse, undefined)
+  })
+
+  test('a browser that is not signed in goes to the sign-in page and comes back; UserLogin names the samlApp', async () => {
+    const user = await signup(server, t.slug)
+    const browser = new PageClient(server, randomIp())
+    const { id, xml } = authnRequest(SP)
+    const signIn = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.match(signIn.url, new RegExp(`/t/${t.slug}/sign-in$`))
+    const done = await browser.post(`/t/${t.slug}/sign-in`, {
+      email: user.email,
+      password: user.password,
+    })
+    const back = /href="(\/t\/[^"]+\/saml\/[^"]+)"/.exec(done.html)?.[1]
+    assert.ok(back, done.html)
+    const page = await browser.get(back)
+    const form = postedForm(page.html)
+    assert.equal(form.action, ACS)
+    const idp = {
+      idpEntityId: idpEntityId(),
+      idpSsoUrl: '',
+      idpCertificates: await idpCertificates(),
+    }
+    await validateSamlResponse(idp, { entityId: SP, acsUrl: ACS }, form.samlResponse ?? '', {
+      requestId: id,
+      now: new Date(),
+    })
+    const rows = (await auditRows(server, t.tenantId, 'UserLogin')).filter(
+      (r) => r.userId === user.user.id,
+    )
+    assert.equal(rows.length, 1)
+    assert.equal((rows[0].metadata as Record<string, unknown>).samlApp, app.id)
+  })
+
+  test('SP-initiated by HTTP-POST with a signed request; the response is signed too (signResponse)', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SIGNED_SP)
+    const signed = signedPost(xml, spKey.privateKey, spKey.certificate)
+    const res = await browser.once('POST', `/saml/${t.slug}/sso`, {
+      SAMLRequest: Buffer.from(signed).toString('base64'),
+    })
+    assert.equal(res.status, 303)
+    const page = await browser.get(res.headers.get('location') ?? '')
+    const form = postedForm(page.html)
+    assert.equal(form.action, SIGNED_ACS)
+    const decoded = Buffer.from(form.samlResponse ?? '', 'base64').toString()
+    assert.equal(decoded.match(/<ds:Signature[ >]/g)?.length, 2, 'response and assertion signed')
+  })
+
+  test('IdP-initiated: the first ACS, no InResponseTo', async () => {
+    const { browser } = await signedInBrowser()
+    const page = await browser.get(`/v1/${t.slug}/saml-apps/${app.id}/start?RelayState=home`)
+    const form = postedForm(page.html)
+    assert.equal(form.action, ACS)
+    assert.equal(form.relayState, 'home')
+    const decoded = Buffer.from(form.samlResponse ?? '', 'base64').toString()
+    assert.doesNotMatch(decoded, /InResponseTo/)
+    assert.match(decoded, new RegExp(`<saml:Audience>${SP}</saml:Audience>`))
+  })
+})
+
+describe('refusals: an error page, never a post to the SP, nothing changed', () => {
+  const refused = async (
+    path: string,
+    status: number,
+    reason: string,
+    init?: { body: Record<string, string> },
+  ) => {
+    const { browser } = await signedInBrowser()
+    const res = await unchanged(server, [t.tenantId, other.tenantId], () =>
+      init ? browser.once('POST', path, init.body) : browser.once('GET', path),
+    )
+    assert.equal(res.status, status)
+    const html = await res.text()
+    assert.match(html, new RegExp(`Error code: ${reason}`))
+    assert.doesNotMatch(html, /SAMLResponse/)
+    assert.ok(!res.headers.getSetCookie().some((c) => c.startsWith('ta_saml_idp')), 'nothing kept')
+  }
+
+  test('an ACS the application has not registered', async () => {
+    const { xml } = authnRequest(SP, { AssertionConsumerServiceURL: 'https://evil.example/acs' })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(xml)}`, 403, 'saml_acs_unregistered')
+    const byIndex = authnRequest(SP, { AssertionConsumerServiceIndex: '7' })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(byIndex.xml)}`, 403, 'saml_acs_unregistered')
+  })
+
+  test('an unsigned request when the SP has certificates, by either binding', async () => {
+    const { xml } = authnRequest(SIGNED_SP)
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(xml)}`, 403, 'saml_request_unsigned')
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_request_unsigned', {
+      body: { SAMLRequest: Buffer.from(xml).toString('base64') },
+    })
+  })
+
+  test('a bad signature: another key, a changed request, a changed RelayState', async () => {
+    const otherKey = idpKey('Someone else')
+    const { xml } = authnRequest(SIGNED_SP)
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(xml, undefined, otherKey.privateKey)}`,
+      403,
+      'saml_bad_signature',
+    )
+    const query = redirectQuery(xml, 'a', spKey.privateKey)
+    await refused(
+      `/saml/${t.slug}/sso?${query.replace('RelayState=a', 'RelayState=b')}`,
+      403,
+      'saml_bad_signature',
+    )
+    const signed = signedPost(xml, spKey.privateKey, spKey.certificate)
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_bad_signature', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signed.replace('Version="2.0"', 'Version="2.0" ForceAuthn="false"'),
+        ).toString('base64'),
+      },
+    })
+    const byOther = signedPost(xml, otherKey.privateKey, otherKey.certificate)
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_bad_signature', {
+      body: { SAMLRequest: Buffer.from(byOther).toString('base64') },
+    })
+  })
+
+  test("another tenant's application: unknown at this tenant's IdP", async () => {
+    const { xml } = authnRequest(SIGNED_SP)
+    await refused(
+      `/saml/${other.slug}/sso?${redirectQuery(xml, undefined, spKey.privateKey)}`,
+      403,
+      'saml_unknown_sp',
+    )
+    await refused(`/v1/${other.slug}/saml-apps/${app.id}/start`, 404, 'not_found')
+  })
+
+  test('malformed requests', async () => {
+    await refused(`/saml/${t.slug}/sso?SAMLRequest=%25%25`, 400, 'saml_malformed')
+    await refused(`/saml/${t.slug}/sso`, 400, 'saml_malformed')
+    const doctype = Buffer.from('<!DOCTYPE x [<!ENTITY a "b">]><x/>')
+    await refused(
+      `/saml/${t.slug}/sso?SAMLRequest=${encodeURIComponent(deflateRawSync(doctype).toString('base64'))}`,
+      400,
+      'saml_malformed',
+    )
+    const { xml } = authnRequest(SP)
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(xml, 'x'.repeat(513))}`,
+      400,
+      'saml_malformed',
+    )
+  })
+
+  test('a suspended user gets no response: the page sends the browser to sign in', async () => {
+    const { browser, user } = await signedInBrowser()
+    await setUser(server, t.tenantId, user.user.id, { status: 'Suspended' })
+    const { xml } = authnRequest(SP)
+    const page = await unchanged(server, t.tenantId, () =>
+      browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`),
+    )
+    assert.match(page.url, new RegExp(`/t/${t.slug}/sign-in$`))
+    assert.equal(postedForm(page.html).samlResponse, undefined)
+  })
+})

@@ -1,0 +1,146 @@
+// The rules of the SAML IdP (CONTRACT §22): which application an AuthnRequest is for (its
+// Issuer, a saml application of this tenant), which ACS the response goes to (a registered
+// one: the request's, by URL or index, else the first), whether the request must be signed
+// (the SP has certificates), and the response for a signed-in user: the NameID of the
+// application's format, the attributes it asks for, signed with the tenant's key.
+
+import { createHash } from 'node:crypto'
+import type { SamlSettings } from '../../db/schema.ts'
+import type { Deps } from '../../deps.ts'
+import { isUuid } from '../../lib/ids.ts'
+import {
+  type Application,
+  findApplication,
+  findSamlApplicationByEntityId,
+} from '../applications/clients.ts'
+import { userRoleNames } from '../roles/members.ts'
+import { userById } from '../users/service.ts'
+import {
+  type AuthnRequest,
+  readAuthnRequest,
+  SamlIdpError,
+  verifyPosted,
+  verifyRedirect,
+} from './authn-request.ts'
+import { samlSigningKeys } from './keys.ts'
+import { idpEndpoints } from './metadata.ts'
+import { buildSamlResponse } from './response.ts'
+import { NAMEID_FORMATS } from './sp-metadata.ts'
+
+export interface SamlApp {
+  id: string
+  name: string
+  settings: SamlSettings
+}
+
+const asSamlApp = (row: Application | undefined): SamlApp | undefined =>
+  row?.type === 'saml' && row.saml ? { id: row.id, name: row.name, settings: row.saml } : undefined
+
+/** The tenant's saml application `id` (another tenant's, or an OIDC one: none). */
+export async function samlAppById(deps: Pick<Deps, 'db'>, tenantId: string, id: string) {
+  if (!isUuid(id)) return undefined
+  return asSamlApp(await findApplication(deps.db, tenantId, id))
+}
+
+/**
+ * SAML Bindings §3.4.3 asks SPs for at most 80 bytes of RelayState, yet SPs send their return
+ * URL there (SimpleSAMLphp does): up to 512 bytes are handed back, more is refused.
+ */
+export const MAX_RELAY_STATE = 512
+
+export interface CheckedRequest {
+  app: SamlApp
+  request: AuthnRequest
+  acsUrl: string
+}
+
+/**
+ * An AuthnRequest of either binding, checked: its SP, its ACS and (when the SP has
+ * certificates) its signature. `rawQuery` is the HTTP-Redirect query string as sent.
+ */
+export async function checkAuthnRequest(
+  deps: Pick<Deps, 'db'>,
+  tenantId: string,
+  input:
+    | { binding: 'redirect'; samlRequest: string; rawQuery: string }
+    | { binding: 'post'; samlRequest: string },
+): Promise<CheckedRequest> {
+  const request = readAuthnRequest(input.samlRequest, input.binding === 'redirect')
+  const app = asSamlApp(await findSamlApplicationByEntityId(deps.db, tenantId, request.issuer))
+  if (!app) throw new SamlIdpError('saml_unknown_sp', request.issuer)
+  const { acsUrls, spCertificates } = app.settings
+  // CONTRACT §22: the ACS must be registered; an unregistered one gets an error page, never
+  // a post (the request may come from anyone who knows the entity id).
+  let acsUrl = acsUrls[0]
+  if (request.acsUrl !== undefined) {
+    if (!acsUrls.includes(request.acsUrl)) throw new SamlIdpError('saml_acs_unregistered')
+    acsUrl = request.acsUrl
+  } else if (request.acsIndex !== undefined) {
+    const byIndex = acsUrls[request.acsIndex]
+    if (!byIndex) throw new SamlIdpError('saml_acs_unregistered')
+    acsUrl = byIndex
+  }
+  if (spCertificates.length > 0) {
+    if (input.binding === 'redirect') verifyRedirect(input.rawQuery, spCertificates)
+    else verifyPosted(request, spCertificates)
+  }
+  return { app, request, acsUrl }
+}
+
+/** SAML NameID per format: the email; a pairwise opaque id; the user id. */
+function nameIdOf(app: SamlApp, user: { id: string; email: string }): string {
+  switch (app.settings.nameIdFormat) {
+    case 'persistent':
+      return createHash('sha256').update(`${app.id}:${user.id}`).digest('base64url')
+    case 'unspecified':
+      return user.id
+    default:
+      return user.email
+  }
+}
+
+export interface SignedInUser {
+  userId: string
+  sessionId: string
+  signedInAt: Date
+  amr: string[]
+}
+
+/**
+ * The signed response for `signIn` to `app` at `acsUrl`, or undefined when the user is no
+ * longer an Active user of the tenant (the page then signs the browser in again).
+ */
+export async function samlResponseFor(
+  deps: Pick<Deps, 'db' | 'config' | 'clock'>,
+  tenant: { id: string; slug: string },
+  app: SamlApp,
+  signIn: SignedInUser,
+  target: { acsUrl: string; requestId?: string },
+): Promise<string | undefined> {
+  const user = await userById(deps, tenant.id, signIn.userId)
+  if (user?.status !== 'Active') return undefined
+  const [key] = samlSigningKeys(deps.config.oidcSigningKeys, tenant.id)
+  if (!key) return undefined
+  const wantsRoles = app.settings.attributes.some((a) => a.from === 'roles')
+  const roles = wantsRoles ? [user.role, ...(await userRoleNames(deps.db, tenant.id, user.id))] : []
+  const value = (from: SamlSettings['attributes'][number]['from']): string[] => {
+    if (from === 'roles') return roles
+    const found = from === 'id' ? user.id : user[from]
+    return typeof found === 'string' && found ? [found] : []
+  }
+  return buildSamlResponse({
+    idpEntityId: idpEndpoints(deps.config.publicUrl, tenant.slug).entityId,
+    spEntityId: app.settings.entityId,
+    acsUrl: target.acsUrl,
+    inResponseTo: target.requestId,
+    nameId: nameIdOf(app, user),
+    nameIdFormat: NAMEID_FORMATS[app.settings.nameIdFormat],
+    sessionIndex: signIn.sessionId,
+    authnInstant: signIn.signedInAt,
+    mfa: signIn.amr.includes('mfa') || signIn.amr.includes('otp') || signIn.amr.includes('hwk'),
+    attributes: app.settings.attributes.map((a) => ({ name: a.name, values: value(a.from) })),
+    signResponse: app.settings.signResponse,
+    key,
+    now: deps.clock.now(),
+  })
+}
