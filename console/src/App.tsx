@@ -10,6 +10,7 @@ import { ApiResources } from './ApiResources.tsx'
 import { Applications } from './Applications.tsx'
 import { Audit } from './Audit.tsx'
 import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
+import { CaptchaUnsupported, signInCaptcha } from './captcha.ts'
 import { Groups } from './Groups.tsx'
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
@@ -232,7 +233,9 @@ function SignIn({ tenant, onSignedIn }: SignInProps) {
     setError('')
     const session: SessionClient = connect(slug.trim())
     try {
-      await session.login({ email, password, ...(askTotp ? { totpCode } : {}) })
+      // Each login call carries its own CAPTCHA answer where the workspace asks one.
+      const captchaToken = await signInCaptcha(slug.trim())
+      await session.login({ email, password, captchaToken, ...(askTotp ? { totpCode } : {}) })
       const me = await session.api.getMe()
       // An Admin, or a Member whose custom roles grant some administration permission.
       if (me.permissions.length === 0) {
@@ -246,7 +249,7 @@ function SignIn({ tenant, onSignedIn }: SignInProps) {
         setAskTotp(true)
         setError(askTotp ? describeError(e) : '')
       } else {
-        setError(describeError(e))
+        setError(e instanceof CaptchaUnsupported ? e.message : describeError(e))
       }
     } finally {
       setBusy(false)

@@ -1,9 +1,10 @@
 // Settings: every policy of the tenant in one form (PATCH tenant sends what changed), a
 // dry run of the drafted sign-in policies before they are saved (CONTRACT §21), and the
-// logo with a preview before it is uploaded.
+// logo with a preview before it is uploaded; the CAPTCHA (Captcha.tsx) is saved on its own.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { Captcha } from './Captcha.tsx'
 import { ErrorText } from './ui.tsx'
 
 type Tenant = Schemas['Tenant']
@@ -157,6 +158,7 @@ export function Settings() {
           Save settings
         </button>
       </form>
+      <Captcha tenant={tenant.data} />
       <Logo current={tenant.data.logoUrl} />
     </>
   )

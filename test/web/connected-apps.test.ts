@@ -90,7 +90,7 @@ describe('the account page, connected apps', () => {
     const text = textOf(page.html)
     assert.match(
       text,
-      /Connected apps .*Gadget Planner Connected \d{4}-\d\d-\d\d\. It can: Know who you are in this workspace See your email address Stay connected when you are not using it Read your notes \(Notes API\)/,
+      /Connected apps .*Gadget Planner Connected [A-Z][a-z]{2} \d{1,2}, \d{4}\. It can: Know who you are in this workspace See your email address Stay connected when you are not using it Read your notes \(Notes API\)/,
     )
     assert.ok(page.html.includes(`action="${revokePath(t, app.clientId)}"`), 'a Revoke form')
     assert.match(page.html, /aria-label="Revoke Gadget Planner">Revoke</)

@@ -28,6 +28,7 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/account/applications/:clientId/revoke': 'form',
   '/sign-in': 'form',
   '/sign-in/second-factor': 'form',
+  '/sign-in/new-password': 'form',
   '/sign-in/sso': 'form',
   '/sign-in/sso/second-factor': 'form',
   '/sign-in/code': 'form',

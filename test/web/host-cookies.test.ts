@@ -62,6 +62,9 @@ test('host cookies: on https every cookie the sign-in flows set is __Host- with 
   // The landing page, the sign-in page, a password sign-in, the account page, a sign-out.
   await step('GET', '/')
   await step('GET', `/t/${tenant.slug}/sign-in`)
+  // The language picker's choice, remembered (CONTRACT §20).
+  await step('GET', `/t/${tenant.slug}/sign-in?lang=de`)
+  await step('GET', `/t/${tenant.slug}/sign-in?lang=en`)
   const page = await c.get(`/t/${tenant.slug}/sign-in`)
   assert.equal(page.status, 200)
   const signedIn = await step('POST', `/t/${tenant.slug}/sign-in`, {
@@ -105,6 +108,7 @@ test('host cookies: on https every cookie the sign-in flows set is __Host- with 
     `__Host-ta_sso_flow_${tenant.slug}_${samlId}`,
     `__Host-ta_saml_${tenant.slug}_${samlId}`,
     `__Host-ta_idp_${tenant.slug}`,
+    `__Host-ta_lang_${tenant.slug}`,
   ]) {
     assert.ok(names.has(expected), `${expected} among ${[...names].join(', ')}`)
   }

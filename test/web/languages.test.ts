@@ -203,3 +203,79 @@ describe('an error page of a workspace', () => {
     assert.match(await english.text(), /<h1>This page does not take that request<\/h1>/)
   })
 })
+
+describe('right to left, regional fallback and the picker on every page', () => {
+  test('Arabic: <html lang="ar" dir="rtl">, the page in Arabic, a stylesheet of logical sides', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    const page = await c.get(`/t/${t.slug}/sign-in?lang=ar`)
+    assert.equal(htmlTag(page.html), '<html lang="ar" dir="rtl">')
+    assert.match(page.html, /<h1>تسجيل الدخول إلى /)
+    // The layout mirrors only if no rule names a physical side (CSS logical properties).
+    const css = await (await fetch(new URL('/assets/pages.css', server.url))).text()
+    assert.match(css, /inline-start/)
+    assert.doesNotMatch(
+      css,
+      /(?:margin|padding|border)-(?:left|right)\b|text-align:\s*(?:left|right)|float:\s*(?:left|right)|\b(?:left|right):/,
+    )
+  })
+
+  test('Accept-Language: pt and pt-PT fall back to pt-BR, zh to zh-CN; Japanese and Korean by name', async () => {
+    const t = await createTenant(server)
+    const c = new PageClient(server, randomIp())
+    for (const [header, locale] of [
+      ['pt', 'pt-BR'],
+      ['pt-PT, en;q=0.5', 'pt-BR'],
+      ['zh-TW', 'zh-CN'],
+      ['ja-JP', 'ja'],
+      ['ko', 'ko'],
+      ['it-CH', 'it'],
+      ['nl-BE', 'nl'],
+    ]) {
+      c.headers['accept-language'] = header
+      const page = await c.get(`/t/${t.slug}/sign-in`)
+      assert.equal(htmlTag(page.html), `<html lang="${locale}" dir="ltr">`, header)
+    }
+  })
+
+  test('every page has the picker: labelled, plain links, each language named in itself', async () => {
+    const t = await createTenant(server)
+    const user = await signup(server, t.slug)
+    const c = new PageClient(server, randomIp())
+    const pages: string[] = []
+    for (const path of ['sign-in', 'sign-up', 'sign-in/code', 'reset-password', 'invite']) {
+      pages.push((await c.get(`/t/${t.slug}/${path}?lang=ja`)).html)
+    }
+    await c.get(`/t/${t.slug}/sign-in`)
+    pages.push(
+      (await c.post(`/t/${t.slug}/sign-in`, { email: user.email, password: STRONG_PASSWORD })).html,
+    )
+    const names: Record<string, string> = {
+      en: 'English',
+      de: 'Deutsch',
+      fr: 'Français',
+      es: 'Español',
+      'pt-BR': 'Português (Brasil)',
+      it: 'Italiano',
+      nl: 'Nederlands',
+      ja: '日本語',
+      'zh-CN': '中文（中国）',
+      ko: '한국어',
+      ar: 'العربية',
+    }
+    for (const html of pages) {
+      assert.equal(htmlTag(html), '<html lang="ja" dir="ltr">')
+      const picker = /<nav class="languages" aria-label="言語">[\s\S]*?<\/nav>/.exec(html)?.[0]
+      assert.ok(picker, 'a picker labelled in the page’s language')
+      for (const [locale, name] of Object.entries(names)) {
+        assert.match(
+          picker,
+          new RegExp(
+            `lang="${locale}" hreflang="${locale}"[^>]*>${name.replace(/[()]/g, '\\$&')}</a>`,
+          ),
+        )
+      }
+      assert.match(picker, /lang="ja" hreflang="ja" aria-current="true">/)
+    }
+  })
+})

@@ -9,9 +9,11 @@
 // http://localhost:<its port>: the ACS is http on loopback, which a saml application admits.
 // Needs /usr/bin/chromium (skipped without it) and SimpleSAMLphp (fails without it).
 import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
 import { type TestContext, test } from 'node:test'
 import { auditRows } from '../db.ts'
-import { chromiumSkip } from '../fixtures/browser.ts'
+import { chromiumSkip, RESULT_SHOTS } from '../fixtures/browser.ts'
+import { visit } from '../fixtures/console.ts'
 import { signInOnSignInPage } from '../fixtures/oidc.ts'
 import { launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
 import { startSimpleSamlSp } from '../fixtures/simplesamlphp-sp.ts'
@@ -104,4 +106,15 @@ test('SAML IdP: SimpleSAMLphp as an SP signs a person in through the hosted page
     !seen.some((r) => r.url.includes('/saml/') && r.url.includes('/sso?')),
     'no AuthnRequest',
   )
+
+  // The hosted page that posts the response, held there (its post to the ACS answered 204 No Content) to be
+  // photographed and checked (axe, never wider than a phone) at 1280 and 390 px.
+  await s.page.route(s.sp.acsUrl, (route) => route.fulfill({ status: 204 }))
+  await s.page.goto(`${s.publicUrl}/v1/${s.tenant.slug}/saml-apps/${s.application.id}/start`, {
+    waitUntil: 'commit',
+  })
+  await s.page.getByRole('heading', { name: 'Signing you in to Team wiki' }).waitFor()
+  await s.page.getByRole('button', { name: 'Continue' }).waitFor()
+  mkdirSync(RESULT_SHOTS, { recursive: true })
+  await visit(s.page, 'hosted-saml-response')
 })

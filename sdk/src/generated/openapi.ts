@@ -6920,6 +6920,15 @@ export interface components {
       idpOauthEnabled: boolean
       passkeysEnabled: boolean
       requireVerifiedEmail: boolean
+      /** @description The CAPTCHA a client shows for the actions in `on` (CONTRACT §21): the provider and its public site key; null: none. */
+      captcha: {
+        /** @description `altcha`: proof of work served by this service (`GET captcha/challenge`), no third party; the others are verified at their siteverify endpoint. */
+        provider: 'altcha' | 'turnstile' | 'hcaptcha' | 'recaptcha'
+        /** @description null for altcha. */
+        siteKey: string | null
+        /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
+        on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+      } | null
     }
     /** @description A pending TOTP secret, to confirm with a code. */
     TotpEnrolment: {

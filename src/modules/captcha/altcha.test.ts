@@ -201,7 +201,10 @@ describe('ALTCHA', () => {
     assert.equal((await post(t.slug, 'signup', { email, password: STRONG_PASSWORD })).status, 200)
     assert.equal((await post(t.slug, 'login', { email, password: STRONG_PASSWORD })).status, 200)
     assert.equal((await post(t.slug, 'request-password-reset', { email })).status, 200)
+    const config = await server.request('GET', `/v1/${t.slug}/auth/config`)
+    assert.deepEqual(config.body.captcha, { provider: 'altcha', siteKey: null, on: ['login_code'] })
     const plain = await createTenant(server)
+    assert.equal((await server.request('GET', `/v1/${plain.slug}/auth/config`)).body.captcha, null)
     const none = await server.request('GET', `/v1/${plain.slug}/captcha/challenge`)
     expectError(none, 404, 'not_found')
     const off = await server.request(

@@ -84,6 +84,21 @@ export const CaptchaRecord = Type.Union(
 )
 export type CaptchaRecord = Static<typeof CaptchaRecord>
 
+export const PublicCaptcha = Type.Union(
+  [
+    Type.Object({
+      provider: Provider,
+      siteKey: Type.Union([Type.String(), Type.Null()], { description: 'null for altcha.' }),
+      on: Actions,
+    }),
+    Type.Null(),
+  ],
+  {
+    description:
+      'The CAPTCHA a client shows for the actions in `on` (CONTRACT §21): the provider and its public site key; null: none.',
+  },
+)
+
 export const CaptchaToken = Type.String({
   minLength: 1,
   maxLength: 8192,

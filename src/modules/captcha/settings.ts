@@ -51,6 +51,12 @@ export function presentCaptcha(row: CaptchaColumns): CaptchaRecord {
   }
 }
 
+/** What auth/config tells any client: the provider, its public site key, the actions. */
+export function publicCaptcha(row: CaptchaColumns) {
+  const captcha = captchaOf(row)
+  return captcha ? { provider: captcha.provider, siteKey: captcha.siteKey, on: captcha.on } : null
+}
+
 const invalid = (path: string, message: string): never =>
   fail('validation', { details: { issues: [{ path: `body.captcha.${path}`, message }] } })
 

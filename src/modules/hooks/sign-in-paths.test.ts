@@ -19,6 +19,7 @@ import {
   newAccount,
   roundTrip,
 } from '../../../test/fixtures/oauth.ts'
+import { passkeySignIn, registerPasskey } from '../../../test/fixtures/passkeys.ts'
 import {
   assertionXml,
   b64,
@@ -31,9 +32,11 @@ import { connectOidcIdp } from '../../../test/fixtures/sso-oidc.ts'
 import { receiver, verify } from '../../../test/fixtures/webhooks.ts'
 import {
   createTenant,
+  signup,
   startServer,
   type TenantFixture,
   type TestServer,
+  uniqueEmail,
 } from '../../../test/helpers.ts'
 import {
   type IdpAccount,
@@ -55,6 +58,12 @@ after(async () => {
 
 const hex = () => randomBytes(4).toString('hex')
 
+/** The custom_access_token hook's secret is shown once: the tests keep it by tenant. */
+const secrets = new Map<string, string>()
+async function claimsSecretOf(tenant: TenantFixture): Promise<string> {
+  return secrets.get(tenant.tenantId) ?? ''
+}
+
 function reply(body: unknown) {
   return (_n: number, res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'application/json' })
@@ -70,6 +79,7 @@ async function addHook(tenant: TenantFixture, event: string, url: string) {
     { token: tenant.admin.accessToken },
   )
   assert.equal(res.status, 200, JSON.stringify(res.body))
+  if (event === 'custom_access_token') secrets.set(tenant.tenantId, res.body.secret)
   return res.body.secret as string
 }
 
@@ -352,5 +362,37 @@ describe('the identity provider (SPEC idp)', () => {
     )
     assert.doesNotMatch(textOf(forged.html), /555/)
     assert.match(textOf(forged.html), /refused by the workspace/)
+  })
+})
+
+describe('passkeys', () => {
+  test('before_sign_in denies a passkey sign-in with the hook’s message (method passkey), no session; custom claims in its token', async (t: TestContext) => {
+    const tenant = await createTenant(server)
+    const member = await signup(server, tenant.slug, uniqueEmail('passkey'))
+    const { authenticator } = await registerPasskey(server, tenant.slug, member.accessToken)
+    const claims = await receiver(t, reply({ claims: { tier: 'silver' } }))
+    await addHook(tenant, 'custom_access_token', claims.url)
+    const allowed = await passkeySignIn(server, tenant.slug, authenticator)
+    assert.equal(allowed.status, 200, JSON.stringify(allowed.body))
+    assert.equal(claimsOf(allowed.body.accessToken).tier, 'silver')
+    assert.equal(verify(await claimsSecretOf(tenant), claims.received[0]).context.method, 'passkey')
+
+    const gate = await receiver(t, reply({ decision: 'deny', message: 'Passkeys paused.' }))
+    const secret = await addHook(tenant, 'before_sign_in', gate.url)
+    const mark = await auditMark(server, tenant.tenantId)
+    const before = await tenantSnapshot(server, tenant.tenantId, { audit: false })
+    const denied = await passkeySignIn(server, tenant.slug, authenticator)
+    expectError(denied, 403, 'hook_denied')
+    assert.equal(denied.body.message, 'Passkeys paused.')
+    const after = await tenantSnapshot(server, tenant.tenantId, { audit: false })
+    // The ceremony's challenge is spent; nothing else changed.
+    assert.deepEqual({ ...after, challenges: [] }, { ...before, challenges: [] })
+    assert.deepEqual(
+      (await auditSince(server, tenant.tenantId, mark)).map((e) => e.action),
+      ['HookDenied'],
+    )
+    const call = verify(secret, gate.received[0])
+    assert.equal(call.context.method, 'passkey')
+    assert.equal(call.user.id, member.user.id)
   })
 })

@@ -7,11 +7,11 @@
 // Call it after the change committed: the mailer sends in the background, so an alert
 // never delays or fails the request that caused it.
 import type { Config } from '../../config.ts'
+import { browserName } from '../../i18n/format.ts'
 import type { MessageKey, MessageValues } from '../../i18n/index.ts'
 import { mailDate, mailTranslator } from '../../i18n/mail.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { escapeHtml, type Mail, type Mailer } from '../../lib/mailer.ts'
-import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 
 /**
@@ -103,7 +103,7 @@ export function securityAlertMail(
     ...(alert.ip ? [t('mail.alert.ip', { ip: alert.ip })] : []),
     // The family only ("Firefox on Windows"): a raw User-Agent may hold long digit runs.
     ...(alert.userAgent
-      ? [t('mail.alert.browser', { browser: describeUserAgent(alert.userAgent) })]
+      ? [t('mail.alert.browser', { browser: browserName(t, alert.userAgent) })]
       : []),
     ...(alert.notes ?? []).map((note) => t(note.key, note.values)),
     '',

@@ -212,7 +212,12 @@ describe('GET auth/config', () => {
     const first = await server.request('GET', `/v1/${t.slug}/auth/config`)
     assert.equal(first.status, 200)
     // CONTRACT §9 adds passkeysEnabled and requireVerifiedEmail to auth/config.
-    const defaults = { idpOauthEnabled: false, passkeysEnabled: true, requireVerifiedEmail: false }
+    const defaults = {
+      idpOauthEnabled: false,
+      passkeysEnabled: true,
+      requireVerifiedEmail: false,
+      captcha: null,
+    }
     assert.deepEqual(first.body, { authPolicy: 'PasswordOnly', ...defaults })
     await setTenant(server, t.slug, { authPolicy: 'PasswordlessOnly' })
     const second = await server.request('GET', `/v1/${t.slug}/auth/config`)

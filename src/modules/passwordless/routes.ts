@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import { publicCaptcha } from '../captcha/settings.ts'
 import { AuthConfig, RequestLoginCodeBody, VerifyLoginCodeBody } from './schemas.ts'
 import { requestLoginCode, verifyLoginCode } from './service.ts'
 
@@ -25,6 +26,7 @@ export async function passwordlessRoutes(fastify: FastifyInstance, { deps }: { d
       idpOauthEnabled: request.tenant.idpOauthEnabled,
       passkeysEnabled: request.tenant.passkeysEnabled,
       requireVerifiedEmail: request.tenant.requireVerifiedEmail,
+      captcha: publicCaptcha(request.tenant),
     }),
   )
 

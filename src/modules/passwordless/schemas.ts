@@ -9,7 +9,7 @@ import {
   ref,
   SixDigits,
 } from '../../schemas.ts'
-import { CaptchaToken } from '../captcha/schemas.ts'
+import { CaptchaToken, PublicCaptcha } from '../captcha/schemas.ts'
 
 const AuthConfigComponent = Type.Object(
   {
@@ -17,6 +17,7 @@ const AuthConfigComponent = Type.Object(
     idpOauthEnabled: Type.Boolean(),
     passkeysEnabled: Type.Boolean(),
     requireVerifiedEmail: Type.Boolean(),
+    captcha: PublicCaptcha,
   },
   { $id: 'AuthConfig', description: 'How the workspace signs in.' },
 )

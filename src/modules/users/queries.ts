@@ -463,9 +463,12 @@ export async function hardDeleteUser(db: Handle, tenantId: string, userId: strin
  * A `users` row read by raw SQL (snake_case columns, as a single-statement query of
  * another module returns it), mapped by the schema's own column definitions.
  */
+// The users table's columns, listed once: every sign-in and refresh maps a row with them.
+const USER_COLUMNS = Object.entries(getTableColumns(users))
+
 export function userFromRow(row: Record<string, unknown>): User {
   const user: Record<string, unknown> = {}
-  for (const [key, column] of Object.entries(getTableColumns(users))) {
+  for (const [key, column] of USER_COLUMNS) {
     const value = row[column.name]
     user[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value)
   }

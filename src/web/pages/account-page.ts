@@ -3,8 +3,8 @@
 // account, each section a form that posts to its own path (account.ts). Drawn again with
 // the errors of a refused form, or with a notice after a done one.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { browserName, localDate, localDateTime } from '../../i18n/format.ts'
 import { localeName, type MessageKey, type Translate } from '../../i18n/index.ts'
-import { describeUserAgent } from '../../lib/user-agent.ts'
 import type { Pages } from '../context.ts'
 import { html, raw } from '../html.ts'
 import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
@@ -49,6 +49,13 @@ export const NOTES: Record<string, MessageKey> = {
  * pages then follow the browser). A locale the tenant no longer offers stays selectable
  * while it is the user's, so saving the form does not change it by accident.
  */
+/** A role's name: the built-in roles in the page's language, a tenant's own as it named it. */
+function roleName(t: Translate, role: string): string {
+  if (role === 'Admin') return t('role.admin')
+  if (role === 'Member') return t('role.member')
+  return role
+}
+
 function languageSection(
   action: string,
   csrf: string,
@@ -97,6 +104,7 @@ export async function accountPage(
   const sessions = live.items
   const csrf = pages.csrf(request, reply)
   const t = pages.t(request, reply)
+  const locale = pages.locale(request, reply)
   const apps = await connectedAppsSection(pages, request, connected.items as ConnectedApp[], csrf)
   const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
   // One Sign out, at the top beside the way to the console (for an admin, the workspace
@@ -117,8 +125,8 @@ ${errorSummary(state.errors, t)}
 <h2 id="profile-h">${t('account.profile')}</h2>
 <dl class="facts">
 <dt>${t('layout.emailLabel')}</dt><dd>${me.email} ${me.emailVerified ? html`<span class="tag ok">${t('account.verified')}</span>` : html`<span class="tag">${t('account.notVerified')}</span>`}</dd>
-<dt>${t('account.role')}</dt><dd>${me.role}</dd>
-<dt>${t('account.memberSince')}</dt><dd><time datetime="${me.createdAt}">${me.createdAt.slice(0, 10)}</time></dd>
+<dt>${t('account.role')}</dt><dd>${roleName(t, me.role)}</dd>
+<dt>${t('account.memberSince')}</dt><dd><time datetime="${me.createdAt}">${localDate(locale, me.createdAt)}</time></dd>
 </dl>
 ${!me.emailVerified && form(pages.url(request, 'account/verify'), csrf, html``, t('account.verifyEmail'))}
 </section>
@@ -181,8 +189,8 @@ ${form(
 <ul class="items">${sessions.map(
     (
       s,
-    ) => html`<li><span><strong>${describeUserAgent(s.userAgent)}</strong>${s.current ? html` <span class="tag ok">${t('account.thisDevice')}</span>` : ''}<br><span class="hint">${t('account.sessionSeen', { ip: s.ip ?? t('account.unknownAddress'), when: s.lastUsedAt.slice(0, 16).replace('T', ' ') })}</span></span>
-${s.current ? '' : html`<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="${t('account.endSessionLabel', { agent: describeUserAgent(s.userAgent), ip: s.ip ?? t('account.anUnknownAddress') })}">${t('account.endSession')}</button></form>`}</li>`,
+    ) => html`<li><span><strong>${browserName(t, s.userAgent)}</strong>${s.current ? html` <span class="tag ok">${t('account.thisDevice')}</span>` : ''}<br><span class="hint">${t('account.sessionSeen', { ip: s.ip ?? t('account.unknownAddress'), when: localDateTime(locale, s.lastUsedAt) })}</span></span>
+${s.current ? '' : html`<form method="post" action="${pages.url(request, `account/sessions/${s.id}/end`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="${t('account.endSessionLabel', { agent: browserName(t, s.userAgent), ip: s.ip ?? t('account.anUnknownAddress') })}">${t('account.endSession')}</button></form>`}</li>`,
   )}</ul>
 </section>
 ${
@@ -207,7 +215,7 @@ ${
     : html`<ul class="items passkeys">${passkeys.map(
         (
           p,
-        ) => html`<li><span><strong>${p.name}</strong><br><span class="hint">${p.lastUsedAt ? t('account.passkeyAddedUsed', { added: p.createdAt.slice(0, 10), used: p.lastUsedAt.slice(0, 10) }) : t('account.passkeyAdded', { added: p.createdAt.slice(0, 10) })}</span></span>
+        ) => html`<li><span><strong>${p.name}</strong><br><span class="hint">${p.lastUsedAt ? t('account.passkeyAddedUsed', { added: localDate(locale, p.createdAt), used: localDate(locale, p.lastUsedAt) }) : t('account.passkeyAdded', { added: localDate(locale, p.createdAt) })}</span></span>
 <form method="post" action="${pages.url(request, `account/passkeys/${p.id}/delete`)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" aria-label="${t('account.removePasskeyLabel', { name: p.name })}">${t('account.remove')}</button></form></li>`,
       )}</ul>`
 }

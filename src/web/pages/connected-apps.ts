@@ -2,7 +2,9 @@
 // has granted access to (GET me/applications), what each may do in the consent page's words,
 // and a Revoke form per application (DELETE me/applications/{clientId}) that comes back to
 // the account page with a notice.
+
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { localDate } from '../../i18n/format.ts'
 import { firstApiResources } from '../../modules/apiresources/service.ts'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
@@ -56,7 +58,7 @@ ${
 <ul class="items apps">${apps.map(
         (
           app,
-        ) => html`<li><span><strong>${app.name}</strong><br><span class="hint">${t('apps.connected', { date: app.grantedAt.slice(0, 10) })}</span>
+        ) => html`<li><span><strong>${app.name}</strong><br><span class="hint">${t('apps.connected', { date: localDate(pages.locale(request), app.grantedAt) })}</span>
 <ul class="app-scopes">${app.scopes.map((scope) => html`<li>${say(scope)}</li>`)}</ul></span>
 <form method="post" action="${action(app)}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger" aria-label="${t('apps.revokeLabel', { name: app.name })}">${t('apps.revoke')}</button></form></li>`,
       )}</ul>`

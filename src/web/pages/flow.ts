@@ -13,6 +13,7 @@ import { type Html, html, raw } from '../html.ts'
 import type { Form } from '../http.ts'
 import { codeField, type FormErrors } from '../layout.ts'
 import { keepDeviceToken } from '../session.ts'
+import { newPasswordPage } from './breached-password.ts'
 
 export type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 
@@ -36,14 +37,15 @@ export interface Pending {
  * the sign-in made (an authenticator set up on the way) are shown first; their button goes
  * on to the same place.
  */
-export function signedIn(
+export async function signedIn(
   pages: Pages,
   request: FastifyRequest,
   reply: FastifyReply,
   envelope: unknown,
   amr: string[],
   rest = 'account',
-): Promise<FastifyReply> | FastifyReply {
+  options: { password?: string } = {},
+): Promise<FastifyReply> {
   const env = envelope as TokenEnvelope & { recoveryCodes?: string[]; deviceToken?: string }
   const interaction = pages.startSession(request, reply, env, amr)
   // CONTRACT §21: the browser asked to be remembered after its second factor.
@@ -51,6 +53,14 @@ export function signedIn(
     keepDeviceToken(pages.ctx(request), reply, env.deviceToken, request.tenant.mfaRememberDays)
   }
   if (env.recoveryCodes) return recoveryCodesPage(pages, request, reply, env.recoveryCodes)
+  // CONTRACT §21: a password found in a breach corpus is changed before going on.
+  if (options.password !== undefined) {
+    const me = await pages.api(request, env.accessToken).getMe()
+    if (me.passwordBreached) {
+      const next = interaction ?? pages.url(request, rest)
+      return newPasswordPage(pages, request, reply, { password: options.password, next })
+    }
+  }
   return interaction
     ? pages.continueTo(request, reply, interaction)
     : pages.redirect(request, reply, rest)

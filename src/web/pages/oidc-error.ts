@@ -18,7 +18,8 @@ export function errorPage(db: Db, tenantId: string) {
     const t = await providerT(db, tenantId, ctx)
     const body = html`<h1>${t('oidcError.heading')}</h1>
 <div class="error-summary" role="alert">
-  <p>${out.error_description || t('oidcError.notAccepted')}</p>
+  <p>${t('oidcError.notAccepted')}</p>
+  ${out.error_description && html`<p lang="en">${out.error_description}</p>`}
 </div>
 <p>${t('oidcError.text')}</p>
 <p class="hint">${t('oidcError.code', { code: out.error ?? 'invalid_request' })}</p>`

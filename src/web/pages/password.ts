@@ -42,7 +42,7 @@ export function passwordSignInRoutes(app: FastifyInstance, pages: Pages): void {
       const envelope = await pages.api(request).login({
         body: { email, password, captchaToken, ...(deviceToken ? { deviceToken } : {}) },
       })
-      return signedIn(pages, request, reply, envelope, ['pwd'])
+      return signedIn(pages, request, reply, envelope, ['pwd'], 'account', { password })
     } catch (error) {
       if (error instanceof AuthServiceError && error.reason === 'mfa_required') {
         const methods = (error.details?.methods as string[] | undefined) ?? ['totp']

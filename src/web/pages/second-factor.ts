@@ -133,7 +133,9 @@ export function secondFactorRoutes(app: FastifyInstance, pages: Pages): void {
       // A recovery code is no one-time password of a device (RFC 8176 has no value for a
       // look-up secret): the second factor is reported by `mfa` alone.
       const amr = method === 'recovery' ? ['pwd', 'mfa'] : ['pwd', 'otp', 'mfa']
-      return signedIn(pages, request, reply, envelope, amr)
+      return signedIn(pages, request, reply, envelope, amr, 'account', {
+        password: pending.password,
+      })
     } catch (error) {
       const target =
         method === 'recovery' ? 'recoveryCode' : method === 'email' ? 'emailOtpCode' : 'totpCode'

@@ -1,6 +1,6 @@
 // The ways to sign in, one file per flow (as Ory's kratos-selfservice-ui-node has one per
 // flow): the sign-in page (sign-in-page.ts) and a password (password.ts), the second step
-// (second-factor.ts), an emailed code (login-code.ts), the identity provider
+// (second-factor.ts), a new password after a breached one (breached-password.ts), an emailed code (login-code.ts), the identity provider
 // (idp-sign-in.ts), SSO connections (sso-sign-in.ts), signing up (sign-up.ts), an invitation (invite.ts) and signing out
 // (sign-out.ts); passkeys (passkeys.ts) and getting back in (recovery.ts) register on their
 // own. Every sign-in ends in flow.ts `signedIn`, which goes back to the OpenID interaction
@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
+import { newPasswordRoutes } from './breached-password.ts'
 import { idpSignInRoutes } from './idp-sign-in.ts'
 import { invitationRoutes } from './invite.ts'
 import { loginCodeRoutes } from './login-code.ts'
@@ -27,6 +28,7 @@ export function signInRoutes(app: FastifyInstance, pages: Pages): void {
   csrfChecked(app, pages, (app) => {
     passwordSignInRoutes(app, pages)
     secondFactorRoutes(app, pages)
+    newPasswordRoutes(app, pages)
     loginCodeRoutes(app, pages)
     idpSignInRoutes(app, pages)
     ssoSignInRoutes(app, pages)
