@@ -45,7 +45,14 @@ export async function organizationInvitationRoutes(
       },
     },
     async (request) =>
-      createInvitation(deps, request.tenant, request.params.id, request.body, request.actor),
+      createInvitation(
+        deps,
+        request.tenant,
+        request.params.id,
+        request.body,
+        request.actor,
+        request.permissions,
+      ),
   )
 
   app.get(

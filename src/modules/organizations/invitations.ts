@@ -20,6 +20,7 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { findRolesByIds } from '../roles/members.ts'
+import type { Permission } from '../roles/permissions.ts'
 import { signup } from '../sessions/password.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -77,6 +78,7 @@ export async function createInvitation(
   organizationId: string,
   input: CreateInvitationBody,
   actor: Actor,
+  permissions: readonly Permission[],
 ): Promise<{ invitation: InvitationRecord; token: string }> {
   if (!isUuid(organizationId)) fail('not_found')
   const email = normalizeEmail(input.email)
@@ -89,7 +91,10 @@ export async function createInvitation(
     const organization = await store.lockOrganization(tx, tenant.id, organizationId)
     if (!organization) fail('not_found')
     const org = organization as store.Organization
-    const roles = await resolveOrganizationRoles(tx, tenant.id, input.roles ?? [], 'body.roles')
+    const roles = await resolveOrganizationRoles(tx, tenant.id, input.roles ?? [], 'body.roles', {
+      actor,
+      permissions,
+    })
     const replaced = await store.revokePendingInvitation(tx, tenant.id, org.id, email, now)
     const row = await store.insertInvitation(tx, {
       tenantId: tenant.id,

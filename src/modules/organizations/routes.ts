@@ -93,7 +93,13 @@ export async function organizationRoutes(fastify: FastifyInstance, { deps }: { d
       },
     },
     async (request) => ({
-      organization: await createOrganization(deps, request.tenant.id, request.body, request.actor),
+      organization: await createOrganization(
+        deps,
+        request.tenant.id,
+        request.body,
+        request.actor,
+        request.permissions,
+      ),
     }),
   )
 
@@ -146,6 +152,7 @@ export async function organizationRoutes(fastify: FastifyInstance, { deps }: { d
         request.params.id,
         request.body,
         request.actor,
+        request.permissions,
       ),
     }),
   )
@@ -216,6 +223,7 @@ export async function organizationRoutes(fastify: FastifyInstance, { deps }: { d
         request.params.userId,
         request.body.roles,
         request.actor,
+        request.permissions,
       ),
     }),
   )

@@ -14,6 +14,7 @@ import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { normalizeDomain } from '../federation/domains.ts'
 import { findRolesByIds, findRolesByName, type Role } from '../roles/members.ts'
 import type { Permission } from '../roles/permissions.ts'
+import { type Caller, refuseEscalation } from '../roles/service.ts'
 import { findUserById } from '../users/reads.ts'
 import * as store from './queries.ts'
 import {
@@ -65,6 +66,7 @@ export async function resolveOrganizationRoles(
   tenantId: string,
   names: readonly string[],
   path: string,
+  caller: Caller,
 ): Promise<Role[]> {
   const found = await findRolesByName(db, tenantId, [...names])
   const byName = new Map(
@@ -72,7 +74,13 @@ export async function resolveOrganizationRoles(
   )
   const unknown = names.findIndex((name) => !byName.has(name.toLowerCase()))
   if (unknown >= 0) invalid(`${path}.${unknown}`, `${names[unknown]} is no organization role`)
-  return [...byName.values()].sort((a, b) => a.nameNormalized.localeCompare(b.nameNormalized))
+  const roles = [...byName.values()].sort((a, b) =>
+    a.nameNormalized.localeCompare(b.nameNormalized),
+  )
+  // No escalation (CONTRACT §17): an organization token carries its roles' resource scopes,
+  // so a caller gives only roles whose every scope it holds itself.
+  await refuseEscalation(db, tenantId, caller, roles)
+  return roles
 }
 
 function checkDomains(domains: readonly string[]): string[] {
@@ -163,6 +171,7 @@ export async function createOrganization(
   tenantId: string,
   input: CreateOrganizationBody,
   actor: Actor,
+  permissions: readonly Permission[],
 ): Promise<OrganizationRecord> {
   const name = input.name.trim()
   if (name.length === 0) invalid('body.name', 'name must not be blank')
@@ -175,6 +184,7 @@ export async function createOrganization(
         tenantId,
         input.jit?.roles ?? [],
         'body.jit.roles',
+        { actor, permissions },
       )
       await store.lockTenantOrganizations(tx, tenantId)
       if ((await store.countOrganizations(tx, tenantId)) >= MAX_ORGANIZATIONS) {
@@ -231,6 +241,7 @@ export async function updateOrganization(
   id: string,
   input: PatchOrganizationBody,
   actor: Actor,
+  permissions: readonly Permission[],
 ): Promise<OrganizationRecord> {
   if (!isUuid(id)) fail('not_found')
   const name = input.name?.trim()
@@ -242,7 +253,10 @@ export async function updateOrganization(
       const locked = await store.lockOrganization(tx, tenantId, id)
       if (!locked) fail('not_found')
       const jitRoles = input.jit
-        ? await resolveOrganizationRoles(tx, tenantId, input.jit.roles, 'body.jit.roles')
+        ? await resolveOrganizationRoles(tx, tenantId, input.jit.roles, 'body.jit.roles', {
+            actor,
+            permissions,
+          })
         : undefined
       const fields = Object.keys(input).sort()
       const changes: Partial<store.NewOrganization> = { updatedAt: now }
@@ -380,6 +394,7 @@ export async function putMember(
   userId: string,
   roleNames: string[],
   actor: Actor,
+  permissions: readonly Permission[],
 ): Promise<MemberRecord> {
   if (!isUuid(id) || !isUuid(userId)) fail('not_found')
   const now = deps.clock.now()
@@ -388,7 +403,10 @@ export async function putMember(
     if (!organization) fail('not_found')
     const user = await findUserById(tx, tenantId, userId)
     if (!user) fail('not_found', { message: 'No such user in this workspace.' })
-    const roles = await resolveOrganizationRoles(tx, tenantId, roleNames, 'body.roles')
+    const roles = await resolveOrganizationRoles(tx, tenantId, roleNames, 'body.roles', {
+      actor,
+      permissions,
+    })
     const entries = await joinOrganization(
       tx,
       tenantId,
