@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { type TestContext, test } from 'node:test'
-import { auditRows } from '../db.ts'
+import { auditRows, setUser } from '../db.ts'
 import { chromiumSkip, RESULT_SHOTS } from '../fixtures/browser.ts'
 import { visit } from '../fixtures/console.ts'
 import { signInOnSignInPage } from '../fixtures/oidc.ts'
@@ -49,6 +49,8 @@ async function setup(t: TestContext) {
   assert.deepEqual(application.saml.acsUrls, [sp.acsUrl])
   assert.equal(application.saml.spCertificates.length, 1, 'the SP signs its requests')
   const user = await signup(server, tenant.slug, `ada-${Date.now()}@acme.example`)
+  // The IdP asserts only a verified address (CONTRACT §22; samlidp.test.ts shows the refusal).
+  await setUser(server, tenant.tenantId, user.user.id, { emailVerified: true })
   const browser = await launchChromium(t)
   const page = await (await browser.newContext()).newPage()
   return { server, publicUrl, tenant, sp, application, user, page }

@@ -26,7 +26,10 @@ test('organization roles: no escalation by resource scope on members, invitation
   await createApiResource(server, tenant.slug, admin, {
     name: 'Ledger API',
     identifier: LEDGER,
-    scopes: [{ name: 'ledger:read', roles: ['Member'] }, { name: 'ledger:admin', roles: ['Admin'] }],
+    scopes: [
+      { name: 'ledger:read', roles: ['Member'] },
+      { name: 'ledger:admin', roles: ['Admin'] },
+    ],
   })
   await ok('POST', '/roles', { name: 'Org managers', permissions: ['organizations:write'] })
   await ok('POST', '/roles', {

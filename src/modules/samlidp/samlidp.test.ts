@@ -35,7 +35,6 @@ const ACS = 'https://wiki.example.test/saml/acs'
 const SIGNED_SP = 'https://signed.example.test/sp'
 const SIGNED_ACS = 'https://signed.example.test/acs'
 let app: { id: string }
-let signedApp: { id: string }
 
 before(async (ctx) => {
   server = await startTestServer(ctx)
@@ -53,16 +52,15 @@ before(async (ctx) => {
       ],
     })
   ).body.application
-  signedApp = (
-    await createApp({
-      name: 'Signed',
-      type: 'saml',
-      entityId: SIGNED_SP,
-      acsUrls: [SIGNED_ACS],
-      spCertificates: [spKey.certificate],
-      signResponse: true,
-    })
-  ).body.application
+  const signed = await createApp({
+    name: 'Signed',
+    type: 'saml',
+    entityId: SIGNED_SP,
+    acsUrls: [SIGNED_ACS],
+    spCertificates: [spKey.certificate],
+    signResponse: true,
+  })
+  assert.equal(signed.status, 200, JSON.stringify(signed.body))
 })
 
 function createApp(body: unknown, token = t.admin.accessToken, slug = t.slug) {
@@ -138,6 +136,8 @@ async function idpCertificates(slug = t.slug): Promise<string[]> {
 /** A signed-in browser of the tenant (the hosted sign-in page). */
 async function signedInBrowser(who?: { email: string; password: string }) {
   const user = who ?? (await signup(server, t.slug))
+  // An address is asserted only once verified (the next test shows the refusal).
+  if (!who) await setUser(server, t.tenantId, user.user.id, { emailVerified: true })
   const browser = new PageClient(server, randomIp())
   await browser.get(`/t/${t.slug}/sign-in`)
   const page = await browser.post(`/t/${t.slug}/sign-in`, {
@@ -392,6 +392,7 @@ describe('the IdP', () => {
 
   test('a browser that is not signed in goes to the sign-in page and comes back; UserLogin names the samlApp', async () => {
     const user = await signup(server, t.slug)
+    await setUser(server, t.tenantId, user.user.id, { emailVerified: true })
     const browser = new PageClient(server, randomIp())
     const { id, xml } = authnRequest(SP)
     const signIn = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
@@ -545,5 +546,26 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
     )
     assert.match(page.url, new RegExp(`/t/${t.slug}/sign-in$`))
     assert.equal(postedForm(page.html).samlResponse, undefined)
+  })
+
+  test('an unverified address is never asserted: a page asks to verify it, nothing is posted to the SP', async () => {
+    const user = await signup(server, t.slug)
+    const browser = new PageClient(server, randomIp())
+    await browser.get(`/t/${t.slug}/sign-in`)
+    const signedIn = await browser.post(`/t/${t.slug}/sign-in`, {
+      email: user.email,
+      password: user.password,
+    })
+    assert.match(signedIn.url, /\/account$/)
+    const { xml } = authnRequest(SP)
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.equal(page.status, 403, page.html)
+    assert.equal(postedForm(page.html).samlResponse, undefined)
+    assert.doesNotMatch(page.html, /SAMLResponse/)
+    // Verified, the same browser gets its response.
+    await setUser(server, t.tenantId, user.user.id, { emailVerified: true })
+    const again = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(authnRequest(SP).xml)}`)
+    assert.equal(again.status, 200, again.html)
+    assert.ok(postedForm(again.html).samlResponse)
   })
 })

@@ -99,6 +99,14 @@ function nameIdOf(app: SamlApp, user: { id: string; email: string }): string {
   }
 }
 
+/** Whether the application is told the user's address: its NameID or an attribute. */
+function assertsEmail(app: SamlApp): boolean {
+  return (
+    app.settings.nameIdFormat === 'emailAddress' ||
+    app.settings.attributes.some((a) => a.from === 'email')
+  )
+}
+
 export interface SignedInUser {
   userId: string
   sessionId: string
@@ -116,9 +124,13 @@ export async function samlResponseFor(
   app: SamlApp,
   signIn: SignedInUser,
   target: { acsUrl: string; requestId?: string },
-): Promise<string | undefined> {
+): Promise<string | 'email_not_verified' | undefined> {
   const user = await userById(deps, tenant.id, signIn.userId)
   if (user?.status !== 'Active') return undefined
+  // SAML has no email_verified: an SP takes the NameID and the mail attribute as the
+  // address's owner, so an address nobody confirmed is never asserted (an account at the SP
+  // could otherwise be taken by signing up here with its address).
+  if (!user.emailVerified && assertsEmail(app)) return 'email_not_verified'
   const [key] = samlSigningKeys(deps.config.oidcSigningKeys, tenant.id)
   if (!key) return undefined
   const wantsRoles = app.settings.attributes.some((a) => a.from === 'roles')

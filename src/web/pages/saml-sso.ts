@@ -65,6 +65,18 @@ export function samlSsoRoutes(app: FastifyInstance, pages: Pages): void {
       requestId: pending.requestId,
     })
     if (!samlResponse) return stale(request, reply)
+    if (samlResponse === 'email_not_verified') {
+      const t = pages.t(request, reply)
+      return pages.send(
+        request,
+        reply,
+        t('verify.title'),
+        html`<h1>${t('verify.heading')}</h1>
+<p>${t('saml.verifyFirst', { name: app.name })}</p>
+<p><a class="button" href="${pages.url(request, 'account')}">${t('orgInvite.continue')}</a></p>`,
+        { status: 403 },
+      )
+    }
     forgetInteraction(ctx, reply)
     markProviderSignIn(ctx, reply, signIn.sessionId)
     spendSamlSignIn(deps, request, reply, tenant, uid, now)
