@@ -21,6 +21,15 @@ const REFUSALS: Record<string, MessageKey> = {
   mfa_required: 'sso.refusal.mfa_required',
   email_taken: 'sso.refusal.email_taken',
   unconfirmed_account: 'sso.refusal.unconfirmed_account',
+  // The SAML IdP's refusals of a service provider's request (modules/samlidp/routes.ts).
+  saml_malformed: 'sso.refusal.saml_malformed',
+  saml_unknown_sp: 'sso.refusal.saml_unknown_sp',
+  saml_acs_unregistered: 'sso.refusal.saml_acs_unregistered',
+  saml_request_unsigned: 'sso.refusal.saml_request_unsigned',
+  saml_bad_signature: 'sso.refusal.saml_bad_signature',
+  saml_binding_unsupported: 'sso.refusal.saml_binding_unsupported',
+  not_found: 'sso.refusal.not_found',
+  saml_unavailable: 'sso.refusal.saml_unavailable',
 }
 
 export function ssoPages(deps: { config: Config; cipher: FieldCipher; db: Db }): SsoPages {

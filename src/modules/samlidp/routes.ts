@@ -20,19 +20,6 @@ import { checkAuthnRequest, MAX_RELAY_STATE, samlAppById } from './service.ts'
 /** A POSTed AuthnRequest is a few KiB of base64; the form is refused well above that. */
 const SSO_BODY_LIMIT = 128 * 1024
 
-const WORDS: Record<string, string> = {
-  saml_malformed: 'The application sent a sign-in request that could not be read.',
-  saml_unknown_sp: 'This application is not registered with this workspace.',
-  saml_acs_unregistered:
-    'The application asked to receive the sign-in at an address it has not registered.',
-  saml_request_unsigned: 'The application’s sign-in request must be signed, and it was not.',
-  saml_bad_signature: 'The signature of the application’s sign-in request is not valid.',
-  saml_binding_unsupported:
-    'The application asked for a way of answering this workspace does not offer.',
-  not_found: 'There is no such application.',
-  saml_unavailable: 'This workspace has no SAML signing key.',
-}
-
 export async function samlIdpRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   // SAML Bindings §3.5: an AuthnRequest posted as a form; this plugin's routes alone read it.
   app.addContentTypeParser(
@@ -52,7 +39,7 @@ export async function samlIdpRoutes(app: FastifyInstance, { deps }: { deps: Deps
     status: number,
   ) => {
     deps.ssoPages.headers(reply, { authorization: false })
-    const markup = await deps.ssoPages.refusal(request, request.tenant, reason, WORDS[reason])
+    const markup = await deps.ssoPages.refusal(request, request.tenant, reason)
     return reply.code(status).type('text/html; charset=utf-8').send(markup)
   }
 

@@ -568,4 +568,18 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
     assert.equal(again.status, 200, again.html)
     assert.ok(postedForm(again.html).samlResponse)
   })
+
+  test('a refusal is said in the page’s language (the catalogue, never English inline)', async () => {
+    const res = await fetch(`${server.url}/saml/${t.slug}/sso`, {
+      headers: { 'accept-language': 'de' },
+    })
+    assert.equal(res.status, 400)
+    const html = await res.text()
+    assert.match(html, /<html lang="de"/)
+    assert.match(
+      html,
+      /Die Anwendung hat eine Anmeldeanfrage gesendet, die nicht gelesen werden konnte\./,
+    )
+    assert.doesNotMatch(html, /could not be read/)
+  })
 })
