@@ -5,7 +5,7 @@
 // rows go with the user row (ON DELETE CASCADE) or with the soft delete (deleteMembershipsOf).
 import type { Handle } from '../../db/client.ts'
 import { afterRow } from '../../db/keyset.ts'
-import { and, asc, eq, gt, inArray, isNull, sql } from '../../db/orm.ts'
+import { and, asc, eq, gt, inArray, isNull, type SQL, sql } from '../../db/orm.ts'
 import {
   organizationDomains,
   organizationInvitations,
@@ -288,6 +288,20 @@ export async function deleteMembershipsOf(db: Handle, tenantId: string, userId: 
   return rows.map((r) => r.organizationId)
 }
 
+/** A member's role assignment joined to the role it names. */
+const heldRole = and(
+  eq(roles.tenantId, organizationMemberRoles.tenantId),
+  eq(roles.id, organizationMemberRoles.roleId),
+)
+
+/** Role assignments of one organization of the tenant, for the members `who` names. */
+const inOrganization = (tenantId: string, organizationId: string, who: SQL | undefined) =>
+  and(
+    eq(organizationMemberRoles.tenantId, tenantId),
+    eq(organizationMemberRoles.organizationId, organizationId),
+    who,
+  )
+
 /** The organization roles of the members `userIds`, by user, sorted by name. */
 export async function memberRoles(
   db: Handle,
@@ -300,19 +314,9 @@ export async function memberRoles(
   const rows = await db
     .select({ userId: organizationMemberRoles.userId, name: roles.name })
     .from(organizationMemberRoles)
-    .innerJoin(
-      roles,
-      and(
-        eq(roles.tenantId, organizationMemberRoles.tenantId),
-        eq(roles.id, organizationMemberRoles.roleId),
-      ),
-    )
+    .innerJoin(roles, heldRole)
     .where(
-      and(
-        eq(organizationMemberRoles.tenantId, tenantId),
-        eq(organizationMemberRoles.organizationId, organizationId),
-        inArray(organizationMemberRoles.userId, userIds),
-      ),
+      inOrganization(tenantId, organizationId, inArray(organizationMemberRoles.userId, userIds)),
     )
     .orderBy(asc(roles.nameNormalized))
   for (const row of rows) found.get(row.userId)?.push(row.name)
@@ -329,20 +333,8 @@ export async function memberRoleRows(
   const rows = await db
     .select({ role: roles })
     .from(organizationMemberRoles)
-    .innerJoin(
-      roles,
-      and(
-        eq(roles.tenantId, organizationMemberRoles.tenantId),
-        eq(roles.id, organizationMemberRoles.roleId),
-      ),
-    )
-    .where(
-      and(
-        eq(organizationMemberRoles.tenantId, tenantId),
-        eq(organizationMemberRoles.organizationId, organizationId),
-        eq(organizationMemberRoles.userId, userId),
-      ),
-    )
+    .innerJoin(roles, heldRole)
+    .where(inOrganization(tenantId, organizationId, eq(organizationMemberRoles.userId, userId)))
     .orderBy(asc(roles.nameNormalized))
   return rows.map((r) => r.role)
 }
@@ -357,13 +349,7 @@ export async function replaceMemberRoles(
 ): Promise<void> {
   await db
     .delete(organizationMemberRoles)
-    .where(
-      and(
-        eq(organizationMemberRoles.tenantId, tenantId),
-        eq(organizationMemberRoles.organizationId, organizationId),
-        eq(organizationMemberRoles.userId, userId),
-      ),
-    )
+    .where(inOrganization(tenantId, organizationId, eq(organizationMemberRoles.userId, userId)))
   if (roleIds.length === 0) return
   await db
     .insert(organizationMemberRoles)
