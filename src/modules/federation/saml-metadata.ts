@@ -35,7 +35,35 @@ export function certificatePem(base64: string): string {
  */
 export function parseIdpMetadata(xml: string): IdpMetadata {
   if (xml.length > MAX_METADATA_CHARS) throw new MetadataError('metadata is too large')
-  if (/<!DOCTYPE/i.test(xml)) throw new MetadataError('metadata must not have a DOCTYPE')
+  const { descriptor: idp, entityId: idpEntityId } = metadataDescriptor(
+    xml,
+    'IDPSSODescriptor',
+    (message) => {
+      throw new MetadataError(message)
+    },
+  )
+
+  const services = children(idp, 'SingleSignOnService')
+  const redirect = services.find((s) => s.getAttribute('Binding') === REDIRECT)
+  const idpSsoUrl = redirect?.getAttribute('Location')?.trim() ?? ''
+  if (!idpSsoUrl) throw new MetadataError('no SingleSignOnService with the HTTP-Redirect binding')
+
+  const idpCertificates = signingCertificates(idp)
+  if (idpCertificates.length === 0) throw new MetadataError('no signing certificate')
+  return { idpEntityId, idpSsoUrl, idpCertificates }
+}
+
+/**
+ * The `role` descriptor (IDPSSODescriptor or SPSSODescriptor) of a metadata document, and
+ * its EntityDescriptor's entityID: no DOCTYPE (so no entity expansion), well-formed, the
+ * descriptor inside an EntityDescriptor. `refuse` throws the caller's error with the reason.
+ */
+export function metadataDescriptor(
+  xml: string,
+  role: 'IDPSSODescriptor' | 'SPSSODescriptor',
+  refuse: (message: string) => never,
+): { descriptor: Element; entityId: string } {
+  if (/<!DOCTYPE/i.test(xml)) refuse('metadata must not have a DOCTYPE')
   const problems: string[] = []
   const document = new DOMParser({
     errorHandler: {
@@ -44,43 +72,36 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
       fatalError: (message: string) => problems.push(message),
     },
   }).parseFromString(xml, 'application/xml')
-  if (problems.length > 0 || !document?.documentElement) {
-    throw new MetadataError('metadata is not well-formed XML')
-  }
-  const idp = first(document.getElementsByTagNameNS(MD, 'IDPSSODescriptor'))
-  if (!idp) throw new MetadataError('metadata has no IDPSSODescriptor')
-  const entity = idp.parentNode as Element | null
+  if (problems.length > 0 || !document?.documentElement) refuse('metadata is not well-formed XML')
+  const found = document.getElementsByTagNameNS(MD, role)
+  const descriptor = found.length > 0 ? found.item(0) : null
+  if (!descriptor) return refuse(`metadata has no ${role}`)
+  const entity = descriptor.parentNode as Element | null
   if (!entity || entity.namespaceURI !== MD || entity.localName !== 'EntityDescriptor') {
-    throw new MetadataError('the IDPSSODescriptor is not inside an EntityDescriptor')
+    refuse(`the ${role} is not inside an EntityDescriptor`)
   }
-  const idpEntityId = entity.getAttribute('entityID')?.trim() ?? ''
-  if (!idpEntityId) throw new MetadataError('the EntityDescriptor has no entityID')
+  const entityId = entity.getAttribute('entityID')?.trim() ?? ''
+  if (!entityId) refuse('the EntityDescriptor has no entityID')
+  return { descriptor, entityId }
+}
 
-  const services = children(idp, 'SingleSignOnService')
-  const redirect = services.find((s) => s.getAttribute('Binding') === REDIRECT)
-  const idpSsoUrl = redirect?.getAttribute('Location')?.trim() ?? ''
-  if (!idpSsoUrl) throw new MetadataError('no SingleSignOnService with the HTTP-Redirect binding')
-
-  const idpCertificates: string[] = []
-  for (const key of children(idp, 'KeyDescriptor')) {
+/** The signing certificates (KeyDescriptors with use="signing" or no use) as PEM, each once. */
+export function signingCertificates(descriptor: Element): string[] {
+  const pems: string[] = []
+  for (const key of children(descriptor, 'KeyDescriptor')) {
     const use = key.getAttribute('use')
     if (use && use !== 'signing') continue
     const found = key.getElementsByTagNameNS(DS, 'X509Certificate')
     for (let i = 0; i < found.length; i++) {
       const text = found.item(i)?.textContent?.replace(/\s+/g, '') ?? ''
-      if (text) idpCertificates.push(certificatePem(text))
+      if (text) pems.push(certificatePem(text))
     }
   }
-  if (idpCertificates.length === 0) throw new MetadataError('no signing certificate')
-  return { idpEntityId, idpSsoUrl, idpCertificates: [...new Set(idpCertificates)] }
-}
-
-function first(list: { length: number; item(i: number): Element | null }): Element | undefined {
-  return list.length > 0 ? (list.item(0) ?? undefined) : undefined
+  return [...new Set(pems)]
 }
 
 /** The element's own children in the metadata namespace named `name`. */
-function children(parent: Element, name: string): Element[] {
+export function children(parent: Element, name: string): Element[] {
   const found: Element[] = []
   for (let node = parent.firstChild; node; node = node.nextSibling) {
     const element = node as Element
