@@ -28,19 +28,22 @@ ${field({ name: 'password', label: t('invite.password'), type: 'password', autoc
   return pages.send(request, reply, t('invite.title'), body, { status: state.status })
 }
 
+/** An invitation link without its token (cut off by a mail client): 400, say so. */
+export function incompleteLink(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
+  const t = pages.t(request, reply)
+  return pages.send(
+    request,
+    reply,
+    t('invite.incompleteTitle'),
+    html`<h1>${t('invite.incompleteHeading')}</h1><p>${t('invite.incompleteText')}</p>`,
+    { status: 400 },
+  )
+}
+
 export function invitationRoutes(app: FastifyInstance, pages: Pages): void {
   app.get('/invite', async (request: Req, reply) => {
     const token = typeof request.query.token === 'string' ? request.query.token : ''
-    if (!token) {
-      const t = pages.t(request, reply)
-      return pages.send(
-        request,
-        reply,
-        t('invite.incompleteTitle'),
-        html`<h1>${t('invite.incompleteHeading')}</h1><p>${t('invite.incompleteText')}</p>`,
-        { status: 400 },
-      )
-    }
+    if (!token) return incompleteLink(pages, request, reply)
     return invitePage(pages, request, reply, token)
   })
 

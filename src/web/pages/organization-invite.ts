@@ -9,6 +9,7 @@ import { formText } from '../http.ts'
 import { errorSummary, type FormErrors, field, form, hidden } from '../layout.ts'
 import { formErrors } from '../messages.ts'
 import { type Req, signedIn, statusOf } from './flow.ts'
+import { incompleteLink } from './invite.ts'
 
 const PATH = 'organization-invite'
 
@@ -59,16 +60,7 @@ ${verify ? html`<p>${t('orgInvite.verifyText')}</p>` : html``}
 export function organizationInvitationRoutes(app: FastifyInstance, pages: Pages): void {
   app.get(`/${PATH}`, async (request: Req, reply) => {
     const token = typeof request.query.token === 'string' ? request.query.token : ''
-    if (!token) {
-      const t = pages.t(request, reply)
-      return pages.send(
-        request,
-        reply,
-        t('invite.incompleteTitle'),
-        html`<h1>${t('invite.incompleteHeading')}</h1><p>${t('invite.incompleteText')}</p>`,
-        { status: 400 },
-      )
-    }
+    if (!token) return incompleteLink(pages, request, reply)
     return invitationPage(pages, request, reply, token)
   })
 
