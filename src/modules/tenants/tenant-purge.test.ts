@@ -27,6 +27,7 @@ import {
   emailConflicts,
   oauthStates,
   oidcModels,
+  rememberedDevices,
   ssoIdentities,
   ssoSamlAssertions,
   tenants,
@@ -189,6 +190,38 @@ async function populated(): Promise<TenantFixture> {
     connectionId,
     assertionId: randomToken(),
     expiresAt: soon,
+  })
+  // A remembered device (CONTRACT §21), a mail template (§20) and an organization with a
+  // JIT domain, the user a member holding an organization role, and an invitation (§18).
+  await server.deps.db.insert(rememberedDevices).values({
+    tenantId: t.tenantId,
+    tokenHash: randomToken(),
+    userId: u.userId,
+    createdAt: now,
+    expiresAt: soon,
+  })
+  const admin = { token: t.admin.accessToken }
+  const ok = async (method: string, path: string, body: unknown) => {
+    const res = await server.request(method, `/v1/${t.slug}/${path}`, body, admin)
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    return res.body
+  }
+  await ok('PUT', 'email-templates/login_code/en', {
+    subject: 'Your code',
+    text: 'Your code is {{code}}.',
+  })
+  await ok('POST', 'roles', { name: 'Org member', kind: 'organization' })
+  const { organization } = await ok('POST', 'organizations', {
+    name: 'Acme',
+    jit: { emailDomains: [`o${crypto.randomUUID().slice(0, 8)}.example.com`], roles: [] },
+  })
+  await ok('PUT', `organizations/${organization.id}/members/${u.userId}`, {
+    roles: ['Org member'],
+  })
+  await ok('POST', `organizations/${organization.id}/invitations`, {
+    email: uniqueEmail('org-invitee'),
+    roles: [],
+    sendEmail: false,
   })
   return t
 }
