@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { browserName, localDate, localDateTime } from '../../i18n/format.ts'
 import { localeName, type MessageKey, type Translate } from '../../i18n/index.ts'
+import { isAdminRole, MEMBER_ROLE } from '../../modules/roles/permissions.ts'
 import type { Pages } from '../context.ts'
 import { html, raw } from '../html.ts'
 import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
@@ -51,8 +52,8 @@ export const NOTES: Record<string, MessageKey> = {
  */
 /** A role's name: the built-in roles in the page's language, a tenant's own as it named it. */
 function roleName(t: Translate, role: string): string {
-  if (role === 'Admin') return t('role.admin')
-  if (role === 'Member') return t('role.member')
+  if (isAdminRole(role)) return t('role.admin')
+  if (role === MEMBER_ROLE) return t('role.member')
   return role
 }
 
