@@ -305,6 +305,38 @@ test('sso: an email outside the connection’s domains, jitProvisioning off, a d
   assert.equal((await new PageClient(server).once('GET', `/t/${t.slug}/sso/${id}`)).status, 404)
 })
 
+test('sso: deleting a connection deletes the identities linked through it, and only those; their users stay', async () => {
+  const t = await createTenant(server)
+  const goneDomain = `g-${hex()}.example.com`
+  const keptDomain = `k-${hex()}.example.com`
+  const gone = await connect(t, idpA, 'Going', [goneDomain])
+  const kept = await connect(t, idpB, 'Staying', [keptDomain])
+  const who = account(goneDomain)
+  const stays = account(keptDomain)
+  assert.equal((await ssoSignIn(new PageClient(server), t, idpA, who)).callback.status, 303)
+  assert.equal((await ssoSignIn(new PageClient(server), t, idpB, stays)).callback.status, 303)
+  const linksOf = (connectionId: string) =>
+    server.deps.db
+      .select()
+      .from(ssoIdentities)
+      .where(
+        and(eq(ssoIdentities.tenantId, t.tenantId), eq(ssoIdentities.connectionId, connectionId)),
+      )
+  assert.equal((await linksOf(gone)).length, 1)
+  const deleted = await server.request(
+    'DELETE',
+    `/v1/${t.slug}/sso-connections/${gone}`,
+    undefined,
+    {
+      token: t.admin.accessToken,
+    },
+  )
+  assert.equal(deleted.status, 200, JSON.stringify(deleted.body))
+  assert.deepEqual(await linksOf(gone), [])
+  assert.equal((await linksOf(kept)).length, 1)
+  assert.equal((await userByEmail(server, t.tenantId, who.email ?? ''))?.status, 'Active')
+})
+
 test('sso: an enforced domain routes the sign-in form to its connection, and its users’ password, code and passkey sign-ins answer 403 sso_required (Admins excepted)', async () => {
   const t = await createTenant(server)
   const policy = await server.request(

@@ -1,6 +1,7 @@
 // POST me/export (CONTRACT §9): everything held about the signed-in user, no secret, the
 // user's events only, audited, rate-limited, user tokens only.
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { before, test } from 'node:test'
 import { auditMark, auditSince, unchanged } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
@@ -15,7 +16,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
-import { auditEvents } from '../../db/schema.ts'
+import { auditEvents, ssoIdentities } from '../../db/schema.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { EXPORT_EVENT_CAP } from './export.ts'
 
@@ -125,6 +126,83 @@ test('export: the user, its sessions, identities, passkeys, recovery codes left 
     assert.equal(e.actorType, 'user')
     assert.equal(e.actorId, u.userId)
   }
+})
+
+test("export: an identity at an SSO connection names its connection and the issuer (OIDC) or entity id (SAML) of its IdP, after the identity provider's (CONTRACT §12)", async () => {
+  const u = await richUser(server, t.slug, t.tenantId)
+  const connection = async (body: Record<string, unknown>) => {
+    const res = await server.request(
+      'POST',
+      `/v1/${t.slug}/sso-connections`,
+      { domains: [`${crypto.randomUUID()}.example.com`], ...body },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    return res.body.connection.id as string
+  }
+  const oidc = await connection({
+    name: 'Okta',
+    type: 'oidc',
+    oidc: { issuer: 'https://corp.okta.example.com', clientId: 'abc', clientSecret: 'sekrit' },
+  })
+  const certificate = readFileSync(
+    new URL('../../../test/fixtures/sso/idp-signing.pem', import.meta.url),
+    'utf8',
+  )
+  const saml = await connection({
+    name: 'Entra',
+    type: 'saml',
+    saml: {
+      idpEntityId: 'https://sts.example.net/abc/',
+      idpSsoUrl: 'https://login.example.net/abc/saml2',
+      idpCertificates: [certificate.trim()],
+    },
+  })
+  // Stored as an SSO sign-in links them (federation/sso-signin.ts), the SAML one first.
+  const now = server.clock.now()
+  const later = new Date(now.getTime() + 1000)
+  await server.deps.db.insert(ssoIdentities).values([
+    {
+      tenantId: t.tenantId,
+      connectionId: saml,
+      subject: 'name-id-1',
+      userId: u.userId,
+      email: u.email,
+      createdAt: now,
+    },
+    {
+      tenantId: t.tenantId,
+      connectionId: oidc,
+      subject: 'sub-1',
+      userId: u.userId,
+      email: null,
+      createdAt: later,
+    },
+  ])
+  const res = await exportData(u.accessToken)
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.deepEqual(res.body.identities, [
+    {
+      issuer: 'https://idp.example',
+      subject: `sub-${u.userId}`,
+      email: u.email,
+      createdAt: res.body.identities[0].createdAt,
+    },
+    {
+      issuer: 'https://sts.example.net/abc/',
+      connectionId: saml,
+      subject: 'name-id-1',
+      email: u.email,
+      createdAt: now.toISOString(),
+    },
+    {
+      issuer: 'https://corp.okta.example.com',
+      connectionId: oidc,
+      subject: 'sub-1',
+      email: null,
+      createdAt: later.toISOString(),
+    },
+  ])
 })
 
 test('export: no hash, secret, token or code of the user leaves the service', async () => {
