@@ -1,26 +1,24 @@
 // Migration 0002 (CONTRACT §8, emails in NFC): rows written before the rule, in NFD, are
 // rewritten to NFC; live accounts whose addresses become one are reported in
-// email_conflicts and left as they were, never merged. The migration's own statements run
-// here against rows written the old way.
+// email_conflicts and left as they were, never merged. The migration runs here on a
+// database brought to 0001, against rows written the old way (its tables as they were then:
+// idp_identities went in 0027).
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
-import { and, eq, sql } from '../src/db/orm.ts'
-import { emailConflicts, invites, users } from '../src/db/schema.ts'
-import { createTenant, startServer, type TenantFixture, type TestServer } from './helpers.ts'
+import type { PGlite } from '@electric-sql/pglite'
+import { databaseBefore } from './fixtures/migrations.ts'
 
-const MIGRATION = new URL('../src/db/migrations/0002_email-nfc.sql', import.meta.url)
-
-let server: TestServer
-let t: TenantFixture
+let db: PGlite
+let migrate: () => Promise<void>
+const tenantId = crypto.randomUUID()
 before(async () => {
-  server = await startServer()
-  t = await createTenant(server)
+  ;({ db, migrate } = await databaseBefore('0002_email-nfc'))
+  await db.query(
+    `INSERT INTO tenants (id, slug, name, created_at, updated_at) VALUES ($1, 'acme', 'Acme', now(), now())`,
+    [tenantId],
+  )
 })
-after(async () => {
-  await server.deps.db.delete(emailConflicts).where(eq(emailConflicts.tenantId, t.tenantId))
-  await server.close()
-})
+after(() => db.close())
 
 const tag = Math.random().toString(36).slice(2, 8)
 const nfd = (local: string) => `${local}-${tag}@example.com`.normalize('NFD')
@@ -28,26 +26,20 @@ const nfd = (local: string) => `${local}-${tag}@example.com`.normalize('NFD')
 async function insertUser(email: string, deleted = false): Promise<string> {
   const id = crypto.randomUUID()
   const now = new Date()
-  await server.deps.db.insert(users).values({
-    tenantId: t.tenantId,
-    id,
-    email,
-    emailNormalized: email.toLowerCase(),
-    status: 'Active',
-    role: 'Member',
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: deleted ? now : null,
-  })
+  await db.query(
+    `INSERT INTO users (tenant_id, id, email, email_normalized, status, role, created_at, updated_at, deleted_at)
+     VALUES ($1, $2, $3, $4, 'Active', 'Member', $5, $5, $6)`,
+    [tenantId, id, email, email.toLowerCase(), now, deleted ? now : null],
+  )
   return id
 }
 
 async function user(id: string) {
-  const [row] = await server.deps.db
-    .select({ email: users.email, normalized: users.emailNormalized })
-    .from(users)
-    .where(and(eq(users.tenantId, t.tenantId), eq(users.id, id)))
-  return row
+  const { rows } = await db.query<{ email: string; normalized: string }>(
+    'SELECT email, email_normalized AS normalized FROM users WHERE tenant_id = $1 AND id = $2',
+    [tenantId, id],
+  )
+  return rows[0]
 }
 
 test('NFD rows become NFC; colliding live accounts are reported and left alone', async () => {
@@ -61,27 +53,33 @@ test('NFD rows become NFC; colliding live accounts are reported and left alone',
   const deletedTwin = await insertUser(nfd('j\u00f6rg'), true)
   const inviteId = crypto.randomUUID()
   const now = new Date()
-  await server.deps.db.insert(invites).values({
-    tenantId: t.tenantId,
-    id: inviteId,
-    email: nfd('Andr\u00e9'),
-    emailNormalized: nfd('andr\u00e9'),
-    role: 'Member',
-    tokenHash: `hash-${inviteId}`,
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + 86_400_000),
-  })
+  await db.query(
+    `INSERT INTO invites (tenant_id, id, email, email_normalized, role, token_hash, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, 'Member', $5, $6, $7)`,
+    [
+      tenantId,
+      inviteId,
+      nfd('Andr\u00e9'),
+      nfd('andr\u00e9'),
+      `hash-${inviteId}`,
+      now,
+      new Date(now.getTime() + 86_400_000),
+    ],
+  )
+  await db.query(
+    `INSERT INTO idp_identities (tenant_id, issuer, subject, user_id, email, created_at)
+     VALUES ($1, 'https://idp.example', 'sub-1', $2, $3, $4)`,
+    [tenantId, alone, nfd('Zo\u00eb'), now],
+  )
 
-  const statements = readFileSync(MIGRATION, 'utf8').split('--> statement-breakpoint')
-  assert.match(statements[0], /CREATE TABLE "email_conflicts"/)
-  for (const statement of statements.slice(1)) await server.deps.db.execute(sql.raw(statement))
+  await migrate()
 
-  const reported = await server.deps.db
-    .select()
-    .from(emailConflicts)
-    .where(eq(emailConflicts.tenantId, t.tenantId))
+  const reported = await db.query<{ user_id: string; email_normalized: string; nfc: string }>(
+    'SELECT user_id, email_normalized, nfc FROM email_conflicts WHERE tenant_id = $1',
+    [tenantId],
+  )
   assert.deepEqual(
-    reported.map((r) => [r.userId, r.emailNormalized, r.nfc]).sort(),
+    reported.rows.map((r) => [r.user_id, r.email_normalized, r.nfc]).sort(),
     [
       [twinA, twinNfd, twinNfc],
       [twinB, twinNfc, twinNfc],
@@ -93,12 +91,17 @@ test('NFD rows become NFC; colliding live accounts are reported and left alone',
   assert.deepEqual(await user(alone), { email: zoe, normalized: zoe.toLowerCase() })
   const deleted = nfd('j\u00f6rg').normalize('NFC')
   assert.deepEqual(await user(deletedTwin), { email: deleted, normalized: deleted })
-  const [invite] = await server.deps.db
-    .select({ email: invites.email, normalized: invites.emailNormalized })
-    .from(invites)
-    .where(and(eq(invites.tenantId, t.tenantId), eq(invites.id, inviteId)))
-  assert.deepEqual(invite, {
+  const invite = await db.query<{ email: string; normalized: string }>(
+    'SELECT email, email_normalized AS normalized FROM invites WHERE tenant_id = $1 AND id = $2',
+    [tenantId, inviteId],
+  )
+  assert.deepEqual(invite.rows[0], {
     email: nfd('Andr\u00e9').normalize('NFC'),
     normalized: nfd('andr\u00e9').normalize('NFC'),
   })
+  const identity = await db.query<{ email: string }>(
+    'SELECT email FROM idp_identities WHERE tenant_id = $1',
+    [tenantId],
+  )
+  assert.deepEqual(identity.rows, [{ email: zoe }])
 })
