@@ -13,7 +13,7 @@ import {
   groupRoles,
   groups,
   hooks,
-  idpIdentities,
+  identities,
   invites,
   oidcModels,
   oneTimeCodes,
@@ -30,7 +30,6 @@ import {
   sessions,
   ssoConnections,
   ssoDomains,
-  ssoIdentities,
   ssoSamlAssertions,
   tenantLogos,
   tenants,
@@ -94,9 +93,9 @@ export async function tenantSnapshot(
     codes: await codeRows(server, tenantId),
     identities: await db
       .select()
-      .from(idpIdentities)
-      .where(eq(idpIdentities.tenantId, tenantId))
-      .orderBy(asc(idpIdentities.issuer), asc(idpIdentities.subject)),
+      .from(identities)
+      .where(eq(identities.tenantId, tenantId))
+      .orderBy(asc(identities.kind), asc(identities.source), asc(identities.subject)),
     recoveryCodes: await db
       .select()
       .from(recoveryCodes)
@@ -203,11 +202,6 @@ export async function tenantSnapshot(
       .from(ssoDomains)
       .where(eq(ssoDomains.tenantId, tenantId))
       .orderBy(asc(ssoDomains.domain)),
-    ssoIdentities: await db
-      .select()
-      .from(ssoIdentities)
-      .where(eq(ssoIdentities.tenantId, tenantId))
-      .orderBy(asc(ssoIdentities.connectionId), asc(ssoIdentities.subject)),
     ssoSamlAssertions: await db
       .select()
       .from(ssoSamlAssertions)

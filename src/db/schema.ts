@@ -365,21 +365,33 @@ export const oneTimeCodes = pgTable(
   ],
 )
 
-/** External identities, keyed by (issuer, subject), never by email alone. */
-export const idpIdentities = pgTable(
-  'idp_identities',
+/**
+ * A user's identity at an outside source, one table for every source (CONTRACT §19): the
+ * SPEC's identity provider (`kind` 'idp', `source` its issuer) and the SSO connections
+ * (§12, 'sso', `source` the connection's id as text; 'social' connections will be the same).
+ * Keyed by (kind, source, subject), never by email alone: the same subject at another source
+ * is another identity. `id` names one identity of the user (the account's list and removal).
+ * No foreign key reaches the connection (`source` is text for every kind): deleting one
+ * deletes its identities in the same transaction (federation/service.ts deleteConnection).
+ */
+export const identities = pgTable(
+  'identities',
   {
     tenantId: uuid('tenant_id').notNull(),
-    issuer: text('issuer').notNull(),
+    id: uuid('id').notNull().defaultRandom(),
+    kind: text('kind').$type<'idp' | 'sso' | 'social'>().notNull(),
+    source: text('source').notNull(),
+    /** The OIDC `sub`, the SAML NameID, or the provider's user id. */
     subject: text('subject').notNull(),
     userId: uuid('user_id').notNull(),
     email: text('email'),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.tenantId, t.issuer, t.subject] }),
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    uniqueIndex('identities_key').on(t.tenantId, t.kind, t.source, t.subject),
     ownedByUser(t),
-    index('idp_identities_user').on(t.tenantId, t.userId),
+    index('identities_user').on(t.tenantId, t.userId),
   ],
 )
 
@@ -988,31 +1000,6 @@ export const ssoDomains = pgTable(
       foreignColumns: [ssoConnections.tenantId, ssoConnections.id],
     }).onDelete('cascade'),
     index('sso_domains_connection').on(t.tenantId, t.connectionId),
-  ],
-)
-
-/**
- * A user's identity at an SSO connection, keyed by (connection, subject): the OIDC `sub`
- * or the SAML NameID. The same subject at another connection is another identity.
- */
-export const ssoIdentities = pgTable(
-  'sso_identities',
-  {
-    tenantId: uuid('tenant_id').notNull(),
-    connectionId: uuid('connection_id').notNull(),
-    subject: text('subject').notNull(),
-    userId: uuid('user_id').notNull(),
-    email: text('email'),
-    createdAt: ts('created_at').notNull(),
-  },
-  (t) => [
-    primaryKey({ columns: [t.tenantId, t.connectionId, t.subject] }),
-    foreignKey({
-      columns: [t.tenantId, t.connectionId],
-      foreignColumns: [ssoConnections.tenantId, ssoConnections.id],
-    }).onDelete('cascade'),
-    ownedByUser(t),
-    index('sso_identities_user').on(t.tenantId, t.userId),
   ],
 )
 

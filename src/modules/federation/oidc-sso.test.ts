@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import * as client from 'openid-client'
+import pg from 'pg'
 import { auditRows, codeRows, unchanged, userByEmail } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
 import { createApplication, oidcClient } from '../../../test/fixtures/oidc.ts'
@@ -29,7 +30,7 @@ import {
 } from '../../../test/oidc-provider.ts'
 import { continuesTo, PageClient } from '../../../test/web/page-client.ts'
 import { and, eq } from '../../db/orm.ts'
-import { ssoIdentities, users } from '../../db/schema.ts'
+import { identities, users } from '../../db/schema.ts'
 
 const REDIRECT = 'https://app.example.com/callback'
 let server: TestServer
@@ -76,6 +77,19 @@ const account = (domain: string, overrides: Partial<IdpAccount> = {}): IdpAccoun
   email_verified: true,
   ...overrides,
 })
+
+/** The identities linked through a connection (kind 'sso', the connection's id the source). */
+const ssoLinks = (tenantId: string, connectionId: string) =>
+  server.deps.db
+    .select()
+    .from(identities)
+    .where(
+      and(
+        eq(identities.tenantId, tenantId),
+        eq(identities.kind, 'sso'),
+        eq(identities.source, connectionId),
+      ),
+    )
 
 /**
  * The browser's way through "Sign in with SSO": the email form, the start page, the IdP
@@ -168,10 +182,10 @@ test('sso: one IdP subject signs in to each tenant through that tenant’s own c
   assert.notEqual(u1.id, u2.id)
   const links = await server.deps.db
     .select()
-    .from(ssoIdentities)
-    .where(eq(ssoIdentities.subject, who.sub))
+    .from(identities)
+    .where(and(eq(identities.kind, 'sso'), eq(identities.subject, who.sub)))
   assert.deepEqual(
-    links.map((l) => `${l.tenantId}:${l.connectionId}:${l.userId}`).sort(),
+    links.map((l) => `${l.tenantId}:${l.source}:${l.userId}`).sort(),
     [`${t1.tenantId}:${a1}:${u1.id}`, `${t2.tenantId}:${a2}:${u2.id}`].sort(),
   )
 })
@@ -235,8 +249,14 @@ test('sso: an email outside the connection’s domains, jitProvisioning off, a d
   assert.equal(unproven.callback.status, 403, await unproven.callback.text())
   const notLinked = await server.deps.db
     .select()
-    .from(ssoIdentities)
-    .where(and(eq(ssoIdentities.tenantId, t.tenantId), eq(ssoIdentities.connectionId, id)))
+    .from(identities)
+    .where(
+      and(
+        eq(identities.tenantId, t.tenantId),
+        eq(identities.kind, 'sso'),
+        eq(identities.source, id),
+      ),
+    )
   assert.deepEqual(notLinked, [])
   const unprovenFailure = (await auditRows(server, t.tenantId, 'UserLoginFailed')).at(-1)
   assert.equal(unprovenFailure?.metadata?.reason, 'sso_user_not_provisioned')
@@ -253,8 +273,14 @@ test('sso: an email outside the connection’s domains, jitProvisioning off, a d
   assert.equal(linked.callback.status, 303, await linked.callback.text())
   const rows = await server.deps.db
     .select()
-    .from(ssoIdentities)
-    .where(and(eq(ssoIdentities.tenantId, t.tenantId), eq(ssoIdentities.connectionId, id)))
+    .from(identities)
+    .where(
+      and(
+        eq(identities.tenantId, t.tenantId),
+        eq(identities.kind, 'sso'),
+        eq(identities.source, id),
+      ),
+    )
   assert.deepEqual(
     rows.map((r) => r.userId),
     [existing.user.id],
@@ -315,13 +341,7 @@ test('sso: deleting a connection deletes the identities linked through it, and o
   const stays = account(keptDomain)
   assert.equal((await ssoSignIn(new PageClient(server), t, idpA, who)).callback.status, 303)
   assert.equal((await ssoSignIn(new PageClient(server), t, idpB, stays)).callback.status, 303)
-  const linksOf = (connectionId: string) =>
-    server.deps.db
-      .select()
-      .from(ssoIdentities)
-      .where(
-        and(eq(ssoIdentities.tenantId, t.tenantId), eq(ssoIdentities.connectionId, connectionId)),
-      )
+  const linksOf = (connectionId: string) => ssoLinks(t.tenantId, connectionId)
   assert.equal((await linksOf(gone)).length, 1)
   const deleted = await server.request(
     'DELETE',
@@ -335,6 +355,54 @@ test('sso: deleting a connection deletes the identities linked through it, and o
   assert.deepEqual(await linksOf(gone), [])
   assert.equal((await linksOf(kept)).length, 1)
   assert.equal((await userByEmail(server, t.tenantId, who.email ?? ''))?.status, 'Active')
+})
+
+test('sso race: a connection deleted while a sign-in links through it links nobody, so no identity outlives its connection', {
+  skip: process.env.DATABASE_URL?.startsWith('postgres')
+    ? false
+    : 'needs DATABASE_URL: the deletion is held open in a transaction of its own',
+}, async () => {
+  const t = await createTenant(server)
+  const domain = `r-${hex()}.example.com`
+  const id = await connect(t, idpA, 'Racing', [domain])
+  const who = account(domain)
+  const browser = new PageClient(server)
+  await browser.get(`/t/${t.slug}/sign-in/sso`)
+  const started = await browser.once('GET', `/t/${t.slug}/sso/${id}`)
+  const back = await idpA.authorize(started.headers.get('location') ?? '', who)
+  // The deletion's two statements (federation/service.ts deleteConnection), held open
+  // between them while the callback runs.
+  const deleter = new pg.Client({ connectionString: process.env.DATABASE_URL })
+  await deleter.connect()
+  try {
+    await deleter.query('BEGIN')
+    await deleter.query('DELETE FROM sso_connections WHERE tenant_id = $1 AND id = $2', [
+      t.tenantId,
+      id,
+    ])
+    const callback = browser.once('GET', back.pathname + back.search)
+    // The callback reaches the link and waits for the connection's row.
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      const waiting = await deleter.query(
+        'SELECT 1 FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+      )
+      if (waiting.rows.length > 0) break
+      assert.ok(Date.now() < deadline, 'the sign-in never waited for the deleted connection')
+      await new Promise((done) => setTimeout(done, 50))
+    }
+    await deleter.query(
+      "DELETE FROM identities WHERE tenant_id = $1 AND kind = 'sso' AND source = $2",
+      [t.tenantId, id],
+    )
+    await deleter.query('COMMIT')
+    const refused = await callback
+    assert.equal(refused.status, 401, await refused.text())
+  } finally {
+    await deleter.end()
+  }
+  assert.deepEqual(await ssoLinks(t.tenantId, id), [])
+  assert.equal(await userByEmail(server, t.tenantId, who.email ?? ''), undefined)
 })
 
 test('sso: an enforced domain routes the sign-in form to its connection, and its users’ password, code and passkey sign-ins answer 403 sso_required (Admins excepted)', async () => {

@@ -1,16 +1,17 @@
-// The queries of the SSO tables (CONTRACT §12): sso_connections, sso_domains,
-// sso_identities and sso_saml_assertions. No other file writes them but db/cross-tenant.ts
-// (key rotation's scan, the purge's pruning of expired assertion ids). Every query names
-// its tenant.
+// The queries of the SSO tables (CONTRACT §12): sso_connections, sso_domains and
+// sso_saml_assertions; and of the identities table, every outside source's links (§19: the
+// SPEC's identity provider's and the SSO connections'), which other modules reach through
+// identities.ts. No other file writes them but db/cross-tenant.ts (key rotation's scan, the
+// purge's pruning of expired assertion ids). Every query names its tenant.
 import type { Handle } from '../../db/client.ts'
 import { type Paging, pageOwned } from '../../db/keyset.ts'
-import { and, eq, inArray, notInArray } from '../../db/orm.ts'
+import { and, asc, eq, inArray, notInArray } from '../../db/orm.ts'
 import { findOwned } from '../../db/owned.ts'
-import { ssoConnections, ssoDomains, ssoIdentities, ssoSamlAssertions } from '../../db/schema.ts'
+import { identities, ssoConnections, ssoDomains, ssoSamlAssertions } from '../../db/schema.ts'
 
 export type SsoConnection = typeof ssoConnections.$inferSelect
 export type NewSsoConnection = typeof ssoConnections.$inferInsert
-export type SsoIdentity = typeof ssoIdentities.$inferSelect
+export type Identity = typeof identities.$inferSelect
 
 export async function insertConnection(db: Handle, row: NewSsoConnection) {
   const rows = await db.insert(ssoConnections).values(row).returning()
@@ -43,7 +44,10 @@ export async function updateConnection(
   return rows[0] as SsoConnection | undefined
 }
 
-/** Deletes the connection and (by cascade) its domains, identities and assertion ids. */
+/**
+ * Deletes the connection and (by cascade) its domains and assertion ids; its identities are
+ * deleted after it in the same transaction (`deleteIdentitiesOf`).
+ */
 export async function deleteConnection(db: Handle, tenantId: string, id: string) {
   const rows = await db
     .delete(ssoConnections)
@@ -106,49 +110,114 @@ export async function findConnectionByDomain(db: Handle, tenantId: string, domai
   return rows[0]?.connection as SsoConnection | undefined
 }
 
-export async function findSsoIdentity(
-  db: Handle,
-  tenantId: string,
-  connectionId: string,
-  subject: string,
-) {
+/**
+ * Holds the connection's row until the caller's transaction ends (FOR KEY SHARE, the lock
+ * a foreign key to it would take): an identity linked through the connection meanwhile is
+ * either committed before a deletion of the connection goes on (which then deletes it too)
+ * or not linked at all. False when the connection is gone.
+ */
+export async function holdConnection(db: Handle, tenantId: string, id: string): Promise<boolean> {
   const rows = await db
-    .select()
-    .from(ssoIdentities)
-    .where(
-      and(
-        eq(ssoIdentities.tenantId, tenantId),
-        eq(ssoIdentities.connectionId, connectionId),
-        eq(ssoIdentities.subject, subject),
-      ),
-    )
-    .limit(1)
-  return rows[0] as SsoIdentity | undefined
-}
-
-/** Links an identity; false when a concurrent sign-in linked it first. */
-export async function insertSsoIdentity(db: Handle, row: SsoIdentity): Promise<boolean> {
-  const rows = await db
-    .insert(ssoIdentities)
-    .values(row)
-    .onConflictDoNothing()
-    .returning({ subject: ssoIdentities.subject })
+    .select({ id: ssoConnections.id })
+    .from(ssoConnections)
+    .where(and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.id, id)))
+    .for('key share')
   return rows.length > 0
 }
 
-export async function updateSsoIdentityEmail(
+/** Who vouches for an identity: the SPEC's identity provider, an SSO or a social connection. */
+export type IdentityKind = Identity['kind']
+
+/**
+ * An identity's key (CONTRACT §19): its source (the identity provider's issuer, or the
+ * connection's id) and its subject there; never the email.
+ */
+export interface IdentityKey {
+  tenantId: string
+  kind: IdentityKind
+  source: string
+  subject: string
+}
+
+const keyed = (key: IdentityKey) =>
+  and(
+    eq(identities.tenantId, key.tenantId),
+    eq(identities.kind, key.kind),
+    eq(identities.source, key.source),
+    eq(identities.subject, key.subject),
+  )
+
+export async function findIdentity(db: Handle, key: IdentityKey) {
+  const rows = await db.select().from(identities).where(keyed(key)).limit(1)
+  return rows[0] as Identity | undefined
+}
+
+/**
+ * Links an identity to a user; false when it was linked meanwhile (its key is unique, and of
+ * two concurrent links only the first gets a row back).
+ */
+export async function insertIdentity(
   db: Handle,
-  identity: Pick<SsoIdentity, 'tenantId' | 'connectionId' | 'subject'>,
-  email: string | null,
+  row: IdentityKey & { userId: string; email: string | null; createdAt: Date },
+): Promise<boolean> {
+  const rows = await db
+    .insert(identities)
+    .values(row)
+    .onConflictDoNothing()
+    .returning({ id: identities.id })
+  return rows.length > 0
+}
+
+export async function updateIdentityEmail(db: Handle, key: IdentityKey, email: string | null) {
+  await db.update(identities).set({ email }).where(keyed(key))
+}
+
+/** The user's identities at every source, oldest first. */
+export async function listUserIdentities(db: Handle, tenantId: string, userId: string) {
+  return db
+    .select({
+      id: identities.id,
+      kind: identities.kind,
+      source: identities.source,
+      subject: identities.subject,
+      email: identities.email,
+      createdAt: identities.createdAt,
+    })
+    .from(identities)
+    .where(and(eq(identities.tenantId, tenantId), eq(identities.userId, userId)))
+    .orderBy(asc(identities.createdAt), asc(identities.id))
+}
+
+/** Unlinks one identity of the user (`id` a UUID); false when the user has none with that id. */
+export async function deleteUserIdentity(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  id: string,
+): Promise<boolean> {
+  const rows = await db
+    .delete(identities)
+    .where(
+      and(eq(identities.tenantId, tenantId), eq(identities.userId, userId), eq(identities.id, id)),
+    )
+    .returning({ id: identities.id })
+  return rows.length > 0
+}
+
+/** Deletes every identity a source vouched for (a deleted connection's). */
+export async function deleteIdentitiesOf(
+  db: Handle,
+  tenantId: string,
+  kind: IdentityKind,
+  source: string,
 ) {
   await db
-    .update(ssoIdentities)
-    .set({ email })
+    .delete(identities)
     .where(
       and(
-        eq(ssoIdentities.tenantId, identity.tenantId),
-        eq(ssoIdentities.connectionId, identity.connectionId),
-        eq(ssoIdentities.subject, identity.subject),
+        eq(identities.tenantId, tenantId),
+        eq(identities.kind, kind),
+        eq(identities.source, source),
       ),
     )
 }

@@ -432,6 +432,10 @@ export async function deleteConnection(
   await deps.db.transaction(async (tx) => {
     const deleted = await store.deleteConnection(tx, tenantId, id)
     if (!deleted) fail('not_found')
+    // The connection's row goes first: its deletion waits for a sign-in holding it
+    // (holdConnection) to commit its link, which this statement then sees and deletes; a
+    // sign-in after it finds the connection gone and links nothing.
+    await store.deleteIdentitiesOf(tx, tenantId, 'sso', id)
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'SsoConnectionDeleted',

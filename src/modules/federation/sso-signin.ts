@@ -25,13 +25,9 @@ import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { emailDomain } from './domains.ts'
+import { findIdentity, insertIdentity, updateIdentityEmail } from './identities.ts'
 import { PENDING_TTL, pendingCookie, storePendingSignIn } from './pending-mfa.ts'
-import {
-  findSsoIdentity,
-  insertSsoIdentity,
-  type SsoConnection,
-  updateSsoIdentityEmail,
-} from './queries.ts'
+import { holdConnection, type SsoConnection } from './queries.ts'
 import { applyRoleMapping } from './role-mapping.ts'
 
 /** What a protocol checked about the person: the identity is keyed by (connection, subject). */
@@ -199,7 +195,12 @@ function connectionSource(
 ): IdentitySource {
   const { clientId } = flow
   const email = given && normalizeEmail(given)
-  const key = { tenantId: tenant.id, connectionId: connection.id, subject: assertion.subject }
+  const key = {
+    tenantId: tenant.id,
+    kind: 'sso' as const,
+    source: connection.id,
+    subject: assertion.subject,
+  }
   const via = {
     method: 'sso',
     connectionId: connection.id,
@@ -222,10 +223,13 @@ function connectionSource(
       const domain = email ? emailDomain(email) : undefined
       return domain && connection.domains.includes(domain) ? undefined : notProvisioned
     },
-    findLink: (tx) => findSsoIdentity(tx, tenant.id, connection.id, assertion.subject),
-    insertLink: (tx, userId, now) =>
-      insertSsoIdentity(tx, { ...key, userId, email, createdAt: now }),
-    updateLinkEmail: (tx, value) => updateSsoIdentityEmail(tx, key, value),
+    findLink: (tx) => findIdentity(tx, key),
+    // A connection deleted meanwhile links nobody: its identities were deleted with it, and
+    // one linked now would outlive it (the refusal is the linker's for a race).
+    insertLink: async (tx, userId, now) =>
+      (await holdConnection(tx, tenant.id, connection.id)) &&
+      insertIdentity(tx, { ...key, userId, email, createdAt: now }),
+    updateLinkEmail: (tx, value) => updateIdentityEmail(tx, key, value),
     // CONTRACT §12: the tenant's user with that email (the connection owns its domain), but
     // only one whose owner proved the address here: signup does not, so whoever registered
     // a colleague's address first would otherwise keep their password and sessions in the

@@ -1,17 +1,18 @@
 // From a checked identity to a session: the one place where an external identity is linked
 // to a user and signed in, for the SPEC's identity provider (CONTRACT §7) and for the SSO
 // connections (§12, federation/sso-signin.ts). Identities are keyed by who vouches for them
-// ((issuer, subject) for the provider, (connection, subject) for a connection), never by
-// email alone: an existing link wins; else a user with the same email, when the source's
-// rule allows linking it; else a new Active user, when the source allows creating one. A
-// suspended or deleted user does not come back this way, and the tenant's mfaPolicy holds
-// here too, unless the source proved a second factor.
+// ((issuer, subject) for the provider, (connection, subject) for a connection; one table,
+// federation/identities.ts), never by email alone: an existing link wins; else a user with
+// the same email, when the source's rule allows linking it; else a new Active user, when the
+// source allows creating one. A suspended or deleted user does not come back this way, and
+// the tenant's mfaPolicy holds here too, unless the source proved a second factor.
 
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { findIdentity, insertIdentity, updateIdentityEmail } from '../federation/identities.ts'
 import { storePendingSignIn } from '../federation/pending-mfa.ts'
 import type { HookMethod, HookUser } from '../hooks/call.ts'
 import { type BaseRole, MEMBER_ROLE } from '../roles/permissions.ts'
@@ -22,7 +23,6 @@ import type { Tenant } from '../tenants/tenant.ts'
 import { findUserByEmail, findUserById, type User } from '../users/reads.ts'
 import { createUser } from '../users/service.ts'
 import { updateUser } from '../users/writes.ts'
-import { findIdentity, insertIdentity, updateIdentityEmail } from './queries.ts'
 
 export interface Identity {
   issuer: string
@@ -114,14 +114,19 @@ function providerSource(
   defer?: IdentitySource['deferSecondFactor'],
 ): IdentitySource {
   const email = identity.email ? normalizeEmail(identity.email) : null
-  const key = { tenantId: tenant.id, issuer: identity.issuer, subject: identity.subject }
+  const key = {
+    tenantId: tenant.id,
+    kind: 'idp' as const,
+    source: identity.issuer,
+    subject: identity.subject,
+  }
   return {
     email,
     givenEmail: identity.email,
     emailVerified: identity.emailVerified,
     via: { via: 'idp', issuer: identity.issuer, subject: identity.subject },
     method: 'idp',
-    findLink: (tx) => findIdentity(tx, tenant.id, identity.issuer, identity.subject),
+    findLink: (tx) => findIdentity(tx, key),
     insertLink: (tx, userId, now) => insertIdentity(tx, { ...key, userId, email, createdAt: now }),
     updateLinkEmail: (tx, value) => updateIdentityEmail(tx, key, value),
     // An unverified address proves nothing: linking on it would hand the account to

@@ -1,11 +1,10 @@
-// The queries of the oauth_states and idp_identities tables; no other file writes them.
-// Every query names the tenant: a state or an identity of another tenant is never found.
+// The queries of the oauth_states table; no other file writes it. Every query names the
+// tenant: a state of another tenant is never found. (The identities it leads to are
+// federation/queries.ts's, CONTRACT §19.)
 
 import type { Handle } from '../../db/client.ts'
 import { and, eq, gt, isNull, lt } from '../../db/orm.ts'
-import { idpIdentities, oauthStates } from '../../db/schema.ts'
-
-export type IdpIdentity = typeof idpIdentities.$inferSelect
+import { oauthStates } from '../../db/schema.ts'
 
 export async function insertState(
   db: Handle,
@@ -100,48 +99,6 @@ export async function deleteStaleStates(
       and(
         eq(oauthStates.tenantId, tenantId),
         lt(oauthStates.expiresAt, new Date(now.getTime() - graceSeconds * 1000)),
-      ),
-    )
-}
-
-export async function findIdentity(db: Handle, tenantId: string, issuer: string, subject: string) {
-  const rows = await db
-    .select()
-    .from(idpIdentities)
-    .where(
-      and(
-        eq(idpIdentities.tenantId, tenantId),
-        eq(idpIdentities.issuer, issuer),
-        eq(idpIdentities.subject, subject),
-      ),
-    )
-    .limit(1)
-  return rows[0] as IdpIdentity | undefined
-}
-
-/** Links an identity to a user; answers false when the identity was linked meanwhile. */
-export async function insertIdentity(db: Handle, identity: IdpIdentity): Promise<boolean> {
-  const rows = await db
-    .insert(idpIdentities)
-    .values(identity)
-    .onConflictDoNothing()
-    .returning({ subject: idpIdentities.subject })
-  return rows.length > 0
-}
-
-export async function updateIdentityEmail(
-  db: Handle,
-  identity: Pick<IdpIdentity, 'tenantId' | 'issuer' | 'subject'>,
-  email: string | null,
-) {
-  await db
-    .update(idpIdentities)
-    .set({ email })
-    .where(
-      and(
-        eq(idpIdentities.tenantId, identity.tenantId),
-        eq(idpIdentities.issuer, identity.issuer),
-        eq(idpIdentities.subject, identity.subject),
       ),
     )
 }

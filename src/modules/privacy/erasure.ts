@@ -112,7 +112,12 @@ async function finish(
   // The address is locked first: an invite to it made while the scrub reads would
   // otherwise leave an InviteCreated row naming it.
   await lockAddress(tx, tenantId, user.emailNormalized)
-  const linked = (await identitiesOf(tx, tenantId, userId)).map((i) => i.email)
+  // Only the identity provider's addresses, as before the one identities table: an SSO
+  // identity's address that differs from the account's (its IdP changed it) stays in the
+  // audit rows, a gap to close on its own, with its test.
+  const linked = (await identitiesOf(tx, tenantId, userId))
+    .filter((i) => i.kind === 'idp')
+    .map((i) => i.email)
   const scrubbed = await scrubAudit(tx, tenantId, user, linked)
   const now = deps.clock.now()
   const invites = await revokePendingFor(tx, tenantId, user.emailNormalized, now)

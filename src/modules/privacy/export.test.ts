@@ -16,7 +16,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from '../../../test/helpers.ts'
-import { auditEvents, ssoIdentities } from '../../db/schema.ts'
+import { auditEvents, identities } from '../../db/schema.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { EXPORT_EVENT_CAP } from './export.ts'
 
@@ -161,10 +161,11 @@ test("export: an identity at an SSO connection names its connection and the issu
   // Stored as an SSO sign-in links them (federation/sso-signin.ts), the SAML one first.
   const now = server.clock.now()
   const later = new Date(now.getTime() + 1000)
-  await server.deps.db.insert(ssoIdentities).values([
+  await server.deps.db.insert(identities).values([
     {
       tenantId: t.tenantId,
-      connectionId: saml,
+      kind: 'sso',
+      source: saml,
       subject: 'name-id-1',
       userId: u.userId,
       email: u.email,
@@ -172,7 +173,8 @@ test("export: an identity at an SSO connection names its connection and the issu
     },
     {
       tenantId: t.tenantId,
-      connectionId: oidc,
+      kind: 'sso',
+      source: oidc,
       subject: 'sub-1',
       userId: u.userId,
       email: null,

@@ -9,13 +9,7 @@ import { eventsConcerning } from '../audit/trail.ts'
 import { userRoleNames } from '../roles/members.ts'
 import { findUserById } from '../users/reads.ts'
 import { presentUser } from '../users/record.ts'
-import {
-  countUnusedRecoveryCodes,
-  identitiesOf,
-  passkeysOf,
-  sessionsOf,
-  ssoIdentitiesOf,
-} from './queries.ts'
+import { countUnusedRecoveryCodes, identitiesOf, passkeysOf, sessionsOf } from './queries.ts'
 
 /** The newest sessions exported (ended ones are kept at least 90 days, for the new-device check). */
 export const EXPORT_SESSION_CAP = 1000
@@ -32,8 +26,7 @@ export const EXPORT_READS = {
   user_roles: userRoleNames,
   sessions: sessionsOf,
   refresh_tokens: sessionsOf,
-  idp_identities: identitiesOf,
-  sso_identities: ssoIdentitiesOf,
+  identities: identitiesOf,
   passkeys: passkeysOf,
   recovery_codes: countUnusedRecoveryCodes,
   audit_events: eventsConcerning,
@@ -74,10 +67,9 @@ export async function exportPersonalData(
   const data = await deps.db.transaction(
     async (tx) => {
       const roles = await EXPORT_READS.user_roles(tx, tenantId, userId)
-      const [sessions, identities, ssoIdentities, passkeys, recoveryCodesRemaining, events] = [
+      const [sessions, identities, passkeys, recoveryCodesRemaining, events] = [
         await EXPORT_READS.sessions(tx, tenantId, userId, EXPORT_SESSION_CAP + 1),
-        await EXPORT_READS.idp_identities(tx, tenantId, userId),
-        await EXPORT_READS.sso_identities(tx, tenantId, userId),
+        await EXPORT_READS.identities(tx, tenantId, userId),
         await EXPORT_READS.passkeys(tx, tenantId, userId),
         await EXPORT_READS.recovery_codes(tx, tenantId, userId),
         await EXPORT_READS.audit_events(tx, tenantId, userId, EXPORT_EVENT_CAP + 1),
@@ -86,7 +78,6 @@ export async function exportPersonalData(
         roles,
         sessions,
         identities,
-        ssoIdentities,
         passkeys,
         recoveryCodesRemaining,
         events,
@@ -120,21 +111,26 @@ export async function exportPersonalData(
       signInIp: s.signInIp,
       signInUserAgent: s.signInUserAgent,
     })),
+    // The identity provider's first (its issuer is the identity's source), then the SSO
+    // connections' (CONTRACT §12), which name their connection too.
     identities: [
-      ...data.identities.map((i) => ({
-        issuer: i.issuer,
-        subject: i.subject,
-        email: i.email,
-        createdAt: i.createdAt.toISOString(),
-      })),
-      // SSO connections' identities (CONTRACT §12) name their connection too.
-      ...data.ssoIdentities.map((i) => ({
-        issuer: i.issuer,
-        connectionId: i.connectionId,
-        subject: i.subject,
-        email: i.email,
-        createdAt: i.createdAt.toISOString(),
-      })),
+      ...data.identities
+        .filter((i) => i.kind === 'idp')
+        .map((i) => ({
+          issuer: i.source,
+          subject: i.subject,
+          email: i.email,
+          createdAt: i.createdAt.toISOString(),
+        })),
+      ...data.identities
+        .filter((i) => i.kind === 'sso')
+        .map((i) => ({
+          issuer: i.connectionIssuer,
+          connectionId: i.source,
+          subject: i.subject,
+          email: i.email,
+          createdAt: i.createdAt.toISOString(),
+        })),
     ],
     passkeys: data.passkeys.map((p) => ({
       id: p.id,

@@ -2,13 +2,7 @@
 // query here reads, tenant first, and the erasure writes through the owners' queries.
 import type { Handle } from '../../db/client.ts'
 import { and, asc, eq, isNull, sql } from '../../db/orm.ts'
-import {
-  idpIdentities,
-  passkeys,
-  recoveryCodes,
-  ssoConnections,
-  ssoIdentities,
-} from '../../db/schema.ts'
+import { identities, passkeys, recoveryCodes, ssoConnections } from '../../db/schema.ts'
 
 export interface SessionRow {
   id: string
@@ -62,42 +56,33 @@ export async function sessionsOf(
   }))
 }
 
+/**
+ * The user's identities at every source (CONTRACT §19), oldest first; one at an SSO
+ * connection (§12) with the issuer (OIDC) or entity id (SAML) of its connection's IdP.
+ */
 export async function identitiesOf(db: Handle, tenantId: string, userId: string) {
   return db
     .select({
-      issuer: idpIdentities.issuer,
-      subject: idpIdentities.subject,
-      email: idpIdentities.email,
-      createdAt: idpIdentities.createdAt,
+      kind: identities.kind,
+      source: identities.source,
+      subject: identities.subject,
+      email: identities.email,
+      createdAt: identities.createdAt,
+      connectionIssuer: sql<string>`coalesce(${ssoConnections.oidcIssuer}, ${ssoConnections.samlIdpEntityId}, '')`,
     })
-    .from(idpIdentities)
-    .where(and(eq(idpIdentities.tenantId, tenantId), eq(idpIdentities.userId, userId)))
-    .orderBy(asc(idpIdentities.createdAt))
-}
-
-/**
- * The user's identities at the tenant's SSO connections (CONTRACT §12), each with the
- * issuer (OIDC) or entity id (SAML) of its connection.
- */
-export async function ssoIdentitiesOf(db: Handle, tenantId: string, userId: string) {
-  return db
-    .select({
-      issuer: sql<string>`coalesce(${ssoConnections.oidcIssuer}, ${ssoConnections.samlIdpEntityId}, '')`,
-      connectionId: ssoIdentities.connectionId,
-      subject: ssoIdentities.subject,
-      email: ssoIdentities.email,
-      createdAt: ssoIdentities.createdAt,
-    })
-    .from(ssoIdentities)
-    .innerJoin(
+    .from(identities)
+    .leftJoin(
       ssoConnections,
       and(
-        eq(ssoConnections.tenantId, ssoIdentities.tenantId),
-        eq(ssoConnections.id, ssoIdentities.connectionId),
+        eq(identities.kind, 'sso'),
+        eq(ssoConnections.tenantId, identities.tenantId),
+        // The source is text for every kind; the connection's id is compared as text so
+        // that no other kind's source is ever cast to a uuid.
+        sql`${ssoConnections.id}::text = ${identities.source}`,
       ),
     )
-    .where(and(eq(ssoIdentities.tenantId, tenantId), eq(ssoIdentities.userId, userId)))
-    .orderBy(asc(ssoIdentities.createdAt))
+    .where(and(eq(identities.tenantId, tenantId), eq(identities.userId, userId)))
+    .orderBy(asc(identities.createdAt), asc(identities.id))
 }
 
 /** The user's passkeys, without the public key or the counter. */

@@ -25,10 +25,10 @@ import {
   apiResources,
   applications,
   emailConflicts,
+  identities,
   oauthStates,
   oidcModels,
   rememberedDevices,
-  ssoIdentities,
   ssoSamlAssertions,
   tenants,
   webauthnChallenges,
@@ -177,9 +177,10 @@ async function populated(): Promise<TenantFixture> {
     { token: t.admin.accessToken },
   )
   assert.equal(groupRoles.status, 200, JSON.stringify(groupRoles.body))
-  await server.deps.db.insert(ssoIdentities).values({
+  await server.deps.db.insert(identities).values({
     tenantId: t.tenantId,
-    connectionId,
+    kind: 'sso',
+    source: connectionId,
     subject: randomToken(),
     userId: u.userId,
     email: u.email,
