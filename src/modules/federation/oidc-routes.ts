@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { finishOidcSignIn, OidcRefused } from './oidc-signin.ts'
 import { findConnection } from './queries.ts'
-import { finishSsoSignIn, refuseSsoSignIn, ssoFlowBinding } from './sso-signin.ts'
+import { finishSsoSignIn, readFlow, refuseSsoSignIn } from './sso-signin.ts'
 
 export async function ssoOidcRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   app.get(
@@ -25,7 +25,7 @@ export async function ssoOidcRoutes(app: FastifyInstance, { deps }: { deps: Deps
       }
       // The state must be the one this browser left with (login CSRF): else the state is
       // refused without being spent, so the browser that owns it can still finish.
-      if (!query.state || ssoFlowBinding(deps, request, tenant, id) !== query.state) {
+      if (!query.state || readFlow(deps, request, tenant, { kind: 'sso', id }).binding !== query.state) {
         return refuseSsoSignIn(deps, request, reply, connection, 'invalid_state', { status: 400 })
       }
       let identity: Awaited<ReturnType<typeof finishOidcSignIn>>
@@ -44,7 +44,7 @@ export async function ssoOidcRoutes(app: FastifyInstance, { deps }: { deps: Deps
 }
 
 /** The query's string values (a repeated parameter: its first value). */
-function stringsOf(query: unknown): Record<string, string | undefined> {
+export function stringsOf(query: unknown): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {}
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     const first = Array.isArray(value) ? value[0] : value

@@ -34,23 +34,31 @@ type OidcDeps = Pick<Deps, 'cipher' | 'clock' | 'config' | 'db'>
 const verifierAad = (tenantId: string, connectionId: string) =>
   `sso-oidc-state:${tenantId}:${connectionId}`
 
+/** A connection as the client cache keys it: an edit (`updatedAt`) is a new client. */
+export interface Versioned {
+  tenantId: string
+  id: string
+  updatedAt: Date
+}
+
 /**
  * One openid-client Configuration per connection (keyed by its id and last change, so an
  * edit is a new client), at most CACHE_SIZE, oldest evicted, each rebuilt after an hour or
- * after a failure that was not the IdP's own refusal (so an outage is not remembered).
+ * after a failure that was not the IdP's own refusal (so an outage is not remembered). For
+ * SSO connections and social connections alike (social/signin.ts).
  */
-export class OidcClients {
+export class ClientCache<C extends Versioned> {
   private readonly entries = new Map<
     string,
     { client: Promise<Client.Configuration>; at: number }
   >()
-  private readonly deps: OidcDeps
+  private readonly build: (connection: C) => Promise<Client.Configuration>
 
-  constructor(deps: OidcDeps) {
-    this.deps = deps
+  constructor(build: (connection: C) => Promise<Client.Configuration>) {
+    this.build = build
   }
 
-  get(connection: SsoConnection): Promise<Client.Configuration> {
+  get(connection: C): Promise<Client.Configuration> {
     const key = `${connection.tenantId}:${connection.id}:${connection.updatedAt.getTime()}`
     const now = Date.now()
     const known = this.entries.get(key)
@@ -71,7 +79,7 @@ export class OidcClients {
     return client
   }
 
-  forget(connection: SsoConnection, error: unknown, lib: typeof Client): void {
+  forget(connection: C, error: unknown, lib: typeof Client): void {
     if (error instanceof lib.ResponseBodyError || error instanceof lib.AuthorizationResponseError) {
       return
     }
@@ -79,49 +87,71 @@ export class OidcClients {
       if (key.startsWith(`${connection.tenantId}:${connection.id}:`)) this.entries.delete(key)
     }
   }
-
-  private async build(connection: SsoConnection): Promise<Client.Configuration> {
-    const client = await openid()
-    const { cipher, config } = this.deps
-    const secret = connection.oidcClientSecretEnc
-      ? openSsoSecret(cipher, connection.tenantId, connection.id, connection.oidcClientSecretEnc)
-      : undefined
-    if (!connection.oidcIssuer || !connection.oidcClientId || secret === undefined) {
-      throw new Error('the connection has no usable OIDC client')
-    }
-    const fetch = egressFetch({
-      allowPrivate: config.webhookAllowPrivate,
-      timeoutMs: TIMEOUT_MS,
-      maxBytes: MAX_BYTES,
-    }) as unknown as Client.CustomFetch
-    const insecure = new URL(connection.oidcIssuer).protocol === 'http:'
-    const configuration = await client.discovery(
-      new URL(connection.oidcIssuer),
-      connection.oidcClientId,
-      undefined,
-      client.ClientSecretBasic(secret),
-      {
-        timeout: TIMEOUT_MS / 1000,
-        // http only where the egress rule allows internal addresses (development, tests).
-        execute: insecure && config.webhookAllowPrivate ? [client.allowInsecureRequests] : [],
-        [client.customFetch]: fetch,
-      },
-    )
-    configuration[client.customFetch] = fetch
-    configuration.timeout = TIMEOUT_MS / 1000
-    // ID tokens come straight from the token endpoint; their signatures are checked too.
-    client.enableNonRepudiationChecks(configuration)
-    return configuration
-  }
 }
 
-const clientsByDeps = new WeakMap<object, OidcClients>()
+/** The egress rule of §13 as openid-client's fetch: time and size limits, no internal hosts. */
+export function egressClientFetch(deps: Pick<Deps, 'config'>): Client.CustomFetch {
+  return egressFetch({
+    allowPrivate: deps.config.webhookAllowPrivate,
+    timeoutMs: TIMEOUT_MS,
+    maxBytes: MAX_BYTES,
+  }) as unknown as Client.CustomFetch
+}
+
+/**
+ * An OpenID provider's client found by discovery from `issuer`, through the egress rule,
+ * with its ID tokens' signatures checked too (they come straight from the token endpoint).
+ */
+export async function discoverClient(
+  deps: Pick<Deps, 'config'>,
+  issuer: string,
+  clientId: string,
+  clientAuth: (server: Client.ServerMetadata) => Client.ClientAuth,
+): Promise<Client.Configuration> {
+  const client = await openid()
+  const fetch = egressClientFetch(deps)
+  const insecure = new URL(issuer).protocol === 'http:'
+  const execute = insecure && deps.config.webhookAllowPrivate ? [client.allowInsecureRequests] : []
+  // Discovered first without a client, so the client's authentication can follow what the
+  // provider supports.
+  const found = await client.discovery(new URL(issuer), clientId, undefined, undefined, {
+    timeout: TIMEOUT_MS / 1000,
+    // http only where the egress rule allows internal addresses (development, tests).
+    execute,
+    [client.customFetch]: fetch,
+  })
+  const server = found.serverMetadata()
+  const configuration = new client.Configuration(server, clientId, undefined, clientAuth(server))
+  for (const step of execute) step(configuration)
+  configuration[client.customFetch] = fetch
+  configuration.timeout = TIMEOUT_MS / 1000
+  client.enableNonRepudiationChecks(configuration)
+  return configuration
+}
+
+async function buildSsoClient(
+  deps: OidcDeps,
+  connection: SsoConnection,
+): Promise<Client.Configuration> {
+  const client = await openid()
+  const secret = connection.oidcClientSecretEnc
+    ? openSsoSecret(deps.cipher, connection.tenantId, connection.id, connection.oidcClientSecretEnc)
+    : undefined
+  if (!connection.oidcIssuer || !connection.oidcClientId || secret === undefined) {
+    throw new Error('the connection has no usable OIDC client')
+  }
+  return discoverClient(deps, connection.oidcIssuer, connection.oidcClientId, () =>
+    client.ClientSecretBasic(secret),
+  )
+}
+
+const clientsByDeps = new WeakMap<object, ClientCache<SsoConnection>>()
 
 /** The one client cache of an app's dependencies. */
-export function oidcClientsOf(deps: OidcDeps): OidcClients {
+export function oidcClientsOf(deps: OidcDeps): ClientCache<SsoConnection> {
   let clients = clientsByDeps.get(deps.db)
   if (!clients) {
-    clients = new OidcClients(deps)
+    clients = new ClientCache((connection) => buildSsoClient(deps, connection))
     clientsByDeps.set(deps.db, clients)
   }
   return clients

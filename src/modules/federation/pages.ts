@@ -26,9 +26,15 @@ export interface SsoPages {
   /**
    * The refusal page: words for the person (the pages' catalogue says each reason in the
    * request's language; `words`, a hook's own message, is shown as it is) and the reason's
-   * code, in the tenant's brand.
+   * code, in the tenant's brand; `kind` names the way (an SSO or a social connection).
    */
-  refusal(request: FastifyRequest, tenant: Tenant, reason: string, words?: string): Promise<string>
+  refusal(
+    request: FastifyRequest,
+    tenant: Tenant,
+    reason: string,
+    words?: string,
+    kind?: 'sso' | 'social',
+  ): Promise<string>
   /**
    * Opens the hosted-pages session in this browser and answers the path the flow goes on
    * to: the authorization it serves, else the account page.

@@ -49,6 +49,8 @@ export interface PendingSignIn {
   failVia: Record<string, unknown>
   /** The OpenID interaction (§11) the sign-in serves, if any. */
   interaction?: string
+  /** The hooks' `context.method`; absent: `sso` with a connection, else `idp`. */
+  method?: 'social'
 }
 
 type PendingDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>
@@ -159,7 +161,7 @@ export async function finishPendingSignIn(
       'before_sign_in',
       () => deps.sessions.hookUser(tenant, user),
       actor,
-      pending.connectionId ? 'sso' : 'idp',
+      pending.method ?? (pending.connectionId ? 'sso' : 'idp'),
       { gate: false },
     )
   } catch (error) {

@@ -11,7 +11,7 @@
 // The pages' part (the refusal page, their headers, the hosted-pages session) is handed in
 // from web/ (pages.ts, Deps' `ssoPages`): this module draws no UI.
 // The authorization request a sign-in serves is noted when the browser leaves for the IdP
-// (`rememberSsoFlow`, called by the hosted page that starts SSO, which reads it from the
+// (`rememberFlow`, called by the hosted page that starts SSO, which reads it from the
 // pages' cookies): a sealed cookie scoped to `/v1/{slug}/sso/{id}`, so it comes back to both the
 // OIDC callback and the SAML ACS (SameSite=None on https: the ACS is a cross-site POST).
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -54,72 +54,79 @@ export type SsoSignInDeps = Pick<
   'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'sessions' | 'ssoPages'
 >
 
-const FLOW_COOKIE = 'ta_sso_flow'
 const FLOW_TTL = 600
 
-const flowPath = (slug: string, connectionId: string) => `/v1/${slug}/sso/${connectionId}`
-const flowAad = (tenantId: string, connectionId: string) => `sso-flow:${tenantId}:${connectionId}`
-/** Over https `__Host-ta_sso_flow_{slug}_{connection}` at `/` (CONTRACT §16), else at the flow's path. */
-const flowCookie = (deps: Pick<Deps, 'config'>, slug: string, connectionId: string) =>
-  hostCookie(deps.config.publicUrl, FLOW_COOKIE, [slug, connectionId], flowPath(slug, connectionId))
-const flowCookieOptions = (deps: Pick<Deps, 'config'>, slug: string, connectionId: string) => {
-  const { name: _name, ...where } = flowCookie(deps, slug, connectionId)
+/**
+ * Which browser flow a cookie belongs to: a sign-in through an SSO connection (§12) or a
+ * social connection (§19), each under its own routes `/v1/{slug}/{kind}/{id}`.
+ */
+export interface FlowScope {
+  kind: 'sso' | 'social'
+  id: string
+}
+
+const flowPath = (slug: string, scope: FlowScope) => `/v1/${slug}/${scope.kind}/${scope.id}`
+const flowAad = (tenantId: string, scope: FlowScope) => `${scope.kind}-flow:${tenantId}:${scope.id}`
+/** Over https `__Host-ta_{kind}_flow_{slug}_{connection}` at `/` (CONTRACT §16), else at the flow's path. */
+const flowCookie = (deps: Pick<Deps, 'config'>, slug: string, scope: FlowScope) =>
+  hostCookie(
+    deps.config.publicUrl,
+    `ta_${scope.kind}_flow`,
+    [slug, scope.id],
+    flowPath(slug, scope),
+  )
+const flowCookieOptions = (deps: Pick<Deps, 'config'>, slug: string, scope: FlowScope) => {
+  const { name: _name, ...where } = flowCookie(deps, slug, scope)
   return { ...where, sameSite: 'None' as const }
 }
 
-interface Flow {
+export interface Flow {
   interaction?: string
   clientId?: string
   /** What binds the IdP's answer to this browser (the OIDC state), when set. */
   binding?: string
+  /** Where the browser goes once signed in (a hosted page of the tenant), when set. */
+  returnTo?: string
 }
 
 /**
  * Notes, for ten minutes and this connection's routes only, the authorization request (§11)
- * the browser is signing in for, as the hosted page that starts SSO read it from the pages'
- * cookies (`pending`), before it sends the browser to the IdP.
+ * the browser is signing in for, as the hosted page that starts the sign-in read it from the
+ * pages' cookies (`pending`), before it sends the browser to the IdP.
  */
-export function rememberSsoFlow(
+export function rememberFlow(
   deps: Pick<Deps, 'cipher' | 'config'>,
   reply: FastifyReply,
   tenant: Pick<Tenant, 'id' | 'slug'>,
-  connectionId: string,
-  pending: { interaction?: string; clientId?: string },
+  scope: FlowScope,
+  pending: { interaction?: string; clientId?: string; returnTo?: string },
   binding?: string,
 ): void {
   const flow = {
     interaction: pending.interaction,
     clientId: pending.clientId,
+    returnTo: pending.returnTo,
     binding,
     until: Date.now() + FLOW_TTL * 1000,
   }
-  const sealed = deps.cipher.encrypt(JSON.stringify(flow), flowAad(tenant.id, connectionId))
-  setCookie(reply, flowCookie(deps, tenant.slug, connectionId).name, sealed, {
-    ...flowCookieOptions(deps, tenant.slug, connectionId),
+  const sealed = deps.cipher.encrypt(JSON.stringify(flow), flowAad(tenant.id, scope))
+  setCookie(reply, flowCookie(deps, tenant.slug, scope).name, sealed, {
+    ...flowCookieOptions(deps, tenant.slug, scope),
     maxAge: FLOW_TTL,
   })
 }
 
-/** The `binding` this browser's flow cookie carries for the connection, if any. */
-export function ssoFlowBinding(
+/** The flow this browser's cookie carries for the connection (empty when none is live). */
+export function readFlow(
   deps: Pick<Deps, 'cipher' | 'config' | 'ssoPages'>,
   request: FastifyRequest,
   tenant: Pick<Tenant, 'id' | 'slug'>,
-  connectionId: string,
-): string | undefined {
-  return readFlow(deps, request, tenant, connectionId).binding
-}
-
-function readFlow(
-  deps: Pick<Deps, 'cipher' | 'config' | 'ssoPages'>,
-  request: FastifyRequest,
-  tenant: Pick<Tenant, 'id' | 'slug'>,
-  connectionId: string,
+  scope: FlowScope,
 ): Flow {
-  const sealed = readCookies(request)[flowCookie(deps, tenant.slug, connectionId).name]
+  const sealed = readCookies(request)[flowCookie(deps, tenant.slug, scope).name]
   if (!sealed) return {}
   try {
-    const value = JSON.parse(deps.cipher.decrypt(sealed, flowAad(tenant.id, connectionId)))
+    const value = JSON.parse(deps.cipher.decrypt(sealed, flowAad(tenant.id, scope)))
     if (typeof value?.until !== 'number' || value.until < Date.now()) return {}
     return {
       interaction: deps.ssoPages.isInteractionUid(value.interaction)
@@ -127,6 +134,7 @@ function readFlow(
         : undefined,
       clientId: typeof value.clientId === 'string' ? value.clientId : undefined,
       binding: typeof value.binding === 'string' ? value.binding : undefined,
+      returnTo: typeof value.returnTo === 'string' ? value.returnTo : undefined,
     }
   } catch {
     return {}
@@ -155,28 +163,48 @@ const WORDS: Record<string, string> = {
  * `audited`, a UserLoginFailed row naming the connection and `reason` (CONTRACT §12: every
  * refusal is audited with metadata.reason). For the SAML ACS's own refusals too.
  */
-export async function refuseSsoSignIn(
+export function refuseSsoSignIn(
   deps: Pick<Deps, 'audit' | 'cipher' | 'config' | 'db' | 'ssoPages'>,
   request: FastifyRequest,
   reply: FastifyReply,
   connection: Pick<SsoConnection, 'tenantId' | 'id'>,
   reason: string,
-  options: { status?: number; email?: string | null; audited?: boolean; words?: string } = {},
+  options: RefusalOptions = {},
+): Promise<FastifyReply> {
+  const failVia = { method: 'sso', connectionId: connection.id }
+  return refuseFlow(deps, request, reply, { kind: 'sso', id: connection.id }, failVia, reason, options)
+}
+
+export type RefusalOptions = {
+  status?: number
+  email?: string | null
+  audited?: boolean
+  words?: string
+}
+
+/**
+ * The refusal page of a browser sign-in flow (`scope`), and unless `audited` its
+ * UserLoginFailed row: `failVia` names the way (method, connection), with `reason`.
+ */
+export async function refuseFlow(
+  deps: Pick<Deps, 'audit' | 'cipher' | 'config' | 'db' | 'ssoPages'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: FlowScope,
+  failVia: Record<string, unknown>,
+  reason: string,
+  options: RefusalOptions = {},
 ): Promise<FastifyReply> {
   const { tenant } = request
   const email = options.email ?? null
   if (!options.audited) {
     await deps.audit.record(deps.db, tenant.id, request.actor, [
-      {
-        action: 'UserLoginFailed',
-        email,
-        metadata: { method: 'sso', connectionId: connection.id, reason, email },
-      },
+      { action: 'UserLoginFailed', email, metadata: { ...failVia, reason, email } },
     ])
   }
-  const body = await deps.ssoPages.refusal(request, tenant, reason, options.words)
+  const body = await deps.ssoPages.refusal(request, tenant, reason, options.words, scope.kind)
   // Its "Back to sign-in" goes on with the authorization the sign-in serves, if any.
-  const { interaction } = readFlow(deps, request, tenant, connection.id)
+  const { interaction } = readFlow(deps, request, tenant, scope)
   deps.ssoPages.headers(reply, { authorization: interaction !== undefined })
   return reply
     .code(options.status ?? 403)
@@ -272,7 +300,7 @@ function connectionSource(
 /**
  * Signs in the person `assertion` describes through `connection` (of the request's tenant),
  * and answers the browser: a 303 to the authorization request the sign-in serves (noted by
- * `rememberSsoFlow`) or to the account page, with the hosted-pages session set; or the error
+ * `rememberFlow`) or to the account page, with the hosted-pages session set; or the error
  * page. The rules (CONTRACT §12): a disabled connection signs nobody in; the email must lie
  * in the connection's domains (else 403 sso_user_not_provisioned); the identity's existing
  * link, else the tenant's user with that email, else a new Active user with `defaultRole`
@@ -298,32 +326,58 @@ export async function finishSsoSignIn(
   if (!connection.enabled) {
     return refuseSsoSignIn(deps, request, reply, connection, 'connection_disabled', { email })
   }
-  const flow = readFlow(deps, request, tenant, connection.id)
+  const scope: FlowScope = { kind: 'sso', id: connection.id }
+  const flow = readFlow(deps, request, tenant, scope)
+  const failVia = { method: 'sso', connectionId: connection.id }
+  return signInThroughFlow(deps, request, reply, scope, flow, {
+    source: connectionSource(deps, tenant, connection, assertion, email && raw, flow),
+    failVia,
+    email,
+    amr: assertion.mfa ? ['fed', 'mfa'] : ['fed'],
+  })
+}
+
+/**
+ * The end of a browser sign-in flow: the identity `source` vouches for is signed in through
+ * the one linker (oauth/link.ts), and the browser is answered: the refusal page, a 303 to
+ * the second-factor page with a pending sign-in, or the hosted-pages session opened and a 303
+ * to the authorization the flow serves, else to its `returnTo`, else to the account page.
+ */
+export async function signInThroughFlow(
+  deps: SsoSignInDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: FlowScope,
+  flow: Flow,
+  how: {
+    source: IdentitySource
+    failVia: Record<string, unknown>
+    email: string | null
+    amr: string[]
+  },
+): Promise<FastifyReply> {
+  const { tenant } = request
   let envelope: Awaited<ReturnType<typeof signInWithSource>>
   try {
-    envelope = await signInWithSource(
-      deps,
-      tenant,
-      connectionSource(deps, tenant, connection, assertion, email && raw, flow),
-      request.actor,
-      { failVia: { method: 'sso', connectionId: connection.id } },
-    )
+    envelope = await signInWithSource(deps, tenant, how.source, request.actor, {
+      failVia: how.failVia,
+    })
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error
     // signInWithSource audited its refusals; what it threw beyond them (a race) was not. A
     // hook's deny was audited HookDenied, and the page shows the hook's message (§21).
     const audited = error.reason !== 'idp_exchange_failed' && error.reason !== 'email_taken'
-    return refuseSsoSignIn(deps, request, reply, connection, error.reason, {
+    return refuseFlow(deps, request, reply, scope, how.failVia, error.reason, {
       status: error.status,
-      email,
+      email: how.email,
       audited,
       ...(error.reason === 'hook_denied' ? { words: error.message } : {}),
     })
   }
   clearCookie(
     reply,
-    flowCookie(deps, tenant.slug, connection.id).name,
-    flowCookieOptions(deps, tenant.slug, connection.id),
+    flowCookie(deps, tenant.slug, scope).name,
+    flowCookieOptions(deps, tenant.slug, scope),
   )
   deps.ssoPages.headers(reply, { authorization: flow.interaction !== undefined })
   if ('pendingSecondFactor' in envelope) {
@@ -340,8 +394,9 @@ export async function finishSsoSignIn(
     accessToken: envelope.accessToken,
     refreshToken: envelope.refreshToken,
     expiresAt: Date.now() + envelope.accessTokenExpiresIn * 1000,
-    amr: assertion.mfa ? ['fed', 'mfa'] : ['fed'],
+    amr: how.amr,
     interaction: flow.interaction,
   })
-  return reply.code(303).header('location', next).type('text/plain; charset=utf-8').send('')
+  const to = flow.interaction === undefined && flow.returnTo ? flow.returnTo : next
+  return reply.code(303).header('location', to).type('text/plain; charset=utf-8').send('')
 }

@@ -60,7 +60,7 @@ export interface IdentitySource {
   /** Merged into the metadata of every audit row of the sign-in. */
   via: Record<string, unknown>
   /** The hooks' `context.method` (CONTRACT §21). */
-  method: Extract<HookMethod, 'idp' | 'sso'>
+  method: Extract<HookMethod, 'idp' | 'sso' | 'social'>
   /** A refusal before any account is looked at (an address the source may not speak for). */
   precheck?(): Refusal | undefined
   findLink(tx: Handle): Promise<Link | undefined>
@@ -71,6 +71,11 @@ export interface IdentitySource {
   mayLink(user: User): Refusal | undefined
   /** A new account's role, or a refusal when the source creates none. */
   newUser(): { role: BaseRole } | Refusal
+  /**
+   * The source's last word once the account is known (`user`; undefined for one the sign-in
+   * would create): a refusal for a tenant policy it applies (enforced SSO, verified email).
+   */
+  admit?(handle: Handle, user: User | undefined): Promise<Refusal | undefined>
   /** Whether the source proved a second factor (so mfaPolicy is met). */
   multiFactor: boolean
   /** What the tenant's mfaPolicy refusal says (its details.methods are always []). */
@@ -338,6 +343,8 @@ async function resolve(
   }
   const fresh = user ? undefined : source.newUser()
   if (fresh && 'reason' in fresh) return { refusal: fresh }
+  const refused = await source.admit?.(handle, user)
+  if (refused) return { refusal: refused }
   // CONTRACT §5 for this path too; a user about to be created has no TOTP, so only
   // Required asks it. The source proved the factor, or the sign-in is refused.
   const mfaNeeded = user ? secondFactorRequired(tenant, user) : tenant.mfaPolicy === 'Required'

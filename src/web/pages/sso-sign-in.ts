@@ -1,7 +1,7 @@
 // Signing in through an SSO connection (CONTRACT §12): "Sign in with SSO" takes an email and
 // routes by its domain to the tenant's connection that owns it, or a link names the
 // connection (`/t/{slug}/sso/{id}`). That page notes the authorization request (§11) the
-// sign-in serves (federation/sso-signin.ts, rememberSsoFlow) and sends the browser to the
+// sign-in serves (federation/sso-signin.ts, rememberFlow) and sends the browser to the
 // IdP: for OIDC through federation/oidc-signin.ts, for SAML through the SAML start route.
 // The way back (the OIDC callback, the SAML ACS) ends in finishSsoSignIn. A form that leads
 // there (this page's, an enforced domain's password or code form) answers with a page that
@@ -13,7 +13,7 @@ import { isUuid } from '../../lib/ids.ts'
 import { emailDomain } from '../../modules/federation/domains.ts'
 import { OidcUnavailable, startOidcSignIn } from '../../modules/federation/oidc-signin.ts'
 import { connectionByDomain, connectionById } from '../../modules/federation/service.ts'
-import { rememberSsoFlow } from '../../modules/federation/sso-signin.ts'
+import { rememberFlow } from '../../modules/federation/sso-signin.ts'
 import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { formText } from '../http.ts'
@@ -33,7 +33,7 @@ export async function connectionForEmail(pages: Pages, tenantId: string, email: 
 }
 
 /** The authorization (§11) this browser signs in for, read from the pages' cookies. */
-function pendingFlow(pages: Pages, request: FastifyRequest, tenant: { id: string; slug: string }) {
+export function pendingFlow(pages: Pages, request: FastifyRequest, tenant: { id: string; slug: string }) {
   const { config, cipher } = pages.deps
   const ctx = { config, cipher, tenantId: tenant.id, slug: tenant.slug }
   return {
@@ -96,17 +96,18 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
     if (!connection?.enabled) {
       return errorPage(pages, request, reply, 'sso.notFound', 404)
     }
+    const scope = { kind: 'sso' as const, id: connection.id }
     if (connection.type === 'saml') {
-      rememberSsoFlow(pages.deps, reply, tenant, connection.id, pendingFlow(pages, request, tenant))
+      rememberFlow(pages.deps, reply, tenant, scope, pendingFlow(pages, request, tenant))
       return reply.redirect(`/v1/${tenant.slug}/sso/${connection.id}/saml/start`, 303)
     }
     try {
       const { url, state } = await startOidcSignIn(pages.deps, tenant, connection)
-      rememberSsoFlow(
+      rememberFlow(
         pages.deps,
         reply,
         tenant,
-        connection.id,
+        scope,
         pendingFlow(pages, request, tenant),
         state,
       )
