@@ -10,6 +10,7 @@ import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
 import { clientSecretColumn } from '../src/modules/applications/secret.ts'
 import { captchaSecretColumn } from '../src/modules/captcha/secret.ts'
 import { ssoSecretColumn } from '../src/modules/federation/secret.ts'
+import { socialSecretColumn } from '../src/modules/federation/social/secret.ts'
 import { hookSecretColumn } from '../src/modules/hooks/secret.ts'
 import { signerKeyColumn } from '../src/modules/import/signer-key.ts'
 import { totpSecretColumn } from '../src/modules/mfa/totp.ts'
@@ -31,6 +32,7 @@ export const SEALED_COLUMNS = Object.fromEntries(
     webhookSecretColumns.current,
     webhookSecretColumns.previous,
     ssoSecretColumn,
+    socialSecretColumn,
     hookSecretColumn,
     captchaSecretColumn,
   ].map((column) => [column.name, column]),

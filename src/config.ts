@@ -5,7 +5,7 @@
 import { resolve } from 'node:path'
 import { loadDevJwtKey, loadDevSecrets } from './config/dev-keys.ts'
 import { limitVariable } from './config/limits.ts'
-import type { EncryptionKey, RedisSentinel } from './config/parsers.ts'
+import type { EncryptionKey, RedisSentinel, SocialEndpoints } from './config/parsers.ts'
 import { parseEncryptionKeys } from './config/parsers.ts'
 import { ENV_SCHEMA } from './config/schema.ts'
 import { readEnvironment, type Values, type Variable } from './config/variables.ts'
@@ -15,7 +15,7 @@ import { DEFAULT_LIMITS, type Limits } from './lib/limits.ts'
 import { loadDevOidcKeys, parseOidcSigningKeys } from './lib/oidc-keys.ts'
 import { defaultHashConcurrency } from './lib/passwords.ts'
 
-export type { EncryptionKey, RedisSentinel } from './config/parsers.ts'
+export type { EncryptionKey, RedisSentinel, SocialEndpoints } from './config/parsers.ts'
 export { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from './config/parsers.ts'
 
 export interface Config {
@@ -58,6 +58,8 @@ export interface Config {
   captchaVerifyUrls: { turnstile?: string; hcaptcha?: string; recaptcha?: string }
   /** WEBHOOK_ALLOW_PRIVATE=true (CONTRACT §13): tenant-configured URLs may be internal. */
   webhookAllowPrivate: boolean
+  /** SOCIAL_PROVIDER_ENDPOINTS (CONTRACT §19), development and tests only. */
+  socialProviderEndpoints: SocialEndpoints
   /** WEBHOOK_RETRY_SCHEDULE: seconds before each retry of a failed webhook delivery. */
   webhookRetrySchedule: number[]
   /** WEBHOOK_WORKER=false: this instance never delivers webhooks (default true). */
@@ -121,6 +123,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (v.REDIS_SENTINEL_MASTER && !given('REDIS_SENTINELS')) {
     problems.push('REDIS_SENTINELS: required with REDIS_SENTINEL_MASTER (host:port,…)')
   }
+  if (production && given('SOCIAL_PROVIDER_ENDPOINTS')) {
+    problems.push(
+      'SOCIAL_PROVIDER_ENDPOINTS: development and tests only, not with NODE_ENV=production',
+    )
+  }
   if (production) {
     for (const [name, variable] of variables()) {
       // JWT_PRIVATE_KEYS signs only with a public-key algorithm; JWT_SECRET is due always.
@@ -178,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
       recaptcha: v.CAPTCHA_VERIFY_URL_RECAPTCHA,
     },
     webhookAllowPrivate: v.WEBHOOK_ALLOW_PRIVATE,
+    socialProviderEndpoints: v.SOCIAL_PROVIDER_ENDPOINTS ?? {},
     webhookRetrySchedule: v.WEBHOOK_RETRY_SCHEDULE,
     webhookWorker: v.WEBHOOK_WORKER,
     smtpUrl: v.SMTP_URL,

@@ -18,6 +18,8 @@ import { connectedApplicationRoutes } from './modules/connectedapps/routes.ts'
 import { ssoOidcRoutes } from './modules/federation/oidc-routes.ts'
 import { ssoConnectionRoutes } from './modules/federation/routes.ts'
 import { ssoSamlRoutes } from './modules/federation/saml-routes.ts'
+import { identityRoutes } from './modules/federation/social/identities-routes.ts'
+import { socialConnectionRoutes } from './modules/federation/social/routes.ts'
 import { groupRoutes } from './modules/groups/routes.ts'
 import { hookRoutes } from './modules/hooks/routes.ts'
 import { importRoutes } from './modules/import/routes.ts'
@@ -100,6 +102,8 @@ export async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<
   await app.register(ssoConnectionRoutes, { deps, prefix: TENANT })
   await app.register(ssoOidcRoutes, { deps, prefix: TENANT })
   await app.register(ssoSamlRoutes, { deps, prefix: TENANT })
+  await app.register(socialConnectionRoutes, { deps, prefix: TENANT })
+  await app.register(identityRoutes, { deps, prefix: TENANT })
   await app.register(apiResourceRoutes, { deps, prefix: TENANT })
   await app.register(connectedApplicationRoutes, { deps, prefix: TENANT })
   // SCIM 2.0 provisioning (/scim/v2/{slug}/…): API keys only, SCIM's own errors and body type.

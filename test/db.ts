@@ -28,6 +28,7 @@ import {
   rememberedDevices,
   roles,
   sessions,
+  socialConnections,
   ssoConnections,
   ssoDomains,
   ssoSamlAssertions,
@@ -197,6 +198,11 @@ export async function tenantSnapshot(
       .from(ssoConnections)
       .where(eq(ssoConnections.tenantId, tenantId))
       .orderBy(asc(ssoConnections.id)),
+    socialConnections: await db
+      .select()
+      .from(socialConnections)
+      .where(eq(socialConnections.tenantId, tenantId))
+      .orderBy(asc(socialConnections.id)),
     ssoDomains: await db
       .select()
       .from(ssoDomains)

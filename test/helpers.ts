@@ -57,6 +57,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     pwnedPasswordsUrl: undefined,
     captchaVerifyUrls: {},
     webhookAllowPrivate: false,
+    socialProviderEndpoints: {},
     webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE,
     webhookWorker: false,
     smtpUrl: undefined,

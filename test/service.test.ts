@@ -119,6 +119,8 @@ describe('GET /v1/openapi.json', () => {
       // The SSO connections' browser endpoints (README, Enterprise SSO): the OIDC redirect
       // URI and the SAML routes answer redirects and pages, not API operations.
       .filter((r) => !r.path.startsWith('/v1/:tenantSlug/sso/'))
+      // The social connections' start and callback (docs/social.md): redirects and pages.
+      .filter((r) => !r.path.startsWith('/v1/:tenantSlug/social/'))
       // The SAML SP metadata is XML for the IdP, described by SAML's metadata schema.
       .filter((r) => r.path !== '/v1/:tenantSlug/sso-connections/:id/saml/metadata')
       // The SAML identity provider's endpoints (docs/sso.md): its metadata, SSO service and

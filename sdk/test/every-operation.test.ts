@@ -548,6 +548,33 @@ test('every operationId is called through the SDK against the real service', asy
   assert.equal(enforced.connection.enforce, true)
   assert.deepEqual(await backend.deleteSsoConnection({ path: { id: ssoId } }), { ok: true })
 
+  // Social connections (CONTRACT §19): made by the admin, then read, listed, reordered and
+  // deleted with the key; the signed-in admin's own identities (none linked: a 404 to remove).
+  const social = await admin.createSocialConnection({
+    body: { provider: 'github', clientId: 'gh-client', clientSecret: 'gh-secret' },
+  })
+  const socialId = social.connection.id
+  assert.equal(social.connection.hasClientSecret, true)
+  assert.deepEqual(
+    (await backend.listSocialConnections({ query: { limit: 50 } })).items.map((c) => c.id),
+    [socialId],
+  )
+  assert.equal(
+    (await backend.getSocialConnection({ path: { id: socialId } })).connection.name,
+    'GitHub',
+  )
+  const reordered = await backend.updateSocialConnection({
+    path: { id: socialId },
+    body: { order: 3 },
+  })
+  assert.equal(reordered.connection.order, 3)
+  assert.deepEqual(await backend.deleteSocialConnection({ path: { id: socialId } }), { ok: true })
+  assert.deepEqual(await admin.listMyIdentities(), { items: [] })
+  await assert.rejects(
+    admin.removeMyIdentity({ path: { id: '00000000-0000-4000-8000-000000000000' } }),
+    { status: 404 },
+  )
+
   // The admin's connected applications: a web app granted through the hosted pages.
   const redirectUri = 'https://app.example.com/callback'
   const webApp = await backend.createApplication({

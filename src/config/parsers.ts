@@ -89,3 +89,38 @@ export function parseTrustProxy(raw: string): Parsed<boolean | number | string> 
     problem: 'must be true, false, a number of proxies, or a list of proxy addresses',
   }
 }
+
+/**
+ * SOCIAL_PROVIDER_ENDPOINTS (CONTRACT §19): per preset, the public endpoints to use instead
+ * of the provider's own, e.g. `{"google": {"issuer": "http://127.0.0.1:4010"}}`. Each value
+ * an object of http(s) URLs (Apple's `audience` may be any string).
+ */
+export type SocialEndpoints = Record<string, Record<string, string>>
+
+const SOCIAL_ENDPOINT_KEYS = ['issuer', 'authorizationUrl', 'tokenUrl', 'userinfoUrl', 'apiUrl']
+
+export function parseSocialEndpoints(raw: string): Parsed<SocialEndpoints> {
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    return { problem: 'a JSON object such as {"google": {"issuer": "http://127.0.0.1:4010"}}' }
+  }
+  if (!isObject(value)) return { problem: 'a JSON object of presets' }
+  const out: SocialEndpoints = {}
+  for (const [preset, endpoints] of Object.entries(value)) {
+    if (!isObject(endpoints)) return { problem: `${preset}: an object of endpoints` }
+    out[preset] = {}
+    for (const [key, url] of Object.entries(endpoints)) {
+      if (typeof url !== 'string') return { problem: `${preset}.${key}: a string` }
+      if (SOCIAL_ENDPOINT_KEYS.includes(key) && !/^https?:\/\/[^\s]+$/.test(url)) {
+        return { problem: `${preset}.${key}: an http(s) URL` }
+      }
+      out[preset][key] = url
+    }
+  }
+  return out
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)

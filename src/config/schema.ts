@@ -14,6 +14,7 @@ import {
   parseEncryptionKeys,
   parseRetrySchedule,
   parseSentinels,
+  parseSocialEndpoints,
   parseTrustProxy,
 } from './parsers.ts'
 import { start } from './start.ts'
@@ -252,6 +253,16 @@ const identityProvider = {
     default: 'openid email profile',
     description: 'The scopes asked of the identity provider.',
   }),
+  SOCIAL_PROVIDER_ENDPOINTS: Type.Optional(
+    parsed(parseSocialEndpoints, {
+      group: 'Identity provider (hosted sign-in)',
+      contract: '§19',
+      kind: 'JSON',
+      shown: 'unset: each preset’s public endpoints',
+      description:
+        'Development and tests only (refused with `NODE_ENV=production`): a JSON object that replaces social presets’ public endpoints, e.g. `{"google": {"issuer": "http://127.0.0.1:4010"}, "github": {"authorizationUrl": "…", "tokenUrl": "…", "apiUrl": "…"}}`, so each preset’s own rules run against a local stand-in.',
+    }),
+  ),
 }
 
 const openidProvider = {

@@ -1004,6 +1004,46 @@ export const ssoDomains = pgTable(
 )
 
 /**
+ * Social sign-in connections (CONTRACT §19): one provider of a tenant's (a preset such as
+ * google or github, or a generic oidc or oauth2 one), many per tenant, shown as buttons in
+ * `sort_order`. The client secret is sealed (rotate-keys re-seals it); identities through a
+ * connection are rows of `identities` with kind `social`.
+ */
+export const socialConnections = pgTable(
+  'social_connections',
+  {
+    ...tenantOwned(),
+    provider: text('provider').notNull(),
+    name: text('name').notNull(),
+    clientId: text('client_id').notNull(),
+    clientSecretEnc: text('client_secret_enc'),
+    scopes: text('scopes').array(),
+    enabled: boolean('enabled').notNull().default(true),
+    allowSignUp: boolean('allow_sign_up').notNull().default(true),
+    linkByVerifiedEmail: boolean('link_by_verified_email').notNull().default(true),
+    sortOrder: integer('sort_order').notNull().default(0),
+    /** oidc: the issuer; microsoft: a directory id, `common` or `organizations`. */
+    issuer: text('issuer'),
+    /** oauth2 (and GitHub Enterprise, GitLab self-managed): the provider's endpoints. */
+    endpoints: jsonb('endpoints').$type<{
+      authorizationUrl?: string
+      tokenUrl?: string
+      userinfoUrl?: string
+      apiUrl?: string
+    }>(),
+    /** oauth2: dot-separated paths into the profile. */
+    claims: jsonb('claims').$type<{
+      id?: string
+      email?: string
+      emailVerified?: string
+      name?: string
+    }>(),
+    ...timestamps(),
+  },
+  (t) => [...tenantListed('social_connections', t)],
+)
+
+/**
  * SAML assertion ids accepted (CONTRACT §12: an assertion ID accepted once), kept until the
  * assertion could no longer be accepted anyway; inserted ON CONFLICT DO NOTHING, so of two
  * posts of one assertion only one gets a row back.

@@ -81,6 +81,12 @@ export const REASONS = {
   ],
   sso_required: [403, 'This address signs in through its organisation’s single sign-on.'],
   sso_user_not_provisioned: [403, 'This single sign-on connection cannot sign this user in here.'],
+  signup_disabled: [403, 'This sign-in would create an account, and this connection creates none.'],
+  identity_linked_elsewhere: [409, 'This identity is already linked to another account.'],
+  last_sign_in_method: [
+    409,
+    'This is the account’s last way to sign in: add a password, a passkey or another identity first.',
+  ],
   tenant_creation_forbidden: [401, 'A tenant creation token is required.'],
   tenant_not_found: [404, 'No such workspace.'],
   route_not_found: [404, 'No such route.'],

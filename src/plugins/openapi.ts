@@ -34,6 +34,7 @@ import { applicationComponents } from '../modules/applications/schemas.ts'
 import { auditComponents } from '../modules/audit/schemas.ts'
 import { connectedApplicationComponents } from '../modules/connectedapps/schemas.ts'
 import { ssoConnectionComponents } from '../modules/federation/schemas.ts'
+import { socialConnectionComponents } from '../modules/federation/social/schemas.ts'
 import { groupComponents } from '../modules/groups/schemas.ts'
 import { hookComponents } from '../modules/hooks/schemas.ts'
 import { importComponents } from '../modules/import/schemas.ts'
@@ -93,6 +94,7 @@ const COMPONENTS = [
   ...hookComponents,
   ...templateComponents,
   ...ssoConnectionComponents,
+  ...socialConnectionComponents,
 ]
 
 type SecurityRequirement = { readonly [scheme: string]: readonly string[] }
@@ -204,6 +206,15 @@ const TAGS = [
     name: 'SSO connections',
     description:
       'Enterprise single sign-on: the tenant’s OIDC and SAML 2.0 identity providers, each owning email domains.',
+  },
+  {
+    name: 'Social connections',
+    description:
+      'Social sign-in: the providers (Google, GitHub, GitLab, …, or any OpenID Connect or OAuth 2.0 one) the tenant’s users sign in with, as buttons on the hosted sign-in page.',
+  },
+  {
+    name: 'Identities',
+    description: 'The outside identities linked to the signed-in user’s account.',
   },
 ]
 

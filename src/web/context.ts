@@ -39,6 +39,7 @@ export type PageDeps = Pick<
   | 'audit'
   | 'providerPages'
   | 'sessions'
+  | 'ssoPages'
 >
 
 /** How long the cookie that remembers a `lang` chosen with the picker lives (lang-cookie.ts). */

@@ -12,6 +12,22 @@ import { requestLocale } from './lang-cookie.ts'
 import { page } from './layout.ts'
 import { beginSession, interactionPath, isInteractionUid, pagePath } from './session.ts'
 
+/** Why a social sign-in was refused, where its words differ from an SSO sign-in's. */
+const SOCIAL_REFUSALS: Record<string, MessageKey> = {
+  email_taken: 'social.refusal.email_taken',
+  signup_disabled: 'social.refusal.signup_disabled',
+  sso_required: 'social.refusal.sso_required',
+  email_not_verified: 'social.refusal.email_not_verified',
+  idp_exchange_failed: 'social.refusal.idp_exchange_failed',
+  idp_error: 'social.refusal.idp_error',
+  invalid_state: 'idp.refusal.invalid_state',
+  unavailable: 'social.refusal.unavailable',
+  not_found: 'social.refusal.not_found',
+  connection_disabled: 'social.refusal.connection_disabled',
+  mfa_required: 'social.refusal.mfa_required',
+  validation: 'social.refusal.validation',
+}
+
 /** Why an SSO sign-in was refused (its `metadata.reason`), in the catalogue's words. */
 const REFUSALS: Record<string, MessageKey> = {
   sso_user_not_provisioned: 'sso.refusal.sso_user_not_provisioned',
@@ -35,12 +51,18 @@ const REFUSALS: Record<string, MessageKey> = {
 export function ssoPages(deps: { config: Config; cipher: FieldCipher; db: Db }): SsoPages {
   return {
     headers: setPageHeaders,
-    async refusal(request, tenant, reason, hookWords) {
+    async refusal(request, tenant, reason, hookWords, kind = 'sso') {
       const locale = requestLocale(request, deps.config.publicUrl, tenant)
       const t = translator(locale)
-      const words =
-        hookWords ?? t(Object.hasOwn(REFUSALS, reason) ? REFUSALS[reason] : 'sso.refusal.default')
-      const body = html`<h1>${t('sso.refusalHeading')}</h1>
+      const own = kind === 'social' && Object.hasOwn(SOCIAL_REFUSALS, reason)
+      const key = own
+        ? SOCIAL_REFUSALS[reason]
+        : Object.hasOwn(REFUSALS, reason)
+          ? REFUSALS[reason]
+          : 'sso.refusal.default'
+      const words = hookWords ?? t(key)
+      const heading = kind === 'social' ? t('social.refusalHeading') : t('sso.refusalHeading')
+      const body = html`<h1>${heading}</h1>
 <div class="error-summary" role="alert"><p>${words}</p></div>
 <p><a class="button" href="${pagePath(tenant.slug)}/sign-in">${t('common.backToSignIn')}</a></p>
 <p class="hint">${t('oidcError.code', { code: reason })}</p>`

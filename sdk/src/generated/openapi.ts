@@ -1879,6 +1879,92 @@ export interface paths {
     patch: operations['updateSsoConnection']
     trace?: never
   }
+  '/v1/{tenantSlug}/social-connections': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List the social sign-in connections, oldest first
+     * @description Pages of `limit` (1 to 200, default 50); pass `nextCursor` as `cursor`.
+     */
+    get: operations['listSocialConnections']
+    put?: never
+    /**
+     * Create a social sign-in connection (Google, GitHub, …)
+     * @description Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.
+     */
+    post: operations['createSocialConnection']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/social-connections/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Read a social sign-in connection (never its secret) */
+    get: operations['getSocialConnection']
+    put?: never
+    post?: never
+    /**
+     * Delete a social sign-in connection and its users’ links to it
+     * @description The users stay; they sign in some other way.
+     */
+    delete: operations['deleteSocialConnection']
+    options?: never
+    head?: never
+    /**
+     * Change a social sign-in connection
+     * @description The rules of creation apply; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
+     */
+    patch: operations['updateSocialConnection']
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/identities': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The outside identities linked to the signed-in user, oldest first */
+    get: operations['listMyIdentities']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/me/identities/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /**
+     * Unlink one outside identity from the signed-in user
+     * @description Not the account’s last way to sign in: a user without a password, a passkey or another identity keeps this one (409 `last_sign_in_method`). Audited `IdentityUnlinked`.
+     */
+    delete: operations['removeMyIdentity']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/api-resources': {
     parameters: {
       query?: never
@@ -5762,6 +5848,281 @@ export interface webhooks {
     patch?: never
     trace?: never
   }
+  SocialConnectionCreated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * SocialConnectionCreated event
+     * @description A social sign-in connection was created.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SocialConnectionCreatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  SocialConnectionUpdated: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * SocialConnectionUpdated event
+     * @description A social sign-in connection was changed.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SocialConnectionUpdatedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  SocialConnectionDeleted: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * SocialConnectionDeleted event
+     * @description A social sign-in connection was deleted.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['SocialConnectionDeletedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  IdentityLinked: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * IdentityLinked event
+     * @description A social identity was linked to a user’s account.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['IdentityLinkedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  IdentityUnlinked: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * IdentityUnlinked event
+     * @description An outside identity was removed from a user’s account.
+     */
+    post: {
+      parameters: {
+        query?: never
+        header: {
+          /** @description The delivery’s id, the same on every retry: deduplicate on it. */
+          'webhook-id': string
+          /** @description When this attempt was signed, in Unix seconds. */
+          'webhook-timestamp': string
+          /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s base64-decoded bytes; two, space-separated, for 24 hours after a secret rotation. */
+          'webhook-signature': string
+        }
+        path?: never
+        cookie?: never
+      }
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['IdentityUnlinkedEvent']
+        }
+      }
+      responses: {
+        /** @description Received: a 2xx within 10 s ends the delivery. */
+        '2XX': {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+        /** @description Anything else, or no answer within 10 s, is retried on the schedule (a `Retry-After` may postpone it); redirects are not followed. */
+        default: {
+          headers: {
+            [name: string]: unknown
+          }
+          content?: never
+        }
+      }
+    }
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   RoleCreated: {
     parameters: {
       query?: never
@@ -7840,6 +8201,62 @@ export interface components {
     /** @description A page of SSO connections, oldest first. */
     SsoConnectionPage: {
       items: components['schemas']['SsoConnection'][]
+      /** @description Pass it as `cursor` for the next page; null on the last page. */
+      nextCursor: string | null
+    }
+    /** @description A social sign-in connection of the tenant (never its secret). */
+    SocialConnection: {
+      /** Format: uuid */
+      id: string
+      /**
+       * @description The provider preset; `oidc` and `oauth2` are generic.
+       * @enum {unknown}
+       */
+      provider:
+        | 'google'
+        | 'github'
+        | 'gitlab'
+        | 'discord'
+        | 'slack'
+        | 'linkedin'
+        | 'facebook'
+        | 'oidc'
+        | 'oauth2'
+      name: string
+      clientId: string
+      hasClientSecret: boolean
+      scopes: string[]
+      enabled: boolean
+      allowSignUp: boolean
+      linkByVerifiedEmail: boolean
+      order: number
+      issuer: string | null
+      endpoints: {
+        authorizationUrl?: string
+        tokenUrl?: string
+        userinfoUrl?: string
+        apiUrl?: string
+      } | null
+      claims: {
+        id?: string
+        email?: string
+        emailVerified?: string
+        name?: string
+      } | null
+      /** @description The redirect URI to register at the provider. */
+      callbackUrl: string
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** @description A social sign-in connection. */
+    SocialConnectionEnvelope: {
+      connection: components['schemas']['SocialConnection']
+    }
+    /** @description A page of social sign-in connections, oldest first. */
+    SocialConnectionPage: {
+      items: components['schemas']['SocialConnection'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
     }
@@ -10322,6 +10739,181 @@ export interface components {
           metadata: {
             connectionId: string
             subject?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A social sign-in connection was created. */
+    SocialConnectionCreatedEvent: {
+      /** @constant */
+      type: 'SocialConnectionCreated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'SocialConnectionCreated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A social sign-in connection was created. */
+          metadata: {
+            connectionId: string
+            provider?: string
+            name?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A social sign-in connection was changed. */
+    SocialConnectionUpdatedEvent: {
+      /** @constant */
+      type: 'SocialConnectionUpdated'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'SocialConnectionUpdated'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A social sign-in connection was changed. */
+          metadata: {
+            connectionId: string
+            /** @description The fields sent. */
+            changed?: string[]
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A social sign-in connection was deleted. */
+    SocialConnectionDeletedEvent: {
+      /** @constant */
+      type: 'SocialConnectionDeleted'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'SocialConnectionDeleted'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A social sign-in connection was deleted. */
+          metadata: {
+            connectionId: string
+            provider?: string
+            name?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description A social identity was linked to a user’s account. */
+    IdentityLinkedEvent: {
+      /** @constant */
+      type: 'IdentityLinked'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'IdentityLinked'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description A social identity was linked to a user’s account. */
+          metadata: {
+            connectionId: string
+            provider?: string
+            subject?: string
+          }
+          /** Format: date-time */
+          createdAt: string
+          /** @description The address of the user the event concerns, present while that user exists (never a deleted user's). */
+          userEmail?: string
+        }
+      }
+    }
+    /** @description An outside identity was removed from a user’s account. */
+    IdentityUnlinkedEvent: {
+      /** @constant */
+      type: 'IdentityUnlinked'
+      /**
+       * Format: date-time
+       * @description The event’s time.
+       */
+      timestamp: string
+      /** @description The tenant, and the event. */
+      data: {
+        tenantId: string
+        event: {
+          id: string
+          /** @constant */
+          action: 'IdentityUnlinked'
+          actorType: 'user' | 'apiKey' | 'system' | 'anonymous'
+          actorId: string | null
+          /** @description The user the event concerns. */
+          userId: string | null
+          ip: string | null
+          userAgent: string | null
+          /** @description An outside identity was removed from a user’s account. */
+          metadata: {
+            connectionId?: string
+            provider?: string
+            identityId?: string
           }
           /** Format: date-time */
           createdAt: string
@@ -15728,6 +16320,11 @@ export interface operations {
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
           | 'SsoIdentityLinked'
+          | 'SocialConnectionCreated'
+          | 'SocialConnectionUpdated'
+          | 'SocialConnectionDeleted'
+          | 'IdentityLinked'
+          | 'IdentityUnlinked'
           | 'RoleCreated'
           | 'RoleUpdated'
           | 'RoleDeleted'
@@ -15894,6 +16491,11 @@ export interface operations {
           | 'SsoConnectionUpdated'
           | 'SsoConnectionDeleted'
           | 'SsoIdentityLinked'
+          | 'SocialConnectionCreated'
+          | 'SocialConnectionUpdated'
+          | 'SocialConnectionDeleted'
+          | 'IdentityLinked'
+          | 'IdentityUnlinked'
           | 'RoleCreated'
           | 'RoleUpdated'
           | 'RoleDeleted'
@@ -20238,6 +20840,568 @@ export interface operations {
         headers: {
           /** @description Seconds until the budget has a point again. */
           'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listSocialConnections: {
+    parameters: {
+      query?: {
+        limit?: number
+        /** @description nextCursor of the page before. */
+        cursor?: string
+      }
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A page of social sign-in connections, oldest first. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SocialConnectionPage']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createSocialConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "provider": "google",
+         *       "clientId": "1234.apps.googleusercontent.com",
+         *       "clientSecret": "a-client-secret"
+         *     }
+         */
+        'application/json': {
+          /**
+           * @description The provider preset; `oidc` and `oauth2` are generic.
+           * @enum {unknown}
+           */
+          provider:
+            | 'google'
+            | 'github'
+            | 'gitlab'
+            | 'discord'
+            | 'slack'
+            | 'linkedin'
+            | 'facebook'
+            | 'oidc'
+            | 'oauth2'
+          /** @description The button’s label. */
+          name?: string
+          clientId: string
+          /** @description Stored sealed; never answered (`hasClientSecret`). */
+          clientSecret: string
+          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
+          scopes?: string[]
+          enabled?: boolean
+          /** @description Whether a first sign-in may create an account (default true). */
+          allowSignUp?: boolean
+          /** @description Whether a first sign-in whose verified address matches a user (whose own address is verified) links to that user (default true). */
+          linkByVerifiedEmail?: boolean
+          /** @description Buttons go in ascending order. */
+          order?: number
+          /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance. Refused for the other providers. */
+          issuer?: string
+          /** @description oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers. */
+          endpoints?: {
+            /** @description The authorization endpoint. */
+            authorizationUrl?: string
+            /** @description The token endpoint. */
+            tokenUrl?: string
+            /** @description oauth2: where the profile is read (GET, bearer token). */
+            userinfoUrl?: string
+            /** @description GitHub Enterprise Server: its REST API base. */
+            apiUrl?: string
+          }
+          /** @description oauth2 only: dot-separated paths into the profile, such as `data.user.id` (defaults `id`, `email`, `name`; without `emailVerified` no address counts as verified). */
+          claims?: {
+            id?: string
+            email?: string
+            emailVerified?: string
+            name?: string
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description A social sign-in connection. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SocialConnectionEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getSocialConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A social sign-in connection. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SocialConnectionEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteSocialConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateSocialConnection: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The button’s label. */
+          name?: string
+          clientId?: string
+          /** @description Stored sealed; never answered (`hasClientSecret`). */
+          clientSecret?: string
+          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
+          scopes?: string[]
+          enabled?: boolean
+          /** @description Whether a first sign-in may create an account (default true). */
+          allowSignUp?: boolean
+          /** @description Whether a first sign-in whose verified address matches a user (whose own address is verified) links to that user (default true). */
+          linkByVerifiedEmail?: boolean
+          /** @description Buttons go in ascending order. */
+          order?: number
+          /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance. Refused for the other providers. */
+          issuer?: string
+          /** @description oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers. */
+          endpoints?: {
+            /** @description The authorization endpoint. */
+            authorizationUrl?: string
+            /** @description The token endpoint. */
+            tokenUrl?: string
+            /** @description oauth2: where the profile is read (GET, bearer token). */
+            userinfoUrl?: string
+            /** @description GitHub Enterprise Server: its REST API base. */
+            apiUrl?: string
+          }
+          /** @description oauth2 only: dot-separated paths into the profile, such as `data.user.id` (defaults `id`, `email`, `name`; without `emailVerified` no address counts as verified). */
+          claims?: {
+            id?: string
+            email?: string
+            emailVerified?: string
+            name?: string
+          }
+        }
+      }
+    }
+    responses: {
+      /** @description A social sign-in connection. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SocialConnectionEnvelope']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`, `api_key_not_allowed`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listMyIdentities: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            items: {
+              /** Format: uuid */
+              id: string
+              /** @description The social preset (google, github, …), or `sso` or `idp`. */
+              provider: string
+              /** @description The social or SSO connection; null for the SPEC identity provider. */
+              connectionId: string | null
+              email: string | null
+              /** Format: date-time */
+              linkedAt: string
+            }[]
+          }
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  removeMyIdentity: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `last_sign_in_method`. */
+      409: {
+        headers: {
           [name: string]: unknown
         }
         content: {

@@ -97,6 +97,15 @@ export const SSO_ACTIONS = [
   'SsoIdentityLinked',
 ] as const
 
+/** CONTRACT §19, social sign-in connections and the identities linked through them. */
+export const SOCIAL_ACTIONS = [
+  'SocialConnectionCreated',
+  'SocialConnectionUpdated',
+  'SocialConnectionDeleted',
+  'IdentityLinked',
+  'IdentityUnlinked',
+] as const
+
 /** CONTRACT §17, roles and their assignment. */
 export const ROLE_ACTIONS = [
   'RoleCreated',
@@ -135,6 +144,7 @@ export const AUDIT_ACTIONS = [
   ...HOOK_ACTIONS,
   ...TEMPLATE_ACTIONS,
   ...SSO_ACTIONS,
+  ...SOCIAL_ACTIONS,
   ...ROLE_ACTIONS,
   ...GROUP_ACTIONS,
   ...ORGANIZATION_ACTIONS,

@@ -358,6 +358,30 @@ export const AUDIT_EVENTS = {
     connectionId: ID,
     subject: Str(),
   }),
+  SocialConnectionCreated: closed('A social sign-in connection was created.', {
+    connectionId: ID,
+    provider: Str(),
+    name: Str(),
+  }),
+  SocialConnectionUpdated: closed('A social sign-in connection was changed.', {
+    connectionId: ID,
+    changed: Type.Optional(Strings('The fields sent.')),
+  }),
+  SocialConnectionDeleted: closed('A social sign-in connection was deleted.', {
+    connectionId: ID,
+    provider: Str(),
+    name: Str(),
+  }),
+  IdentityLinked: closed('A social identity was linked to a user’s account.', {
+    connectionId: ID,
+    provider: Str(),
+    subject: Str(),
+  }),
+  IdentityUnlinked: closed('An outside identity was removed from a user’s account.', {
+    connectionId: Str(),
+    provider: Str(),
+    identityId: Str(),
+  }),
   RoleCreated: closed('A custom role was created.', {
     roleId: ID,
     name: Type.String(),

@@ -5,6 +5,7 @@
 // transaction too) the caller passes, so queries.ts stays the table's only writer and no
 // file outside federation/ imports it (test/layout.test.ts).
 export {
+  deleteIdentitiesOf,
   deleteUserIdentity,
   findIdentity,
   type Identity,

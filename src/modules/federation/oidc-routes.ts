@@ -25,7 +25,10 @@ export async function ssoOidcRoutes(app: FastifyInstance, { deps }: { deps: Deps
       }
       // The state must be the one this browser left with (login CSRF): else the state is
       // refused without being spent, so the browser that owns it can still finish.
-      if (!query.state || readFlow(deps, request, tenant, { kind: 'sso', id }).binding !== query.state) {
+      if (
+        !query.state ||
+        readFlow(deps, request, tenant, { kind: 'sso', id }).binding !== query.state
+      ) {
         return refuseSsoSignIn(deps, request, reply, connection, 'invalid_state', { status: 400 })
       }
       let identity: Awaited<ReturnType<typeof finishOidcSignIn>>

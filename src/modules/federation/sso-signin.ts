@@ -21,7 +21,7 @@ import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
 import { servedApplication } from '../../lib/served-client.ts'
-import { type IdentitySource, signInWithSource } from '../oauth/link.ts'
+import { type IdentitySource, signInWithSource, wasAudited } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { emailDomain } from './domains.ts'
@@ -172,7 +172,15 @@ export function refuseSsoSignIn(
   options: RefusalOptions = {},
 ): Promise<FastifyReply> {
   const failVia = { method: 'sso', connectionId: connection.id }
-  return refuseFlow(deps, request, reply, { kind: 'sso', id: connection.id }, failVia, reason, options)
+  return refuseFlow(
+    deps,
+    request,
+    reply,
+    { kind: 'sso', id: connection.id },
+    failVia,
+    reason,
+    options,
+  )
 }
 
 export type RefusalOptions = {
@@ -364,9 +372,10 @@ export async function signInThroughFlow(
     })
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error
-    // signInWithSource audited its refusals; what it threw beyond them (a race) was not. A
-    // hook's deny was audited HookDenied, and the page shows the hook's message (§21).
-    const audited = error.reason !== 'idp_exchange_failed' && error.reason !== 'email_taken'
+    // signInWithSource audited its refusals; what it threw beyond them (a race, a profile
+    // without an address) was not. A hook's deny was audited HookDenied, and the page shows
+    // the hook's message (§21).
+    const audited = wasAudited(error) || error.reason === 'hook_denied'
     return refuseFlow(deps, request, reply, scope, how.failVia, error.reason, {
       status: error.status,
       email: how.email,

@@ -10,7 +10,7 @@
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
-import { fail, type Reason } from '../../lib/errors.ts'
+import { AppError, fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { findIdentity, insertIdentity, updateIdentityEmail } from '../federation/identities.ts'
 import { storePendingSignIn } from '../federation/pending-mfa.ts'
@@ -180,6 +180,10 @@ export async function signInWithIdentity(
   })
 }
 
+/** The refusals signInWithSource threw after auditing them (UserLoginFailed). */
+const audited = new WeakSet<Error>()
+export const wasAudited = (error: Error) => audited.has(error)
+
 /** A sign-in linked and waiting for the second factor the source deferred. */
 export interface PendingSecondFactor {
   pendingSecondFactor: string
@@ -294,7 +298,12 @@ export async function signInWithSource(
   if ('refusal' in outcome) {
     const { reason, message } = outcome.refusal
     // No method of ours can complete it: the second factor is the source's to ask.
-    fail(reason, { message, ...(reason === 'mfa_required' ? { details: { methods: [] } } : {}) })
+    const error = new AppError(reason, {
+      message,
+      ...(reason === 'mfa_required' ? { details: { methods: [] } } : {}),
+    })
+    audited.add(error)
+    throw error
   }
   if ('pending' in outcome) {
     return { pendingSecondFactor: outcome.pending, userId: outcome.userId }

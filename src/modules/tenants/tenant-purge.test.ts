@@ -147,6 +147,14 @@ async function populated(): Promise<TenantFixture> {
   )
   assert.equal(sso.status, 200, JSON.stringify(sso.body))
   const connectionId = sso.body.connection.id
+  // A social connection (CONTRACT §19).
+  const social = await server.request(
+    'POST',
+    `/v1/${t.slug}/social-connections`,
+    { provider: 'github', clientId: 'c', clientSecret: 's' },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(social.status, 200, JSON.stringify(social.body))
   // A custom role (CONTRACT §17), held by the user.
   const role = await server.request(
     'POST',

@@ -1,5 +1,5 @@
 // The sign-in page: each way to sign in that the tenant allows (a password, an emailed
-// code, a passkey, its identity provider), and why the last try did not work.
+// code, a passkey, its identity provider, its social connections), and why the last try did not work.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { tenantHasSso } from '../../modules/federation/service.ts'
 import { captchaWidget, pageCaptcha } from '../captcha.ts'
@@ -7,6 +7,7 @@ import type { Pages } from '../context.ts'
 import { html } from '../html.ts'
 import { emailField, errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
 import { codesAllowed, passwordsAllowed } from './flow.ts'
+import { socialButtons } from './social-sign-in.ts'
 
 export async function signInPage(
   pages: Pages,
@@ -18,6 +19,7 @@ export async function signInPage(
   const csrf = pages.csrf(request, reply)
   const t = pages.t(request, reply)
   const sso = await tenantHasSso(pages.deps, tenant.id)
+  const social = await socialButtons(pages, request)
   const body = html`<h1>${t('signIn.heading', { tenant: tenant.name })}</h1>
 ${notice(state.note)}
 ${errorSummary(state.errors, t)}
@@ -36,6 +38,7 @@ ${
   tenant.idpOauthEnabled &&
   html`<p><a class="button" href="${pages.url(request, 'sign-in/idp')}">${t('signIn.idp')}</a></p>`
 }
+${social}
 ${sso && html`<p><a class="button" href="${pages.url(request, 'sign-in/sso')}">${t('signIn.sso')}</a></p>`}
 ${
   tenant.passkeysEnabled &&

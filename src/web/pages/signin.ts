@@ -17,6 +17,7 @@ import { passwordSignInRoutes } from './password.ts'
 import { secondFactorRoutes } from './second-factor.ts'
 import { signOutRoutes } from './sign-out.ts'
 import { signUpRoutes } from './sign-up.ts'
+import { socialSignInRoutes } from './social-sign-in.ts'
 import { ssoSignInRoutes } from './sso-sign-in.ts'
 
 // Other pages import these from here.
@@ -32,6 +33,7 @@ export function signInRoutes(app: FastifyInstance, pages: Pages): void {
     loginCodeRoutes(app, pages)
     idpSignInRoutes(app, pages)
     ssoSignInRoutes(app, pages)
+    socialSignInRoutes(app, pages)
     signUpRoutes(app, pages)
     invitationRoutes(app, pages)
     organizationInvitationRoutes(app, pages)

@@ -33,7 +33,11 @@ export async function connectionForEmail(pages: Pages, tenantId: string, email: 
 }
 
 /** The authorization (§11) this browser signs in for, read from the pages' cookies. */
-export function pendingFlow(pages: Pages, request: FastifyRequest, tenant: { id: string; slug: string }) {
+export function pendingFlow(
+  pages: Pages,
+  request: FastifyRequest,
+  tenant: { id: string; slug: string },
+) {
   const { config, cipher } = pages.deps
   const ctx = { config, cipher, tenantId: tenant.id, slug: tenant.slug }
   return {
@@ -103,14 +107,7 @@ export function ssoSignInRoutes(app: FastifyInstance, pages: Pages): void {
     }
     try {
       const { url, state } = await startOidcSignIn(pages.deps, tenant, connection)
-      rememberFlow(
-        pages.deps,
-        reply,
-        tenant,
-        scope,
-        pendingFlow(pages, request, tenant),
-        state,
-      )
+      rememberFlow(pages.deps, reply, tenant, scope, pendingFlow(pages, request, tenant), state)
       return reply.redirect(url, 303)
     } catch (error) {
       if (!(error instanceof OidcUnavailable)) throw error

@@ -1,0 +1,285 @@
+// Signing in through a social connection (CONTRACT §19), with openid-client: the
+// authorization request (code flow, state bound to the browser, PKCE S256, a nonce for
+// OpenID Connect) and the callback at `{PUBLIC_URL}/v1/{slug}/social/{id}/callback`, which
+// spends the state, exchanges the code (an ID token checked: signature, iss, aud, nonce,
+// exp) and reads the profile the connection's preset describes (presets.ts). Every request
+// to the provider goes through the egress rule of §13.
+import type * as Client from 'openid-client'
+import type { Deps } from '../../../deps.ts'
+import { hashToken } from '../../../lib/crypto.ts'
+import * as states from '../../oauth/states.ts'
+import type { Tenant } from '../../tenants/tenant.ts'
+import { ClientCache, discoverClient, egressClientFetch } from '../oidc-signin.ts'
+import {
+  type ApiGet,
+  type Endpoints,
+  oidcProfile,
+  PRESETS,
+  type Preset,
+  type Profile,
+  ProfileError,
+  type SocialProviderName,
+} from './presets.ts'
+import type { SocialConnection } from './queries.ts'
+import { openSocialSecret } from './secret.ts'
+import { scopesOf, socialCallbackUrl } from './service.ts'
+
+/** §7's rule for states: ten minutes, once. */
+const STATE_TTL = 10 * 60
+
+const openid = () => import('openid-client')
+
+type SocialDeps = Pick<Deps, 'cipher' | 'clock' | 'config' | 'db'>
+
+/** The PKCE verifier is sealed at rest, bound to its tenant and connection. */
+const verifierAad = (tenantId: string, connectionId: string) =>
+  `social-state:${tenantId}:${connectionId}`
+
+export const presetOf = (connection: Pick<SocialConnection, 'provider'>): Preset =>
+  PRESETS[connection.provider as SocialProviderName]
+
+/**
+ * The endpoints a connection uses: SOCIAL_PROVIDER_ENDPOINTS for its preset (development and
+ * tests), else the connection's own (oauth2, GitHub Enterprise), else the preset's.
+ */
+function endpointsOf(deps: Pick<Deps, 'config'>, connection: SocialConnection): Endpoints {
+  const preset = presetOf(connection)
+  const override = deps.config.socialProviderEndpoints[connection.provider]
+  const own = preset.protocol === 'oauth2' ? preset.endpoints : {}
+  return { ...own, ...(connection.endpoints ?? {}), ...(override ?? {}) }
+}
+
+function issuerOf(deps: Pick<Deps, 'config'>, connection: SocialConnection): string {
+  const preset = presetOf(connection)
+  const override = deps.config.socialProviderEndpoints[connection.provider]?.issuer
+  const issuer =
+    override ?? connection.issuer ?? (preset.protocol === 'oidc' ? preset.issuer : undefined)
+  if (!issuer) throw new Error('the connection has no issuer')
+  return issuer
+}
+
+/**
+ * The client secret's authentication: client_secret_basic, which RFC 6749 §2.3.1 makes every
+ * provider support, unless the provider lists only client_secret_post (or the preset says
+ * its provider reads the body, as GitHub's and Facebook's do).
+ */
+function clientAuth(
+  lib: typeof Client,
+  secret: string,
+  server: Client.ServerMetadata,
+  post: boolean,
+): Client.ClientAuth {
+  const supported = server.token_endpoint_auth_methods_supported
+  const postOnly =
+    supported?.includes('client_secret_post') && !supported.includes('client_secret_basic')
+  return post || postOnly ? lib.ClientSecretPost(secret) : lib.ClientSecretBasic(secret)
+}
+
+async function buildClient(deps: SocialDeps, connection: SocialConnection) {
+  const lib = await openid()
+  const secret = connection.clientSecretEnc
+    ? openSocialSecret(deps.cipher, connection.tenantId, connection.id, connection.clientSecretEnc)
+    : undefined
+  if (secret === undefined) throw new Error('the connection’s secret cannot be read')
+  const preset = presetOf(connection)
+  if (preset.protocol === 'oidc') {
+    return discoverClient(deps, issuerOf(deps, connection), connection.clientId, (server) =>
+      clientAuth(lib, secret, server, false),
+    )
+  }
+  const endpoints = endpointsOf(deps, connection)
+  const server: Client.ServerMetadata = {
+    // A plain OAuth 2.0 provider names no issuer: its authorization origin stands for it.
+    issuer: new URL(endpoints.authorizationUrl as string).origin,
+    authorization_endpoint: endpoints.authorizationUrl,
+    token_endpoint: endpoints.tokenUrl,
+  }
+  const configuration = new lib.Configuration(
+    server,
+    connection.clientId,
+    undefined,
+    clientAuth(lib, secret, server, preset.tokenAuth === 'post'),
+  )
+  const fetch = egressClientFetch(deps)
+  configuration[lib.customFetch] = withoutIdToken(fetch, server.token_endpoint)
+  if (new URL(server.issuer).protocol === 'http:' && deps.config.webhookAllowPrivate) {
+    lib.allowInsecureRequests(configuration)
+  }
+  return configuration
+}
+
+/**
+ * A plain OAuth 2.0 provider has no keys to check an ID token with, so one sent anyway is
+ * dropped from the token response rather than trusted.
+ */
+function withoutIdToken(
+  fetch: Client.CustomFetch,
+  tokenEndpoint: string | undefined,
+): Client.CustomFetch {
+  return async (url, options) => {
+    const response = await fetch(url, options)
+    if (url !== tokenEndpoint || !response.ok) return response
+    const body = (await response.json()) as Record<string, unknown>
+    delete body.id_token
+    return new Response(JSON.stringify(body), {
+      status: response.status,
+      headers: { 'content-type': 'application/json' },
+    })
+  }
+}
+
+const cachesByDeps = new WeakMap<object, ClientCache<SocialConnection>>()
+
+function clientsOf(deps: SocialDeps): ClientCache<SocialConnection> {
+  let clients = cachesByDeps.get(deps.db)
+  if (!clients) {
+    clients = new ClientCache((connection) => buildClient(deps, connection))
+    cachesByDeps.set(deps.db, clients)
+  }
+  return clients
+}
+
+export class SocialUnavailable extends Error {}
+
+/**
+ * The URL to send the browser to, with a single-use state (hashed at rest, its PKCE verifier
+ * sealed) bound to the tenant and the connection; answers the state too, for the browser
+ * binding. Throws SocialUnavailable when the provider cannot be reached.
+ */
+export async function startSocialSignIn(
+  deps: SocialDeps,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
+  connection: SocialConnection,
+): Promise<{ url: string; state: string }> {
+  const lib = await openid()
+  const clients = clientsOf(deps)
+  let configuration: Client.Configuration
+  try {
+    configuration = await clients.get(connection)
+  } catch (error) {
+    clients.forget(connection, error, lib)
+    throw new SocialUnavailable(String((error as Error)?.message ?? error))
+  }
+  const oidc = presetOf(connection).protocol === 'oidc'
+  const state = lib.randomState()
+  const nonce = lib.randomNonce()
+  const codeVerifier = lib.randomPKCECodeVerifier()
+  const now = deps.clock.now()
+  await states.deleteStaleStates(deps.db, tenant.id, now, STATE_TTL)
+  await states.insertState(
+    deps.db,
+    {
+      tenantId: tenant.id,
+      connectionId: connection.id,
+      stateHash: hashToken(state),
+      codeVerifier: deps.cipher.encrypt(codeVerifier, verifierAad(tenant.id, connection.id)),
+      nonce,
+      now,
+    },
+    STATE_TTL,
+  )
+  const url = lib.buildAuthorizationUrl(configuration, {
+    response_type: 'code',
+    redirect_uri: socialCallbackUrl(deps, tenant.slug, connection.id),
+    scope: scopesOf(connection).join(' '),
+    state,
+    ...(oidc ? { nonce } : {}),
+    code_challenge: await lib.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+  })
+  return { url: url.href, state }
+}
+
+/** Why a callback did not produce a profile: `reason` for the audit row and the page. */
+export class SocialRefused extends Error {
+  readonly reason: string
+  readonly status: number
+  constructor(reason: string, status: number, detail?: string) {
+    super(detail ?? reason)
+    this.reason = reason
+    this.status = status
+  }
+}
+
+/**
+ * The callback's profile: the state spent (unknown, used, expired, another tenant's or
+ * another connection's: 400 invalid_state), the provider's `error` (401 idp_error), the code
+ * exchanged and the profile read (401 idp_exchange_failed otherwise).
+ */
+export async function finishSocialSignIn(
+  deps: SocialDeps,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
+  connection: SocialConnection,
+  query: Record<string, string | undefined>,
+): Promise<Profile> {
+  const now = deps.clock.now()
+  const spend = (state: string) =>
+    states.spendState(deps.db, tenant.id, hashToken(state), now, connection.id)
+  if (query.error) {
+    if (query.state) await spend(query.state)
+    throw new SocialRefused('idp_error', 401, query.error)
+  }
+  if (!query.state || !query.code) throw new SocialRefused('invalid_state', 400)
+  const request = await spend(query.state)
+  if (!request) throw new SocialRefused('invalid_state', 400)
+  let codeVerifier: string
+  try {
+    codeVerifier = deps.cipher.decrypt(request.codeVerifier, verifierAad(tenant.id, connection.id))
+  } catch {
+    throw new SocialRefused('invalid_state', 400)
+  }
+  const lib = await openid()
+  const clients = clientsOf(deps)
+  const preset = presetOf(connection)
+  try {
+    const configuration = await clients.get(connection)
+    const current = new URL(socialCallbackUrl(deps, tenant.slug, connection.id))
+    current.searchParams.set('code', query.code)
+    current.searchParams.set('state', query.state)
+    // RFC 9207: the provider names itself, against mix-up attacks (OpenID only).
+    if (query.iss && preset.protocol === 'oidc') current.searchParams.set('iss', query.iss)
+    const oidc = preset.protocol === 'oidc'
+    const tokens = await lib.authorizationCodeGrant(configuration, current, {
+      pkceCodeVerifier: codeVerifier,
+      expectedState: query.state,
+      ...(oidc ? { expectedNonce: request.nonce } : {}),
+      idTokenExpected: oidc,
+    })
+    if (preset.protocol === 'oauth2') {
+      return await preset.profile(
+        apiGet(deps, tokens.access_token),
+        endpointsOf(deps, connection),
+        connection.claims ?? {},
+      )
+    }
+    const claims = tokens.claims()
+    if (!claims) throw new Error('no ID token')
+    let source: Record<string, unknown> = claims
+    // Some providers keep the email at userinfo; its `sub` must match the ID token's.
+    if (typeof claims.email !== 'string' && configuration.serverMetadata().userinfo_endpoint) {
+      source = await lib.fetchUserInfo(configuration, tokens.access_token, claims.sub)
+    }
+    return oidcProfile({ ...source, sub: claims.sub }, claims.amr)
+  } catch (error) {
+    if (!(error instanceof ProfileError)) clients.forget(connection, error, lib)
+    throw new SocialRefused('idp_exchange_failed', 401, String((error as Error)?.message ?? error))
+  }
+}
+
+/** A GET of the provider's API with the access token, through the egress rule. */
+function apiGet(deps: Pick<Deps, 'config'>, accessToken: string): ApiGet {
+  const fetch = egressClientFetch(deps)
+  return async (url) => {
+    const response = await fetch(url, {
+      method: 'GET',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        accept: 'application/json',
+        // GitHub's REST API refuses a request without one.
+        'user-agent': 'tenant-auth',
+      },
+    } as unknown as Parameters<Client.CustomFetch>[1])
+    if (!response.ok) throw new Error(`the provider's API answered ${response.status}`)
+    return response.json()
+  }
+}

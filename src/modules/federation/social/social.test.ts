@@ -1,0 +1,607 @@
+// Social sign-in connections (CONTRACT §19) through the real HTTP app and database: the
+// admin API and its refusals, and the browser's round trip through two presets against
+// local stand-ins that follow the providers' documents: panva's oidc-provider as Google
+// (SOCIAL_PROVIDER_ENDPOINTS' google issuer; the ID token's email_verified), and a GitHub
+// stand-in of the OAuth and REST endpoints (test/fixtures/social.ts). The linking rules,
+// the tenant's policies after the callback, the state bound to the browser and to its
+// connection, and a replayed callback: each refused with nothing created or linked.
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, test } from 'node:test'
+import { auditRows, unchanged, userByEmail } from '../../../../test/db.ts'
+import { expectError } from '../../../../test/envelope.ts'
+import { createKey } from '../../../../test/fixtures/apikeys.ts'
+import {
+  type GitHubAccount,
+  type GitHubStandIn,
+  startGitHubStandIn,
+} from '../../../../test/fixtures/social.ts'
+import {
+  createTenant,
+  signup,
+  startServer,
+  type TenantFixture,
+  type TestServer,
+} from '../../../../test/helpers.ts'
+import {
+  type IdpAccount,
+  type OidcProviderFixture,
+  startOidcProvider,
+} from '../../../../test/oidc-provider.ts'
+import { PageClient } from '../../../../test/web/page-client.ts'
+import { and, eq } from '../../../db/orm.ts'
+import { identities, socialConnections, users } from '../../../db/schema.ts'
+
+let server: TestServer
+let google: OidcProviderFixture
+let github: GitHubStandIn
+let t: TenantFixture
+let other: TenantFixture
+const hex = () => randomBytes(4).toString('hex')
+
+before(async () => {
+  google = await startOidcProvider()
+  github = await startGitHubStandIn()
+  server = await startServer({
+    webhookAllowPrivate: true,
+    socialProviderEndpoints: { google: { issuer: google.issuer }, github: github.endpoints },
+  })
+  t = await createTenant(server)
+  other = await createTenant(server)
+})
+
+after(async () => {
+  await server?.close()
+  await google?.close()
+  await github?.close()
+})
+
+const base = (slug = t.slug) => `/v1/${slug}/social-connections`
+const call = (method: string, path: string, body?: unknown, token = t.admin.accessToken) =>
+  server.request(method, path, body, { token })
+
+/** A Google connection whose client is registered at the stand-in for its callbackUrl. */
+async function connectGoogle(tenant: TenantFixture, extra: Record<string, unknown> = {}) {
+  const made = await call(
+    'POST',
+    base(tenant.slug),
+    { provider: 'google', clientId: 'pending', clientSecret: 'pending', ...extra },
+    tenant.admin.accessToken,
+  )
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  const { id, callbackUrl } = made.body.connection
+  const client = await google.addClient(callbackUrl)
+  const patched = await call(
+    'PATCH',
+    `${base(tenant.slug)}/${id}`,
+    client,
+    tenant.admin.accessToken,
+  )
+  assert.equal(patched.status, 200, JSON.stringify(patched.body))
+  return id as string
+}
+
+async function connectGitHub(tenant: TenantFixture, extra: Record<string, unknown> = {}) {
+  const client = github.addClient()
+  const made = await call(
+    'POST',
+    base(tenant.slug),
+    { provider: 'github', ...client, ...extra },
+    tenant.admin.accessToken,
+  )
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  return made.body.connection.id as string
+}
+
+const googler = (overrides: Partial<IdpAccount> = {}): IdpAccount => ({
+  sub: `g-${hex()}`,
+  email: `person-${hex()}@gmail.example.com`,
+  email_verified: true,
+  name: 'Ada Googler',
+  ...overrides,
+})
+
+const githubber = (overrides: Partial<GitHubAccount> = {}): GitHubAccount => {
+  const email = `octo-${hex()}@example.org`
+  return {
+    id: Math.floor(Math.random() * 1e9),
+    login: `octo${hex()}`,
+    name: 'Octo Cat',
+    emails: [
+      { email: `old-${hex()}@example.org`, primary: false, verified: true },
+      { email, primary: true, verified: true },
+    ],
+    ...overrides,
+  }
+}
+
+/** The browser through the hosted button: the start page, the provider, the callback. */
+async function viaGoogle(browser: PageClient, tenant: TenantFixture, id: string, who: IdpAccount) {
+  const started = await browser.once('GET', `/t/${tenant.slug}/social/${id}`)
+  assert.equal(started.status, 303, await started.text())
+  const authorization = started.headers.get('location') ?? ''
+  assert.ok(authorization.startsWith(`${google.issuer}/`), authorization)
+  const back = await google.authorize(authorization, who)
+  const callback = await browser.once('GET', back.pathname + back.search)
+  return { authorization, back, callback }
+}
+
+async function viaGitHub(
+  browser: PageClient,
+  tenant: TenantFixture,
+  id: string,
+  who: GitHubAccount,
+) {
+  const started = await browser.once('GET', `/t/${tenant.slug}/social/${id}`)
+  assert.equal(started.status, 303, await started.text())
+  const authorization = started.headers.get('location') ?? ''
+  assert.ok(authorization.startsWith(`${github.url}/login/oauth/authorize?`), authorization)
+  const back = await github.authorize(authorization, who)
+  const callback = await browser.once('GET', back.pathname + back.search)
+  return { authorization, back, callback }
+}
+
+const identityRows = (tenantId: string, connectionId: string) =>
+  server.deps.db
+    .select()
+    .from(identities)
+    .where(and(eq(identities.tenantId, tenantId), eq(identities.source, connectionId)))
+
+describe('the social connections API', () => {
+  test('create, read, list, change and delete; the secret never answered; audited', async () => {
+    const made = await call('POST', base(), {
+      provider: 'google',
+      clientId: 'abc.apps.googleusercontent.com',
+      clientSecret: 'shh-secret',
+    })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const c = made.body.connection
+    assert.equal(c.name, 'Google')
+    assert.equal(c.hasClientSecret, true)
+    assert.deepEqual(c.scopes, ['openid', 'email', 'profile'])
+    assert.equal(c.enabled, true)
+    assert.equal(c.allowSignUp, true)
+    assert.equal(c.linkByVerifiedEmail, true)
+    assert.equal(
+      c.callbackUrl,
+      `${server.deps.config.publicUrl}/v1/${t.slug}/social/${c.id}/callback`,
+    )
+    assert.ok(!JSON.stringify(made.body).includes('shh-secret'))
+    const read = await call('GET', `${base()}/${c.id}`)
+    assert.deepEqual(read.body, made.body)
+    const listed = await call('GET', base())
+    assert.ok(listed.body.items.some((i: { id: string }) => i.id === c.id))
+    const changed = await call('PATCH', `${base()}/${c.id}`, { name: 'Google Workspace', order: 5 })
+    assert.equal(changed.status, 200)
+    assert.equal(changed.body.connection.name, 'Google Workspace')
+    assert.equal(changed.body.connection.order, 5)
+    assert.equal(changed.body.connection.hasClientSecret, true)
+    const deleted = await call('DELETE', `${base()}/${c.id}`)
+    assert.equal(deleted.status, 200)
+    expectError(await call('GET', `${base()}/${c.id}`), 404, 'not_found')
+    const actions = (await auditRows(server, t.tenantId))
+      .filter((r) => r.metadata?.connectionId === c.id)
+      .map((r) => r.action)
+    assert.deepEqual(actions, [
+      'SocialConnectionCreated',
+      'SocialConnectionUpdated',
+      'SocialConnectionDeleted',
+    ])
+  })
+
+  test('bad input: the documented error, and nothing changed', async () => {
+    const id = (
+      await call('POST', base(), { provider: 'google', clientId: 'x', clientSecret: 'y' })
+    ).body.connection.id
+    await unchanged(server, t.tenantId, async () => {
+      for (const body of [
+        {},
+        { provider: 'myspace', clientId: 'x', clientSecret: 'y' },
+        { provider: 'google', clientId: 'x' },
+        { provider: 'google', clientId: '', clientSecret: 'y' },
+        { provider: 'google', clientId: 'x', clientSecret: 'y', issuer: 'https://evil.example' },
+        {
+          provider: 'google',
+          clientId: 'x',
+          clientSecret: 'y',
+          endpoints: { tokenUrl: 'https://x.example' },
+        },
+        { provider: 'github', clientId: 'x', clientSecret: 'y', claims: { id: 'id' } },
+        { provider: 'oidc', clientId: 'x', clientSecret: 'y' },
+        { provider: 'oidc', clientId: 'x', clientSecret: 'y', issuer: 'not a url' },
+        { provider: 'oidc', clientId: 'x', clientSecret: 'y', issuer: 'ftp://idp.example' },
+        { provider: 'oauth2', clientId: 'x', clientSecret: 'y' },
+        {
+          provider: 'oauth2',
+          clientId: 'x',
+          clientSecret: 'y',
+          endpoints: {
+            authorizationUrl: 'https://a.example/auth',
+            tokenUrl: 'https://a.example/token',
+          },
+        },
+        {
+          provider: 'oauth2',
+          clientId: 'x',
+          clientSecret: 'y',
+          endpoints: {
+            authorizationUrl: 'https://a.example/auth',
+            tokenUrl: 'https://a.example/token',
+            userinfoUrl: 'https://user:pw@a.example/me',
+          },
+        },
+        {
+          provider: 'oauth2',
+          clientId: 'x',
+          clientSecret: 'y',
+          endpoints: {
+            authorizationUrl: 'https://a.example/auth',
+            tokenUrl: 'https://a.example/token',
+            userinfoUrl: 'https://a.example/me',
+          },
+          claims: { id: 'data..id' },
+        },
+        { provider: 'google', clientId: 'x', clientSecret: 'y', order: 1.5 },
+        { provider: 'google', clientId: 'x', clientSecret: 'y', enabled: 'yes' },
+        { provider: 'google', clientId: 'x', clientSecret: 'y', scopes: ['a b'] },
+      ]) {
+        const res = await call('POST', base(), body)
+        expectError(res, 400, 'validation')
+      }
+      for (const [patch, status, reason] of [
+        [{ issuer: 'https://evil.example' }, 400, 'validation'],
+        [{ claims: { id: 'x' } }, 400, 'validation'],
+        [{ name: '' }, 400, 'validation'],
+      ] as const) {
+        expectError(await call('PATCH', `${base()}/${id}`, patch), status, reason)
+      }
+      for (const path of [
+        `${base()}/not-a-uuid`,
+        `${base()}/00000000-0000-4000-8000-000000000000`,
+      ]) {
+        expectError(await call('GET', path), 404, 'not_found')
+        expectError(await call('PATCH', path, { name: 'x' }), 404, 'not_found')
+        expectError(await call('DELETE', path), 404, 'not_found')
+      }
+    })
+  })
+
+  test('another tenant’s connection is not found, and a Member may not manage connections', async () => {
+    const theirs = await connectGitHub(other)
+    const member = await signup(server, t.slug)
+    await unchanged(server, [t.tenantId, other.tenantId], async () => {
+      expectError(await call('GET', `${base()}/${theirs}`), 404, 'not_found')
+      expectError(await call('PATCH', `${base()}/${theirs}`, { name: 'mine' }), 404, 'not_found')
+      expectError(await call('DELETE', `${base()}/${theirs}`), 404, 'not_found')
+      expectError(
+        await call('GET', base(), undefined, member.accessToken),
+        403,
+        'admin_required',
+      )
+      expectError(
+        await call(
+          'POST',
+          base(),
+          { provider: 'github', clientId: 'a', clientSecret: 'b' },
+          member.accessToken,
+        ),
+        403,
+        'admin_required',
+      )
+    })
+    const rows = await server.deps.db
+      .select()
+      .from(socialConnections)
+      .where(eq(socialConnections.id, theirs))
+    assert.equal(rows[0]?.name, 'GitHub')
+  })
+
+  test('an API key creates no connection and changes nothing it trusts; it may rename, disable, order and delete', async () => {
+    const { plaintext: key } = await createKey(server, t.slug, t.admin.accessToken)
+    const id = await connectGitHub(t)
+    await unchanged(server, t.tenantId, async () => {
+      expectError(
+        await call('POST', base(), { provider: 'github', clientId: 'a', clientSecret: 'b' }, key),
+        403,
+        'api_key_not_allowed',
+      )
+      for (const patch of [
+        { clientSecret: 'theirs' },
+        { clientId: 'theirs' },
+        { linkByVerifiedEmail: true },
+        { allowSignUp: true },
+        {
+          endpoints: {
+            authorizationUrl: 'https://evil.example/a',
+            tokenUrl: 'https://evil.example/t',
+            apiUrl: 'https://evil.example',
+          },
+        },
+        { name: 'Renamed', clientSecret: 'theirs' },
+      ]) {
+        expectError(await call('PATCH', `${base()}/${id}`, patch, key), 403, 'api_key_not_allowed')
+      }
+    })
+    const renamed = await call(
+      'PATCH',
+      `${base()}/${id}`,
+      { name: 'Code', enabled: false, order: 2 },
+      key,
+    )
+    assert.equal(renamed.status, 200, JSON.stringify(renamed.body))
+    assert.equal((await call('DELETE', `${base()}/${id}`, undefined, key)).status, 200)
+  })
+})
+
+describe('signing in with Google (an OpenID Connect preset)', () => {
+  test('a first sign-in makes a verified account and links the identity; the next one signs in through the link', async () => {
+    const id = await connectGoogle(t)
+    const who = googler()
+    const browser = new PageClient(server)
+    const { authorization, callback } = await viaGoogle(browser, t, id, who)
+    const asked = new URL(authorization).searchParams
+    assert.equal(asked.get('code_challenge_method'), 'S256')
+    assert.ok(asked.get('nonce'))
+    assert.equal(asked.get('scope'), 'openid email profile')
+    assert.equal(callback.status, 303, await callback.text())
+    assert.equal(callback.headers.get('location'), `/t/${t.slug}/account`)
+    const account = await browser.get(`/t/${t.slug}/account`)
+    assert.equal(account.status, 200)
+    assert.ok(account.html.includes(who.email ?? ''))
+    const user = await userByEmail(server, t.tenantId, who.email ?? '')
+    assert.ok(user)
+    assert.equal(user.emailVerified, true)
+    assert.equal(user.role, 'Member')
+    const links = await identityRows(t.tenantId, id)
+    assert.equal(links.length, 1)
+    assert.equal(links[0].subject, who.sub)
+    assert.equal(links[0].kind, 'social')
+    const login = (await auditRows(server, t.tenantId, 'UserLogin')).find(
+      (r) => r.userId === user.id,
+    )
+    assert.equal(login?.metadata?.method, 'social')
+    assert.equal(login?.metadata?.provider, 'google')
+    assert.equal(login?.metadata?.connectionId, id)
+    assert.equal(
+      (await auditRows(server, t.tenantId, 'IdentityLinked')).filter((r) => r.userId === user.id)
+        .length,
+      1,
+    )
+
+    const again = await viaGoogle(new PageClient(server), t, id, { ...who, email: who.email })
+    assert.equal(again.callback.status, 303)
+    assert.equal((await identityRows(t.tenantId, id)).length, 1)
+    assert.equal(
+      (await auditRows(server, t.tenantId, 'IdentityLinked')).filter((r) => r.userId === user.id)
+        .length,
+      1,
+    )
+  })
+
+  test('an existing account with a verified address is linked; with linkByVerifiedEmail off it is not', async () => {
+    const id = await connectGoogle(t)
+    const off = await connectGoogle(t, { linkByVerifiedEmail: false })
+    const person = await signup(server, t.slug)
+    await server.deps.db
+      .update(users)
+      .set({ emailVerified: true })
+      .where(eq(users.id, person.user.id))
+    const refused = await viaGoogle(
+      new PageClient(server),
+      t,
+      off,
+      googler({ email: person.email }),
+    )
+    assert.equal(refused.callback.status, 400, await refused.callback.text())
+    assert.equal((await identityRows(t.tenantId, off)).length, 0)
+
+    const linked = await viaGoogle(new PageClient(server), t, id, googler({ email: person.email }))
+    assert.equal(linked.callback.status, 303, await linked.callback.text())
+    const rows = await identityRows(t.tenantId, id)
+    assert.equal(rows.length, 1)
+    assert.equal(rows[0].userId, person.user.id)
+  })
+
+  test('never into an unconfirmed account, nor on an address the provider did not verify: the "account exists" page', async () => {
+    const id = await connectGoogle(t)
+    const unconfirmed = await signup(server, t.slug)
+    const first = await viaGoogle(
+      new PageClient(server),
+      t,
+      id,
+      googler({ email: unconfirmed.email }),
+    )
+    assert.equal(first.callback.status, 400)
+    assert.match(await first.callback.text(), /already exists/)
+    const verified = await signup(server, t.slug)
+    await server.deps.db
+      .update(users)
+      .set({ emailVerified: true })
+      .where(eq(users.id, verified.user.id))
+    const second = await viaGoogle(
+      new PageClient(server),
+      t,
+      id,
+      googler({ email: verified.email, email_verified: false }),
+    )
+    assert.equal(second.callback.status, 400)
+    assert.equal((await identityRows(t.tenantId, id)).length, 0)
+    const failed = (await auditRows(server, t.tenantId, 'UserLoginFailed')).filter(
+      (r) => r.metadata?.connectionId === id,
+    )
+    assert.deepEqual(
+      failed.map((r) => r.metadata?.reason),
+      ['email_taken', 'email_taken'],
+    )
+  })
+
+  test('allowSignUp off creates nobody; a disabled connection signs nobody in', async () => {
+    const id = await connectGoogle(t, { allowSignUp: false })
+    const who = googler()
+    const res = await viaGoogle(new PageClient(server), t, id, who)
+    assert.equal(res.callback.status, 403)
+    assert.equal(await userByEmail(server, t.tenantId, who.email ?? ''), undefined)
+    const disabled = await connectGoogle(t)
+    const browser = new PageClient(server)
+    const started = await browser.once('GET', `/t/${t.slug}/social/${disabled}`)
+    const back = await google.authorize(started.headers.get('location') ?? '', who)
+    await call('PATCH', `${base()}/${disabled}`, { enabled: false })
+    const callback = await browser.once('GET', back.pathname + back.search)
+    assert.equal(callback.status, 403)
+    assert.equal(await userByEmail(server, t.tenantId, who.email ?? ''), undefined)
+    const start = await new PageClient(server).once('GET', `/t/${t.slug}/social/${disabled}`)
+    assert.equal(start.status, 404)
+  })
+
+  test('the state: another browser’s, a replayed callback, another connection’s: refused, nothing created', async () => {
+    const id = await connectGoogle(t)
+    const second = await connectGoogle(t)
+    const who = googler()
+    const mine = new PageClient(server)
+    const started = await mine.once('GET', `/t/${t.slug}/social/${id}`)
+    const back = await google.authorize(started.headers.get('location') ?? '', who)
+    // Another browser brings the callback (login CSRF): refused, and the state not spent.
+    const stranger = await new PageClient(server).once('GET', back.pathname + back.search)
+    assert.equal(stranger.status, 400)
+    // The same answer at another connection's callback.
+    const elsewhere = await mine.once('GET', back.pathname.replace(id, second) + back.search)
+    assert.equal(elsewhere.status, 400)
+    assert.equal(await userByEmail(server, t.tenantId, who.email ?? ''), undefined)
+    const ok = await mine.once('GET', back.pathname + back.search)
+    assert.equal(ok.status, 303, await ok.text())
+    const replay = await mine.once('GET', back.pathname + back.search)
+    assert.equal(replay.status, 400)
+    // Another tenant's connection id under this tenant: not found.
+    const theirs = await connectGoogle(other)
+    const foreign = await new PageClient(server).once('GET', `/t/${t.slug}/social/${theirs}`)
+    assert.equal(foreign.status, 404)
+    const foreignCallback = await mine.once(
+      'GET',
+      `/v1/${t.slug}/social/${theirs}/callback?state=x&code=y`,
+    )
+    assert.equal(foreignCallback.status, 404)
+  })
+
+  test('an ID token for another audience or from another issuer is refused; nothing created', async () => {
+    const id = await connectGoogle(t)
+    for (const change of [
+      (c: Record<string, unknown>) => ({ ...c, aud: 'someone-else' }),
+      (c: Record<string, unknown>) => ({ ...c, iss: 'https://accounts.google.com.evil.example' }),
+    ]) {
+      const who = googler()
+      google.rewriteIdToken(change)
+      try {
+        const res = await viaGoogle(new PageClient(server), t, id, who)
+        assert.equal(res.callback.status, 401, await res.callback.text())
+      } finally {
+        google.tamperIdToken = undefined
+      }
+      assert.equal(await userByEmail(server, t.tenantId, who.email ?? ''), undefined)
+    }
+  })
+
+  test('enforced SSO domains and requireVerifiedEmail apply after the callback', async () => {
+    const tenant = await createTenant(server)
+    const id = await connectGoogle(tenant)
+    const domain = `corp-${hex()}.example.com`
+    const sso = await call(
+      'POST',
+      `/v1/${tenant.slug}/sso-connections`,
+      {
+        name: 'Corp',
+        type: 'oidc',
+        domains: [domain],
+        enforce: true,
+        oidc: { issuer: google.issuer, clientId: 'c', clientSecret: 's' },
+      },
+      tenant.admin.accessToken,
+    )
+    assert.equal(sso.status, 200, JSON.stringify(sso.body))
+    const corp = googler({ email: `me@${domain}` })
+    const refused = await viaGoogle(new PageClient(server), tenant, id, corp)
+    assert.equal(refused.callback.status, 403)
+    assert.equal(await userByEmail(server, tenant.tenantId, corp.email ?? ''), undefined)
+
+    const policy = await call(
+      'PATCH',
+      `/v1/${tenant.slug}/tenant`,
+      { requireVerifiedEmail: true },
+      tenant.admin.accessToken,
+    )
+    assert.ok(policy.status === 200, JSON.stringify(policy.body))
+    const unverified = googler({ email_verified: false })
+    const res = await viaGoogle(new PageClient(server), tenant, id, unverified)
+    assert.equal(res.callback.status, 403)
+    assert.equal(await userByEmail(server, tenant.tenantId, unverified.email ?? ''), undefined)
+    const fine = await viaGoogle(new PageClient(server), tenant, id, googler())
+    assert.equal(fine.callback.status, 303)
+  })
+})
+
+describe('signing in with GitHub (OAuth 2.0 and its REST API)', () => {
+  test('the primary verified address of /user/emails; the id of /user; PKCE sent', async () => {
+    const id = await connectGitHub(t)
+    const who = githubber()
+    const primary = who.emails.find((e) => e.primary)?.email ?? ''
+    const { authorization, callback } = await viaGitHub(new PageClient(server), t, id, who)
+    assert.equal(new URL(authorization).searchParams.get('scope'), 'read:user user:email')
+    assert.equal(callback.status, 303, await callback.text())
+    const user = await userByEmail(server, t.tenantId, primary)
+    assert.ok(user)
+    assert.equal(user.emailVerified, true)
+    const rows = await identityRows(t.tenantId, id)
+    assert.equal(rows.length, 1)
+    assert.equal(rows[0].subject, String(who.id))
+    assert.ok(github.verifiers.at(-1), 'a code_verifier was sent')
+  })
+
+  test('an account without a verified address creates and links nothing, but signs in where already linked', async () => {
+    const id = await connectGitHub(t)
+    const who = githubber()
+    const unverified = { ...who, emails: who.emails.map((e) => ({ ...e, verified: false })) }
+    const res = await viaGitHub(new PageClient(server), t, id, unverified)
+    assert.equal(res.callback.status, 401, await res.callback.text())
+    assert.equal((await identityRows(t.tenantId, id)).length, 0)
+    for (const e of who.emails)
+      assert.equal(await userByEmail(server, t.tenantId, e.email), undefined)
+    // Linked first with a verified address, the same account signs in without one later.
+    assert.equal((await viaGitHub(new PageClient(server), t, id, who)).callback.status, 303)
+    const later = await viaGitHub(new PageClient(server), t, id, unverified)
+    assert.equal(later.callback.status, 303, await later.callback.text())
+  })
+
+  test('the user saying no at GitHub, or a code the token endpoint refuses: refused, nothing created', async () => {
+    const id = await connectGitHub(t)
+    const who = githubber()
+    const browser = new PageClient(server)
+    const started = await browser.once('GET', `/t/${t.slug}/social/${id}`)
+    const denied = await github.authorize(started.headers.get('location') ?? '', who, true)
+    const answer = await browser.once('GET', denied.pathname + denied.search)
+    assert.equal(answer.status, 401)
+    // A wrong client secret: GitHub answers 200 with an error, which is no token.
+    const wrong = await connectGitHub(t)
+    await call('PATCH', `${base()}/${wrong}`, { clientSecret: 'not-the-secret' })
+    const res = await viaGitHub(new PageClient(server), t, wrong, who)
+    assert.equal(res.callback.status, 401)
+    for (const e of who.emails)
+      assert.equal(await userByEmail(server, t.tenantId, e.email), undefined)
+  })
+})
+
+describe('the hosted sign-in page', () => {
+  test('one button per enabled connection, in order, with no request to a third party', async () => {
+    const tenant = await createTenant(server)
+    const second = await connectGitHub(tenant, { name: 'GitHub', order: 2 })
+    const first = await connectGoogle(tenant, { name: 'Google', order: 1 })
+    const hidden = await connectGitHub(tenant, { name: 'Hidden', enabled: false })
+    const page = await new PageClient(server).get(`/t/${tenant.slug}/sign-in`)
+    assert.equal(page.status, 200)
+    const hrefs = [...page.html.matchAll(/href="(\/t\/[^"]+\/social\/[^"]+)"/g)].map((m) => m[1])
+    assert.deepEqual(hrefs, [
+      `/t/${tenant.slug}/social/${first}`,
+      `/t/${tenant.slug}/social/${second}`,
+    ])
+    assert.ok(!page.html.includes(hidden))
+    assert.ok(!/(src|href)="https?:\/\//.test(page.html), 'nothing loaded from elsewhere')
+  })
+})
