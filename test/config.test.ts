@@ -321,6 +321,40 @@ test('OIDC_BACKCHANNEL_ALLOW_LOOPBACK is off by default, on only outside product
   ])
 })
 
+test('SOCIAL_PROVIDER_ENDPOINTS replaces presets’ endpoints outside production only, and must be an object of URLs', () => {
+  assert.deepEqual(loadConfig({ DATA_DIR: tmp() }).socialProviderEndpoints, {})
+  const value =
+    '{"google": {"issuer": "http://127.0.0.1:4010"}, "github": {"apiUrl": "http://127.0.0.1:4011/api"}}'
+  assert.deepEqual(
+    loadConfig({ DATA_DIR: tmp(), SOCIAL_PROVIDER_ENDPOINTS: value }).socialProviderEndpoints,
+    {
+      google: { issuer: 'http://127.0.0.1:4010' },
+      github: { apiUrl: 'http://127.0.0.1:4011/api' },
+    },
+  )
+  for (const bad of [
+    'not json',
+    '[]',
+    '{"google": "x"}',
+    '{"google": {"issuer": "ftp://x"}}',
+    '{"google": {"issuer": 4}}',
+  ]) {
+    const found = problems({ DATA_DIR: tmp(), SOCIAL_PROVIDER_ENDPOINTS: bad })
+    assert.equal(found.length, 1, bad)
+    assert.match(found[0], /^SOCIAL_PROVIDER_ENDPOINTS: /, bad)
+  }
+  const inProduction = problems({
+    NODE_ENV: 'production',
+    JWT_SECRET: 'p'.repeat(40),
+    ENCRYPTION_KEYS: key('v1'),
+    SMTP_URL: 'smtp://mail.example.com:587',
+    SOCIAL_PROVIDER_ENDPOINTS: value,
+  })
+  assert.deepEqual(inProduction, [
+    'SOCIAL_PROVIDER_ENDPOINTS: development and tests only, not with NODE_ENV=production',
+  ])
+})
+
 test('DATABASE_POOL_MODE is session by default, transaction on demand, nothing else', () => {
   assert.equal(loadConfig({ DATA_DIR: tmp() }).databasePoolMode, 'session')
   const config = loadConfig({ DATA_DIR: tmp(), DATABASE_POOL_MODE: 'transaction' })

@@ -134,6 +134,20 @@ const SSO_CONTENT: Rule[] = [
     /^(metadata .*|the .*|no .*|not an X\.509 certificate in PEM|at least one certificate is required)$/,
   ],
 ]
+// CONTRACT §19: a social connection's issuer, endpoints and claims are the ones its provider
+// takes (and needs), its URLs absolute https; the fields' descriptions say so. A PATCH is
+// judged against the stored connection's provider.
+const SOCIAL_CONTENT: Rule[] = [
+  [
+    /^body\.(issuer|endpoints|claims)$/,
+    /^(is not for \w+|is required for \w+|is only for oauth2)$/,
+  ],
+  [/^body\.endpoints\.\w+$/, /^(is required for \w+|is not for github \(its apiUrl is read\))$/],
+  [
+    /^body\.(issuer|endpoints\.\w+)$/,
+    /^(not an absolute URL|must be https|must not carry credentials|must not have a fragment|must not have a query)$/,
+  ],
+]
 // CONTRACT §17: permissions are names of the catalogue (GET permissions; the fields'
 // descriptions say so, and an unknown one is refused naming it, which an enum's error would
 // not), and an organization role's permissions are §18's, never tenant ones.
@@ -170,6 +184,8 @@ const CONTENT: Record<string, Rule[]> = {
   createApiKey: [UNKNOWN_PERMISSION],
   createSsoConnection: SSO_CONTENT,
   updateSsoConnection: SSO_CONTENT,
+  createSocialConnection: SOCIAL_CONTENT,
+  updateSocialConnection: SOCIAL_CONTENT,
   registerPasskey: PASSKEY_CONTENT,
   passkeySignIn: PASSKEY_CONTENT,
   reauthenticate: PASSKEY_CONTENT,

@@ -21202,6 +21202,12 @@ export interface operations {
     }
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "name": "Sign in with Google",
+         *       "order": 1
+         *     }
+         */
         'application/json': {
           /** @description The button’s label. */
           name?: string

@@ -29,7 +29,12 @@ const Endpoints = Type.Object(
       'oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers.',
   },
 )
-const ClaimPath = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^.\\s]+(\\.[^.\\s]+)*$' })
+const ClaimPath = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  // Printable ASCII keys joined by dots.
+  pattern: '^[\\x21-\\x2D\\x2F-\\x7E]+(\\.[\\x21-\\x2D\\x2F-\\x7E]+)*$',
+})
 const Claims = Type.Object(
   {
     id: Type.Optional(ClaimPath),
@@ -115,7 +120,7 @@ export const PatchSocialConnectionBody = Type.Object(
     endpoints: Type.Optional(Common.endpoints),
     claims: Type.Optional(Common.claims),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Sign in with Google', order: 1 }] },
 )
 export type PatchSocialConnectionBody = Static<typeof PatchSocialConnectionBody>
 

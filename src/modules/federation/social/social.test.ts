@@ -273,11 +273,7 @@ describe('the social connections API', () => {
       expectError(await call('GET', `${base()}/${theirs}`), 404, 'not_found')
       expectError(await call('PATCH', `${base()}/${theirs}`, { name: 'mine' }), 404, 'not_found')
       expectError(await call('DELETE', `${base()}/${theirs}`), 404, 'not_found')
-      expectError(
-        await call('GET', base(), undefined, member.accessToken),
-        403,
-        'admin_required',
-      )
+      expectError(await call('GET', base(), undefined, member.accessToken), 403, 'admin_required')
       expectError(
         await call(
           'POST',

@@ -1,0 +1,115 @@
+// Social sign-in on the hosted pages in Chromium (CONTRACT §19): the sign-in page shows the
+// tenant's buttons in order (no request to a third party before the click: every request
+// the page makes is to the service), "Continue with GitHub" goes to the provider (a local
+// stand-in of GitHub's endpoints, test/fixtures/social.ts) and back, signed in to the account
+// page; an address that an unconfirmed account holds ends on the "account exists" page.
+// axe-core on each page; screenshots at 1280 and 390 px. Needs /usr/bin/chromium; skipped
+// without it.
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, test } from 'node:test'
+import type { Browser } from 'playwright-core'
+import {
+  checkAccessibility,
+  launchChromium,
+  screenshots,
+  chromiumSkip as skip,
+} from '../fixtures/browser.ts'
+import { type GitHubStandIn, startGitHubStandIn } from '../fixtures/social.ts'
+import {
+  createTenant,
+  signup,
+  startServer,
+  type TenantFixture,
+  type TestServer,
+} from '../helpers.ts'
+
+const SHOTS = '/tmp/shots-social'
+const PUBLIC = 'http://auth.test'
+let server: TestServer
+let github: GitHubStandIn
+let browser: Browser
+let t: TenantFixture
+
+before(async () => {
+  if (skip) return
+  github = await startGitHubStandIn()
+  server = await startServer({
+    webhookAllowPrivate: true,
+    socialProviderEndpoints: { github: github.endpoints },
+  })
+  t = await createTenant(server)
+  for (const [body, order] of [
+    [{ provider: 'github', ...github.addClient() }, 1],
+    [{ provider: 'gitlab', clientId: 'gl', clientSecret: 's' }, 2],
+    [{ provider: 'discord', clientId: 'dc', clientSecret: 's', name: 'Discord community' }, 3],
+  ] as const) {
+    const res = await server.request(
+      'POST',
+      `/v1/${t.slug}/social-connections`,
+      { ...body, order },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+  }
+  // The pages at PUBLIC_URL (auth.test), where the provider sends the browser back.
+  browser = await launchChromium(new URL(server.url).port)
+})
+after(async () => {
+  await browser?.close()
+  await server?.close()
+  await github?.close()
+})
+
+const hex = () => randomBytes(4).toString('hex')
+
+test('Chromium: the buttons in order, and GitHub signs a new user in', { skip }, async () => {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const elsewhere: string[] = []
+  page.on('request', (r) => {
+    if (!r.url().startsWith(PUBLIC)) elsewhere.push(r.url())
+  })
+  await page.goto(`${PUBLIC}/t/${t.slug}/sign-in`)
+  const labels = await page.locator('.social-buttons a').allTextContents()
+  assert.deepEqual(
+    labels.map((l) => l.trim()),
+    ['GContinue with GitHub', 'GContinue with GitLab', 'DContinue with Discord community'],
+  )
+  assert.deepEqual(elsewhere, [], 'no request to a third party before the click')
+  await checkAccessibility(page, 'sign-in with social buttons')
+  await screenshots(page, 'sign-in-social', SHOTS)
+
+  const email = `octo-${hex()}@example.org`
+  github.nextAccount = {
+    id: Number.parseInt(hex(), 16),
+    login: 'octo',
+    name: 'Octo Cat',
+    emails: [{ email, primary: true, verified: true }],
+  }
+  await page.getByRole('link', { name: 'Continue with GitHub' }).click()
+  await page.waitForURL(/\/account$/)
+  assert.ok((await page.content()).includes(email), 'signed in as the GitHub user')
+  await checkAccessibility(page, 'account after GitHub')
+  await context.close()
+})
+
+test('Chromium: an address an unconfirmed account holds ends on the "account exists" page', {
+  skip,
+}, async () => {
+  const person = await signup(server, t.slug)
+  github.nextAccount = {
+    id: Number.parseInt(hex(), 16),
+    login: 'someone',
+    emails: [{ email: person.email, primary: true, verified: true }],
+  }
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  await page.goto(`${PUBLIC}/t/${t.slug}/sign-in`)
+  await page.getByRole('link', { name: 'Continue with GitHub' }).click()
+  await page.getByRole('heading', { name: 'Signing in with that provider did not work' }).waitFor()
+  assert.match(await page.locator('[role=alert]').innerText(), /already exists/)
+  await checkAccessibility(page, 'social refusal')
+  await screenshots(page, 'social-account-exists', SHOTS)
+  await context.close()
+})
