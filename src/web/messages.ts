@@ -28,6 +28,7 @@ const REASONS: Record<string, [string | undefined, MessageKey]> = {
   mfa_disabled: [undefined, 'errors.reason.mfa_disabled'],
   session_revoked: [undefined, 'errors.reason.session_revoked'],
   unavailable: [undefined, 'errors.reason.unavailable'],
+  last_sign_in_method: [undefined, 'errors.reason.last_sign_in_method'],
 }
 
 const FIELD_WORDS: Record<string, MessageKey> = {

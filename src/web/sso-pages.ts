@@ -26,6 +26,8 @@ const SOCIAL_REFUSALS: Record<string, MessageKey> = {
   connection_disabled: 'social.refusal.connection_disabled',
   mfa_required: 'social.refusal.mfa_required',
   validation: 'social.refusal.validation',
+  identity_linked_elsewhere: 'social.refusal.identity_linked_elsewhere',
+  session_revoked: 'social.refusal.session_revoked',
 }
 
 /** Why an SSO sign-in was refused (its `metadata.reason`), in the catalogue's words. */
@@ -89,6 +91,7 @@ export function ssoPages(deps: { config: Config; cipher: FieldCipher; db: Db }):
         : `${pagePath(tenant.slug)}/account`
     },
     secondFactorPath: (slug) => `${pagePath(slug)}/sign-in/sso/second-factor`,
+    accountPath: (slug, done) => `${pagePath(slug)}/account?done=${encodeURIComponent(done)}`,
     isInteractionUid,
   }
 }

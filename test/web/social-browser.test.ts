@@ -90,7 +90,13 @@ test('Chromium: the buttons in order, and GitHub signs a new user in', { skip },
   await page.getByRole('link', { name: 'Continue with GitHub' }).click()
   await page.waitForURL(/\/account$/)
   assert.ok((await page.content()).includes(email), 'signed in as the GitHub user')
+  // The account page lists the connected account and offers the others.
+  await page.getByRole('heading', { name: 'Connected accounts' }).waitFor()
+  assert.ok(await page.getByRole('button', { name: 'Connect GitLab' }).isVisible())
+  assert.ok(await page.getByRole('button', { name: 'Remove GitHub' }).isVisible())
   await checkAccessibility(page, 'account after GitHub')
+  await page.getByRole('heading', { name: 'Connected accounts' }).scrollIntoViewIfNeeded()
+  await screenshots(page, 'account-connected', SHOTS)
   await context.close()
 })
 

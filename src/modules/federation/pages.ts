@@ -45,6 +45,8 @@ export interface SsoPages {
     tenant: TenantRef,
     session: SsoPageSession,
   ): string
+  /** The account page, with the notice `done` (an identity connected from it). */
+  accountPath(slug: string, done: string): string
   /** The page that asks for the second factor after the IdP answered (pending-mfa.ts). */
   secondFactorPath(slug: string): string
   /** Whether `uid` has the shape of oidc-provider's interaction uids. */

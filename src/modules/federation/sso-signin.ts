@@ -87,6 +87,11 @@ export interface Flow {
   binding?: string
   /** Where the browser goes once signed in (a hosted page of the tenant), when set. */
   returnTo?: string
+  /**
+   * A signed-in session connecting another identity to its account (CONTRACT §19, the
+   * account page's "Connect"): the callback links instead of signing in.
+   */
+  link?: { userId: string; sessionId: string }
 }
 
 /**
@@ -99,13 +104,14 @@ export function rememberFlow(
   reply: FastifyReply,
   tenant: Pick<Tenant, 'id' | 'slug'>,
   scope: FlowScope,
-  pending: { interaction?: string; clientId?: string; returnTo?: string },
+  pending: Omit<Flow, 'binding'>,
   binding?: string,
 ): void {
   const flow = {
     interaction: pending.interaction,
     clientId: pending.clientId,
     returnTo: pending.returnTo,
+    link: pending.link,
     binding,
     until: Date.now() + FLOW_TTL * 1000,
   }
@@ -114,6 +120,16 @@ export function rememberFlow(
     ...flowCookieOptions(deps, tenant.slug, scope),
     maxAge: FLOW_TTL,
   })
+}
+
+/** Ends the flow: its cookie goes. */
+export function forgetFlow(
+  deps: Pick<Deps, 'config'>,
+  reply: FastifyReply,
+  slug: string,
+  scope: FlowScope,
+): void {
+  clearCookie(reply, flowCookie(deps, slug, scope).name, flowCookieOptions(deps, slug, scope))
 }
 
 /** The flow this browser's cookie carries for the connection (empty when none is live). */
@@ -135,6 +151,10 @@ export function readFlow(
       clientId: typeof value.clientId === 'string' ? value.clientId : undefined,
       binding: typeof value.binding === 'string' ? value.binding : undefined,
       returnTo: typeof value.returnTo === 'string' ? value.returnTo : undefined,
+      link:
+        typeof value.link?.userId === 'string' && typeof value.link?.sessionId === 'string'
+          ? { userId: value.link.userId, sessionId: value.link.sessionId }
+          : undefined,
     }
   } catch {
     return {}
@@ -383,11 +403,7 @@ export async function signInThroughFlow(
       ...(error.reason === 'hook_denied' ? { words: error.message } : {}),
     })
   }
-  clearCookie(
-    reply,
-    flowCookie(deps, tenant.slug, scope).name,
-    flowCookieOptions(deps, tenant.slug, scope),
-  )
+  forgetFlow(deps, reply, tenant.slug, scope)
   deps.ssoPages.headers(reply, { authorization: flow.interaction !== undefined })
   if ('pendingSecondFactor' in envelope) {
     // The second factor is asked on the tenant's pages, in this browser (pending-mfa.ts).

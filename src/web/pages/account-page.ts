@@ -1,5 +1,5 @@
 // The account page itself: profile, password, authenticator app and recovery codes, live
-// sessions, connected apps (connected-apps.ts), passkeys, personal data, closing the
+// sessions, connected apps (connected-apps.ts), connected accounts (identities-section.ts), passkeys, personal data, closing the
 // account, each section a form that posts to its own path (account.ts). Drawn again with
 // the errors of a refused form, or with a notice after a done one.
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -11,6 +11,7 @@ import { html, raw } from '../html.ts'
 import { errorSummary, type FormErrors, field, form, notice } from '../layout.ts'
 import type { PageSession } from '../session.ts'
 import { type ConnectedApp, connectedAppsSection } from './connected-apps.ts'
+import { type IdentityItem, identitiesSection } from './identities-section.ts'
 
 export interface Me {
   email: string
@@ -43,6 +44,8 @@ export const NOTES: Record<string, MessageKey> = {
   'app-revoked': 'account.note.appRevoked',
   language: 'account.note.language',
   'devices-forgotten': 'account.note.devicesForgotten',
+  'identity-linked': 'account.note.identityLinked',
+  'identity-removed': 'account.note.identityRemoved',
 }
 
 /**
@@ -94,12 +97,13 @@ export async function accountPage(
   state: { note?: string; errors?: FormErrors; status?: number; addPasskey?: string } = {},
 ): Promise<FastifyReply> {
   const api = pages.api(request, session.accessToken)
-  const [me, keys, live, connected, memberships] = await Promise.all([
+  const [me, keys, live, connected, memberships, linked] = await Promise.all([
     api.getMe(),
     api.listPasskeys(),
     api.listMySessions({ query: { limit: 50 } }),
     api.listMyApplications(),
     api.listMyOrganizations(),
+    api.listMyIdentities(),
   ])
   const passkeys = (keys as { items: Passkey[] }).items
   const sessions = live.items
@@ -107,6 +111,13 @@ export async function accountPage(
   const t = pages.t(request, reply)
   const locale = pages.locale(request, reply)
   const apps = await connectedAppsSection(pages, request, connected.items as ConnectedApp[], csrf)
+  const identities = await identitiesSection(
+    pages,
+    request,
+    reply,
+    linked.items as IdentityItem[],
+    csrf,
+  )
   const passwords = request.tenant.authPolicy !== 'PasswordlessOnly'
   // One Sign out, at the top beside the way to the console (for an admin, the workspace
   // filled in): the current device's row below has no button of its own.
@@ -208,6 +219,7 @@ ${apps}
 <p>${t('account.dataIntro')}</p>
 <form method="post" action="${pages.url(request, 'account/export')}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">${t('account.download')}</button></form>
 </section>
+${identities}
 <section aria-labelledby="passkeys-h">
 <h2 id="passkeys-h">${t('account.passkeys')}</h2>
 ${

@@ -13,6 +13,7 @@ import { formErrors } from '../messages.ts'
 import { dropDeviceToken, type PageSession } from '../session.ts'
 import { accountPage, type Me, NOTES } from './account-page.ts'
 import { askForProof, confirmFlows, type Intent, needsProof, type Proceed } from './confirm.ts'
+import { connectIdentity, removeIdentity } from './identities.ts'
 import { removePasskey } from './passkeys.ts'
 import { recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
 
@@ -300,6 +301,20 @@ ${form(
     )
   }
 
+  app.post('/account/connect/:id', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    const { id } = request.params as { id: string }
+    return connectIdentity(pages, request, reply, session, id)
+  })
+
+  app.post('/account/identities/:id/remove', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    const { id } = request.params as { id: string }
+    return removeIdentity(pages, request, reply, session, id)
+  })
+
   /** What goes on once "Confirm it's you" is answered (confirm.ts). */
   const proceed: Proceed = async (request, reply, session, intent: Intent) => {
     switch (intent.next) {
@@ -309,6 +324,8 @@ ${form(
         return deleteAccount(request, reply, session)
       case 'passkey-remove':
         return removePasskey(pages, request, reply, session, intent.id ?? '')
+      case 'connect':
+        return connectIdentity(pages, request, reply, session, intent.id ?? '')
       case 'passkey': {
         const name = intent.name ? `&name=${encodeURIComponent(intent.name)}` : ''
         return pages.redirect(request, reply, `account?continue=passkey${name}#passkeys-h`)

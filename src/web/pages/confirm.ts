@@ -19,8 +19,8 @@ import { statusOf } from './flow.ts'
 
 /** What the person was doing when the API asked for a proof. */
 export interface Intent {
-  next: 'totp' | 'passkey' | 'passkey-remove' | 'delete' | 'account'
-  /** The passkey to remove. */
+  next: 'totp' | 'passkey' | 'passkey-remove' | 'delete' | 'account' | 'connect'
+  /** The passkey to remove, or the social connection to connect. */
   id?: string
   /** The name typed for a new passkey. */
   name?: string
@@ -41,6 +41,7 @@ const WHY: Record<Intent['next'], MessageKey> = {
   'passkey-remove': 'confirm.why.passkeyRemove',
   delete: 'confirm.why.delete',
   account: 'confirm.why.account',
+  connect: 'confirm.why.connect',
 }
 
 /** True for the API's answer that the action needs a recent proof of a sign-in factor. */
@@ -54,7 +55,9 @@ export function intentOf(fields: Record<string, string> | undefined): Intent {
   const known =
     next !== undefined && Object.hasOwn(WHY, next) ? (next as Intent['next']) : 'account'
   const intent: Intent = { next: known }
-  if (known === 'passkey-remove' && fields?.id) intent.id = fields.id.slice(0, 64)
+  if ((known === 'passkey-remove' || known === 'connect') && fields?.id) {
+    intent.id = fields.id.slice(0, 64)
+  }
   if (known === 'passkey' && fields?.name) intent.name = fields.name.slice(0, 100)
   return intent
 }

@@ -12,12 +12,14 @@ import { isUuid } from '../../../lib/ids.ts'
 import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../../schemas.ts'
 import { stringsOf } from '../oidc-routes.ts'
 import {
+  type Flow,
   type FlowScope,
   readFlow,
   refuseFlow,
   rememberFlow,
   signInThroughFlow,
 } from '../sso-signin.ts'
+import { linkThroughFlow } from './link.ts'
 import { findSocialConnection, type SocialConnection } from './queries.ts'
 import {
   CreateSocialConnectionBody,
@@ -214,6 +216,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
           status: error.status,
         })
       }
+      if (flow.link) return linkThroughFlow(deps, request, reply, connection, flow.link, profile)
       const email = profile.email && isEmail(profile.email) ? normalizeEmail(profile.email) : null
       return signInThroughFlow(deps, request, reply, scope, flow, {
         source: socialSource(deps, tenant, connection, profile, flow),
@@ -231,34 +234,51 @@ export async function enabledConnection(deps: Pick<Deps, 'db'>, tenantId: string
   return connection?.enabled ? connection : undefined
 }
 
+type FlowDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'ssoPages'>
+
 /**
- * Sends the browser to the provider, the flow (the authorization the sign-in serves, where to
- * go after) noted in a cookie of this connection's routes with the state that binds it.
+ * The provider's authorization URL for this browser, the flow (the authorization the sign-in
+ * serves, where to go after, or the session that connects an identity) noted in a cookie of
+ * this connection's routes with the state that binds it; undefined when the provider cannot
+ * be reached.
  */
-export async function startFlow(
-  deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'ssoPages'>,
+export async function beginFlow(
+  deps: FlowDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   connection: SocialConnection,
-  pending: { interaction?: string; clientId?: string; returnTo?: string },
-): Promise<FastifyReply> {
+  pending: Omit<Flow, 'binding'>,
+): Promise<string | undefined> {
   const { tenant } = request
-  const scope: FlowScope = { kind: 'social', id: connection.id }
   try {
     const { url, state } = await startSocialSignIn(deps, tenant, connection)
-    rememberFlow(deps, reply, tenant, scope, pending, state)
-    return reply.redirect(url, 303)
+    rememberFlow(deps, reply, tenant, { kind: 'social', id: connection.id }, pending, state)
+    return url
   } catch (error) {
     if (!(error instanceof SocialUnavailable)) throw error
     request.log.warn(
       { err: error.message, connectionId: connection.id },
       'social provider unavailable',
     )
-    return refuseFlow(deps, request, reply, scope, socialVia(connection), 'unavailable', {
-      status: 503,
-      audited: true,
-    })
+    return undefined
   }
+}
+
+/** Sends the browser to the provider (303), or answers the "cannot be reached" page. */
+export async function startFlow(
+  deps: FlowDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  connection: SocialConnection,
+  pending: Omit<Flow, 'binding'>,
+): Promise<FastifyReply> {
+  const url = await beginFlow(deps, request, reply, connection, pending)
+  if (url) return reply.redirect(url, 303)
+  const scope: FlowScope = { kind: 'social', id: connection.id }
+  return refuseFlow(deps, request, reply, scope, socialVia(connection), 'unavailable', {
+    status: 503,
+    audited: true,
+  })
 }
 
 /** A path of the tenant's hosted pages: `/t/{slug}` or below it, nothing else. */

@@ -601,3 +601,152 @@ describe('the hosted sign-in page', () => {
     assert.ok(!/(src|href)="https?:\/\//.test(page.html), 'nothing loaded from elsewhere')
   })
 })
+
+describe('connecting a provider from the account page', () => {
+  /** A user signed in with a password on the hosted pages (a recent proof). */
+  async function signedIn(tenant: TenantFixture) {
+    const person = await signup(server, tenant.slug)
+    const browser = new PageClient(server)
+    await browser.get(`/t/${tenant.slug}/sign-in`)
+    const page = await browser.post(`/t/${tenant.slug}/sign-in`, {
+      email: person.email,
+      password: person.password,
+    })
+    assert.match(page.url, /\/account$/)
+    return { person, browser, page }
+  }
+
+  /** "Connect", the provider (GitHub stand-in) as `who`, and the callback. */
+  async function connect(
+    browser: PageClient,
+    tenant: TenantFixture,
+    id: string,
+    who: GitHubAccount,
+  ) {
+    await browser.get(`/t/${tenant.slug}/account`)
+    const form = await browser.once('POST', `/t/${tenant.slug}/account/connect/${id}`, {
+      _csrf: browser.csrf(),
+    })
+    const text = await form.text()
+    assert.equal(form.status, 200, text)
+    const target = /content="0;\s*url=([^"]+)"/i.exec(text)?.[1]?.replaceAll('&amp;', '&')
+    assert.ok(target?.startsWith(`${github.url}/login/oauth/authorize?`), text)
+    const back = await github.authorize(target ?? '', who)
+    return browser.once('GET', back.pathname + back.search)
+  }
+
+  test('Connect links the provider to the signed-in account; it then signs that account in', async () => {
+    const id = await connectGitHub(t)
+    const { person, browser, page } = await signedIn(t)
+    assert.ok(page.html.includes(`/t/${t.slug}/account/connect/${id}`), 'a Connect button')
+    const who = githubber()
+    const callback = await connect(browser, t, id, who)
+    assert.equal(callback.status, 303, await callback.text())
+    assert.equal(callback.headers.get('location'), `/t/${t.slug}/account?done=identity-linked`)
+    const rows = await identityRows(t.tenantId, id)
+    assert.equal(rows.length, 1)
+    assert.equal(rows[0].userId, person.user.id)
+    const linked = (await auditRows(server, t.tenantId, 'IdentityLinked')).filter(
+      (r) => r.userId === person.user.id,
+    )
+    assert.equal(linked.length, 1)
+    const account = await browser.get(`/t/${t.slug}/account`)
+    assert.ok(account.html.includes('GitHub'))
+    assert.ok(!account.html.includes(`/t/${t.slug}/account/connect/${id}`), 'no second Connect')
+    const listed = await server.request('GET', `/v1/${t.slug}/me/identities`, undefined, {
+      token: person.accessToken,
+    })
+    assert.equal(listed.status, 200)
+    assert.deepEqual(
+      listed.body.items.map((i: { provider: string; connectionId: string }) => [
+        i.provider,
+        i.connectionId,
+      ]),
+      [['github', id]],
+    )
+    // The GitHub account signs in to this user, whatever address it carries now.
+    const again = await viaGitHub(new PageClient(server), t, id, {
+      ...who,
+      emails: [{ email: `other-${hex()}@example.org`, primary: true, verified: true }],
+    })
+    assert.equal(again.callback.status, 303, await again.callback.text())
+    const login = (await auditRows(server, t.tenantId, 'UserLogin')).at(-1)
+    assert.equal(login?.userId, person.user.id)
+  })
+
+  test('an identity linked to another account is refused and nothing moves; an old proof asks "Confirm it’s you" first', async () => {
+    const id = await connectGitHub(t)
+    const who = githubber()
+    assert.equal((await viaGitHub(new PageClient(server), t, id, who)).callback.status, 303)
+    const [owner] = await identityRows(t.tenantId, id)
+    const { browser } = await signedIn(t)
+    const refused = await connect(browser, t, id, who)
+    assert.equal(refused.status, 409, await refused.text())
+    const after = await identityRows(t.tenantId, id)
+    assert.deepEqual(after, [owner])
+
+    server.clock.advance(11 * 60)
+    try {
+      await browser.get(`/t/${t.slug}/account`)
+      const form = await browser.once('POST', `/t/${t.slug}/account/connect/${id}`, {
+        _csrf: browser.csrf(),
+      })
+      assert.equal(form.status, 200)
+      const html = await form.text()
+      assert.match(html, /confirm it/i)
+      assert.ok(!html.includes(github.url), 'the provider is not asked before the proof')
+    } finally {
+      server.clock.advance(-11 * 60)
+    }
+  })
+
+  test('remove: gone with its audit row, unless it is the last way in (409 last_sign_in_method)', async () => {
+    const id = await connectGitHub(t)
+    const { person, browser } = await signedIn(t)
+    assert.equal((await connect(browser, t, id, githubber())).status, 303)
+    const [row] = await identityRows(t.tenantId, id)
+    // Someone who signed up through GitHub: no password, no passkey, no other identity.
+    const stranger = githubber()
+    const strangerBrowser = new PageClient(server)
+    assert.equal((await viaGitHub(strangerBrowser, t, id, stranger)).callback.status, 303)
+    const theirs = (await identityRows(t.tenantId, id)).find(
+      (r) => r.subject === String(stranger.id),
+    )
+    assert.ok(theirs)
+    const token = { token: person.accessToken }
+    await unchanged(server, t.tenantId, async () => {
+      for (const path of [
+        `/v1/${t.slug}/me/identities/not-a-uuid`,
+        `/v1/${t.slug}/me/identities/${theirs.id}`,
+      ]) {
+        expectError(await server.request('DELETE', path, undefined, token), 404, 'not_found')
+      }
+    })
+    await strangerBrowser.get(`/t/${t.slug}/account`)
+    const last = await strangerBrowser.once(
+      'POST',
+      `/t/${t.slug}/account/identities/${theirs.id}/remove`,
+      { _csrf: strangerBrowser.csrf() },
+    )
+    assert.equal(last.status, 409, await last.text())
+    assert.ok(
+      (await identityRows(t.tenantId, id)).some((r) => r.id === theirs.id),
+      'kept',
+    )
+
+    await browser.get(`/t/${t.slug}/account`)
+    const removed = await browser.once('POST', `/t/${t.slug}/account/identities/${row.id}/remove`, {
+      _csrf: browser.csrf(),
+    })
+    assert.equal(removed.status, 303, await removed.text())
+    assert.equal(
+      (await identityRows(t.tenantId, id)).filter((r) => r.userId === person.user.id).length,
+      0,
+    )
+    const unlinked = (await auditRows(server, t.tenantId, 'IdentityUnlinked')).filter(
+      (r) => r.userId === person.user.id,
+    )
+    assert.equal(unlinked.length, 1)
+    assert.equal(unlinked[0].metadata?.provider, 'github')
+  })
+})
