@@ -63,6 +63,8 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/account/passkeys/options': 'script',
   '/account/passkeys': 'script',
   '/account/passkeys/:id/delete': 'form',
+  '/account/connect/:id': 'form',
+  '/account/identities/:id/remove': 'form',
   '/authorize/:uid/consent': 'form',
 }
 
