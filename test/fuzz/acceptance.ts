@@ -140,7 +140,7 @@ const SSO_CONTENT: Rule[] = [
 const SOCIAL_CONTENT: Rule[] = [
   [
     /^body\.(issuer|endpoints|claims)$/,
-    /^(is not for \w+|is required for \w+|is only for oauth2)$/,
+    /^(is not for \w+|is required for \w+|is only for oauth2|a directory id, common or organizations for microsoft)$/,
   ],
   [/^body\.endpoints\.\w+$/, /^(is required for \w+|is not for github \(its apiUrl is read\))$/],
   [

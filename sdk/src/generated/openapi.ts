@@ -8214,6 +8214,7 @@ export interface components {
        */
       provider:
         | 'google'
+        | 'microsoft'
         | 'github'
         | 'gitlab'
         | 'discord'
@@ -20946,6 +20947,7 @@ export interface operations {
            */
           provider:
             | 'google'
+            | 'microsoft'
             | 'github'
             | 'gitlab'
             | 'discord'
@@ -20968,7 +20970,7 @@ export interface operations {
           linkByVerifiedEmail?: boolean
           /** @description Buttons go in ascending order. */
           order?: number
-          /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance. Refused for the other providers. */
+          /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance; microsoft: the directory, its id or `common` / `organizations` (default `common`). Refused for the other providers. */
           issuer?: string
           /** @description oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers. */
           endpoints?: {
@@ -21223,7 +21225,7 @@ export interface operations {
           linkByVerifiedEmail?: boolean
           /** @description Buttons go in ascending order. */
           order?: number
-          /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance. Refused for the other providers. */
+          /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance; microsoft: the directory, its id or `common` / `organizations` (default `common`). Refused for the other providers. */
           issuer?: string
           /** @description oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers. */
           endpoints?: {

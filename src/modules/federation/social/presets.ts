@@ -6,6 +6,7 @@
 // The endpoints and rules are the providers' own documents:
 // - Google: https://developers.google.com/identity/openid-connect/openid-connect (issuer
 //   https://accounts.google.com; `email_verified` in the ID token).
+// - Microsoft: the identity platform's v2.0 endpoint (microsoft.ts).
 // - GitLab: https://docs.gitlab.com/integration/openid_connect_provider/ (issuer
 //   https://gitlab.com, or a self-managed instance's URL).
 // - Slack: https://api.slack.com/authentication/sign-in-with-slack (issuer https://slack.com).
@@ -23,6 +24,7 @@ import { claimsVerified, displayEmail, isEmail } from '../../../lib/email.ts'
 
 export const SOCIAL_PROVIDERS = [
   'google',
+  'microsoft',
   'github',
   'gitlab',
   'discord',
@@ -97,6 +99,9 @@ export const PRESETS: Record<SocialProviderName, Preset> = {
     scopes: OIDC_SCOPES,
     issuer: 'https://accounts.google.com',
   },
+  // The issuer names the user's directory: microsoft.ts checks it (the connection's
+  // `issuer` names a directory id, `common` or `organizations`).
+  microsoft: { protocol: 'oidc', label: 'Microsoft', scopes: OIDC_SCOPES },
   gitlab: { protocol: 'oidc', label: 'GitLab', scopes: OIDC_SCOPES, issuer: 'https://gitlab.com' },
   slack: { protocol: 'oidc', label: 'Slack', scopes: OIDC_SCOPES, issuer: 'https://slack.com' },
   linkedin: {

@@ -72,7 +72,7 @@ const Common = {
     description: 'Buttons go in ascending order.',
   }),
   issuer: Url(
-    'oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance. Refused for the other providers.',
+    'oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance; microsoft: the directory, its id or `common` / `organizations` (default `common`). Refused for the other providers.',
   ),
   endpoints: Endpoints,
   claims: Claims,

@@ -14,6 +14,7 @@ import { readPage } from '../../../lib/paging.ts'
 import type { PageQuery } from '../../../schemas.ts'
 import type { Actor } from '../../audit/recorder.ts'
 import { deleteIdentitiesOf } from '../identities.ts'
+import { isMicrosoftDirectory } from './microsoft.ts'
 import { PRESETS, type SocialProviderName } from './presets.ts'
 import * as store from './queries.ts'
 import type {
@@ -87,12 +88,17 @@ type Shape = Pick<store.SocialConnection, 'provider' | 'issuer' | 'endpoints' | 
 
 /**
  * The provider-specific fields of a connection as it would be, checked: `issuer` for oidc
- * (required) and gitlab (a self-managed instance); `endpoints` for oauth2 (three required)
+ * (required), gitlab (a self-managed instance) and microsoft (its directory: an id, `common`
+ * or `organizations`; default `common`); `endpoints` for oauth2 (three required)
  * and github (GitHub Enterprise Server: all three); `claims` for oauth2 only.
  */
 function checkShape(deps: Pick<Deps, 'config'>, shape: Shape) {
   const { provider, issuer, endpoints, claims } = shape
-  if (issuer !== null) {
+  if (issuer !== null && provider === 'microsoft') {
+    if (!isMicrosoftDirectory(issuer)) {
+      invalid('issuer', 'a directory id, common or organizations for microsoft')
+    }
+  } else if (issuer !== null) {
     if (provider !== 'oidc' && provider !== 'gitlab') invalid('issuer', `is not for ${provider}`)
     checkUrl(deps, 'issuer', issuer)
     if (new URL(issuer).search) invalid('issuer', 'must not have a query')

@@ -10,6 +10,7 @@ import { hashToken } from '../../../lib/crypto.ts'
 import * as states from '../../oauth/states.ts'
 import type { Tenant } from '../../tenants/tenant.ts'
 import { ClientCache, discoverClient, egressClientFetch } from '../oidc-signin.ts'
+import { microsoftClient, microsoftProfile } from './microsoft.ts'
 import {
   type ApiGet,
   type Endpoints,
@@ -82,6 +83,11 @@ async function buildClient(deps: SocialDeps, connection: SocialConnection) {
     : undefined
   if (secret === undefined) throw new Error('the connection’s secret cannot be read')
   const preset = presetOf(connection)
+  if (connection.provider === 'microsoft') {
+    return microsoftClient(deps, lib, connection, (server) =>
+      clientAuth(lib, secret, server, false),
+    )
+  }
   if (preset.protocol === 'oidc') {
     return discoverClient(deps, issuerOf(deps, connection), connection.clientId, (server) =>
       clientAuth(lib, secret, server, false),
@@ -238,13 +244,18 @@ export async function finishSocialSignIn(
     current.searchParams.set('state', query.state)
     // RFC 9207: the provider names itself, against mix-up attacks (OpenID only).
     if (query.iss && preset.protocol === 'oidc') current.searchParams.set('iss', query.iss)
-    const oidc = preset.protocol === 'oidc'
+    // Microsoft's ID token is set aside by its client and checked by microsoft.ts.
+    const microsoft = connection.provider === 'microsoft'
+    const oidc = preset.protocol === 'oidc' && !microsoft
     const tokens = await lib.authorizationCodeGrant(configuration, current, {
       pkceCodeVerifier: codeVerifier,
       expectedState: query.state,
       ...(oidc ? { expectedNonce: request.nonce } : {}),
       idTokenExpected: oidc,
     })
+    if (microsoft) {
+      return await microsoftProfile(deps, configuration, connection, tokens, request.nonce)
+    }
     if (preset.protocol === 'oauth2') {
       return await preset.profile(
         apiGet(deps, tokens.access_token),
