@@ -1,26 +1,24 @@
-// The console's Social sign-in page (CONTRACT §19) in a real browser (Debian's Chromium
-// through playwright-core) against the real app, as an admin uses it: bad input is shown at
-// the field the API names (an OpenID Connect provider without its issuer or with one that is
-// no URL, GitHub Enterprise Server's endpoints given in part, an order out of range) and
-// changes nothing; a GitHub connection is added through the provider picker and its form and
-// shows the callback URL to copy; an edit keeps the client secret unless a new one is typed;
-// disable; the list in the buttons' order; delete after confirmation; a Member, with or
-// without a role of other permissions, has no such page and the API refuses them. "Test this
-// connection" runs the round trip in a new tab against a GitHub stand-in
-// (test/fixtures/social.ts) and ends signed in. The API's state is read over HTTP after each
-// step. Every view is checked with axe-core, must not scroll sideways at phone width, and is
-// photographed at desktop and phone widths (into SCREENSHOT_DIR, else test-results/screenshots/).
-// Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
+// The console's Social sign-in page (CONTRACT §19) in Chromium against the real app, as an
+// admin uses it: bad input shown at the field the API names (oidc without an issuer or with
+// one that is no URL, GitHub Enterprise Server's endpoints in part, an order out of range),
+// nothing changed; GitHub added through the picker and its form, its callback URL copied;
+// an edit keeps the secret unless a new one is typed; disable; the list in the buttons'
+// order; delete after confirmation; no such page for a Member, whom the API refuses; "Test
+// this connection" in a new tab, to a GitHub stand-in (test/fixtures/social.ts) and back
+// signed in. The API's state is read over HTTP after each step; every view axe-clean, no
+// wider than a phone, photographed at both widths (SCREENSHOT_DIR, else
+// test-results/screenshots/). Needs /usr/bin/chromium; skipped without it.
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { after, before, test } from 'node:test'
-import type { Browser, Locator, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { and, eq } from '../../src/db/orm.ts'
 import { socialConnections } from '../../src/db/schema.ts'
+import { PRESETS, SOCIAL_PROVIDERS } from '../../src/modules/federation/social/presets.ts'
 import { unchanged } from '../db.ts'
 import { expectError } from '../envelope.ts'
 import { launchChromium, RESULT_SHOTS, chromiumSkip as skip } from '../fixtures/browser.ts'
-import { consoleOf, descriptionOf, VIEWPORTS, visit } from '../fixtures/console.ts'
+import { consoleOf, copied, flagged, VIEWPORTS, visit } from '../fixtures/console.ts'
 import { type GitHubStandIn, startGitHubStandIn } from '../fixtures/social.ts'
 import {
   createTenant,
@@ -53,27 +51,6 @@ after(async () => {
   await browser?.close()
   await github?.close()
 })
-
-/** The field is marked invalid and its description carries `text`. */
-async function flagged(field: Locator, text: string | RegExp): Promise<void> {
-  assert.equal(await field.getAttribute('aria-invalid'), 'true')
-  const said = await descriptionOf(field)
-  assert.ok(typeof text === 'string' ? said.includes(text) : text.test(said), said)
-}
-
-/** Clicks the copy button named `name` and answers what it put on the clipboard. */
-async function copied(page: Page, name: string): Promise<string> {
-  const button = page.getByRole('button', { name, exact: true })
-  await button.click()
-  await page.waitForFunction(
-    (label) =>
-      [...document.querySelectorAll('button')].some(
-        (b) => b.textContent?.startsWith('Copied') && b.textContent.includes(label),
-      ),
-    name.replace(/^Copy /, ''),
-  )
-  return page.evaluate(() => navigator.clipboard.readText())
-}
 
 async function getJson(tenant: TenantFixture, path: string) {
   return server.request('GET', `/v1/${tenant.slug}${path}`, undefined, {
@@ -123,19 +100,10 @@ test('console social sign-in: bad input shown at the field the API names and not
     await openSocial(page)
     await page.getByText('No social connections yet').waitFor()
     const picker = page.getByRole('list', { name: 'Add a provider' })
+    // Every provider the API takes, by the service's own names, in its order.
     assert.deepEqual(
-      (await picker.locator('.provider-name').allTextContents()).sort(),
-      [
-        'Discord',
-        'Facebook',
-        'GitHub',
-        'GitLab',
-        'Google',
-        'LinkedIn',
-        'OAuth 2.0',
-        'OpenID Connect',
-        'Slack',
-      ].sort(),
+      await picker.locator('.provider-name').allTextContents(),
+      SOCIAL_PROVIDERS.map((p) => PRESETS[p].label),
     )
     await visit(page, 'console-social-empty', SHOTS)
 
