@@ -56,6 +56,7 @@ const STORE_NEUTRAL = [
   'test/web/landing-browser.test.ts',
   'test/web/console-oidc-browser.test.ts',
   'test/web/console-sso-browser.test.ts',
+  'test/web/console-social-browser.test.ts',
   'test/web/console-webhooks-browser.test.ts',
   'test/web/console-roles-browser.test.ts',
   'test/web/console-standards-browser.test.ts',

@@ -16,6 +16,7 @@ import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
 import { Roles } from './Roles.tsx'
 import { Settings } from './Settings.tsx'
+import { SocialConnections } from './SocialConnections.tsx'
 import { SsoConnections } from './SsoConnections.tsx'
 import { Users } from './Users.tsx'
 import { ErrorText } from './ui.tsx'
@@ -34,6 +35,7 @@ const AREAS = {
   resources: ['API resources', ApiResources, ['applications:write']],
   webhooks: ['Webhooks', Webhooks, ['webhooks:write']],
   sso: ['SSO', SsoConnections, ['connections:write']],
+  social: ['Social sign-in', SocialConnections, ['connections:write']],
   settings: ['Settings', Settings, ['tenant:read', 'tenant:write']],
   audit: ['Audit log', Audit, ['audit:read']],
   idp: ['Identity provider', IdentityProvider, ['tenant:write']],

@@ -36,6 +36,7 @@ const CONSOLE_VIEWS = [
   'API resources',
   'Webhooks',
   'SSO',
+  'Social sign-in',
   'Settings',
   'Audit log',
   'Identity provider',

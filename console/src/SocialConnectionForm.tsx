@@ -1,0 +1,376 @@
+// The fields of a social connection (CONTRACT §19), for adding one and for editing it: the
+// client of the provider (id and a write-only secret), the button's name, scopes, order and
+// switches, and what only some providers take: `issuer` (oidc, required; gitlab, a
+// self-managed instance), `endpoints` (oauth2, three required; github, GitHub Enterprise
+// Server's three or none) and `claims` (oauth2). The API checks everything and its messages
+// are shown beside the field they name. On edit the body holds only what changed, and the
+// client secret only when a new one is typed (the stored one is kept otherwise).
+import { type FormEvent, type ReactNode, useState } from 'react'
+import { PRESETS, SOCIAL_PROVIDERS } from '../../src/modules/federation/social/presets.ts'
+import type { Schemas } from './api.ts'
+import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+
+type Connection = Schemas['SocialConnection']
+export type Provider = Connection['provider']
+
+/** Where a provider's administrator makes the client a connection uses. */
+const WHERE: Record<Provider, string> = {
+  google: 'An OAuth client ID of type “Web application” in the Google Cloud console.',
+  microsoft:
+    'An app registration in Microsoft Entra ID, with a client secret and the web redirect URI.',
+  github: 'An OAuth app in GitHub’s developer settings, or in GitHub Enterprise Server.',
+  gitlab: 'An application in GitLab (gitlab.com or a self-managed instance).',
+  discord: 'An application in the Discord Developer Portal, with its OAuth2 settings.',
+  slack: 'A Slack app with “Sign in with Slack” (OpenID Connect).',
+  linkedin: 'A LinkedIn app with “Sign In with LinkedIn using OpenID Connect”.',
+  facebook: 'A Meta app with Facebook Login.',
+  oidc: 'Any OpenID Connect provider: its issuer URL and a client registered there.',
+  oauth2: 'Any OAuth 2.0 provider: its endpoints, and where its profile holds the id and address.',
+}
+
+/**
+ * The providers in the API's order, by the service's own names (imported at build time, as
+ * the audit actions are, so that the two cannot drift).
+ */
+export const PROVIDERS = SOCIAL_PROVIDERS.map((p) => ({
+  value: p,
+  name: PRESETS[p].label,
+  where: WHERE[p],
+}))
+
+export const providerName = (p: Provider) => PRESETS[p].label
+
+export interface Draft {
+  name: string
+  clientId: string
+  clientSecret: string
+  scopes: string
+  order: string
+  enabled: boolean
+  allowSignUp: boolean
+  linkByVerifiedEmail: boolean
+  issuer: string
+  authorizationUrl: string
+  tokenUrl: string
+  userinfoUrl: string
+  apiUrl: string
+  claimId: string
+  claimEmail: string
+  claimEmailVerified: string
+  claimName: string
+}
+
+type Text = { [K in keyof Draft]: Draft[K] extends string ? K : never }[keyof Draft]
+
+const FIELDS = ['name', 'clientId', 'clientSecret', 'scopes', 'order', 'issuer']
+const GROUPS = ['endpoints', 'claims']
+
+/** The schema's words for an empty field, said plainly. */
+const REQUIRED = /^must NOT have fewer than 1 characters$/
+
+const words = (text: string) => text.split(/\s+/).filter(Boolean)
+
+export function draftOf(c?: Connection): Draft {
+  return {
+    name: c?.name ?? '',
+    clientId: c?.clientId ?? '',
+    clientSecret: '',
+    scopes: c?.scopes.join(' ') ?? '',
+    order: String(c?.order ?? 0),
+    enabled: c?.enabled ?? true,
+    allowSignUp: c?.allowSignUp ?? true,
+    linkByVerifiedEmail: c?.linkByVerifiedEmail ?? true,
+    issuer: c?.issuer ?? '',
+    authorizationUrl: c?.endpoints?.authorizationUrl ?? '',
+    tokenUrl: c?.endpoints?.tokenUrl ?? '',
+    userinfoUrl: c?.endpoints?.userinfoUrl ?? '',
+    apiUrl: c?.endpoints?.apiUrl ?? '',
+    claimId: c?.claims?.id ?? '',
+    claimEmail: c?.claims?.email ?? '',
+    claimEmailVerified: c?.claims?.emailVerified ?? '',
+    claimName: c?.claims?.name ?? '',
+  }
+}
+
+/**
+ * The endpoints a provider takes: oauth2's three, GitHub Enterprise Server's three. `whole`
+ * (an edit of a connection that has them) sends them even emptied: the API keeps a
+ * connection's endpoints once set, and says so at the fields rather than the form ignore it.
+ */
+function endpointsOf(provider: Provider, d: Draft, whole = false) {
+  if (provider === 'oauth2') {
+    return {
+      authorizationUrl: d.authorizationUrl.trim(),
+      tokenUrl: d.tokenUrl.trim(),
+      userinfoUrl: d.userinfoUrl.trim(),
+    }
+  }
+  if (provider === 'github') {
+    const urls = {
+      authorizationUrl: d.authorizationUrl.trim(),
+      tokenUrl: d.tokenUrl.trim(),
+      apiUrl: d.apiUrl.trim(),
+    }
+    // github.com's own endpoints unless one is typed: then all three are sent, for the API
+    // to name the ones missing.
+    return whole || Object.values(urls).some(Boolean) ? urls : undefined
+  }
+  return undefined
+}
+
+function claimsOf(provider: Provider, d: Draft) {
+  if (provider !== 'oauth2') return undefined
+  const paths = {
+    id: d.claimId.trim(),
+    email: d.claimEmail.trim(),
+    emailVerified: d.claimEmailVerified.trim(),
+    name: d.claimName.trim(),
+  }
+  return Object.fromEntries(Object.entries(paths).filter(([, path]) => path))
+}
+
+/**
+ * The issuer typed: oidc's is always sent (the API says when it is missing), gitlab's and
+ * microsoft's (its directory) when given.
+ */
+function issuerOf(provider: Provider, d: Draft) {
+  const issuer = d.issuer.trim()
+  if (provider === 'oidc') return issuer
+  return (provider === 'gitlab' || provider === 'microsoft') && issuer ? issuer : undefined
+}
+
+/** Empty scopes ask the provider's default (the API's, when a connection is made without any). */
+const scopesOf = (provider: Provider, d: Draft) =>
+  words(d.scopes).length ? words(d.scopes) : [...PRESETS[provider].scopes]
+
+/** An empty order is sent as null, for the API to say what it takes. */
+const orderOf = (d: Draft) => (d.order.trim() === '' ? null : Number(d.order))
+
+/** The body for the API; on edit only what changed from `stored` (enabling has its button). */
+export function bodyOf(provider: Provider, draft: Draft, stored?: Draft): Record<string, unknown> {
+  if (!stored) {
+    const claims = claimsOf(provider, draft)
+    return {
+      provider,
+      name: draft.name.trim() || undefined,
+      clientId: draft.clientId.trim(),
+      // An empty secret is sent, for the API to name the field it needs.
+      clientSecret: draft.clientSecret,
+      scopes: words(draft.scopes).length ? words(draft.scopes) : undefined,
+      order: orderOf(draft),
+      enabled: draft.enabled,
+      allowSignUp: draft.allowSignUp,
+      linkByVerifiedEmail: draft.linkByVerifiedEmail,
+      issuer: issuerOf(provider, draft),
+      endpoints: endpointsOf(provider, draft),
+      claims: claims && Object.keys(claims).length ? claims : undefined,
+    }
+  }
+  const now: Record<string, unknown> = {
+    name: draft.name.trim(),
+    clientId: draft.clientId.trim(),
+    scopes: scopesOf(provider, draft),
+    order: orderOf(draft),
+    allowSignUp: draft.allowSignUp,
+    linkByVerifiedEmail: draft.linkByVerifiedEmail,
+    issuer: draft.issuer.trim(),
+    endpoints: endpointsOf(provider, draft, Boolean(stored.authorizationUrl)),
+    claims: claimsOf(provider, draft),
+  }
+  const before: Record<string, unknown> = {
+    name: stored.name,
+    clientId: stored.clientId,
+    scopes: words(stored.scopes),
+    order: orderOf(stored),
+    allowSignUp: stored.allowSignUp,
+    linkByVerifiedEmail: stored.linkByVerifiedEmail,
+    issuer: stored.issuer,
+    endpoints: endpointsOf(provider, stored),
+    claims: claimsOf(provider, stored),
+  }
+  // An endpoints or claims object replaces the stored one whole, so it goes whole.
+  const body = Object.fromEntries(
+    Object.entries(now).filter(
+      ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
+    ),
+  )
+  return draft.clientSecret ? { ...body, clientSecret: draft.clientSecret } : body
+}
+
+export function SocialConnectionForm(props: {
+  provider: Provider
+  initial?: Connection
+  submitLabel: string
+  pending: boolean
+  error: unknown
+  onSubmit(body: Record<string, unknown>): void
+}) {
+  const { provider, initial } = props
+  const preset = PRESETS[provider]
+  const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
+  const errors = formErrors(props.error, [...FIELDS, ...GROUPS])
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
+    setDraft({ ...draft, [key]: value })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    props.onSubmit(bodyOf(provider, draft, initial && draftOf(initial)))
+  }
+  const id = initial ? `social-${initial.id}` : 'new-social'
+
+  /** A text field with its label, hint and the API's messages. */
+  const field = (
+    key: Text,
+    path: string,
+    label: string,
+    options: { hint?: ReactNode; type?: string; rename?: string } = {},
+  ) => {
+    const fieldId = `${id}-${key}`
+    const hintId = options.hint ? `${fieldId}-hint` : undefined
+    const messages = errors.of(path).map((m) =>
+      // The scopes are words of one line: an issue names the scope, not a line.
+      REQUIRED.test(m) ? 'Required.' : options.rename ? m.replace(/^Line/, options.rename) : m,
+    )
+    return (
+      <>
+        <label htmlFor={fieldId}>{label}</label>
+        {options.hint && (
+          <p className="hint" id={hintId}>
+            {options.hint}
+          </p>
+        )}
+        <input
+          id={fieldId}
+          type={options.type ?? 'text'}
+          spellCheck={false}
+          value={draft[key]}
+          onChange={(e) => set(key, e.target.value)}
+          {...described(`${fieldId}-error`, messages, hintId)}
+        />
+        <FieldError id={`${fieldId}-error`} messages={messages} />
+      </>
+    )
+  }
+
+  /** The messages of a whole group (`endpoints: is required for oauth2`). */
+  const groupError = (path: string) => (
+    <FieldError id={`${id}-${path}-error`} messages={errors.of(path, true)} />
+  )
+
+  const check = (key: 'enabled' | 'allowSignUp' | 'linkByVerifiedEmail', label: string) => (
+    <div className="check">
+      <input
+        type="checkbox"
+        id={`${id}-${key}`}
+        checked={draft[key]}
+        onChange={(e) => set(key, e.target.checked)}
+      />
+      <label htmlFor={`${id}-${key}`}>{label}</label>
+    </div>
+  )
+
+  const defaultScopes = preset.scopes.length
+    ? `Empty: the default, ${preset.scopes.join(' ')}.`
+    : 'Empty: none asked.'
+  // A generic provider's own name is no label people recognise.
+  const generic = provider === 'oidc' || provider === 'oauth2'
+  const nameHint = [
+    `The button reads “Continue with ${draft.name.trim() || preset.label}”.`,
+    initial ? '' : ` Empty: ${preset.label}.`,
+    generic ? ' Name it after the provider people know, e.g. “Acme ID”.' : '',
+  ].join('')
+  return (
+    <form className="settings social-form" onSubmit={submit} noValidate>
+      <ErrorText error={errors.rest} />
+      {provider === 'oidc' &&
+        field('issuer', 'issuer', 'Issuer URL', {
+          type: 'url',
+          hint: 'The provider’s issuer, e.g. https://login.example.com (its discovery document is read from there).',
+        })}
+      {provider === 'gitlab' &&
+        field('issuer', 'issuer', 'Self-managed GitLab URL (optional)', {
+          type: 'url',
+          hint: initial?.issuer
+            ? 'The instance this connection signs in with. It can be changed, not removed: for gitlab.com, add another connection.'
+            : 'Empty: gitlab.com. For a self-managed instance, its URL, e.g. https://gitlab.example.com.',
+        })}
+      {provider === 'microsoft' &&
+        field('issuer', 'issuer', 'Directory (optional)', {
+          hint: 'Empty: common (any work, school or personal account). A directory (tenant) ID for one organisation only, or organizations for any work or school account.',
+        })}
+      {field('clientId', 'clientId', 'Client ID')}
+      {field('clientSecret', 'clientSecret', 'Client secret', {
+        type: 'password',
+        hint: initial?.hasClientSecret
+          ? 'A secret is stored. Leave this empty to keep it, or type a new one.'
+          : 'Stored sealed; never shown again.',
+      })}
+      {provider === 'oauth2' && (
+        <fieldset>
+          <legend>Provider endpoints</legend>
+          {groupError('endpoints')}
+          {field('authorizationUrl', 'endpoints.authorizationUrl', 'Authorization URL', {
+            type: 'url',
+          })}
+          {field('tokenUrl', 'endpoints.tokenUrl', 'Token URL', { type: 'url' })}
+          {field('userinfoUrl', 'endpoints.userinfoUrl', 'Userinfo URL', {
+            type: 'url',
+            hint: 'Where the profile is read, with the access token.',
+          })}
+        </fieldset>
+      )}
+      {provider === 'github' && (
+        <fieldset>
+          <legend>GitHub Enterprise Server (optional)</legend>
+          <p className="hint">
+            {initial?.endpoints
+              ? 'This connection signs in with this GitHub Enterprise Server: its endpoints can be changed, not removed (for github.com, add another connection).'
+              : 'Empty for github.com. For GitHub Enterprise Server, all three: at https://github.example.com they are /login/oauth/authorize, /login/oauth/access_token and /api/v3.'}
+          </p>
+          {groupError('endpoints')}
+          {field('authorizationUrl', 'endpoints.authorizationUrl', 'Authorization URL', {
+            type: 'url',
+          })}
+          {field('tokenUrl', 'endpoints.tokenUrl', 'Token URL', { type: 'url' })}
+          {field('apiUrl', 'endpoints.apiUrl', 'API URL', { type: 'url' })}
+        </fieldset>
+      )}
+      {provider === 'oauth2' && (
+        <fieldset>
+          <legend>Profile fields</legend>
+          <p className="hint">
+            Dot-separated paths into the userinfo answer, such as data.user.id. Empty: id, email and
+            name. Without an email-verified path no address counts as verified.
+          </p>
+          {groupError('claims')}
+          {field('claimId', 'claims.id', 'ID path')}
+          {field('claimEmail', 'claims.email', 'Email path')}
+          {field('claimEmailVerified', 'claims.emailVerified', 'Email verified path')}
+          {field('claimName', 'claims.name', 'Name path')}
+        </fieldset>
+      )}
+      {field('name', 'name', initial ? 'Name' : 'Name (optional)', {
+        hint: nameHint,
+      })}
+      {field('scopes', 'scopes', 'Scopes (optional)', {
+        rename: 'Scope',
+        hint: `Separated by spaces. ${defaultScopes}${preset.protocol === 'oidc' ? ' openid is always asked.' : ''}`,
+      })}
+      {field('order', 'order', 'Order', {
+        type: 'number',
+        hint: 'Buttons go in ascending order (−1000 to 1000), equal ones oldest first.',
+      })}
+      <fieldset className="switches">
+        <legend>Sign-in</legend>
+        {!initial && check('enabled', 'Enabled: its button is on the sign-in page from now on')}
+        {check('allowSignUp', 'Allow sign-up: a first sign-in may create an account')}
+        {check(
+          'linkByVerifiedEmail',
+          'Link by verified address: a first sign-in joins the account with the address the provider verified (when that account’s address is verified too)',
+        )}
+      </fieldset>
+      <button type="submit" className="primary" disabled={props.pending}>
+        {props.submitLabel}
+      </button>
+    </form>
+  )
+}
