@@ -7,7 +7,6 @@
 // unless WEBHOOK_ALLOW_PRIVATE=true, no redirects followed.
 import type * as Client from 'openid-client'
 import type { Deps } from '../../deps.ts'
-import { hashToken } from '../../lib/crypto.ts'
 import { egressFetch } from '../../lib/egress.ts'
 import { claimsVerified } from '../../lib/email.ts'
 import * as states from '../oauth/states.ts'
@@ -17,8 +16,6 @@ import { openSsoSecret } from './secret.ts'
 import { DEFAULT_OIDC_SCOPES, oidcRedirectUri } from './service.ts'
 import type { SsoAssertion } from './sso-signin.ts'
 
-/** §7's rule for states: ten minutes, once. */
-const STATE_TTL = 10 * 60
 const TIMEOUT_MS = 10_000
 /** Discovery documents, key sets and token answers are small: 512 KiB is plenty. */
 const MAX_BYTES = 512 * 1024
@@ -178,22 +175,11 @@ export async function startOidcSignIn(
     clients.forget(connection, error, client)
     throw new OidcUnavailable(String((error as Error)?.message ?? error))
   }
-  const state = client.randomState()
-  const nonce = client.randomNonce()
-  const codeVerifier = client.randomPKCECodeVerifier()
-  const now = deps.clock.now()
-  await states.deleteStaleStates(deps.db, tenant.id, now, STATE_TTL)
-  await states.insertState(
-    deps.db,
-    {
-      tenantId: tenant.id,
-      connectionId: connection.id,
-      stateHash: hashToken(state),
-      codeVerifier: deps.cipher.encrypt(codeVerifier, verifierAad(tenant.id, connection.id)),
-      nonce,
-      now,
-    },
-    STATE_TTL,
+  const { state, nonce, codeChallenge } = await states.beginAuthorization(
+    deps,
+    tenant.id,
+    connection.id,
+    verifierAad(tenant.id, connection.id),
   )
   const url = client.buildAuthorizationUrl(configuration, {
     response_type: 'code',
@@ -201,7 +187,7 @@ export async function startOidcSignIn(
     scope: (connection.oidcScopes ?? DEFAULT_OIDC_SCOPES).join(' '),
     state,
     nonce,
-    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge: codeChallenge,
     code_challenge_method: 'S256',
   })
   return { url: url.href, state }
@@ -229,9 +215,9 @@ export async function finishOidcSignIn(
   connection: SsoConnection,
   query: Record<string, string | undefined>,
 ): Promise<SsoAssertion> {
-  const now = deps.clock.now()
+  const aad = verifierAad(tenant.id, connection.id)
   const spend = (state: string) =>
-    states.spendState(deps.db, tenant.id, hashToken(state), now, connection.id)
+    states.spendAuthorization(deps, tenant.id, connection.id, aad, state)
   if (query.error) {
     if (query.state) await spend(query.state)
     throw new OidcRefused('idp_error', 401, query.error)
@@ -239,22 +225,17 @@ export async function finishOidcSignIn(
   if (!query.state || !query.code) throw new OidcRefused('invalid_state', 400)
   const request = await spend(query.state)
   if (!request) throw new OidcRefused('invalid_state', 400)
-  let codeVerifier: string
-  try {
-    codeVerifier = deps.cipher.decrypt(request.codeVerifier, verifierAad(tenant.id, connection.id))
-  } catch {
-    throw new OidcRefused('invalid_state', 400)
-  }
   const client = await openid()
   const clients = oidcClientsOf(deps)
   try {
     const configuration = await clients.get(connection)
-    const current = new URL(oidcRedirectUri(deps, tenant.slug, connection.id))
-    current.searchParams.set('code', query.code)
-    current.searchParams.set('state', query.state)
-    if (query.iss) current.searchParams.set('iss', query.iss)
+    const current = states.callbackUrl(
+      oidcRedirectUri(deps, tenant.slug, connection.id),
+      { code: query.code, state: query.state, iss: query.iss },
+      true,
+    )
     const tokens = await client.authorizationCodeGrant(configuration, current, {
-      pkceCodeVerifier: codeVerifier,
+      pkceCodeVerifier: request.codeVerifier,
       expectedState: query.state,
       expectedNonce: request.nonce,
       idTokenExpected: true,

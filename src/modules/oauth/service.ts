@@ -6,7 +6,6 @@ import type * as Client from 'openid-client'
 import { tenants } from '../../db/schema.ts'
 import { sealedColumn } from '../../db/sealed-column.ts'
 import type { Deps } from '../../deps.ts'
-import { hashToken } from '../../lib/crypto.ts'
 import { claimsVerified, displayEmail, isEmail } from '../../lib/email.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import type { Actor } from '../audit/recorder.ts'
@@ -19,11 +18,10 @@ import {
 } from '../tenants/tenant.ts'
 import { type Identity, type PendingSecondFactor, signInWithIdentity } from './link.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
-import * as store from './queries.ts'
 import type { CallbackQuery } from './schemas.ts'
+import * as states from './states.ts'
 
-/** CONTRACT §7: a state is good for ten minutes, once. */
-export const STATE_TTL = 10 * 60
+export { STATE_TTL } from './states.ts'
 
 export interface Log {
   warn(object: object, message: string): void
@@ -99,23 +97,13 @@ export async function startSignIn(
     return fail('unavailable', { message: 'The identity provider cannot be reached.' })
   })
   const client = await openid()
-  const state = client.randomState()
-  const nonce = client.randomNonce()
-  const codeVerifier = client.randomPKCECodeVerifier()
-  const now = deps.clock.now()
   // The state is kept server-side (hashed, its PKCE verifier sealed), so any instance can
   // finish the sign-in and a read of the table alone cannot redeem an intercepted code.
-  await store.deleteStaleStates(deps.db, tenant.id, now, STATE_TTL)
-  await store.insertState(
-    deps.db,
-    {
-      tenantId: tenant.id,
-      stateHash: hashToken(state),
-      codeVerifier: deps.cipher.encrypt(codeVerifier, stateAad(tenant.id)),
-      nonce,
-      now,
-    },
-    STATE_TTL,
+  const { state, nonce, codeChallenge } = await states.beginAuthorization(
+    deps,
+    tenant.id,
+    undefined,
+    stateAad(tenant.id),
   )
   const url = client.buildAuthorizationUrl(config, {
     response_type: 'code',
@@ -123,7 +111,7 @@ export async function startSignIn(
     scope: scopes(deps, provider),
     state,
     nonce,
-    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge: codeChallenge,
     code_challenge_method: 'S256',
   })
   return { authorizationUrl: url.href }
@@ -139,31 +127,31 @@ export async function finishSignIn(
   options: { deferSecondFactor?: boolean } = {},
 ): Promise<TokenEnvelope | PendingSecondFactor> {
   const { provider, credentials } = await configured(deps, idp, tenant, log)
-  const now = deps.clock.now()
+  const spend = (state: string) =>
+    states.spendAuthorization(deps, tenant.id, null, stateAad(tenant.id), state)
   if (query.error) {
     // The user or the provider said no; the state, if any, is spent all the same.
-    if (query.state) await store.spendState(deps.db, tenant.id, hashToken(query.state), now)
+    if (query.state) await spend(query.state)
     fail('idp_error', { details: { error: query.error } })
   }
   if (!query.state) fail('invalid_state')
   if (!query.code) {
     fail('validation', { details: { issues: [{ path: 'query.code', message: 'is required' }] } })
   }
-  const request = await store.spendState(deps.db, tenant.id, hashToken(query.state), now)
+  const request = await spend(query.state)
   if (!request) fail('invalid_state')
-  const codeVerifier = openCodeVerifier(deps, tenant, request.codeVerifier)
 
   let identity: Identity
   const config = await provider.client(credentials).catch((error: unknown) => exchangeFailed(error))
   try {
-    const current = new URL(redirectUri(deps, tenant))
-    current.searchParams.set('code', query.code)
-    current.searchParams.set('state', query.state)
-    // RFC 9207: the provider names itself, against mix-up attacks (OpenID mode only; a
-    // plain OAuth 2.0 provider's issuer is not known).
-    if (query.iss && provider.oidc) current.searchParams.set('iss', query.iss)
+    // RFC 9207's `iss` in OpenID mode only: a plain OAuth 2.0 provider's issuer is not known.
+    const current = states.callbackUrl(
+      redirectUri(deps, tenant),
+      { code: query.code, state: query.state, iss: query.iss },
+      provider.oidc,
+    )
     const tokens = await (await openid()).authorizationCodeGrant(config, current, {
-      pkceCodeVerifier: codeVerifier,
+      pkceCodeVerifier: request.codeVerifier,
       expectedState: query.state,
       expectedNonce: provider.oidc ? request.nonce : undefined,
       idTokenExpected: provider.oidc,
@@ -180,18 +168,6 @@ export async function finishSignIn(
     provider.forget(error)
     log.warn({ err: describe(error) }, 'identity provider sign-in failed')
     return fail('idp_exchange_failed')
-  }
-}
-
-/**
- * A state whose verifier cannot be opened (sealed with a key since removed from
- * ENCRYPTION_KEYS, or for another tenant) can only fail the exchange: it is no state.
- */
-function openCodeVerifier(deps: Pick<Deps, 'cipher'>, tenant: Tenant, sealed: string): string {
-  try {
-    return deps.cipher.decrypt(sealed, stateAad(tenant.id))
-  } catch {
-    return fail('invalid_state')
   }
 }
 

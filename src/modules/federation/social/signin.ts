@@ -6,7 +6,6 @@
 // to the provider goes through the egress rule of §13.
 import type * as Client from 'openid-client'
 import type { Deps } from '../../../deps.ts'
-import { hashToken } from '../../../lib/crypto.ts'
 import * as states from '../../oauth/states.ts'
 import type { Tenant } from '../../tenants/tenant.ts'
 import { ClientCache, discoverClient, egressClientFetch } from '../oidc-signin.ts'
@@ -24,9 +23,6 @@ import {
 import type { SocialConnection } from './queries.ts'
 import { openSocialSecret } from './secret.ts'
 import { scopesOf, socialCallbackUrl } from './service.ts'
-
-/** §7's rule for states: ten minutes, once. */
-const STATE_TTL = 10 * 60
 
 const openid = () => import('openid-client')
 
@@ -167,22 +163,11 @@ export async function startSocialSignIn(
     throw new SocialUnavailable(String((error as Error)?.message ?? error))
   }
   const oidc = presetOf(connection).protocol === 'oidc'
-  const state = lib.randomState()
-  const nonce = lib.randomNonce()
-  const codeVerifier = lib.randomPKCECodeVerifier()
-  const now = deps.clock.now()
-  await states.deleteStaleStates(deps.db, tenant.id, now, STATE_TTL)
-  await states.insertState(
-    deps.db,
-    {
-      tenantId: tenant.id,
-      connectionId: connection.id,
-      stateHash: hashToken(state),
-      codeVerifier: deps.cipher.encrypt(codeVerifier, verifierAad(tenant.id, connection.id)),
-      nonce,
-      now,
-    },
-    STATE_TTL,
+  const { state, nonce, codeChallenge } = await states.beginAuthorization(
+    deps,
+    tenant.id,
+    connection.id,
+    verifierAad(tenant.id, connection.id),
   )
   const url = lib.buildAuthorizationUrl(configuration, {
     response_type: 'code',
@@ -190,7 +175,7 @@ export async function startSocialSignIn(
     scope: scopesOf(connection).join(' '),
     state,
     ...(oidc ? { nonce } : {}),
-    code_challenge: await lib.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge: codeChallenge,
     code_challenge_method: 'S256',
   })
   return { url: url.href, state }
@@ -218,9 +203,9 @@ export async function finishSocialSignIn(
   connection: SocialConnection,
   query: Record<string, string | undefined>,
 ): Promise<Profile> {
-  const now = deps.clock.now()
+  const aad = verifierAad(tenant.id, connection.id)
   const spend = (state: string) =>
-    states.spendState(deps.db, tenant.id, hashToken(state), now, connection.id)
+    states.spendAuthorization(deps, tenant.id, connection.id, aad, state)
   if (query.error) {
     if (query.state) await spend(query.state)
     throw new SocialRefused('idp_error', 401, query.error)
@@ -228,27 +213,21 @@ export async function finishSocialSignIn(
   if (!query.state || !query.code) throw new SocialRefused('invalid_state', 400)
   const request = await spend(query.state)
   if (!request) throw new SocialRefused('invalid_state', 400)
-  let codeVerifier: string
-  try {
-    codeVerifier = deps.cipher.decrypt(request.codeVerifier, verifierAad(tenant.id, connection.id))
-  } catch {
-    throw new SocialRefused('invalid_state', 400)
-  }
   const lib = await openid()
   const clients = clientsOf(deps)
   const preset = presetOf(connection)
   try {
     const configuration = await clients.get(connection)
-    const current = new URL(socialCallbackUrl(deps, tenant.slug, connection.id))
-    current.searchParams.set('code', query.code)
-    current.searchParams.set('state', query.state)
-    // RFC 9207: the provider names itself, against mix-up attacks (OpenID only).
-    if (query.iss && preset.protocol === 'oidc') current.searchParams.set('iss', query.iss)
+    const current = states.callbackUrl(
+      socialCallbackUrl(deps, tenant.slug, connection.id),
+      { code: query.code, state: query.state, iss: query.iss },
+      preset.protocol === 'oidc',
+    )
     // Microsoft's ID token is set aside by its client and checked by microsoft.ts.
     const microsoft = connection.provider === 'microsoft'
     const oidc = preset.protocol === 'oidc' && !microsoft
     const tokens = await lib.authorizationCodeGrant(configuration, current, {
-      pkceCodeVerifier: codeVerifier,
+      pkceCodeVerifier: request.codeVerifier,
       expectedState: query.state,
       ...(oidc ? { expectedNonce: request.nonce } : {}),
       idTokenExpected: oidc,
