@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { finishOidcSignIn, OidcRefused } from './oidc-signin.ts'
+import { CallbackRefused, finishOidcSignIn } from './oidc-signin.ts'
 import { findConnection } from './queries.ts'
 import { finishSsoSignIn, readFlow, refuseSsoSignIn } from './sso-signin.ts'
 
@@ -35,7 +35,7 @@ export async function ssoOidcRoutes(app: FastifyInstance, { deps }: { deps: Deps
       try {
         identity = await finishOidcSignIn(deps, tenant, connection, query)
       } catch (error) {
-        if (!(error instanceof OidcRefused)) throw error
+        if (!(error instanceof CallbackRefused)) throw error
         request.log.warn({ err: error.message, connectionId: id }, 'SSO OIDC sign-in refused')
         return refuseSsoSignIn(deps, request, reply, connection, error.reason, {
           status: error.status,

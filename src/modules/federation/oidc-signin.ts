@@ -193,8 +193,11 @@ export async function startOidcSignIn(
   return { url: url.href, state }
 }
 
-/** Why a callback did not produce an identity: `reason` for the audit row and the page. */
-export class OidcRefused extends Error {
+/**
+ * Why a callback (an SSO connection's or a social connection's) did not produce an
+ * identity: `reason` for the audit row and the page.
+ */
+export class CallbackRefused extends Error {
   readonly reason: string
   readonly status: number
   constructor(reason: string, status: number, detail?: string) {
@@ -202,6 +205,31 @@ export class OidcRefused extends Error {
     this.reason = reason
     this.status = status
   }
+}
+
+/**
+ * A callback's answer, its state spent: the provider's `error` (the state spent all the
+ * same: 401 idp_error), no state or code, or no live state of this tenant and connection (400
+ * invalid_state); else the code with the state's PKCE verifier and nonce.
+ */
+export async function spendCallback(
+  deps: Pick<Deps, 'cipher' | 'clock' | 'db'>,
+  tenantId: string,
+  connectionId: string,
+  aad: string,
+  query: Record<string, string | undefined>,
+) {
+  const spend = (state: string) =>
+    states.spendAuthorization(deps, tenantId, connectionId, aad, state)
+  if (query.error) {
+    if (query.state) await spend(query.state)
+    throw new CallbackRefused('idp_error', 401, query.error)
+  }
+  const { state, code, iss } = query
+  if (!state || !code) throw new CallbackRefused('invalid_state', 400)
+  const request = await spend(state)
+  if (!request) throw new CallbackRefused('invalid_state', 400)
+  return { ...request, answer: { code, state, iss } }
 }
 
 /**
@@ -216,27 +244,19 @@ export async function finishOidcSignIn(
   query: Record<string, string | undefined>,
 ): Promise<SsoAssertion> {
   const aad = verifierAad(tenant.id, connection.id)
-  const spend = (state: string) =>
-    states.spendAuthorization(deps, tenant.id, connection.id, aad, state)
-  if (query.error) {
-    if (query.state) await spend(query.state)
-    throw new OidcRefused('idp_error', 401, query.error)
-  }
-  if (!query.state || !query.code) throw new OidcRefused('invalid_state', 400)
-  const request = await spend(query.state)
-  if (!request) throw new OidcRefused('invalid_state', 400)
+  const request = await spendCallback(deps, tenant.id, connection.id, aad, query)
   const client = await openid()
   const clients = oidcClientsOf(deps)
   try {
     const configuration = await clients.get(connection)
     const current = states.callbackUrl(
       oidcRedirectUri(deps, tenant.slug, connection.id),
-      { code: query.code, state: query.state, iss: query.iss },
+      request.answer,
       true,
     )
     const tokens = await client.authorizationCodeGrant(configuration, current, {
       pkceCodeVerifier: request.codeVerifier,
-      expectedState: query.state,
+      expectedState: request.answer.state,
       expectedNonce: request.nonce,
       idTokenExpected: true,
     })
@@ -265,6 +285,10 @@ export async function finishOidcSignIn(
     }
   } catch (error) {
     clients.forget(connection, error, client)
-    throw new OidcRefused('idp_exchange_failed', 401, String((error as Error)?.message ?? error))
+    throw new CallbackRefused(
+      'idp_exchange_failed',
+      401,
+      String((error as Error)?.message ?? error),
+    )
   }
 }

@@ -11,6 +11,7 @@ import { isEmail, normalizeEmail } from '../../../lib/email.ts'
 import { isUuid } from '../../../lib/ids.ts'
 import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../../schemas.ts'
 import { stringsOf } from '../oidc-routes.ts'
+import { CallbackRefused } from '../oidc-signin.ts'
 import {
   type Flow,
   type FlowScope,
@@ -34,12 +35,7 @@ import {
   listSocialConnectionPage,
   updateSocialConnection,
 } from './service.ts'
-import {
-  finishSocialSignIn,
-  SocialRefused,
-  SocialUnavailable,
-  startSocialSignIn,
-} from './signin.ts'
+import { finishSocialSignIn, SocialUnavailable, startSocialSignIn } from './signin.ts'
 import { socialSource, socialVia } from './source.ts'
 
 const found = { 400: [], 404: ['not_found'] } as const
@@ -210,7 +206,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
       try {
         profile = await finishSocialSignIn(deps, tenant, connection, query)
       } catch (error) {
-        if (!(error instanceof SocialRefused)) throw error
+        if (!(error instanceof CallbackRefused)) throw error
         request.log.warn({ err: error.message, connectionId: id }, 'social sign-in refused')
         return refuseFlow(deps, request, reply, scope, failVia, error.reason, {
           status: error.status,

@@ -8,7 +8,13 @@ import type * as Client from 'openid-client'
 import type { Deps } from '../../../deps.ts'
 import * as states from '../../oauth/states.ts'
 import type { Tenant } from '../../tenants/tenant.ts'
-import { ClientCache, discoverClient, egressClientFetch } from '../oidc-signin.ts'
+import {
+  CallbackRefused,
+  ClientCache,
+  discoverClient,
+  egressClientFetch,
+  spendCallback,
+} from '../oidc-signin.ts'
 import { microsoftClient, microsoftProfile } from './microsoft.ts'
 import {
   type ApiGet,
@@ -181,21 +187,9 @@ export async function startSocialSignIn(
   return { url: url.href, state }
 }
 
-/** Why a callback did not produce a profile: `reason` for the audit row and the page. */
-export class SocialRefused extends Error {
-  readonly reason: string
-  readonly status: number
-  constructor(reason: string, status: number, detail?: string) {
-    super(detail ?? reason)
-    this.reason = reason
-    this.status = status
-  }
-}
-
 /**
- * The callback's profile: the state spent (unknown, used, expired, another tenant's or
- * another connection's: 400 invalid_state), the provider's `error` (401 idp_error), the code
- * exchanged and the profile read (401 idp_exchange_failed otherwise).
+ * The callback's profile: the state spent (spendCallback's refusals), the code exchanged and
+ * the profile read (401 idp_exchange_failed otherwise).
  */
 export async function finishSocialSignIn(
   deps: SocialDeps,
@@ -204,15 +198,7 @@ export async function finishSocialSignIn(
   query: Record<string, string | undefined>,
 ): Promise<Profile> {
   const aad = verifierAad(tenant.id, connection.id)
-  const spend = (state: string) =>
-    states.spendAuthorization(deps, tenant.id, connection.id, aad, state)
-  if (query.error) {
-    if (query.state) await spend(query.state)
-    throw new SocialRefused('idp_error', 401, query.error)
-  }
-  if (!query.state || !query.code) throw new SocialRefused('invalid_state', 400)
-  const request = await spend(query.state)
-  if (!request) throw new SocialRefused('invalid_state', 400)
+  const request = await spendCallback(deps, tenant.id, connection.id, aad, query)
   const lib = await openid()
   const clients = clientsOf(deps)
   const preset = presetOf(connection)
@@ -220,7 +206,7 @@ export async function finishSocialSignIn(
     const configuration = await clients.get(connection)
     const current = states.callbackUrl(
       socialCallbackUrl(deps, tenant.slug, connection.id),
-      { code: query.code, state: query.state, iss: query.iss },
+      request.answer,
       preset.protocol === 'oidc',
     )
     // Microsoft's ID token is set aside by its client and checked by microsoft.ts.
@@ -228,7 +214,7 @@ export async function finishSocialSignIn(
     const oidc = preset.protocol === 'oidc' && !microsoft
     const tokens = await lib.authorizationCodeGrant(configuration, current, {
       pkceCodeVerifier: request.codeVerifier,
-      expectedState: query.state,
+      expectedState: request.answer.state,
       ...(oidc ? { expectedNonce: request.nonce } : {}),
       idTokenExpected: oidc,
     })
@@ -252,7 +238,11 @@ export async function finishSocialSignIn(
     return oidcProfile({ ...source, sub: claims.sub }, claims.amr)
   } catch (error) {
     if (!(error instanceof ProfileError)) clients.forget(connection, error, lib)
-    throw new SocialRefused('idp_exchange_failed', 401, String((error as Error)?.message ?? error))
+    throw new CallbackRefused(
+      'idp_exchange_failed',
+      401,
+      String((error as Error)?.message ?? error),
+    )
   }
 }
 
