@@ -8214,6 +8214,7 @@ export interface components {
        */
       provider:
         | 'google'
+        | 'apple'
         | 'github'
         | 'gitlab'
         | 'discord'
@@ -8225,6 +8226,11 @@ export interface components {
       name: string
       clientId: string
       hasClientSecret: boolean
+      apple: {
+        teamId: string
+        keyId: string
+        hasPrivateKey: boolean
+      } | null
       scopes: string[]
       enabled: boolean
       allowSignUp: boolean
@@ -20946,6 +20952,7 @@ export interface operations {
            */
           provider:
             | 'google'
+            | 'apple'
             | 'github'
             | 'gitlab'
             | 'discord'
@@ -20957,9 +20964,18 @@ export interface operations {
           /** @description The button’s label. */
           name?: string
           clientId: string
-          /** @description Stored sealed; never answered (`hasClientSecret`). */
-          clientSecret: string
-          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
+          /** @description Stored sealed; never answered (`hasClientSecret`). Required, except for apple, which takes none (its secret is signed with `apple.privateKey`). */
+          clientSecret?: string
+          /** @description apple (required): what the service signs its client secret with (an ES256 JWT, renewed before it expires). Refused for the other providers. */
+          apple?: {
+            /** @description The Apple developer account’s Team ID (the client secret’s `iss`). */
+            teamId: string
+            /** @description The Key ID of the Sign in with Apple key (the client secret’s `kid`). */
+            keyId: string
+            /** @description The key downloaded from Apple (a P-256 private key, PEM PKCS#8, the `.p8` file). Stored sealed; never answered (`hasPrivateKey`). */
+            privateKey: string
+          }
+          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `openid email name` for Apple, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
           scopes?: string[]
           enabled?: boolean
           /** @description Whether a first sign-in may create an account (default true). */
@@ -21212,9 +21228,18 @@ export interface operations {
           /** @description The button’s label. */
           name?: string
           clientId?: string
-          /** @description Stored sealed; never answered (`hasClientSecret`). */
+          /** @description Stored sealed; never answered (`hasClientSecret`). Required, except for apple, which takes none (its secret is signed with `apple.privateKey`). */
           clientSecret?: string
-          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
+          /** @description apple: the fields to change; the others are kept. Refused for the other providers. */
+          apple?: {
+            /** @description The Apple developer account’s Team ID (the client secret’s `iss`). */
+            teamId?: string
+            /** @description The Key ID of the Sign in with Apple key (the client secret’s `kid`). */
+            keyId?: string
+            /** @description The key downloaded from Apple (a P-256 private key, PEM PKCS#8, the `.p8` file). Stored sealed; never answered (`hasPrivateKey`). */
+            privateKey?: string
+          }
+          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `openid email name` for Apple, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
           scopes?: string[]
           enabled?: boolean
           /** @description Whether a first sign-in may create an account (default true). */
