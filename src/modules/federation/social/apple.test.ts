@@ -20,6 +20,9 @@ import type { IdpAccount } from '../../../../test/oidc-provider.ts'
 import { PageClient } from '../../../../test/web/page-client.ts'
 import { and, eq } from '../../../db/orm.ts'
 import { identities, socialConnections } from '../../../db/schema.ts'
+import { FieldCipher } from '../../../lib/crypto.ts'
+import { rotateColumn } from '../../../lib/rotation.ts'
+import { appleKeyColumn, openAppleKey } from './apple.ts'
 
 let server: TestServer
 let apple: AppleStandIn
@@ -200,6 +203,43 @@ describe('Apple connections', () => {
       at(await call('PATCH', `${base()}/${id}`, { clientSecret: 'y' }), 'body.clientSecret')
       at(await call('PATCH', `${base()}/${google}`, { apple }), 'body.apple')
     })
+  })
+
+  test('npm run rotate-keys re-seals the Apple key under the first ENCRYPTION_KEYS entry; it stays the same', async () => {
+    const tenant = await createTenant(server)
+    const key = p256()
+    const made = await server.request(
+      'POST',
+      base(tenant.slug),
+      {
+        provider: 'apple',
+        clientId: 'com.example.web',
+        apple: { teamId: appleId(), keyId: appleId(), privateKey: key },
+      },
+      { token: tenant.admin.accessToken },
+    )
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const id = made.body.connection.id
+    const [v1] = server.deps.config.encryptionKeys
+    const rotated = new FieldCipher([{ version: 'v2', key: Buffer.alloc(32, 42) }, v1])
+    const column = appleKeyColumn.rotation(server.deps.db, rotated)
+    const start = {
+      tenantId: tenant.tenantId,
+      id: '00000000-0000-0000-0000-000000000000',
+      sealed: '',
+    }
+    const report = await rotateColumn(rotated, {
+      ...column,
+      scan: async (after, limit) =>
+        (await column.scan(after ?? start, limit)).filter((r) => r.tenantId === tenant.tenantId),
+    })
+    assert.equal(report.rotated, 1, JSON.stringify(report))
+    const [row] = await server.deps.db
+      .select()
+      .from(socialConnections)
+      .where(eq(socialConnections.id, id))
+    assert.equal(rotated.versionOf(row.applePrivateKeyEnc ?? ''), 'v2')
+    assert.equal(openAppleKey(rotated, tenant.tenantId, id, row.applePrivateKeyEnc ?? ''), key)
   })
 })
 
