@@ -90,7 +90,19 @@ async function viaApple(
   const authorization = started.headers.get('location') ?? ''
   assert.ok(authorization.startsWith(`${apple.url}/`), authorization)
   const form = await apple.authorize(authorization, who, name)
-  const callback = await browser.once('POST', form.action.pathname, form.fields)
+  // Apple's page posts the form: a cross-site POST, which the /v1 callback takes.
+  const callback = await fetch(new URL(form.action.pathname, server.url), {
+    method: 'POST',
+    redirect: 'manual',
+    body: new URLSearchParams(form.fields).toString(),
+    headers: {
+      cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: 'https://appleid.apple.com',
+      'sec-fetch-site': 'cross-site',
+      'x-forwarded-for': browser.ip,
+    },
+  })
   return { authorization, form, callback }
 }
 
