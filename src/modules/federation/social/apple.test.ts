@@ -330,6 +330,45 @@ describe('signing in with Apple', () => {
     assert.equal((await userByEmail(server, t.tenantId, plain.email ?? ''))?.emailVerified, false)
   })
 
+  test('the form POST callback: a state not this browser’s, none, or Apple’s cancel is refused with nothing created; the JSON API beside it takes no form', async () => {
+    const c = await connectApple()
+    const who = relayUser()
+    const browser = new PageClient(server)
+    const started = await browser.once('GET', `/t/${t.slug}/social/${c.id}`)
+    const form = await apple.authorize(started.headers.get('location') ?? '', who, {
+      firstName: 'Not',
+      lastName: 'Made',
+    })
+    const callback = form.action.pathname
+    const other = await new PageClient(server).once('POST', callback, form.fields)
+    assert.equal(other.status, 400, await other.text())
+    const none = await browser.once('POST', callback, { code: form.fields.code })
+    assert.equal(none.status, 400, await none.text())
+    const cancelled = await browser.once('POST', callback, {
+      state: form.fields.state,
+      error: 'user_cancelled_authorize',
+    })
+    assert.equal(cancelled.status, 401, await cancelled.text())
+    // The cancel spent the state: the code that came with it cannot be used now.
+    const late = await browser.once('POST', callback, form.fields)
+    assert.equal(late.status, 400, await late.text())
+    assert.equal(await userByEmail(server, t.tenantId, who.email ?? ''), undefined)
+    assert.equal((await identityRows(c.id)).length, 0)
+
+    await unchanged(server, t.tenantId, async () => {
+      const res = await server.request('POST', base(), undefined, {
+        token: t.admin.accessToken,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        raw: new URLSearchParams({
+          provider: 'github',
+          clientId: 'x',
+          clientSecret: 'y',
+        }).toString(),
+      })
+      expectError(res, 400, 'unsupported_media_type')
+    })
+  })
+
   test('a secret signed with a key Apple does not trust: refused (401), nothing created', async () => {
     const c = await connectApple(p256(), p256())
     const who = relayUser()
