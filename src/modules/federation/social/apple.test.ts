@@ -387,6 +387,48 @@ describe('signing in with Apple', () => {
     )
   })
 
+  test('SOCIAL_PROVIDER_ENDPOINTS.apple.audience is the secret’s aud', async () => {
+    const audience = 'https://appleid.apple.example'
+    const other = await startServer({
+      webhookAllowPrivate: true,
+      socialProviderEndpoints: { apple: { issuer: apple.url, audience } },
+    })
+    try {
+      const tenant = await createTenant(other)
+      const key = p256()
+      const fields = { teamId: appleId(), keyId: appleId() }
+      const made = await other.request(
+        'POST',
+        `/v1/${tenant.slug}/social-connections`,
+        { provider: 'apple', clientId: 'pending', apple: { ...fields, privateKey: key } },
+        { token: tenant.admin.accessToken },
+      )
+      const { id, callbackUrl } = made.body.connection
+      const { clientId } = await apple.addClient(callbackUrl, {
+        ...fields,
+        privateKeyPem: key,
+        audience,
+      })
+      await other.request(
+        'PATCH',
+        `/v1/${tenant.slug}/social-connections/${id}`,
+        { clientId },
+        { token: tenant.admin.accessToken },
+      )
+      const browser = new PageClient(other)
+      const started = await browser.once('GET', `/t/${tenant.slug}/social/${id}`)
+      const form = await apple.authorize(started.headers.get('location') ?? '', relayUser())
+      const seen = apple.secrets.length
+      const callback = await browser.once('POST', form.action.pathname, form.fields)
+      assert.equal(callback.status, 303, await callback.text())
+      const [secret] = apple.secrets.slice(seen)
+      assert.equal(secret.claims.aud, audience)
+      assert.equal(secret.accepted, true)
+    } finally {
+      await other.close()
+    }
+  })
+
   test('the secret is minted again when less than an hour of it is left', async () => {
     const c = await connectApple()
     const seen = apple.secrets.length
