@@ -302,15 +302,13 @@ describe('signing in with Apple', () => {
     const again = await viaApple(new PageClient(server), c.id, who)
     assert.equal(again.form.fields.user, undefined)
     assert.equal(again.callback.status, 303, await again.callback.text())
-    const withUser = await (async () => {
-      const browserTwo = new PageClient(server)
-      const started = await browserTwo.once('GET', `/t/${t.slug}/social/${c.id}`)
-      const f = await apple.authorize(started.headers.get('location') ?? '', who)
-      return browserTwo.once('POST', f.action.pathname, {
-        ...f.fields,
-        user: JSON.stringify({ name: { firstName: 'Eve', lastName: 'Mallory' } }),
-      })
-    })()
+    const third = new PageClient(server)
+    const started = await third.once('GET', `/t/${t.slug}/social/${c.id}`)
+    const next = await apple.authorize(started.headers.get('location') ?? '', who)
+    const withUser = await third.once('POST', next.action.pathname, {
+      ...next.fields,
+      user: JSON.stringify({ name: { firstName: 'Eve', lastName: 'Mallory' } }),
+    })
     assert.equal(withUser.status, 303, await withUser.text())
     const after = await userByEmail(server, t.tenantId, who.email ?? '')
     assert.equal(after?.givenName, 'Ada')

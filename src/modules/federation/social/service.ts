@@ -1,6 +1,7 @@
 // Social sign-in connections (CONTRACT §19): the admin API. Each change is checked before
 // anything is written and audited in its transaction. The client secret (and Apple's
-// signing key) is sealed and never answered; `callbackUrl` is what the admin registers at the provider.
+// signing key) is sealed and never answered; `callbackUrl` is what the admin registers at
+// the provider.
 //
 // What a connection trusts decides who it signs in: a provider that vouches for a verified
 // address is linked to the tenant's user with that address (linkByVerifiedEmail), so a

@@ -3,8 +3,8 @@
 // OpenID Connect) and the callback at `{PUBLIC_URL}/v1/{slug}/social/{id}/callback`, which
 // spends the state, exchanges the code (an ID token checked: signature, iss, aud, nonce,
 // exp) and reads the profile the connection's preset describes (presets.ts; Apple's
-// client secret, form POST and `user` field: apple.ts). Every request
-// to the provider goes through the egress rule of §13.
+// client secret, form POST and `user` field: apple.ts). Every request to the provider goes
+// through the egress rule of §13.
 import type * as Client from 'openid-client'
 import type { Deps } from '../../../deps.ts'
 import { hashToken } from '../../../lib/crypto.ts'
