@@ -60,7 +60,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
         tags,
         summary: 'Create a social sign-in connection (Google, GitHub, …)',
         description:
-          'Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.',
+          'Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`); Apple takes none but `apple` (its Team ID, Key ID and private key, the key sealed and never answered: `hasPrivateKey`), with which the service signs its client secret. An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.',
         params: TenantSlugParams,
         body: CreateSocialConnectionBody,
         response: responses(SocialConnectionEnvelope, { ...any, 403: ['api_key_not_allowed'] }),
@@ -110,7 +110,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
         tags,
         summary: 'Change a social sign-in connection',
         description:
-          'The rules of creation apply; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.',
+          'The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.',
         params: ResourceParams,
         body: PatchSocialConnectionBody,
         response: responses(SocialConnectionEnvelope, { ...found, 403: ['api_key_not_allowed'] }),
