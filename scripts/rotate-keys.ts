@@ -10,6 +10,7 @@ import { type RotationReport, rotateColumn } from '../src/lib/rotation.ts'
 import { clientSecretColumn } from '../src/modules/applications/secret.ts'
 import { captchaSecretColumn } from '../src/modules/captcha/secret.ts'
 import { ssoSecretColumn } from '../src/modules/federation/secret.ts'
+import { appleKeyColumn } from '../src/modules/federation/social/apple.ts'
 import { socialSecretColumn } from '../src/modules/federation/social/secret.ts'
 import { hookSecretColumn } from '../src/modules/hooks/secret.ts'
 import { signerKeyColumn } from '../src/modules/import/signer-key.ts'
@@ -33,6 +34,7 @@ export const SEALED_COLUMNS = Object.fromEntries(
     webhookSecretColumns.previous,
     ssoSecretColumn,
     socialSecretColumn,
+    appleKeyColumn,
     hookSecretColumn,
     captchaSecretColumn,
   ].map((column) => [column.name, column]),

@@ -33,6 +33,11 @@ export interface IdpClient {
 export interface OidcProviderOptions {
   /** Put scope claims (email…) in the ID token (default) or only at userinfo. */
   emailInIdToken?: boolean
+  /**
+   * The issuer, where a proxy in front of the provider answers for it (the Apple stand-in,
+   * test/fixtures/social.ts); default the provider's own loopback URL.
+   */
+  issuer?: string
 }
 
 type Key = CryptoKey
@@ -116,7 +121,7 @@ export class OidcProviderFixture {
     this.server = createServer((req, res) => this.handle(req, res))
     await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve))
     this.port = (this.server.address() as AddressInfo).port
-    this.issuer = `http://127.0.0.1:${this.port}`
+    this.issuer = options.issuer ?? `http://127.0.0.1:${this.port}`
 
     this.provider = new Provider(this.issuer, {
       adapter: MemoryAdapter,
@@ -151,8 +156,16 @@ export class OidcProviderFixture {
     return this
   }
 
+  /** Where the provider itself listens (the issuer, unless a proxy answers for it). */
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
   /** Registers a confidential client for one redirect URI. */
-  async addClient(redirectUri: string): Promise<IdpClient> {
+  async addClient(
+    redirectUri: string,
+    tokenAuth: 'client_secret_basic' | 'client_secret_post' = 'client_secret_basic',
+  ): Promise<IdpClient> {
     const client = {
       clientId: `client-${randomBytes(6).toString('hex')}`,
       clientSecret: randomBytes(24).toString('base64url'),
@@ -163,7 +176,7 @@ export class OidcProviderFixture {
       redirect_uris: [redirectUri],
       grant_types: ['authorization_code'],
       response_types: ['code'],
-      token_endpoint_auth_method: 'client_secret_basic',
+      token_endpoint_auth_method: tokenAuth,
     })
     return client
   }
@@ -174,6 +187,38 @@ export class OidcProviderFixture {
    * to outside itself (the service's callback, with code and state or error).
    */
   async authorize(authorizationUrl: string, account: IdpAccount, deny?: string): Promise<URL> {
+    const end = await this.walk(authorizationUrl, account, deny)
+    if (end instanceof URL) return end
+    throw new Error(`provider answered ${end.status}: ${await end.text()}`)
+  }
+
+  /**
+   * As `authorize`, for `response_mode=form_post` (OAuth 2.0 Form Post Response Mode): the
+   * provider's page posts a form to the service; answers its action and fields.
+   */
+  async authorizeForm(
+    authorizationUrl: string,
+    account: IdpAccount,
+    deny?: string,
+  ): Promise<{ action: URL; fields: Record<string, string> }> {
+    const end = await this.walk(authorizationUrl, account, deny)
+    if (end instanceof URL) throw new Error(`redirected to ${end.href}, not a form post`)
+    const html = await end.text()
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
+    if (end.status !== 200 || !action) throw new Error(`provider answered ${end.status}: ${html}`)
+    const fields: Record<string, string> = {}
+    for (const input of html.matchAll(/<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) {
+      fields[unescapeHtml(input[1])] = unescapeHtml(input[2])
+    }
+    return { action: new URL(unescapeHtml(action)), fields }
+  }
+
+  /** Follows the provider's redirects: the URL that leaves it, or the page it ends on. */
+  private async walk(
+    authorizationUrl: string,
+    account: IdpAccount,
+    deny?: string,
+  ): Promise<URL | Response> {
     this.accounts.set(account.sub, account)
     const jar = new Map<string, string>()
     let url = new URL(authorizationUrl)
@@ -191,9 +236,7 @@ export class OidcProviderFixture {
         jar.set(pair.slice(0, eq), pair.slice(eq + 1))
       }
       const location = res.headers.get('location')
-      if (!location) {
-        throw new Error(`provider answered ${res.status} at ${url.pathname}: ${await res.text()}`)
-      }
+      if (!location) return res
       url = new URL(location, url)
     }
     throw new Error('too many redirects')
@@ -277,6 +320,14 @@ export class OidcProviderFixture {
     )
   }
 }
+
+const unescapeHtml = (text: string) =>
+  text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&')
 
 export async function startOidcProvider(options?: OidcProviderOptions) {
   return new OidcProviderFixture().start(options)

@@ -18,6 +18,8 @@ const WHERE: Record<Provider, string> = {
   google: 'An OAuth client ID of type “Web application” in the Google Cloud console.',
   microsoft:
     'An app registration in Microsoft Entra ID, with a client secret and the web redirect URI.',
+  apple:
+    'A Services ID with Sign in with Apple, and a key for it (Certificates, Identifiers & Profiles).',
   github: 'An OAuth app in GitHub’s developer settings, or in GitHub Enterprise Server.',
   gitlab: 'An application in GitLab (gitlab.com or a self-managed instance).',
   discord: 'An application in the Discord Developer Portal, with its OAuth2 settings.',
@@ -58,12 +60,25 @@ export interface Draft {
   claimEmail: string
   claimEmailVerified: string
   claimName: string
+  appleTeamId: string
+  appleKeyId: string
+  applePrivateKey: string
 }
 
 type Text = { [K in keyof Draft]: Draft[K] extends string ? K : never }[keyof Draft]
 
-const FIELDS = ['name', 'clientId', 'clientSecret', 'scopes', 'order', 'issuer']
-const GROUPS = ['endpoints', 'claims']
+const FIELDS = [
+  'name',
+  'clientId',
+  'clientSecret',
+  'scopes',
+  'order',
+  'issuer',
+  'apple.teamId',
+  'apple.keyId',
+  'apple.privateKey',
+]
+const GROUPS = ['endpoints', 'claims', 'apple']
 
 /** The schema's words for an empty field, said plainly. */
 const REQUIRED = /^must NOT have fewer than 1 characters$/
@@ -89,7 +104,29 @@ export function draftOf(c?: Connection): Draft {
     claimEmail: c?.claims?.email ?? '',
     claimEmailVerified: c?.claims?.emailVerified ?? '',
     claimName: c?.claims?.name ?? '',
+    appleTeamId: c?.apple?.teamId ?? '',
+    appleKeyId: c?.apple?.keyId ?? '',
+    applePrivateKey: '',
   }
+}
+
+/**
+ * Apple's key fields (its client secret is a JWT the service signs with them): all on
+ * creation; on an edit those changed, the private key when a new one is pasted.
+ */
+function appleOf(d: Draft, stored?: Draft) {
+  const now = {
+    teamId: d.appleTeamId.trim(),
+    keyId: d.appleKeyId.trim(),
+    privateKey: d.applePrivateKey.trim(),
+  }
+  if (!stored) return now
+  const changed = {
+    ...(now.teamId !== stored.appleTeamId ? { teamId: now.teamId } : {}),
+    ...(now.keyId !== stored.appleKeyId ? { keyId: now.keyId } : {}),
+    ...(now.privateKey ? { privateKey: now.privateKey } : {}),
+  }
+  return Object.keys(changed).length > 0 ? changed : undefined
 }
 
 /**
@@ -154,8 +191,8 @@ export function bodyOf(provider: Provider, draft: Draft, stored?: Draft): Record
       provider,
       name: draft.name.trim() || undefined,
       clientId: draft.clientId.trim(),
-      // An empty secret is sent, for the API to name the field it needs.
-      clientSecret: draft.clientSecret,
+      // An empty secret is sent, for the API to name the field it needs; Apple takes none.
+      ...(provider === 'apple' ? { apple: appleOf(draft) } : { clientSecret: draft.clientSecret }),
       scopes: words(draft.scopes).length ? words(draft.scopes) : undefined,
       order: orderOf(draft),
       enabled: draft.enabled,
@@ -194,6 +231,8 @@ export function bodyOf(provider: Provider, draft: Draft, stored?: Draft): Record
       ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
     ),
   )
+  const apple = provider === 'apple' ? appleOf(draft, stored) : undefined
+  if (apple) body.apple = apple
   return draft.clientSecret ? { ...body, clientSecret: draft.clientSecret } : body
 }
 
@@ -298,12 +337,44 @@ export function SocialConnectionForm(props: {
           hint: 'Empty: common (any work, school or personal account). A directory (tenant) ID for one organisation only, or organizations for any work or school account.',
         })}
       {field('clientId', 'clientId', 'Client ID')}
-      {field('clientSecret', 'clientSecret', 'Client secret', {
-        type: 'password',
-        hint: initial?.hasClientSecret
-          ? 'A secret is stored. Leave this empty to keep it, or type a new one.'
-          : 'Stored sealed; never shown again.',
-      })}
+      {provider !== 'apple' &&
+        field('clientSecret', 'clientSecret', 'Client secret', {
+          type: 'password',
+          hint: initial?.hasClientSecret
+            ? 'A secret is stored. Leave this empty to keep it, or type a new one.'
+            : 'Stored sealed; never shown again.',
+        })}
+      {provider === 'apple' && (
+        <fieldset>
+          <legend>Sign in with Apple key</legend>
+          <p className="hint">
+            Apple takes no fixed secret: the service signs a short-lived one with this key and
+            renews it. The client ID is the Services ID.
+          </p>
+          {groupError('apple')}
+          {field('appleTeamId', 'apple.teamId', 'Team ID')}
+          {field('appleKeyId', 'apple.keyId', 'Key ID')}
+          <label htmlFor={`${id}-applePrivateKey`}>Private key (.p8)</label>
+          <p className="hint" id={`${id}-applePrivateKey-hint`}>
+            {initial?.apple?.hasPrivateKey
+              ? 'A key is stored. Leave this empty to keep it, or paste a new one.'
+              : 'The PEM text of the .p8 file Apple gave; stored sealed, never shown again.'}
+          </p>
+          <textarea
+            id={`${id}-applePrivateKey`}
+            rows={5}
+            spellCheck={false}
+            value={draft.applePrivateKey}
+            onChange={(e) => set('applePrivateKey', e.target.value)}
+            {...described(
+              `${id}-applePrivateKey-error`,
+              errors.of('apple.privateKey'),
+              `${id}-applePrivateKey-hint`,
+            )}
+          />
+          <FieldError id={`${id}-applePrivateKey-error`} messages={errors.of('apple.privateKey')} />
+        </fieldset>
+      )}
       {provider === 'oauth2' && (
         <fieldset>
           <legend>Provider endpoints</legend>

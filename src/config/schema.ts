@@ -260,7 +260,7 @@ const identityProvider = {
       kind: 'JSON',
       shown: 'unset: each preset’s public endpoints',
       description:
-        'Development and tests only (refused with `NODE_ENV=production`): a JSON object that replaces social presets’ public endpoints, e.g. `{"google": {"issuer": "http://127.0.0.1:4010"}, "github": {"authorizationUrl": "…", "tokenUrl": "…", "apiUrl": "…"}}`, so each preset’s own rules run against a local stand-in.',
+        'Development and tests only (refused with `NODE_ENV=production`): a JSON object that replaces social presets’ public endpoints, e.g. `{"google": {"issuer": "http://127.0.0.1:4010"}, "github": {"authorizationUrl": "…", "tokenUrl": "…", "apiUrl": "…"}, "apple": {"issuer": "…", "audience": "…"}}` (Apple’s `audience`: the client secret’s `aud`), so each preset’s own rules run against a local stand-in.',
     }),
   ),
 }

@@ -1038,6 +1038,12 @@ export const socialConnections = pgTable(
       emailVerified?: string
       name?: string
     }>(),
+    /** apple: the developer account's Team ID, the client secret JWT's `iss`. */
+    appleTeamId: text('apple_team_id'),
+    /** apple: the signing key's Key ID, the client secret JWT's `kid`. */
+    appleKeyId: text('apple_key_id'),
+    /** apple: the P-256 signing key (PEM PKCS#8), sealed like the client secret. */
+    applePrivateKeyEnc: text('apple_private_key_enc'),
     ...timestamps(),
   },
   (t) => [...tenantListed('social_connections', t)],

@@ -134,14 +134,16 @@ const SSO_CONTENT: Rule[] = [
     /^(metadata .*|the .*|no .*|not an X\.509 certificate in PEM|at least one certificate is required)$/,
   ],
 ]
-// CONTRACT §19: a social connection's issuer, endpoints and claims are the ones its provider
-// takes (and needs), its URLs absolute https; the fields' descriptions say so. A PATCH is
-// judged against the stored connection's provider.
+// CONTRACT §19: a social connection's client secret, apple fields, issuer, endpoints and
+// claims are the ones its provider takes (and needs), its URLs absolute https, Apple's key a
+// P-256 one; the fields' descriptions say so. A PATCH is judged against the stored
+// connection's provider.
 const SOCIAL_CONTENT: Rule[] = [
   [
-    /^body\.(issuer|endpoints|claims)$/,
-    /^(is not for \w+|is required for \w+|is only for oauth2|a directory id, common or organizations for microsoft)$/,
+    /^body\.(issuer|endpoints|claims|clientSecret|apple)$/,
+    /^(is not for \w+|is required for \w+|is only for oauth2|a directory id, common or organizations for microsoft|is not for apple \(its secret is signed with apple\.privateKey\))$/,
   ],
+  [/^body\.apple\.privateKey$/, /^is not a P-256 private key \(PEM PKCS#8\)$/],
   [/^body\.endpoints\.\w+$/, /^(is required for \w+|is not for github \(its apiUrl is read\))$/],
   [
     /^body\.(issuer|endpoints\.\w+)$/,

@@ -1894,7 +1894,7 @@ export interface paths {
     put?: never
     /**
      * Create a social sign-in connection (Google, GitHub, …)
-     * @description Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.
+     * @description Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`); Apple takes none but `apple` (its Team ID, Key ID and private key, the key sealed and never answered: `hasPrivateKey`), with which the service signs its client secret. An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.
      */
     post: operations['createSocialConnection']
     delete?: never
@@ -1923,7 +1923,7 @@ export interface paths {
     head?: never
     /**
      * Change a social sign-in connection
-     * @description The rules of creation apply; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
+     * @description The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
      */
     patch: operations['updateSocialConnection']
     trace?: never
@@ -8215,6 +8215,7 @@ export interface components {
       provider:
         | 'google'
         | 'microsoft'
+        | 'apple'
         | 'github'
         | 'gitlab'
         | 'discord'
@@ -8226,6 +8227,11 @@ export interface components {
       name: string
       clientId: string
       hasClientSecret: boolean
+      apple: {
+        teamId: string
+        keyId: string
+        hasPrivateKey: boolean
+      } | null
       scopes: string[]
       enabled: boolean
       allowSignUp: boolean
@@ -20948,6 +20954,7 @@ export interface operations {
           provider:
             | 'google'
             | 'microsoft'
+            | 'apple'
             | 'github'
             | 'gitlab'
             | 'discord'
@@ -20959,9 +20966,18 @@ export interface operations {
           /** @description The button’s label. */
           name?: string
           clientId: string
-          /** @description Stored sealed; never answered (`hasClientSecret`). */
-          clientSecret: string
-          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
+          /** @description Stored sealed; never answered (`hasClientSecret`). Required, except for apple, which takes none (its secret is signed with `apple.privateKey`). */
+          clientSecret?: string
+          /** @description apple (required): what the service signs its client secret with (an ES256 JWT, renewed before it expires). Refused for the other providers. */
+          apple?: {
+            /** @description The Apple developer account’s Team ID (the client secret’s `iss`). */
+            teamId: string
+            /** @description The Key ID of the Sign in with Apple key (the client secret’s `kid`). */
+            keyId: string
+            /** @description The key downloaded from Apple (a P-256 private key, PEM PKCS#8, the `.p8` file). Stored sealed; never answered (`hasPrivateKey`). */
+            privateKey: string
+          }
+          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `openid email name` for Apple, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
           scopes?: string[]
           enabled?: boolean
           /** @description Whether a first sign-in may create an account (default true). */
@@ -21214,9 +21230,18 @@ export interface operations {
           /** @description The button’s label. */
           name?: string
           clientId?: string
-          /** @description Stored sealed; never answered (`hasClientSecret`). */
+          /** @description Stored sealed; never answered (`hasClientSecret`). Required, except for apple, which takes none (its secret is signed with `apple.privateKey`). */
           clientSecret?: string
-          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
+          /** @description apple: the fields to change; the others are kept. Refused for the other providers. */
+          apple?: {
+            /** @description The Apple developer account’s Team ID (the client secret’s `iss`). */
+            teamId?: string
+            /** @description The Key ID of the Sign in with Apple key (the client secret’s `kid`). */
+            keyId?: string
+            /** @description The key downloaded from Apple (a P-256 private key, PEM PKCS#8, the `.p8` file). Stored sealed; never answered (`hasPrivateKey`). */
+            privateKey?: string
+          }
+          /** @description Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `openid email name` for Apple, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`. */
           scopes?: string[]
           enabled?: boolean
           /** @description Whether a first sign-in may create an account (default true). */

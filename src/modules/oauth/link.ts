@@ -21,7 +21,7 @@ import { askSignInHooks } from '../signin/pipeline.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserByEmail, findUserById, type User } from '../users/reads.ts'
-import { createUser } from '../users/service.ts'
+import { createUser, type UserDraft } from '../users/service.ts'
 import { updateUser } from '../users/writes.ts'
 
 export interface Identity {
@@ -69,8 +69,11 @@ export interface IdentitySource {
   updateLinkEmail(tx: Handle, email: string | null): Promise<void>
   /** Whether an existing, not yet linked account with the address may be linked. */
   mayLink(user: User): Refusal | undefined
-  /** A new account's role, or a refusal when the source creates none. */
-  newUser(): { role: BaseRole } | Refusal
+  /**
+   * A new account's role (and the profile names the source gave, if any), or a refusal when
+   * the source creates none.
+   */
+  newUser(): { role: BaseRole; profile?: UserDraft['profile'] } | Refusal
   /**
    * The source's last word once the account is known (`user`; undefined for one the sign-in
    * would create): a refusal for a tenant policy it applies (enforced SSO, verified email).
@@ -245,6 +248,7 @@ export async function signInWithSource(
           role: fresh?.role ?? MEMBER_ROLE,
           status: 'Active',
           emailVerified: source.emailVerified,
+          ...(fresh?.profile ? { profile: fresh.profile } : {}),
         },
         () => fail('email_taken'),
       )
@@ -318,7 +322,7 @@ type Resolution =
       link: Link | undefined
       /** Undefined when the sign-in creates the account (`fresh` holds its role). */
       user: User | undefined
-      fresh: { role: BaseRole } | undefined
+      fresh: { role: BaseRole; profile?: UserDraft['profile'] } | undefined
       /** The policy's second factor is deferred to the source's next page. */
       deferred: boolean
     }

@@ -17,6 +17,11 @@
 //   (https://docs.github.com/rest/users/emails): the primary one, and only when verified.
 // - Discord: https://discord.com/developers/docs/topics/oauth2 and `GET /users/@me`
 //   (https://discord.com/developers/docs/resources/user), whose `verified` covers the email.
+// - Apple: https://developer.apple.com/documentation/signinwithapple/request-an-authorization-to-the-sign-in-with-apple-server
+//   (issuer https://appleid.apple.com; scopes `name email`; `response_mode=form_post`, the
+//   `user` field of the first callback) and
+//   https://developer.apple.com/documentation/accountorganizationaldatasharing/creating-a-client-secret
+//   (the client secret is a JWT the service signs: apple.ts).
 // - Facebook: https://developers.facebook.com/docs/facebook-login/guides/advanced/manual-flow
 //   and the Graph API's `/me?fields=id,name,email`. Facebook says nothing of whether the
 //   address was verified, so it counts as unverified: it never links an existing account.
@@ -25,6 +30,7 @@ import { claimsVerified, displayEmail, isEmail } from '../../../lib/email.ts'
 export const SOCIAL_PROVIDERS = [
   'google',
   'microsoft',
+  'apple',
   'github',
   'gitlab',
   'discord',
@@ -46,6 +52,8 @@ export interface Profile {
   name: string | null
   /** The ID token's `amr` (RFC 8176); undefined without an ID token. */
   amr: string[] | undefined
+  /** A new account's names, where the provider gave them apart (Apple's `user` field). */
+  names?: { givenName: string | null; familyName: string | null }
 }
 
 export interface Endpoints {
@@ -76,6 +84,11 @@ export interface OidcPreset extends Common {
   protocol: 'oidc'
   /** The preset's issuer; undefined where the connection names it (`oidc`). */
   issuer?: string
+  /**
+   * Apple's way: the code comes back in a form POST (OAuth 2.0 Form Post Response Mode) and
+   * the client secret is a JWT the service signs with the connection's key (apple.ts).
+   */
+  apple?: true
 }
 
 export interface OAuth2Preset extends Common {
@@ -109,6 +122,13 @@ export const PRESETS: Record<SocialProviderName, Preset> = {
     label: 'LinkedIn',
     scopes: OIDC_SCOPES,
     issuer: 'https://www.linkedin.com/oauth',
+  },
+  apple: {
+    protocol: 'oidc',
+    label: 'Apple',
+    scopes: ['openid', 'email', 'name'],
+    issuer: 'https://appleid.apple.com',
+    apple: true,
   },
   oidc: { protocol: 'oidc', label: 'OpenID Connect', scopes: OIDC_SCOPES },
   github: {

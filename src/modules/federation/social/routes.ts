@@ -1,6 +1,7 @@
 // Social connections (CONTRACT §19): the admin API (`connections:write`, as SSO connections),
 // and the browser's way through a provider: `GET /v1/{slug}/social/{id}/start` (a 303 to the
-// provider) and the callback `GET /v1/{slug}/social/{id}/callback`, which answers a 303
+// provider) and the callback `GET /v1/{slug}/social/{id}/callback` (a POST there for
+// Apple's form_post), which answers a 303
 // (signed in) or an error page, never JSON, so both are left out of the OpenAPI document
 // like the other pages. The hosted sign-in page's buttons start at `/t/{slug}/social/{id}`
 // (web/pages/social-sign-in.ts), which also carries the authorization the sign-in serves.
@@ -55,7 +56,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
         tags,
         summary: 'Create a social sign-in connection (Google, GitHub, …)',
         description:
-          'Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.',
+          'Register `callbackUrl` (answered) at the provider. The client secret is stored sealed and never answered (`hasClientSecret`); Apple takes none but `apple` (its Team ID, Key ID and private key, the key sealed and never answered: `hasPrivateKey`), with which the service signs its client secret. An API key cannot create a connection (403 `api_key_not_allowed`): a connection that links by verified email can sign in the tenant’s users, Admins included.',
         params: TenantSlugParams,
         body: CreateSocialConnectionBody,
         response: responses(SocialConnectionEnvelope, { ...any, 403: ['api_key_not_allowed'] }),
@@ -105,7 +106,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
         tags,
         summary: 'Change a social sign-in connection',
         description:
-          'The rules of creation apply; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.',
+          'The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.',
         params: ResourceParams,
         body: PatchSocialConnectionBody,
         response: responses(SocialConnectionEnvelope, { ...found, 403: ['api_key_not_allowed'] }),
@@ -172,56 +173,92 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
   app.get(
     '/social/:id/callback',
     { schema: { hide: true }, config: { rateLimit: 'tokenEndpoints' } },
-    async (request: FastifyRequest, reply: FastifyReply) => {
-      const { tenant } = request
-      const { id } = request.params as { id: string }
-      const query = stringsOf(request.query)
-      const scope: FlowScope = { kind: 'social', id }
-      const connection = isUuid(id) ? await findSocialConnection(deps.db, tenant.id, id) : undefined
-      if (!connection) {
-        return refuseFlow(
-          deps,
-          request,
-          reply,
-          scope,
-          { method: 'social', connectionId: id },
-          'not_found',
-          {
-            status: 404,
-            audited: true,
-          },
-        )
-      }
-      const failVia = socialVia(connection)
-      if (!connection.enabled) {
-        return refuseFlow(deps, request, reply, scope, failVia, 'connection_disabled', {})
-      }
-      // The state must be the one this browser left with (login CSRF): else the state is
-      // refused without being spent, so the browser that owns it can still finish.
-      const flow = readFlow(deps, request, tenant, scope)
-      if (!query.state || flow.binding !== query.state) {
-        return refuseFlow(deps, request, reply, scope, failVia, 'invalid_state', { status: 400 })
-      }
-      let profile: Awaited<ReturnType<typeof finishSocialSignIn>>
-      try {
-        profile = await finishSocialSignIn(deps, tenant, connection, query)
-      } catch (error) {
-        if (!(error instanceof CallbackRefused)) throw error
-        request.log.warn({ err: error.message, connectionId: id }, 'social sign-in refused')
-        return refuseFlow(deps, request, reply, scope, failVia, error.reason, {
-          status: error.status,
-        })
-      }
-      if (flow.link) return linkThroughFlow(deps, request, reply, connection, flow.link, profile)
-      const email = profile.email && isEmail(profile.email) ? normalizeEmail(profile.email) : null
-      return signInThroughFlow(deps, request, reply, scope, flow, {
-        source: socialSource(deps, tenant, connection, profile, flow),
-        failVia,
-        email,
-        amr: ['fed'],
-      })
-    },
+    async (request: FastifyRequest, reply: FastifyReply) =>
+      finishFlow(deps, request, reply, stringsOf(request.query)),
   )
+
+  // Apple answers with a form POST (response_mode=form_post) to the same path: a cross-site
+  // POST the flow's SameSite=None cookie still rides with. This child plugin alone reads
+  // form bodies, as the SAML ACS's does, so the JSON API beside it takes none.
+  await app.register(async (child) => {
+    child.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+      (_request, body, done) => {
+        const form: Record<string, string> = Object.create(null)
+        for (const [name, value] of new URLSearchParams(body as string)) form[name] = value
+        done(null, form)
+      },
+    )
+    child.post(
+      '/social/:id/callback',
+      { schema: { hide: true }, config: { rateLimit: 'tokenEndpoints' } },
+      async (request: FastifyRequest, reply: FastifyReply) =>
+        finishFlow(deps, request, reply, stringsOf(request.body)),
+    )
+  })
+}
+
+/** Apple's form (code, state, user, id_token) is small; 64 KiB is plenty. */
+const FORM_BODY_LIMIT = 64 * 1024
+
+/**
+ * The callback, with the provider's answer from the query (GET) or the form (POST): the
+ * state bound to this browser, the code exchanged, then the linker (or the account page's
+ * Connect).
+ */
+async function finishFlow(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  query: Record<string, string | undefined>,
+) {
+  const { tenant } = request
+  const { id } = request.params as { id: string }
+  const scope: FlowScope = { kind: 'social', id }
+  const connection = isUuid(id) ? await findSocialConnection(deps.db, tenant.id, id) : undefined
+  if (!connection) {
+    return refuseFlow(
+      deps,
+      request,
+      reply,
+      scope,
+      { method: 'social', connectionId: id },
+      'not_found',
+      {
+        status: 404,
+        audited: true,
+      },
+    )
+  }
+  const failVia = socialVia(connection)
+  if (!connection.enabled) {
+    return refuseFlow(deps, request, reply, scope, failVia, 'connection_disabled', {})
+  }
+  // The state must be the one this browser left with (login CSRF): else the state is
+  // refused without being spent, so the browser that owns it can still finish.
+  const flow = readFlow(deps, request, tenant, scope)
+  if (!query.state || flow.binding !== query.state) {
+    return refuseFlow(deps, request, reply, scope, failVia, 'invalid_state', { status: 400 })
+  }
+  let profile: Awaited<ReturnType<typeof finishSocialSignIn>>
+  try {
+    profile = await finishSocialSignIn(deps, tenant, connection, query)
+  } catch (error) {
+    if (!(error instanceof CallbackRefused)) throw error
+    request.log.warn({ err: error.message, connectionId: id }, 'social sign-in refused')
+    return refuseFlow(deps, request, reply, scope, failVia, error.reason, {
+      status: error.status,
+    })
+  }
+  if (flow.link) return linkThroughFlow(deps, request, reply, connection, flow.link, profile)
+  const email = profile.email && isEmail(profile.email) ? normalizeEmail(profile.email) : null
+  return signInThroughFlow(deps, request, reply, scope, flow, {
+    source: socialSource(deps, tenant, connection, profile, flow),
+    failVia,
+    email,
+    amr: ['fed'],
+  })
 }
 
 /** The tenant's enabled connection `id`, if any. */

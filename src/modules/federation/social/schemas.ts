@@ -13,7 +13,7 @@ const Scopes = Type.Array(
     maxItems: 50,
     uniqueItems: true,
     description:
-      'Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`.',
+      'Default: the provider’s minimum for an id and a verified email (`openid email profile` for OpenID Connect providers, `openid email name` for Apple, `read:user user:email` for GitHub, `identify email` for Discord, `email public_profile` for Facebook). An OpenID Connect provider is always asked `openid`.',
   },
 )
 const Endpoints = Type.Object(
@@ -49,13 +49,48 @@ const Claims = Type.Object(
   },
 )
 
+const AppleFields = {
+  teamId: Type.String({
+    pattern: '^[A-Z0-9]{10}$',
+    description: 'The Apple developer account’s Team ID (the client secret’s `iss`).',
+  }),
+  keyId: Type.String({
+    pattern: '^[A-Z0-9]{10}$',
+    description: 'The Key ID of the Sign in with Apple key (the client secret’s `kid`).',
+  }),
+  privateKey: Type.String({
+    minLength: 1,
+    maxLength: 10000,
+    description:
+      'The key downloaded from Apple (a P-256 private key, PEM PKCS#8, the `.p8` file). Stored sealed; never answered (`hasPrivateKey`).',
+  }),
+}
+const Apple = Type.Object(AppleFields, {
+  additionalProperties: false,
+  description:
+    'apple (required): what the service signs its client secret with (an ES256 JWT, renewed before it expires). Refused for the other providers.',
+})
+const ApplePatch = Type.Object(
+  {
+    teamId: Type.Optional(AppleFields.teamId),
+    keyId: Type.Optional(AppleFields.keyId),
+    privateKey: Type.Optional(AppleFields.privateKey),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'apple: the fields to change; the others are kept. Refused for the other providers.',
+  },
+)
+
 const Common = {
   name: Type.String({ minLength: 1, maxLength: 100, description: 'The button’s label.' }),
   clientId: Type.String({ minLength: 1, maxLength: 500 }),
   clientSecret: Type.String({
     minLength: 1,
     maxLength: 2000,
-    description: 'Stored sealed; never answered (`hasClientSecret`).',
+    description:
+      'Stored sealed; never answered (`hasClientSecret`). Required, except for apple, which takes none (its secret is signed with `apple.privateKey`).',
   }),
   scopes: Scopes,
   enabled: Type.Boolean(),
@@ -83,7 +118,8 @@ export const CreateSocialConnectionBody = Type.Object(
     provider: Provider,
     name: Type.Optional(Common.name),
     clientId: Common.clientId,
-    clientSecret: Common.clientSecret,
+    clientSecret: Type.Optional(Common.clientSecret),
+    apple: Type.Optional(Apple),
     scopes: Type.Optional(Common.scopes),
     enabled: Type.Optional(Common.enabled),
     allowSignUp: Type.Optional(Common.allowSignUp),
@@ -111,6 +147,7 @@ export const PatchSocialConnectionBody = Type.Object(
     name: Type.Optional(Common.name),
     clientId: Type.Optional(Common.clientId),
     clientSecret: Type.Optional(Common.clientSecret),
+    apple: Type.Optional(ApplePatch),
     scopes: Type.Optional(Common.scopes),
     enabled: Type.Optional(Common.enabled),
     allowSignUp: Type.Optional(Common.allowSignUp),
@@ -131,6 +168,14 @@ const SocialConnectionComponent = Type.Object(
     name: Type.String(),
     clientId: Type.String(),
     hasClientSecret: Type.Boolean(),
+    apple: Type.Union([
+      Type.Object({
+        teamId: Type.String(),
+        keyId: Type.String(),
+        hasPrivateKey: Type.Boolean(),
+      }),
+      Type.Null(),
+    ]),
     scopes: Type.Array(Type.String()),
     enabled: Type.Boolean(),
     allowSignUp: Type.Boolean(),

@@ -1,6 +1,7 @@
 // Social sign-in connections (CONTRACT §19): the admin API. Each change is checked before
-// anything is written and audited in its transaction. The client secret is sealed and never
-// answered; `callbackUrl` is what the admin registers at the provider.
+// anything is written and audited in its transaction. The client secret (and Apple's
+// signing key) is sealed and never answered; `callbackUrl` is what the admin registers at
+// the provider.
 //
 // What a connection trusts decides who it signs in: a provider that vouches for a verified
 // address is linked to the tenant's user with that address (linkByVerifiedEmail), so a
@@ -14,6 +15,7 @@ import { readPage } from '../../../lib/paging.ts'
 import type { PageQuery } from '../../../schemas.ts'
 import type { Actor } from '../../audit/recorder.ts'
 import { deleteIdentitiesOf } from '../identities.ts'
+import { isAppleKey, sealAppleKey } from './apple.ts'
 import { isMicrosoftDirectory } from './microsoft.ts'
 import { PRESETS, type SocialProviderName } from './presets.ts'
 import * as store from './queries.ts'
@@ -49,6 +51,14 @@ export function presentSocialConnection(
     name: row.name,
     clientId: row.clientId,
     hasClientSecret: row.clientSecretEnc !== null,
+    apple:
+      row.appleTeamId !== null && row.appleKeyId !== null
+        ? {
+            teamId: row.appleTeamId,
+            keyId: row.appleKeyId,
+            hasPrivateKey: row.applePrivateKeyEnc !== null,
+          }
+        : null,
     scopes: scopesOf(row),
     enabled: row.enabled,
     allowSignUp: row.allowSignUp,
@@ -84,16 +94,36 @@ function checkUrl(deps: Pick<Deps, 'config'>, path: string, value: string) {
   if (value.includes('#')) invalid(path, 'must not have a fragment')
 }
 
-type Shape = Pick<store.SocialConnection, 'provider' | 'issuer' | 'endpoints' | 'claims'>
+type Shape = Pick<store.SocialConnection, 'provider' | 'issuer' | 'endpoints' | 'claims'> & {
+  /** Whether the connection would hold a client secret (stored or given). */
+  clientSecret: boolean
+  /** Whether it would hold Apple's fields (stored or given). */
+  apple: boolean
+  /** The Apple key given now, to check. */
+  applePrivateKey: string | undefined
+}
 
 /**
- * The provider-specific fields of a connection as it would be, checked: `issuer` for oidc
- * (required), gitlab (a self-managed instance) and microsoft (its directory: an id, `common`
- * or `organizations`; default `common`); `endpoints` for oauth2 (three required)
- * and github (GitHub Enterprise Server: all three); `claims` for oauth2 only.
+ * The provider-specific fields of a connection as it would be, checked: a client secret for
+ * every provider but apple, whose secret is signed with its `apple` key (required, and for
+ * apple only); `issuer` for oidc (required), gitlab (a self-managed instance) and microsoft
+ * (its directory: an id, `common` or `organizations`; default `common`); `endpoints` for
+ * oauth2 (three required) and github (GitHub Enterprise Server: all three); `claims` for
+ * oauth2 only.
  */
 function checkShape(deps: Pick<Deps, 'config'>, shape: Shape) {
   const { provider, issuer, endpoints, claims } = shape
+  if (provider === 'apple') {
+    if (shape.clientSecret)
+      invalid('clientSecret', 'is not for apple (its secret is signed with apple.privateKey)')
+    if (!shape.apple) invalid('apple', 'is required for apple')
+  } else {
+    if (!shape.clientSecret) invalid('clientSecret', `is required for ${provider}`)
+    if (shape.apple) invalid('apple', `is not for ${provider}`)
+  }
+  if (shape.applePrivateKey !== undefined && !isAppleKey(shape.applePrivateKey)) {
+    invalid('apple.privateKey', 'is not a P-256 private key (PEM PKCS#8)')
+  }
   if (issuer !== null && provider === 'microsoft') {
     if (!isMicrosoftDirectory(issuer)) {
       invalid('issuer', 'a directory id, common or organizations for microsoft')
@@ -152,6 +182,9 @@ export async function createSocialConnection(
   }
   checkShape(deps, {
     provider: input.provider,
+    clientSecret: input.clientSecret !== undefined,
+    apple: input.apple !== undefined,
+    applePrivateKey: input.apple?.privateKey,
     issuer: input.issuer ?? null,
     endpoints: input.endpoints ?? null,
     claims: input.claims ?? null,
@@ -166,7 +199,15 @@ export async function createSocialConnection(
       provider: input.provider,
       name,
       clientId: input.clientId,
-      clientSecretEnc: sealSocialSecret(deps.cipher, tenant.id, id, input.clientSecret),
+      clientSecretEnc:
+        input.clientSecret === undefined
+          ? null
+          : sealSocialSecret(deps.cipher, tenant.id, id, input.clientSecret),
+      appleTeamId: input.apple?.teamId ?? null,
+      appleKeyId: input.apple?.keyId ?? null,
+      applePrivateKeyEnc: input.apple
+        ? sealAppleKey(deps.cipher, tenant.id, id, input.apple.privateKey)
+        : null,
       scopes: input.scopes ?? null,
       enabled: input.enabled ?? true,
       allowSignUp: input.allowSignUp ?? true,
@@ -233,6 +274,9 @@ export async function updateSocialConnection(
   const current = await findOr404(deps, tenant.id, id)
   checkShape(deps, {
     provider: current.provider,
+    clientSecret: current.clientSecretEnc !== null || input.clientSecret !== undefined,
+    apple: current.applePrivateKeyEnc !== null || input.apple !== undefined,
+    applePrivateKey: input.apple?.privateKey,
     issuer: input.issuer === undefined ? current.issuer : input.issuer,
     endpoints: input.endpoints === undefined ? current.endpoints : input.endpoints,
     claims: input.claims === undefined ? current.claims : input.claims,
@@ -246,6 +290,13 @@ export async function updateSocialConnection(
       ...(input.clientSecret === undefined
         ? {}
         : { clientSecretEnc: sealSocialSecret(deps.cipher, tenant.id, id, input.clientSecret) }),
+      ...(input.apple?.teamId === undefined ? {} : { appleTeamId: input.apple.teamId }),
+      ...(input.apple?.keyId === undefined ? {} : { appleKeyId: input.apple.keyId }),
+      ...(input.apple?.privateKey === undefined
+        ? {}
+        : {
+            applePrivateKeyEnc: sealAppleKey(deps.cipher, tenant.id, id, input.apple.privateKey),
+          }),
       ...(input.scopes === undefined ? {} : { scopes: input.scopes }),
       ...(input.enabled === undefined ? {} : { enabled: input.enabled }),
       ...(input.allowSignUp === undefined ? {} : { allowSignUp: input.allowSignUp }),

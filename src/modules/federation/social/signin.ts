@@ -2,8 +2,9 @@
 // authorization request (code flow, state bound to the browser, PKCE S256, a nonce for
 // OpenID Connect) and the callback at `{PUBLIC_URL}/v1/{slug}/social/{id}/callback`, which
 // spends the state, exchanges the code (an ID token checked: signature, iss, aud, nonce,
-// exp) and reads the profile the connection's preset describes (presets.ts). Every request
-// to the provider goes through the egress rule of §13.
+// exp) and reads the profile the connection's preset describes (presets.ts; Apple's
+// client secret, form POST and `user` field: apple.ts). Every request to the provider goes
+// through the egress rule of §13.
 import type * as Client from 'openid-client'
 import type { Deps } from '../../../deps.ts'
 import * as states from '../../oauth/states.ts'
@@ -15,6 +16,7 @@ import {
   egressClientFetch,
   spendCallback,
 } from '../oidc-signin.ts'
+import { APPLE_AUDIENCE, AppleClientSecret, appleProfile, openAppleKey } from './apple.ts'
 import { microsoftClient, microsoftProfile } from './microsoft.ts'
 import {
   type ApiGet,
@@ -78,13 +80,52 @@ function clientAuth(
   return post || postOnly ? lib.ClientSecretPost(secret) : lib.ClientSecretBasic(secret)
 }
 
+/** The Apple client secret each Apple client sends, renewed before each token request. */
+const appleSecrets = new WeakMap<Client.Configuration, AppleClientSecret>()
+
+/**
+ * An Apple connection's client: its secret a JWT signed with the connection's key, sent in
+ * the body as Apple's token endpoint reads it.
+ */
+async function buildAppleClient(deps: SocialDeps, connection: SocialConnection) {
+  const privateKey = connection.applePrivateKeyEnc
+    ? openAppleKey(deps.cipher, connection.tenantId, connection.id, connection.applePrivateKeyEnc)
+    : undefined
+  if (!privateKey || !connection.appleTeamId || !connection.appleKeyId) {
+    throw new Error('the connection’s Apple key cannot be read')
+  }
+  const override = deps.config.socialProviderEndpoints.apple?.audience
+  const secret = new AppleClientSecret(
+    {
+      teamId: connection.appleTeamId,
+      keyId: connection.appleKeyId,
+      clientId: connection.clientId,
+      privateKey,
+      audience: override ?? APPLE_AUDIENCE,
+    },
+    deps.clock,
+  )
+  const configuration = await discoverClient(
+    deps,
+    issuerOf(deps, connection),
+    connection.clientId,
+    () => (_server, client, body) => {
+      body.set('client_id', client.client_id)
+      body.set('client_secret', secret.current)
+    },
+  )
+  appleSecrets.set(configuration, secret)
+  return configuration
+}
+
 async function buildClient(deps: SocialDeps, connection: SocialConnection) {
+  const preset = presetOf(connection)
+  if (preset.protocol === 'oidc' && preset.apple) return buildAppleClient(deps, connection)
   const lib = await openid()
   const secret = connection.clientSecretEnc
     ? openSocialSecret(deps.cipher, connection.tenantId, connection.id, connection.clientSecretEnc)
     : undefined
   if (secret === undefined) throw new Error('the connection’s secret cannot be read')
-  const preset = presetOf(connection)
   if (connection.provider === 'microsoft') {
     return microsoftClient(deps, lib, connection, (server) =>
       clientAuth(lib, secret, server, false),
@@ -168,7 +209,9 @@ export async function startSocialSignIn(
     clients.forget(connection, error, lib)
     throw new SocialUnavailable(String((error as Error)?.message ?? error))
   }
-  const oidc = presetOf(connection).protocol === 'oidc'
+  const preset = presetOf(connection)
+  const oidc = preset.protocol === 'oidc'
+  const apple = preset.protocol === 'oidc' && preset.apple === true
   const { state, nonce, codeChallenge } = await states.beginAuthorization(
     deps,
     tenant.id,
@@ -181,6 +224,8 @@ export async function startSocialSignIn(
     scope: scopesOf(connection).join(' '),
     state,
     ...(oidc ? { nonce } : {}),
+    // Apple sends the code back in a form POST when the name or email is asked for.
+    ...(apple ? { response_mode: 'form_post' } : {}),
     code_challenge: codeChallenge,
     code_challenge_method: 'S256',
   })
@@ -212,6 +257,7 @@ export async function finishSocialSignIn(
     // Microsoft's ID token is set aside by its client and checked by microsoft.ts.
     const microsoft = connection.provider === 'microsoft'
     const oidc = preset.protocol === 'oidc' && !microsoft
+    await appleSecrets.get(configuration)?.renew()
     const tokens = await lib.authorizationCodeGrant(configuration, current, {
       pkceCodeVerifier: request.codeVerifier,
       expectedState: request.answer.state,
@@ -235,6 +281,7 @@ export async function finishSocialSignIn(
     if (typeof claims.email !== 'string' && configuration.serverMetadata().userinfo_endpoint) {
       source = await lib.fetchUserInfo(configuration, tokens.access_token, claims.sub)
     }
+    if (preset.apple) return appleProfile({ ...source, sub: claims.sub }, claims.amr, query.user)
     return oidcProfile({ ...source, sub: claims.sub }, claims.amr)
   } catch (error) {
     if (!(error instanceof ProfileError)) clients.forget(connection, error, lib)

@@ -90,7 +90,7 @@ export function socialSource(
         : exists(user.id),
     newUser: () =>
       connection.allowSignUp
-        ? { role: MEMBER_ROLE }
+        ? { role: MEMBER_ROLE, ...(profile.names ? { profile: profile.names } : {}) }
         : { reason: 'signup_disabled', message: WORDS.signupDisabled, userId: null },
     admit: async (handle: Handle, user: User | undefined) => {
       const address = user?.emailNormalized ?? email
