@@ -16,6 +16,7 @@ import { findRolesByIds, type Role } from '../roles/members.ts'
 import { MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
 import { type Caller, refuseEscalation } from '../roles/service.ts'
 import { normalizeDomain } from './domains.ts'
+import { checkUrl, invalid } from './input.ts'
 import * as store from './queries.ts'
 import { MetadataError, parseIdpMetadata } from './saml-metadata.ts'
 import type { ConnectionRecord, CreateConnectionBody, PatchConnectionBody } from './schemas.ts'
@@ -130,10 +131,6 @@ async function checkRoleMapping(
   return checked
 }
 
-function invalid(path: string, message: string): never {
-  fail('validation', { details: { issues: [{ path: `body.${path}`, message }] } })
-}
-
 /** Each domain folded (domains.ts); duplicates after folding collapse into one. */
 function checkDomains(domains: string[]): string[] {
   const folded = domains.map(
@@ -141,24 +138,6 @@ function checkDomains(domains: string[]): string[] {
       normalizeDomain(d) ?? invalid(`domains.${i}`, 'not a domain name of two labels or more'),
   )
   return [...new Set(folded)]
-}
-
-/**
- * An absolute https URL without credentials or fragment (http too when
- * WEBHOOK_ALLOW_PRIVATE=true, the egress rule's switch, for development and tests).
- */
-function checkUrl(deps: Pick<Deps, 'config'>, path: string, value: string, query = true) {
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    invalid(path, 'not an absolute URL')
-  }
-  const allowed = deps.config.webhookAllowPrivate ? ['https:', 'http:'] : ['https:']
-  if (!allowed.includes(url.protocol)) invalid(path, 'must be https')
-  if (url.username || url.password) invalid(path, 'must not carry credentials')
-  if (value.includes('#')) invalid(path, 'must not have a fragment')
-  if (!query && url.search) invalid(path, 'must not have a query')
 }
 
 /** PEM certificates, each parsed; answered in their canonical PEM. */

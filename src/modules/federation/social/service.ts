@@ -15,6 +15,7 @@ import { readPage } from '../../../lib/paging.ts'
 import type { PageQuery } from '../../../schemas.ts'
 import type { Actor } from '../../audit/recorder.ts'
 import { deleteIdentitiesOf } from '../identities.ts'
+import { checkUrl, invalid } from '../input.ts'
 import { isAppleKey, sealAppleKey } from './apple.ts'
 import { isMicrosoftDirectory } from './microsoft.ts'
 import { PRESETS, type SocialProviderName } from './presets.ts'
@@ -73,27 +74,6 @@ export function presentSocialConnection(
   }
 }
 
-function invalid(path: string, message: string): never {
-  fail('validation', { details: { issues: [{ path: `body.${path}`, message }] } })
-}
-
-/**
- * An absolute https URL without credentials or fragment (http too when
- * WEBHOOK_ALLOW_PRIVATE=true, the egress rule's switch, for development and tests).
- */
-function checkUrl(deps: Pick<Deps, 'config'>, path: string, value: string) {
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    invalid(path, 'not an absolute URL')
-  }
-  const allowed = deps.config.webhookAllowPrivate ? ['https:', 'http:'] : ['https:']
-  if (!allowed.includes(url.protocol)) invalid(path, 'must be https')
-  if (url.username || url.password) invalid(path, 'must not carry credentials')
-  if (value.includes('#')) invalid(path, 'must not have a fragment')
-}
-
 type Shape = Pick<store.SocialConnection, 'provider' | 'issuer' | 'endpoints' | 'claims'> & {
   /** Whether the connection would hold a client secret (stored or given). */
   clientSecret: boolean
@@ -130,8 +110,7 @@ function checkShape(deps: Pick<Deps, 'config'>, shape: Shape) {
     }
   } else if (issuer !== null) {
     if (provider !== 'oidc' && provider !== 'gitlab') invalid('issuer', `is not for ${provider}`)
-    checkUrl(deps, 'issuer', issuer)
-    if (new URL(issuer).search) invalid('issuer', 'must not have a query')
+    checkUrl(deps, 'issuer', issuer, false)
   } else if (provider === 'oidc') {
     invalid('issuer', 'is required for oidc')
   }
