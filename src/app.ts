@@ -211,7 +211,7 @@ export async function buildApp(
     // One per instance: the provider's metadata and keys are cached for every tenant.
     // openid-client is loaded only where a provider is configured (issue 10, memory).
     idp: config.idp
-      ? new (await import('./modules/oauth/provider.ts')).IdentityProvider(config.idp)
+      ? new (await import('./modules/federation/idp/provider.ts')).IdentityProvider(config.idp)
       : undefined,
     providerPages: providerPages(db),
     ssoPages: ssoPages({ config, cipher, db }),

@@ -13,8 +13,8 @@ import type {
 } from 'fastify'
 import type { Deps } from '../deps.ts'
 import { hostCookie } from '../lib/host-cookie.ts'
+import { markPagesDriven, pendingSecondFactorOf } from '../modules/federation/idp/service.ts'
 import { PENDING_TTL, pendingCookie } from '../modules/federation/pending-mfa.ts'
-import { markPagesDriven, pendingSecondFactorOf } from '../modules/oauth/service.ts'
 import { clearCookie, readCookies, setCookie, setPageHeaders } from './http.ts'
 import { completeSignIn, servesAuthorization } from './session.ts'
 

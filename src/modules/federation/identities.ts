@@ -1,5 +1,5 @@
 // A user's identities at every outside source (CONTRACT §19, the one identities table): the
-// SPEC's identity provider (kind 'idp', linked by oauth/link.ts), the SSO connections ('sso',
+// SPEC's identity provider (kind 'idp', linked by federation/link.ts), the SSO connections ('sso',
 // sso-signin.ts) and the account's list and removal of them. They are queries.ts's own
 // functions, re-exported as users/reads.ts does: the same statements, on the handle (a
 // transaction too) the caller passes, so queries.ts stays the table's only writer and no

@@ -9,12 +9,12 @@ import type * as Client from 'openid-client'
 import type { Deps } from '../../deps.ts'
 import { egressFetch } from '../../lib/egress.ts'
 import { claimsVerified } from '../../lib/email.ts'
-import * as states from '../oauth/states.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { SsoConnection } from './queries.ts'
 import { openSsoSecret } from './secret.ts'
 import { DEFAULT_OIDC_SCOPES, oidcRedirectUri } from './service.ts'
 import type { SsoAssertion } from './sso-signin.ts'
+import * as states from './states.ts'
 
 const TIMEOUT_MS = 10_000
 /** Discovery documents, key sets and token answers are small: 512 KiB is plenty. */

@@ -1,7 +1,7 @@
 // The second factor after a federated sign-in (CONTRACT §12: "mfaPolicy applies after SSO
 // unless mfaSatisfied"). When the tenant's policy asks a second factor of a user who has
 // TOTP, and the IdP reported none (and the connection is not `mfaSatisfied`), the linker
-// (oauth/link.ts) links the identity and, instead of starting a session, stores a pending
+// (federation/link.ts) links the identity and, instead of starting a session, stores a pending
 // sign-in here: five minutes, single use, keyed by a random id (hashed at rest, in the
 // one-time states table of §7; its content sealed, bound to the tenant), bound to the
 // browser by the `ta_pending` cookie (over https `__Host-ta_pending_{slug}` at `/`, §16;
@@ -17,7 +17,6 @@ import { hashToken, randomToken } from '../../lib/crypto.ts'
 import { AppError, fail } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { findLiveState, insertState, spendState } from '../oauth/states.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { askSignInHooks, type SecondFactorProof } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
@@ -25,6 +24,7 @@ import { checkTotp } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById } from '../users/reads.ts'
 import { stampLastLogin } from '../users/writes.ts'
+import { findLiveState, insertState, spendState } from './states.ts'
 
 /** Five minutes to give the second factor. */
 export const PENDING_TTL = 300

@@ -1,7 +1,7 @@
 // The end of every SSO sign-in (CONTRACT §12), whatever the protocol: the OIDC callback
 // (federation/oidc-signin.ts) and the SAML Assertion Consumer Service hand the identity
 // they checked to `finishSsoSignIn`, which applies the identity rules through the one
-// linking core (oauth/link.ts, signInWithSource), opens the hosted-pages session and sends
+// linking core (federation/link.ts, signInWithSource), opens the hosted-pages session and sends
 // the browser on: back to the OpenID authorization request (§11) the sign-in serves, else to
 // the account page. A refusal is an error page (4xx) and a UserLoginFailed row with
 // `metadata.reason`.
@@ -21,11 +21,11 @@ import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { hostCookie } from '../../lib/host-cookie.ts'
 import { servedApplication } from '../../lib/served-client.ts'
-import { type IdentitySource, signInWithSource, wasAudited } from '../oauth/link.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { emailDomain } from './domains.ts'
 import { findIdentity, insertIdentity, updateIdentityEmail } from './identities.ts'
+import { type IdentitySource, signInWithSource, wasAudited } from './link.ts'
 import { PENDING_TTL, pendingCookie, storePendingSignIn } from './pending-mfa.ts'
 import { holdConnection, type SsoConnection } from './queries.ts'
 import { applyRoleMapping } from './role-mapping.ts'
@@ -240,7 +240,7 @@ export async function refuseFlow(
     .send(body)
 }
 
-/** The connection's rules of §12 as a source for oauth/link.ts. */
+/** The connection's rules of §12 as a source for federation/link.ts. */
 function connectionSource(
   deps: Pick<Deps, 'cipher' | 'clock'>,
   tenant: Tenant,
@@ -367,7 +367,7 @@ export async function finishSsoSignIn(
 
 /**
  * The end of a browser sign-in flow: the identity `source` vouches for is signed in through
- * the one linker (oauth/link.ts), and the browser is answered: the refusal page, a 303 to
+ * the one linker (federation/link.ts), and the browser is answered: the refusal page, a 303 to
  * the second-factor page with a pending sign-in, or the hosted-pages session opened and a 303
  * to the authorization the flow serves, else to its `returnTo`, else to the account page.
  */

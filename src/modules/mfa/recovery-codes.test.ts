@@ -3,8 +3,6 @@
 // by parallel sign-ins), regenerated with a TOTP code, removed by an admin TOTP reset.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { and, eq } from '../../../src/db/orm.ts'
-import { recoveryCodes } from '../../../src/db/schema.ts'
 import { actionsSince, auditMark, auditSince, tenantSnapshot, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -18,6 +16,8 @@ import {
   type TestServer,
 } from '../../../test/helpers.ts'
 import { SmtpSink } from '../../../test/smtp-sink.ts'
+import { and, eq } from '../../db/orm.ts'
+import { recoveryCodes } from '../../db/schema.ts'
 
 let sink: SmtpSink
 let server: TestServer

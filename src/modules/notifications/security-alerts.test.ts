@@ -6,8 +6,6 @@
 // securityNotifications false: none. Each alert is mailed only once its change committed.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { eq, sql } from '../../../src/db/orm.ts'
-import { sessions } from '../../../src/db/schema.ts'
 import { setTenant } from '../../../test/db.ts'
 import { enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
 import { mailedLoginCode, tenantWith } from '../../../test/fixtures/passwordless.ts'
@@ -26,6 +24,8 @@ import {
   uniqueEmail,
 } from '../../../test/helpers.ts'
 import { type ReceivedMail, SmtpSink } from '../../../test/smtp-sink.ts'
+import { eq, sql } from '../../db/orm.ts'
+import { sessions } from '../../db/schema.ts'
 
 let sink: SmtpSink
 let server: TestServer

@@ -7,8 +7,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import * as client from 'openid-client'
-import { and, eq, isNull } from '../../../src/db/orm.ts'
-import { oidcModels } from '../../../src/db/schema.ts'
 import { expectError } from '../../../test/envelope.ts'
 import { createApplication, grantThroughPages, oidcClient } from '../../../test/fixtures/oidc.ts'
 import {
@@ -19,6 +17,8 @@ import {
   startTestServer,
 } from '../../../test/helpers.ts'
 import { PageClient } from '../../../test/web/page-client.ts'
+import { and, eq, isNull } from '../../db/orm.ts'
+import { oidcModels } from '../../db/schema.ts'
 
 const REDIRECT = 'https://app.example.com/callback'
 

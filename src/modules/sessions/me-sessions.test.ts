@@ -3,8 +3,6 @@
 // the current one acting as logout; the ended session's tokens are refused (§4).
 import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
-import { and, eq } from '../../../src/db/orm.ts'
-import { refreshTokens } from '../../../src/db/schema.ts'
 import { auditMark, auditSince, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
 import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
@@ -18,6 +16,8 @@ import {
   startTestServer,
   type TestServer,
 } from '../../../test/helpers.ts'
+import { and, eq } from '../../db/orm.ts'
+import { refreshTokens } from '../../db/schema.ts'
 
 let server: TestServer
 before(async (t) => {

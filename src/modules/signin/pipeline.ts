@@ -86,7 +86,7 @@ const HOOK_METHODS: Record<FirstFactorProof['via'], HookMethod> = {
 /**
  * CONTRACT §21, the one place every sign-in and sign-up path asks the tenant's hooks: the
  * credentials' pipeline below, and the federated sign-ins (the SPEC's identity provider
- * and the SSO connections, oauth/link.ts). `event`'s hook may refuse (403 hook_denied,
+ * and the SSO connections, federation/link.ts). `event`'s hook may refuse (403 hook_denied,
  * audited HookDenied); then custom_access_token's claims for the session's first access
  * token (with `claims: false` a sign-in whose session starts later, after a deferred
  * second factor, asks for them then, with `gate: false`). Before any transaction: a hook's wait

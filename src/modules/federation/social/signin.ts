@@ -7,7 +7,6 @@
 // through the egress rule of §13.
 import type * as Client from 'openid-client'
 import type { Deps } from '../../../deps.ts'
-import * as states from '../../oauth/states.ts'
 import type { Tenant } from '../../tenants/tenant.ts'
 import {
   CallbackRefused,
@@ -16,6 +15,7 @@ import {
   egressClientFetch,
   spendCallback,
 } from '../oidc-signin.ts'
+import * as states from '../states.ts'
 import { APPLE_AUDIENCE, AppleClientSecret, appleProfile, openAppleKey } from './apple.ts'
 import { microsoftClient, microsoftProfile } from './microsoft.ts'
 import {

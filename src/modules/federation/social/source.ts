@@ -1,4 +1,4 @@
-// A social connection's rules (CONTRACT §19) as a source for the one linker (oauth/link.ts):
+// A social connection's rules (CONTRACT §19) as a source for the one linker (federation/link.ts):
 // an identity is (connection, provider subject). A first sign-in whose verified address
 // matches a user links to that user only when the connection's linkByVerifiedEmail is on and
 // the user's own address is verified (never into an unconfirmed account); otherwise it makes
@@ -11,7 +11,6 @@ import type { Deps } from '../../../deps.ts'
 import { normalizeEmail } from '../../../lib/email.ts'
 import { AppError } from '../../../lib/errors.ts'
 import { servedApplication } from '../../../lib/served-client.ts'
-import { type IdentitySource, reportsMultiFactor } from '../../oauth/link.ts'
 import { MEMBER_ROLE } from '../../roles/permissions.ts'
 import type { Tenant } from '../../tenants/tenant.ts'
 import type { User } from '../../users/reads.ts'
@@ -22,6 +21,7 @@ import {
   insertIdentity,
   updateIdentityEmail,
 } from '../identities.ts'
+import { type IdentitySource, reportsMultiFactor } from '../link.ts'
 import { storePendingSignIn } from '../pending-mfa.ts'
 import type { Flow } from '../sso-signin.ts'
 import type { Profile } from './presets.ts'

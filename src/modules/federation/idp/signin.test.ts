@@ -2,8 +2,8 @@
 // start → provider login and consent → callback with a real code → token envelope.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { tenantSnapshot, userRow } from '../../../test/db.ts'
-import { expectError } from '../../../test/envelope.ts'
+import { tenantSnapshot, userRow } from '../../../../test/db.ts'
+import { expectError } from '../../../../test/envelope.ts'
 import {
   callbackPath,
   connectedTenant,
@@ -14,17 +14,17 @@ import {
   signIn,
   startUrl,
   startWithProvider,
-} from '../../../test/fixtures/oauth.ts'
+} from '../../../../test/fixtures/oauth.ts'
 import {
   auditActions,
   signup,
   startSecondInstance,
   type TestServer,
-} from '../../../test/helpers.ts'
-import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
-import { eq } from '../../db/orm.ts'
-import { auditEvents } from '../../db/schema.ts'
-import { updateUser } from '../users/writes.ts'
+} from '../../../../test/helpers.ts'
+import type { OidcProviderFixture } from '../../../../test/oidc-provider.ts'
+import { eq } from '../../../db/orm.ts'
+import { auditEvents } from '../../../db/schema.ts'
+import { updateUser } from '../../users/writes.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture

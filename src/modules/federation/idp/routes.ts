@@ -1,9 +1,9 @@
 // oauth/idp/credentials (PUT, DELETE), oauth/idp/start, oauth/idp/callback.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Deps } from '../../deps.ts'
-import { fail } from '../../lib/errors.ts'
-import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../schemas.ts'
+import type { Deps } from '../../../deps.ts'
+import { fail } from '../../../lib/errors.ts'
+import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../../schemas.ts'
 import { AuthorizationStart, CallbackQuery, CredentialsBody } from './schemas.ts'
 import {
   deleteCredentials,

@@ -3,13 +3,13 @@
 // idp_not_configured, telling the admin to store the credentials again, never a 500.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { expectError } from '../../../test/envelope.ts'
-import { startWithProvider } from '../../../test/fixtures/oauth.ts'
-import { createTenant, type TestServer } from '../../../test/helpers.ts'
-import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
-import { eq } from '../../db/orm.ts'
-import { tenants } from '../../db/schema.ts'
-import { FieldCipher } from '../../lib/crypto.ts'
+import { expectError } from '../../../../test/envelope.ts'
+import { startWithProvider } from '../../../../test/fixtures/oauth.ts'
+import { createTenant, type TestServer } from '../../../../test/helpers.ts'
+import type { OidcProviderFixture } from '../../../../test/oidc-provider.ts'
+import { eq } from '../../../db/orm.ts'
+import { tenants } from '../../../db/schema.ts'
+import { FieldCipher } from '../../../lib/crypto.ts'
 import { secretAad } from './service.ts'
 
 let server: TestServer

@@ -12,8 +12,6 @@ import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { AppError, fail, type Reason } from '../../lib/errors.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
-import { findIdentity, insertIdentity, updateIdentityEmail } from '../federation/identities.ts'
-import { storePendingSignIn } from '../federation/pending-mfa.ts'
 import type { HookMethod, HookUser } from '../hooks/call.ts'
 import { type BaseRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
@@ -23,6 +21,8 @@ import type { Tenant } from '../tenants/tenant.ts'
 import { findUserByEmail, findUserById, type User } from '../users/reads.ts'
 import { createUser, type UserDraft } from '../users/service.ts'
 import { updateUser } from '../users/writes.ts'
+import { findIdentity, insertIdentity, updateIdentityEmail } from './identities.ts'
+import { storePendingSignIn } from './pending-mfa.ts'
 
 export interface Identity {
   issuer: string

@@ -1,14 +1,14 @@
 // The single-use OAuth states of every sign-in through an outside provider (CONTRACT §7,
-// §12, §19): the SPEC's idp (oauth/service.ts), the SSO connections' OIDC sign-ins
+// §12, §19): the SPEC's idp (federation/idp/service.ts), the SSO connections' OIDC sign-ins
 // (federation/oidc-signin.ts) and the social connections' (federation/social/signin.ts) make
 // and spend their authorization requests' states here, one implementation of state, PKCE
 // (S256) and nonce: a state is random, kept hashed, good for ten minutes and once, bound to
 // its tenant and to the connection it was made for (none for the idp), its PKCE verifier
 // sealed under ENCRYPTION_KEYS with the caller's AAD. Pending second factors
 // (federation/pending-mfa.ts) keep theirs in the same table through the queries re-exported
-// below: oauth/queries.ts's own statements (a state is spent in one UPDATE), on the handle (a
-// transaction too) the caller passes. No file outside oauth/ imports queries.ts
-// (test/layout.test.ts checks).
+// below: federation/queries.ts's own statements (a state is spent in one UPDATE), on the
+// handle (a transaction too) the caller passes. No file outside federation/ imports
+// queries.ts (test/layout.test.ts checks).
 import type { Deps } from '../../deps.ts'
 import { hashToken } from '../../lib/crypto.ts'
 import { deleteStaleStates, insertState, spendState } from './queries.ts'

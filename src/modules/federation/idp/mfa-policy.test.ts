@@ -4,9 +4,9 @@
 // nothing is created, linked or signed in. A plain OAuth 2.0 provider reports nothing.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { tenantSnapshot, userRow } from '../../../test/db.ts'
-import { expectError } from '../../../test/envelope.ts'
-import { enrolWithRecoveryCodes, totpAt } from '../../../test/fixtures/mfa.ts'
+import { tenantSnapshot, userRow } from '../../../../test/db.ts'
+import { expectError } from '../../../../test/envelope.ts'
+import { enrolWithRecoveryCodes, totpAt } from '../../../../test/fixtures/mfa.ts'
 import {
   type ConnectedTenant,
   callbackPath,
@@ -16,13 +16,13 @@ import {
   signIn,
   startUrl,
   startWithProvider,
-} from '../../../test/fixtures/oauth.ts'
-import { randomIp, signup, startServer, type TestServer } from '../../../test/helpers.ts'
-import type { IdpAccount, OidcProviderFixture } from '../../../test/oidc-provider.ts'
-import { PageClient } from '../../../test/web/page-client.ts'
-import { and, eq } from '../../db/orm.ts'
-import { auditEvents } from '../../db/schema.ts'
-import { updateUser } from '../users/writes.ts'
+} from '../../../../test/fixtures/oauth.ts'
+import { randomIp, signup, startServer, type TestServer } from '../../../../test/helpers.ts'
+import type { IdpAccount, OidcProviderFixture } from '../../../../test/oidc-provider.ts'
+import { PageClient } from '../../../../test/web/page-client.ts'
+import { and, eq } from '../../../db/orm.ts'
+import { auditEvents } from '../../../db/schema.ts'
+import { updateUser } from '../../users/writes.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture

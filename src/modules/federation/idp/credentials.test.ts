@@ -3,20 +3,25 @@
 // shown, idpOauthEnabled following, IdpOauthLinked and IdpOauthUnlinked audited.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { expectError } from '../../../test/envelope.ts'
-import { insertApiKey } from '../../../test/fixtures/apikeys.ts'
-import { newAccount, signIn, startWithProvider, tenantRow } from '../../../test/fixtures/oauth.ts'
+import { expectError } from '../../../../test/envelope.ts'
+import { insertApiKey } from '../../../../test/fixtures/apikeys.ts'
+import {
+  newAccount,
+  signIn,
+  startWithProvider,
+  tenantRow,
+} from '../../../../test/fixtures/oauth.ts'
 import {
   createTenant,
   signup,
   startSecondInstance,
   type TenantFixture,
   type TestServer,
-} from '../../../test/helpers.ts'
-import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
-import { and, eq } from '../../db/orm.ts'
-import { auditEvents } from '../../db/schema.ts'
-import { FieldCipher } from '../../lib/crypto.ts'
+} from '../../../../test/helpers.ts'
+import type { OidcProviderFixture } from '../../../../test/oidc-provider.ts'
+import { and, eq } from '../../../db/orm.ts'
+import { auditEvents } from '../../../db/schema.ts'
+import { FieldCipher } from '../../../lib/crypto.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture

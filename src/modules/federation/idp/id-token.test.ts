@@ -3,17 +3,17 @@
 // (real code, real state, real PKCE) is genuine and only the claim under test is wrong.
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
-import { tenantSnapshot } from '../../../test/db.ts'
-import { expectError } from '../../../test/envelope.ts'
+import { tenantSnapshot } from '../../../../test/db.ts'
+import { expectError } from '../../../../test/envelope.ts'
 import {
   connectedTenant,
   identitiesOf,
   newAccount,
   signIn,
   startWithProvider,
-} from '../../../test/fixtures/oauth.ts'
-import type { TestServer } from '../../../test/helpers.ts'
-import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
+} from '../../../../test/fixtures/oauth.ts'
+import type { TestServer } from '../../../../test/helpers.ts'
+import type { OidcProviderFixture } from '../../../../test/oidc-provider.ts'
 
 let server: TestServer
 let idp: OidcProviderFixture

@@ -2,7 +2,7 @@
 // again after a failure; or the explicit endpoints of a plain OAuth 2.0 provider.
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { expectError } from '../../../test/envelope.ts'
+import { expectError } from '../../../../test/envelope.ts'
 import {
   callbackPath,
   connectedTenant,
@@ -12,9 +12,9 @@ import {
   roundTrip,
   signIn,
   startUrl,
-} from '../../../test/fixtures/oauth.ts'
-import { startServer, type TestServer } from '../../../test/helpers.ts'
-import { type OidcProviderFixture, startOidcProvider } from '../../../test/oidc-provider.ts'
+} from '../../../../test/fixtures/oauth.ts'
+import { startServer, type TestServer } from '../../../../test/helpers.ts'
+import { type OidcProviderFixture, startOidcProvider } from '../../../../test/oidc-provider.ts'
 
 const cleanup: (() => Promise<void>)[] = []
 after(async () => {

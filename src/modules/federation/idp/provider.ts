@@ -8,7 +8,7 @@
 // describe a plain OAuth 2.0 provider: no ID token is used, the identity comes from the
 // userinfo endpoint, and its issuer key is the origin of the authorization URL.
 import * as client from 'openid-client'
-import type { IdpConfig } from '../../config.ts'
+import type { IdpConfig } from '../../../config.ts'
 
 export interface ClientCredentials {
   clientId: string

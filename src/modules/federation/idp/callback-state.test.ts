@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { tenantSnapshot } from '../../../test/db.ts'
-import { expectError } from '../../../test/envelope.ts'
+import { tenantSnapshot } from '../../../../test/db.ts'
+import { expectError } from '../../../../test/envelope.ts'
 import {
   callbackPath,
   connectedTenant,
@@ -15,12 +15,17 @@ import {
   startUrl,
   startWithProvider,
   stateRow,
-} from '../../../test/fixtures/oauth.ts'
-import { GENEROUS_LIMITS, randomIp, startServer, type TestServer } from '../../../test/helpers.ts'
-import type { OidcProviderFixture } from '../../../test/oidc-provider.ts'
-import { and, eq } from '../../db/orm.ts'
-import { oauthStates } from '../../db/schema.ts'
-import { hashToken } from '../../lib/crypto.ts'
+} from '../../../../test/fixtures/oauth.ts'
+import {
+  GENEROUS_LIMITS,
+  randomIp,
+  startServer,
+  type TestServer,
+} from '../../../../test/helpers.ts'
+import type { OidcProviderFixture } from '../../../../test/oidc-provider.ts'
+import { and, eq } from '../../../db/orm.ts'
+import { oauthStates } from '../../../db/schema.ts'
+import { hashToken } from '../../../lib/crypto.ts'
 import { STATE_TTL } from './service.ts'
 
 let server: TestServer
@@ -291,7 +296,7 @@ describe('bad requests', () => {
 test('without IDP_* configuration start and callback answer 400 idp_not_configured', async () => {
   const bare = await startServer()
   try {
-    const { createTenant } = await import('../../../test/helpers.ts')
+    const { createTenant } = await import('../../../../test/helpers.ts')
     const t = await createTenant(bare)
     const put = await bare.request(
       'PUT',

@@ -1,6 +1,6 @@
 // Shapes of the identity-provider routes (SPEC, Identity-provider OAuth; CONTRACT §7).
 import { type Static, Type } from 'typebox'
-import { ref } from '../../schemas.ts'
+import { ref } from '../../../schemas.ts'
 
 export const CredentialsBody = Type.Object(
   {

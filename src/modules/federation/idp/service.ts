@@ -3,25 +3,25 @@
 // with PKCE S256, RFC 7636, and an OpenID nonce), and the callback that spends the state,
 // exchanges the code and signs the user in.
 import type * as Client from 'openid-client'
-import { tenants } from '../../db/schema.ts'
-import { sealedColumn } from '../../db/sealed-column.ts'
-import type { Deps } from '../../deps.ts'
-import { claimsVerified, displayEmail, isEmail } from '../../lib/email.ts'
-import { AppError, fail } from '../../lib/errors.ts'
-import type { Actor } from '../audit/recorder.ts'
-import type { TokenEnvelope } from '../sessions/service.ts'
+import { tenants } from '../../../db/schema.ts'
+import { sealedColumn } from '../../../db/sealed-column.ts'
+import type { Deps } from '../../../deps.ts'
+import { claimsVerified, displayEmail, isEmail } from '../../../lib/email.ts'
+import { AppError, fail } from '../../../lib/errors.ts'
+import type { Actor } from '../../audit/recorder.ts'
+import type { TokenEnvelope } from '../../sessions/service.ts'
 import {
   findCredentials,
   removeCredentials,
   storeCredentials,
   type Tenant,
-} from '../tenants/tenant.ts'
-import { type Identity, type PendingSecondFactor, signInWithIdentity } from './link.ts'
+} from '../../tenants/tenant.ts'
+import { type Identity, type PendingSecondFactor, signInWithIdentity } from '../link.ts'
+import * as states from '../states.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
 import type { CallbackQuery } from './schemas.ts'
-import * as states from './states.ts'
 
-export { STATE_TTL } from './states.ts'
+export { STATE_TTL } from '../states.ts'
 
 export interface Log {
   warn(object: object, message: string): void
