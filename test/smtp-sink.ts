@@ -11,7 +11,8 @@ export interface ReceivedMail {
   html: string
 }
 
-const SIX_DIGITS = /(?<!\d)(\d{6})(?!\d)/
+// Not inside a word: a random address such as de-128387e6@example.com holds six digits too.
+const SIX_DIGITS = /(?<![\w@.-])(\d{6})(?![\w@-]|\.\w)/
 
 export class SmtpSink {
   readonly messages: ReceivedMail[] = []

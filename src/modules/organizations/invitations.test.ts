@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { auditMark, auditSince, unchanged } from '../../../test/db.ts'
 import { expectError, expectValidation } from '../../../test/envelope.ts'
+import { receiver, verify } from '../../../test/fixtures/webhooks.ts'
 import {
   createTenant,
   STRONG_PASSWORD,
@@ -25,7 +26,8 @@ let other: TenantFixture
 let admin: string
 before(async (ctx) => {
   sink = await new SmtpSink().start()
-  server = await startTestServer(ctx, { smtpUrl: sink.url })
+  // Hooks on loopback (the invitation's sign-up hook test).
+  server = await startTestServer(ctx, { smtpUrl: sink.url, webhookAllowPrivate: true })
   t = await createTenant(server, { name: 'Rocket Works' })
   other = await createTenant(server)
   admin = t.admin.accessToken
@@ -307,4 +309,42 @@ test('an invitation to organization A makes a member of A only, and its list is 
     (await membersOf(a.id)).map(([id]: [string]) => id),
     [user.user.id],
   )
+})
+
+test('an invitation’s sign-up tells the hooks method invite (CONTRACT §21), as the SPEC’s invitations do', async (ctx) => {
+  const tenant = await createTenant(server)
+  const sinkOfHook = await receiver(ctx, (_n, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ decision: 'allow' }))
+  })
+  const hook = await server.request(
+    'POST',
+    `/v1/${tenant.slug}/hooks`,
+    { event: 'before_sign_up', url: sinkOfHook.url },
+    { token: tenant.admin.accessToken },
+  )
+  assert.equal(hook.status, 200, JSON.stringify(hook.body))
+  const org = await call(
+    'POST',
+    'organizations',
+    { name: fresh('Org') },
+    tenant.admin.accessToken,
+    tenant.slug,
+  )
+  const made = await call(
+    'POST',
+    `organizations/${org.body.organization.id}/invitations`,
+    { email: uniqueEmail('hooked'), sendEmail: false },
+    tenant.admin.accessToken,
+    tenant.slug,
+  )
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  const res = await accept(
+    { token: made.body.token, password: STRONG_PASSWORD },
+    undefined,
+    tenant.slug,
+  )
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.equal(sinkOfHook.received.length, 1)
+  assert.equal(verify(hook.body.secret, sinkOfHook.received[0]).context.method, 'invite')
 })

@@ -232,12 +232,14 @@ export async function acceptInvitation(
         details: { issues: [{ path: 'body.password', message: 'is required without a token' }] },
       })
     }
-    // The sign-up path itself: policies, hooks and verification as for any sign-up.
+    // The sign-up path itself: policies, hooks and verification as for any sign-up; the
+    // hooks are told it is an invitation's (CONTRACT §21's `invite`, as the SPEC's invites).
     const result = await signup(
       deps,
       tenant,
       { email: invitation.email, password: input.password as string },
       actor,
+      'invite',
     )
     if ('accessToken' in result) session = result
     else verificationRequired = true

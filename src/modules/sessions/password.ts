@@ -72,6 +72,8 @@ export async function signup(
   tenant: Tenant,
   input: SignupBody,
   actor: Actor,
+  /** The hooks' `context.method`: `invite` when an invitation's acceptance signs up. */
+  method: 'signup' | 'invite' = 'signup',
 ): Promise<TokenEnvelope | VerificationRequired> {
   refusePasswords(tenant, 400)
   // CONTRACT §12: an enforced domain's addresses sign in through their SSO connection only;
@@ -81,10 +83,10 @@ export async function signup(
   // CONTRACT §21: the tenant's before_sign_up hook may refuse (nothing is created), before
   // the password is hashed and outside any transaction.
   const subject = async () => ({ email: input.email, role: MEMBER_ROLE, roles: [] })
-  await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'signup')
+  await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, method)
   const claims = tenant.requireVerifiedEmail
     ? {}
-    : await deps.sessions.claimsFor(tenant, subject, actor, 'signup')
+    : await deps.sessions.claimsFor(tenant, subject, actor, method)
   const passwordHash = await prepareChosenPassword(deps, tenant, input.password, input.email)
   const verify = tenant.requireVerifiedEmail
   const result = await deps.db.transaction(async (tx) => {

@@ -9,6 +9,7 @@
 // userinfo endpoint, and its issuer key is the origin of the authorization URL.
 import * as client from 'openid-client'
 import type { IdpConfig } from '../../../config.ts'
+import { withoutIdToken } from '../plain-oauth.ts'
 
 export interface ClientCredentials {
   clientId: string
@@ -50,7 +51,10 @@ export class IdentityProvider {
       client.enableNonRepudiationChecks(config)
       if (this.jwks) client.setJwksCache(config, this.jwks)
     } else {
-      config[client.customFetch] = withoutIdToken(server.token_endpoint)
+      config[client.customFetch] = withoutIdToken(
+        fetch as unknown as client.CustomFetch,
+        server.token_endpoint,
+      )
     }
     return config
   }
@@ -121,21 +125,4 @@ function isLoopbackHttp(url: string): boolean {
     protocol === 'http:' &&
     (hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname))
   )
-}
-
-/**
- * A plain OAuth 2.0 provider has no keys to check an ID token with, so one sent anyway is
- * dropped from the token response rather than trusted.
- */
-function withoutIdToken(tokenEndpoint: string | undefined): client.CustomFetch {
-  return async (url, options) => {
-    const response = await fetch(url, options as RequestInit)
-    if (url !== tokenEndpoint || !response.ok) return response
-    const body = (await response.json()) as Record<string, unknown>
-    delete body.id_token
-    return new Response(JSON.stringify(body), {
-      status: response.status,
-      headers: { 'content-type': 'application/json' },
-    })
-  }
 }

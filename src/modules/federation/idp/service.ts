@@ -6,7 +6,6 @@ import type * as Client from 'openid-client'
 import { tenants } from '../../../db/schema.ts'
 import { sealedColumn } from '../../../db/sealed-column.ts'
 import type { Deps } from '../../../deps.ts'
-import { claimsVerified, displayEmail, isEmail } from '../../../lib/email.ts'
 import { AppError, fail } from '../../../lib/errors.ts'
 import type { Actor } from '../../audit/recorder.ts'
 import type { TokenEnvelope } from '../../sessions/service.ts'
@@ -17,6 +16,7 @@ import {
   type Tenant,
 } from '../../tenants/tenant.ts'
 import { type Identity, type PendingSecondFactor, signInWithIdentity } from '../link.ts'
+import { oidcProfile, type Profile } from '../social/presets.ts'
 import * as states from '../states.ts'
 import type { ClientCredentials, IdentityProvider } from './provider.ts'
 import type { CallbackQuery } from './schemas.ts'
@@ -217,25 +217,17 @@ async function readIdentity(
     if (typeof claims.email !== 'string' && server.userinfo_endpoint) {
       source = await client.fetchUserInfo(config, tokens.access_token, claims.sub)
     }
-    return { issuer: server.issuer, subject: claims.sub, ...emailOf(source), amr: amrOf(claims) }
+    return identityOf(server.issuer, oidcProfile({ ...source, sub: claims.sub }, claims.amr))
   }
   // No ID token, so no `amr`: nothing says how the user authenticated.
   const info = await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck)
-  return { issuer: server.issuer, subject: info.sub, ...emailOf(info), amr: undefined }
+  return identityOf(server.issuer, { ...oidcProfile(info, undefined), amr: undefined })
 }
 
-/** The ID token's authentication methods (RFC 8176); anything but strings is ignored. */
-function amrOf(claims: Record<string, unknown>): string[] {
-  const amr = claims.amr
-  return Array.isArray(amr) ? amr.filter((m): m is string => typeof m === 'string' && m !== '') : []
-}
-
-function emailOf(claims: Record<string, unknown>) {
-  const email =
-    typeof claims.email === 'string' && isEmail(claims.email) ? displayEmail(claims.email) : null
-  // Some providers send the flag as a string: lib/email.ts says which values count.
-  const verified = claimsVerified(claims.email_verified)
-  return { email, emailVerified: email !== null && verified }
+/** A profile read as the social presets read theirs (social/presets.ts), as the idp's identity. */
+function identityOf(issuer: string, profile: Profile): Identity {
+  const { subject, email, emailVerified, amr } = profile
+  return { issuer, subject, email, emailVerified, amr }
 }
 
 /** What the log may show of a provider failure: never tokens, codes or secrets. */

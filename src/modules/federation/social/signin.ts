@@ -15,6 +15,7 @@ import {
   egressClientFetch,
   spendCallback,
 } from '../oidc-signin.ts'
+import { withoutIdToken } from '../plain-oauth.ts'
 import * as states from '../states.ts'
 import { APPLE_AUDIENCE, AppleClientSecret, appleProfile, openAppleKey } from './apple.ts'
 import { microsoftClient, microsoftProfile } from './microsoft.ts'
@@ -155,26 +156,6 @@ async function buildClient(deps: SocialDeps, connection: SocialConnection) {
     lib.allowInsecureRequests(configuration)
   }
   return configuration
-}
-
-/**
- * A plain OAuth 2.0 provider has no keys to check an ID token with, so one sent anyway is
- * dropped from the token response rather than trusted.
- */
-function withoutIdToken(
-  fetch: Client.CustomFetch,
-  tokenEndpoint: string | undefined,
-): Client.CustomFetch {
-  return async (url, options) => {
-    const response = await fetch(url, options)
-    if (url !== tokenEndpoint || !response.ok) return response
-    const body = (await response.json()) as Record<string, unknown>
-    delete body.id_token
-    return new Response(JSON.stringify(body), {
-      status: response.status,
-      headers: { 'content-type': 'application/json' },
-    })
-  }
 }
 
 const cachesByDeps = new WeakMap<object, ClientCache<SocialConnection>>()
