@@ -145,18 +145,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
       const connection = await enabledConnection(deps, tenant.id, id)
       const scope: FlowScope = { kind: 'social', id }
       if (!connection) {
-        return refuseFlow(
-          deps,
-          request,
-          reply,
-          scope,
-          { method: 'social', connectionId: id },
-          'not_found',
-          {
-            status: 404,
-            audited: true,
-          },
-        )
+        return noSuchConnection(deps, request, reply, scope)
       }
       // Only a page of the tenant's own (no open redirect): `/t/{slug}/…`.
       const returnTo = query.return_to
@@ -218,18 +207,7 @@ async function finishFlow(
   const scope: FlowScope = { kind: 'social', id }
   const connection = isUuid(id) ? await findSocialConnection(deps.db, tenant.id, id) : undefined
   if (!connection) {
-    return refuseFlow(
-      deps,
-      request,
-      reply,
-      scope,
-      { method: 'social', connectionId: id },
-      'not_found',
-      {
-        status: 404,
-        audited: true,
-      },
-    )
+    return noSuchConnection(deps, request, reply, scope)
   }
   const failVia = socialVia(connection)
   if (!connection.enabled) {
@@ -258,6 +236,20 @@ async function finishFlow(
     failVia,
     email,
     amr: ['fed'],
+  })
+}
+
+/** The page for a connection id the tenant has none of (nothing to audit it against). */
+function noSuchConnection(
+  deps: FlowDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: FlowScope,
+) {
+  const failVia = { method: 'social', connectionId: scope.id }
+  return refuseFlow(deps, request, reply, scope, failVia, 'not_found', {
+    status: 404,
+    audited: true,
   })
 }
 
