@@ -750,3 +750,36 @@ describe('connecting a provider from the account page', () => {
     assert.equal(unlinked[0].metadata?.provider, 'github')
   })
 })
+
+describe('the API start (GET social/{id}/start)', () => {
+  test('return_to: only a path of the tenant’s own pages; the browser lands there once signed in', async () => {
+    const id = await connectGitHub(t)
+    for (const bad of [
+      'https://evil.example/phish',
+      '//evil.example/phish',
+      `/t/${other.slug}/account`,
+      `/t/${t.slug}/../../v1/${t.slug}/me`,
+      `/t/${t.slug}\\@evil.example`,
+      '/v1/somewhere',
+    ]) {
+      const browser = new PageClient(server)
+      const res = await browser.once(
+        'GET',
+        `/v1/${t.slug}/social/${id}/start?return_to=${encodeURIComponent(bad)}`,
+      )
+      assert.equal(res.status, 400, bad)
+      assert.equal(res.headers.get('location'), null, bad)
+    }
+    const browser = new PageClient(server)
+    const back = `/t/${t.slug}/account?from=app`
+    const started = await browser.once(
+      'GET',
+      `/v1/${t.slug}/social/${id}/start?return_to=${encodeURIComponent(back)}`,
+    )
+    assert.equal(started.status, 303, await started.text())
+    const answer = await github.authorize(started.headers.get('location') ?? '', githubber())
+    const callback = await browser.once('GET', answer.pathname + answer.search)
+    assert.equal(callback.status, 303, await callback.text())
+    assert.equal(callback.headers.get('location'), back)
+  })
+})
