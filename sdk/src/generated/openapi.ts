@@ -1957,7 +1957,7 @@ export interface paths {
     post?: never
     /**
      * Unlink one outside identity from the signed-in user
-     * @description Not the account’s last way to sign in: a user without a password, a passkey or another identity keeps this one (409 `last_sign_in_method`). Audited `IdentityUnlinked`.
+     * @description Not the account’s last way to sign in: a user without a password, a passkey or another identity keeps this one (409 `last_sign_in_method`). It changes how the account signs in, so, as removing a passkey, it needs a session that proved a sign-in factor in the last 10 minutes (CONTRACT §16: else 401 `reauthentication_required`). Audited `IdentityUnlinked`.
      */
     delete: operations['removeMyIdentity']
     options?: never
@@ -21405,7 +21405,7 @@ export interface operations {
           'application/json': components['schemas']['Ok']
         }
       }
-      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`. */
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
       401: {
         headers: {
           [name: string]: unknown

@@ -326,6 +326,8 @@ ${form(
         return removePasskey(pages, request, reply, session, intent.id ?? '')
       case 'connect':
         return connectIdentity(pages, request, reply, session, intent.id ?? '')
+      case 'identity-remove':
+        return removeIdentity(pages, request, reply, session, intent.id ?? '')
       case 'passkey': {
         const name = intent.name ? `&name=${encodeURIComponent(intent.name)}` : ''
         return pages.redirect(request, reply, `account?continue=passkey${name}#passkeys-h`)

@@ -19,7 +19,7 @@ import { statusOf } from './flow.ts'
 
 /** What the person was doing when the API asked for a proof. */
 export interface Intent {
-  next: 'totp' | 'passkey' | 'passkey-remove' | 'delete' | 'account' | 'connect'
+  next: 'totp' | 'passkey' | 'passkey-remove' | 'delete' | 'account' | 'connect' | 'identity-remove'
   /** The passkey to remove, or the social connection to connect. */
   id?: string
   /** The name typed for a new passkey. */
@@ -42,6 +42,7 @@ const WHY: Record<Intent['next'], MessageKey> = {
   delete: 'confirm.why.delete',
   account: 'confirm.why.account',
   connect: 'confirm.why.connect',
+  'identity-remove': 'confirm.why.account',
 }
 
 /** True for the API's answer that the action needs a recent proof of a sign-in factor. */
@@ -55,7 +56,10 @@ export function intentOf(fields: Record<string, string> | undefined): Intent {
   const known =
     next !== undefined && Object.hasOwn(WHY, next) ? (next as Intent['next']) : 'account'
   const intent: Intent = { next: known }
-  if ((known === 'passkey-remove' || known === 'connect') && fields?.id) {
+  if (
+    (known === 'passkey-remove' || known === 'connect' || known === 'identity-remove') &&
+    fields?.id
+  ) {
     intent.id = fields.id.slice(0, 64)
   }
   if (known === 'passkey' && fields?.name) intent.name = fields.name.slice(0, 100)

@@ -13,7 +13,7 @@ import { liveSignInOf } from '../live-sign-in.ts'
 import { formErrors } from '../messages.ts'
 import type { PageSession } from '../session.ts'
 import { accountPage } from './account-page.ts'
-import { askForProof } from './confirm.ts'
+import { askForProof, needsProof } from './confirm.ts'
 import { statusOf } from './flow.ts'
 
 /** Connect: the recent proof, then the provider (a page that goes on by itself: CSP). */
@@ -65,6 +65,9 @@ export async function removeIdentity(
     await pages.api(request, session.accessToken).removeMyIdentity({ path: { id } })
     return pages.redirect(request, reply, 'account?done=identity-removed')
   } catch (error) {
+    if (needsProof(error)) {
+      return askForProof(pages, request, reply, session, { next: 'identity-remove', id })
+    }
     return accountPage(pages, request, reply, session, {
       errors: formErrors(error, pages.t(request, reply)),
       status: statusOf(error),

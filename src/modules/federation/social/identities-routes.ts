@@ -11,6 +11,7 @@ import { isUuid } from '../../../lib/ids.ts'
 import type { Principal } from '../../../plugins/auth.ts'
 import { DateTime, Ok, ResourceParams, responses, TenantSlugParams } from '../../../schemas.ts'
 import { listPasskeys } from '../../passkeys/credentials.ts'
+import { requireRecentAuthentication } from '../../stepup/recent.ts'
 import { findUserById } from '../../users/reads.ts'
 import { deleteUserIdentity, listUserIdentities } from '../identities.ts'
 import { findSocialConnection } from './queries.ts'
@@ -78,9 +79,13 @@ export async function identityRoutes(fastify: FastifyInstance, { deps }: { deps:
         tags,
         summary: 'Unlink one outside identity from the signed-in user',
         description:
-          'Not the account’s last way to sign in: a user without a password, a passkey or another identity keeps this one (409 `last_sign_in_method`). Audited `IdentityUnlinked`.',
+          'Not the account’s last way to sign in: a user without a password, a passkey or another identity keeps this one (409 `last_sign_in_method`). It changes how the account signs in, so, as removing a passkey, it needs a session that proved a sign-in factor in the last 10 minutes (CONTRACT §16: else 401 `reauthentication_required`). Audited `IdentityUnlinked`.',
         params: ResourceParams,
-        response: responses(Ok, { 404: ['not_found'], 409: ['last_sign_in_method'] }),
+        response: responses(Ok, {
+          401: ['reauthentication_required'],
+          404: ['not_found'],
+          409: ['last_sign_in_method'],
+        }),
       },
     },
     async (request) => {
@@ -88,6 +93,7 @@ export async function identityRoutes(fastify: FastifyInstance, { deps }: { deps:
       const { tenant } = request
       const { id } = request.params
       if (!isUuid(id)) fail('not_found')
+      await requireRecentAuthentication(deps, tenant.id, principal)
       await deps.db.transaction(async (tx) => {
         const user = await findUserById(tx, tenant.id, principal.userId)
         if (!user) fail('not_found')

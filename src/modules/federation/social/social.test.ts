@@ -722,6 +722,19 @@ describe('connecting a provider from the account page', () => {
         expectError(await server.request('DELETE', path, undefined, token), 404, 'not_found')
       }
     })
+    // Removing a way to sign in needs a recent proof (CONTRACT §16, as removing a passkey).
+    server.clock.advance(11 * 60)
+    try {
+      await unchanged(server, t.tenantId, async () => {
+        expectError(
+          await server.request('DELETE', `/v1/${t.slug}/me/identities/${row.id}`, undefined, token),
+          401,
+          'reauthentication_required',
+        )
+      })
+    } finally {
+      server.clock.advance(-11 * 60)
+    }
     await strangerBrowser.get(`/t/${t.slug}/account`)
     const last = await strangerBrowser.once(
       'POST',
