@@ -22,3 +22,22 @@ export function hostCookie(
   if (!publicUrl.startsWith('https:')) return { name: base, path: httpPath, secure: false }
   return { name: `__Host-${[base, ...scope].join('_')}`, path: '/', secure: true }
 }
+
+/**
+ * CONTRACT §21, remembered devices: the device token of a browser that asked to be
+ * remembered, in its own HttpOnly cookie (over https `__Host-ta_device_{slug}` at `/`;
+ * over http `ta_device` scoped to the tenant's pages). The pages keep it (web/session.ts);
+ * every sign-in of those pages sends it back, the federated ones included.
+ */
+export const deviceCookie = (publicUrl: string, slug: string): HostCookie =>
+  hostCookie(publicUrl, 'ta_device', [slug], `/t/${slug}`)
+
+/** The browser's remembered-device token for the tenant `slug`, if it sent one. */
+export function deviceTokenOf(
+  cookies: Record<string, string>,
+  publicUrl: string,
+  slug: string,
+): string | undefined {
+  const value = cookies[deviceCookie(publicUrl, slug).name]
+  return value && value.length <= 200 ? value : undefined
+}

@@ -35,7 +35,7 @@ import {
 } from '../lib/cookies.ts'
 import type { FieldCipher } from '../lib/crypto.ts'
 import { hashToken, randomToken, safeEqual, subKey } from '../lib/crypto.ts'
-import { hostCookie } from '../lib/host-cookie.ts'
+import { deviceCookie, deviceTokenOf } from '../lib/host-cookie.ts'
 import { sealSignIn, signInCookie } from '../modules/oidc/browser-sign-in.ts'
 
 export interface PageSession {
@@ -381,23 +381,14 @@ export function openPending<T>(
   }
 }
 
-/**
- * CONTRACT §21, remembered devices: the device token of a browser that asked to be
- * remembered, in its own cookie (over https `__Host-ta_device_{slug}` at `/`, §16; over
- * http `ta_device` scoped to the tenant's pages), HttpOnly, for the tenant's
- * mfaRememberDays. The service keeps only its hash; the pages send it back at sign-in.
- */
-const deviceCookie = (ctx: Pick<PageContext, 'config' | 'slug'>) =>
-  hostCookie(ctx.config.publicUrl, 'ta_device', [ctx.slug], pagePath(ctx.slug))
+const deviceCookieOf = (ctx: Pick<PageContext, 'config' | 'slug'>) =>
+  deviceCookie(ctx.config.publicUrl, ctx.slug)
 
-/** The browser's remembered-device token, if it has one. */
-export function rememberedDeviceOf(
+/** The browser's remembered-device token (lib/host-cookie.ts), if it has one. */
+export const rememberedDeviceOf = (
   ctx: Pick<PageContext, 'config' | 'slug'>,
   request: FastifyRequest,
-): string | undefined {
-  const value = readCookies(request)[deviceCookie(ctx).name]
-  return value && value.length <= 200 ? value : undefined
-}
+): string | undefined => deviceTokenOf(readCookies(request), ctx.config.publicUrl, ctx.slug)
 
 /** Keeps a new device token for `days` days. */
 export function keepDeviceToken(
@@ -406,12 +397,12 @@ export function keepDeviceToken(
   token: string,
   days: number,
 ): void {
-  const { name, ...where } = deviceCookie(ctx)
+  const { name, ...where } = deviceCookieOf(ctx)
   setCookie(reply, name, token, { ...where, maxAge: days * 86_400 })
 }
 
 /** Drops the browser's device token (the account page's "forget remembered devices"). */
 export function dropDeviceToken(ctx: Pick<PageContext, 'config' | 'slug'>, reply: FastifyReply) {
-  const { name, ...where } = deviceCookie(ctx)
+  const { name, ...where } = deviceCookieOf(ctx)
   clearCookie(reply, name, where)
 }
