@@ -17,6 +17,7 @@ import { type BaseRole, MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { askSignInHooks } from '../signin/pipeline.ts'
 import { secondFactorRequired } from '../signin/policy.ts'
+import { isRemembered } from '../signin/remembered-devices.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserByEmail, findUserById, type User } from '../users/reads.ts'
 import { createUser, type UserDraft } from '../users/service.ts'
@@ -81,6 +82,12 @@ export interface IdentitySource {
   admit?(handle: Handle, user: User | undefined): Promise<Refusal | undefined>
   /** Whether the source proved a second factor (so mfaPolicy is met). */
   multiFactor: boolean
+  /**
+   * CONTRACT §21: the remembered-device token of the browser the sign-in came back to (the
+   * hosted pages' cookie): a live one of the user stands in for the policy's second factor,
+   * as at a password sign-in (signin/second-factor.ts).
+   */
+  deviceToken?: string
   /** What the tenant's mfaPolicy refusal says (its details.methods are always []). */
   noMfaMessage: string
   /**
@@ -120,6 +127,7 @@ function providerSource(
   tenant: Tenant,
   identity: Identity,
   defer?: IdentitySource['deferSecondFactor'],
+  deviceToken?: string,
 ): IdentitySource {
   const email = identity.email ? normalizeEmail(identity.email) : null
   const key = {
@@ -154,6 +162,7 @@ function providerSource(
     multiFactor: reportsMultiFactor(identity.amr),
     noMfaMessage: REFUSALS.noMfa,
     ...(defer ? { deferSecondFactor: defer } : {}),
+    ...(deviceToken ? { deviceToken } : {}),
     noEmail: () => fail('idp_exchange_failed', { message: REFUSALS.noEmail }),
   }
 }
@@ -163,7 +172,7 @@ export async function signInWithIdentity(
   tenant: Tenant,
   identity: Identity,
   actor: Actor,
-  options: { deferSecondFactor?: boolean } = {},
+  options: { deferSecondFactor?: boolean; deviceToken?: string } = {},
 ): Promise<TokenEnvelope | PendingSecondFactor> {
   // Only a callback the hosted pages drove defers the second factor to them (web/idp.ts);
   // an API client gets the SPEC's answer, 401 mfa_required.
@@ -178,7 +187,8 @@ export async function signInWithIdentity(
           failVia: { via: 'idp', issuer: identity.issuer },
         })
     : undefined
-  return signInWithSource(deps, tenant, providerSource(tenant, identity, defer), actor, {
+  const source = providerSource(tenant, identity, defer, options.deviceToken)
+  return signInWithSource(deps, tenant, source, actor, {
     failVia: { via: 'idp', issuer: identity.issuer },
   })
 }
@@ -214,7 +224,7 @@ export async function signInWithSource(
   // CONTRACT §21: the tenant's hooks are asked once the identity's account is known, read
   // here ahead of the transaction by the same rules (a hook's wait holds no connection);
   // the transaction resolves it again, so a change in between is judged as it then is.
-  const claims = await askHooks(deps, tenant, source, actor)
+  const claims = await askHooks(deps, tenant, source, actor, deps.clock.now())
   const outcome = await deps.sessions.signingIn(async (tx): Promise<Outcome> => {
     const refuse = async (refusal: Refusal) => {
       await deps.audit.record(tx, tenant.id, actor, [
@@ -228,14 +238,14 @@ export async function signInWithSource(
       return { refusal }
     }
 
-    const resolved = await resolve(tx, tenant, source)
+    const now = deps.clock.now()
+    const resolved = await resolve(tx, tenant, source, now)
     if ('refusal' in resolved) return refuse(resolved.refusal)
     const { link, fresh } = resolved
     let { user } = resolved
     let created = false
     const deferred = resolved.deferred && source.deferSecondFactor
 
-    const now = deps.clock.now()
     if (!user) {
       if (!email || !source.givenEmail) source.noEmail()
       user = await createUser(
@@ -294,10 +304,19 @@ export async function signInWithSource(
       action: 'UserLogin',
       userId: user.id,
       email,
-      metadata: { ...via, ...(!link && !created ? { linked: true } : {}) },
+      metadata: {
+        ...via,
+        ...(!link && !created ? { linked: true } : {}),
+        ...(resolved.remembered ? { rememberedDevice: true } : {}),
+      },
     })
     await deps.audit.record(tx, tenant.id, who, entries)
-    return { envelope: await deps.sessions.start(tx, tenant, updated, who, [], claims) }
+    // The session proved a second factor when the source did, or a remembered device
+    // stood in for it (an organization's mfaRequired reads it, CONTRACT §18).
+    const secondFactor = source.multiFactor || resolved.remembered
+    return {
+      envelope: await deps.sessions.start(tx, tenant, updated, who, [], claims, { secondFactor }),
+    }
   })
   if ('refusal' in outcome) {
     const { reason, message } = outcome.refusal
@@ -325,12 +344,15 @@ type Resolution =
       fresh: { role: BaseRole; profile?: UserDraft['profile'] } | undefined
       /** The policy's second factor is deferred to the source's next page. */
       deferred: boolean
+      /** A remembered device of the user stood in for the policy's second factor. */
+      remembered: boolean
     }
 
 async function resolve(
   handle: Handle,
   tenant: Tenant,
   source: IdentitySource,
+  now: Date,
 ): Promise<Resolution> {
   const early = source.precheck?.()
   if (early) return { refusal: early }
@@ -361,19 +383,22 @@ async function resolve(
   // CONTRACT §5 for this path too; a user about to be created has no TOTP, so only
   // Required asks it. The source proved the factor, or the sign-in is refused.
   const mfaNeeded = user ? secondFactorRequired(tenant, user) : tenant.mfaPolicy === 'Required'
+  const unproven = mfaNeeded && !source.multiFactor
+  // CONTRACT §21: a remembered device of the user (the browser's cookie) stands in for it.
+  const remembered =
+    unproven &&
+    user !== undefined &&
+    (await isRemembered(handle, tenant, user.id, source.deviceToken, now))
   // A user with TOTP proves it on the source's own next page; one without any factor of
   // ours is refused as before (a new user never has one).
   const deferred =
-    mfaNeeded &&
-    !source.multiFactor &&
-    user?.totpEnabled === true &&
-    source.deferSecondFactor !== undefined
-  if (mfaNeeded && !source.multiFactor && !deferred) {
+    unproven && !remembered && user?.totpEnabled === true && source.deferSecondFactor !== undefined
+  if (unproven && !remembered && !deferred) {
     return {
       refusal: { reason: 'mfa_required', message: source.noMfaMessage, userId: user?.id ?? null },
     }
   }
-  return { link, user, fresh, deferred }
+  return { link, user, fresh, deferred, remembered }
 }
 
 /**
@@ -388,6 +413,7 @@ async function askHooks(
   tenant: Tenant,
   source: IdentitySource,
   actor: Actor,
+  now: Date,
 ): Promise<Record<string, unknown>> {
   const { sessions } = deps
   const asked = await Promise.all([
@@ -396,7 +422,7 @@ async function askHooks(
     sessions.hasHook(tenant, 'custom_access_token'),
   ])
   if (!asked.includes(true)) return {}
-  const resolved = await resolve(deps.db, tenant, source)
+  const resolved = await resolve(deps.db, tenant, source, now)
   if ('refusal' in resolved) return {}
   const { user, fresh } = resolved
   if (!user && !(source.email && source.givenEmail)) return {}

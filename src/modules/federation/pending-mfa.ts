@@ -20,6 +20,7 @@ import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
 import { askSignInHooks, type SecondFactorProof } from '../signin/pipeline.ts'
 import { checkRecoveryCode } from '../signin/recovery-code.ts'
+import { rememberDevice, remembersDevices } from '../signin/remembered-devices.ts'
 import { checkTotp } from '../signin/totp.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserById } from '../users/reads.ts'
@@ -106,15 +107,17 @@ export async function openPendingSignIn(
  * transaction spends the state (a second use finds it spent: `invalid_state`) and the code
  * and starts the session (UserLogin with the connection's metadata, MfaTotpVerified with
  * flow `sso`, or MfaRecoveryCodeUsed). Answers the envelope, the `amr` (`fed` + `otp` +
- * `mfa`; a recovery code `fed` + `mfa`) and the interaction the sign-in serves.
+ * `mfa`; a recovery code `fed` + `mfa`) and the interaction the sign-in serves. With
+ * `rememberDevice`, where the tenant remembers devices, a device token is minted in that
+ * transaction (CONTRACT §21) for the page's cookie.
  */
 export async function finishPendingSignIn(
   deps: PendingDeps,
   tenant: Tenant,
   id: string | undefined,
-  input: { totpCode?: string; recoveryCode?: string },
+  input: { totpCode?: string; recoveryCode?: string; rememberDevice?: boolean },
   actor: Actor,
-): Promise<{ envelope: TokenEnvelope; amr: string[]; interaction?: string }> {
+): Promise<{ envelope: TokenEnvelope; amr: string[]; interaction?: string; deviceToken?: string }> {
   const pending = await openPendingSignIn(deps, tenant.id, id)
   if (!pending || !id) fail('invalid_state')
   const user = await findUserById(deps.db, tenant.id, pending.userId)
@@ -169,6 +172,7 @@ export async function finishPendingSignIn(
     throw error
   }
   let envelope: TokenEnvelope
+  let deviceToken: string | undefined
   try {
     envelope = await deps.sessions.signingIn(async (tx) => {
       const now = deps.clock.now()
@@ -185,12 +189,16 @@ export async function finishPendingSignIn(
           userAgent: actor.userAgent,
         })
       }
+      if (input.rememberDevice && remembersDevices(tenant)) {
+        deviceToken = await rememberDevice(tx, tenant, user.id, now)
+      }
       const who: Actor = { ...actor, type: 'user', id: user.id }
+      const metadata = deviceToken ? { ...pending.via, deviceRemembered: true } : pending.via
       const entries: AuditEntry[] = [
         ...other.entries,
-        { action: 'UserLogin', userId: user.id, email, metadata: pending.via },
+        { action: 'UserLogin', userId: user.id, email, metadata },
       ]
-      return deps.sessions.start(tx, tenant, updated, who, entries, claims)
+      return deps.sessions.start(tx, tenant, updated, who, entries, claims, { secondFactor: true })
     })
   } catch (error) {
     await failed(error)
@@ -198,5 +206,10 @@ export async function finishPendingSignIn(
   }
   await attempt.succeeded()
   const amr = recovery ? [...pending.amr, 'mfa'] : [...pending.amr, 'otp', 'mfa']
-  return { envelope, amr, interaction: pending.interaction }
+  return {
+    envelope,
+    amr,
+    interaction: pending.interaction,
+    ...(deviceToken ? { deviceToken } : {}),
+  }
 }

@@ -5,6 +5,8 @@
 // cookie); a wrong code is refused and counted, the right one (or a recovery code) starts
 // the session with amr fed + otp + mfa; another browser, a second use and an expired pending
 // sign-in are refused with nothing changed. A user without TOTP is refused as before.
+// A remembered device (CONTRACT §21): the page's box remembers the browser, whose next SSO
+// sign-in skips the page; another user's device or a forgotten one does not.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
@@ -50,7 +52,14 @@ async function enrolledUser() {
   await setUser(server, t.tenantId, person.user.id, { emailVerified: true })
   const { secret, recoveryCodes } = await enrolWithRecoveryCodes(server, t.slug, person.accessToken)
   const who: IdpAccount = { sub: `sub-${hex()}`, email: person.email, email_verified: true }
-  return { userId: person.user.id as string, email: person.email, secret, recoveryCodes, who }
+  return {
+    userId: person.user.id as string,
+    email: person.email,
+    accessToken: person.accessToken as string,
+    secret,
+    recoveryCodes,
+    who,
+  }
 }
 
 /** The browser's way from the SSO start page through the IdP to the callback's answer. */
@@ -222,4 +231,64 @@ test('sso under mfaPolicy Required: a user without TOTP is still refused (mfa_re
   assert.equal(direct.headers.get('location'), `/t/${t.slug}/account`)
   assert.deepEqual(sessionAmr(withMfa), ['fed', 'mfa'])
   assert.equal((await userByEmail(server, t.tenantId, person.email))?.status, 'Active')
+})
+
+test('sso under mfaPolicy Required with remembered devices: the page remembers this browser, its next sign-in skips the page; another user in it, and a forgotten device, are asked again', async () => {
+  const user = await enrolledUser()
+  const other = await enrolledUser()
+  const patched = await server.request(
+    'PATCH',
+    `/v1/${t.slug}/tenant`,
+    { mfaPolicy: 'Required', mfaRememberDays: 30 },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(patched.status, 200, JSON.stringify(patched.body))
+  const marked = async (userId: string) =>
+    (await sessionRows(server, t.tenantId, userId)).filter((s) => s.secondFactor).length
+
+  const browser = new PageClient(server)
+  assert.equal((await ssoSignIn(browser, user.who)).headers.get('location'), PAGE())
+  const page = await browser.get(PAGE())
+  assert.match(page.html, /name="rememberDevice"/, 'the page offers to remember the device')
+  const before = await marked(user.userId)
+  const right = await browser.post(PAGE(), {
+    method: 'totp',
+    totpCode: totpAt(server, user.secret),
+    rememberDevice: 'on',
+  })
+  assert.equal(new URL(right.url).pathname, `/t/${t.slug}/account`, right.html)
+  assert.match(browser.cookies.get('ta_device') ?? '', /^rd_/, 'the browser keeps its device token')
+  const rememberedBy = async (key: string) =>
+    (await logins(user.userId)).filter((r) => r.metadata?.[key] === true)
+  assert.equal((await rememberedBy('deviceRemembered')).length, 1)
+  assert.equal(await marked(user.userId), before + 1, 'the session proved a second factor')
+
+  // The next SSO sign-in in this browser: no second-factor page, the session starts.
+  const again = await ssoSignIn(browser, user.who)
+  assert.equal(again.status, 303, await again.text())
+  assert.equal(again.headers.get('location'), `/t/${t.slug}/account`)
+  const skipped = await rememberedBy('rememberedDevice')
+  assert.equal(skipped.length, 1)
+  assert.equal(skipped[0].metadata?.method, 'sso')
+  assert.equal(await marked(user.userId), before + 2)
+
+  // Another user signing in through the same browser: the device is not theirs.
+  const sessionsOfOther = (await sessionRows(server, t.tenantId, other.userId)).length
+  assert.equal((await ssoSignIn(browser, other.who)).headers.get('location'), PAGE())
+  assert.equal((await sessionRows(server, t.tenantId, other.userId)).length, sessionsOfOther)
+
+  // Forgotten (DELETE me/remembered-devices): the page is asked again.
+  const forgot = await server.request('DELETE', `/v1/${t.slug}/me/remembered-devices`, undefined, {
+    token: user.accessToken,
+  })
+  assert.equal(forgot.status, 200, JSON.stringify(forgot.body))
+  const sessions = (await sessionRows(server, t.tenantId, user.userId)).length
+  assert.equal((await ssoSignIn(browser, user.who)).headers.get('location'), PAGE())
+  assert.equal((await sessionRows(server, t.tenantId, user.userId)).length, sessions)
+  await server.request(
+    'PATCH',
+    `/v1/${t.slug}/tenant`,
+    { mfaRememberDays: 0 },
+    { token: t.admin.accessToken },
+  )
 })

@@ -19,7 +19,7 @@ import type { Deps } from '../../deps.ts'
 import { clearCookie, readCookies, setCookie } from '../../lib/cookies.ts'
 import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
-import { hostCookie } from '../../lib/host-cookie.ts'
+import { deviceTokenOf, hostCookie } from '../../lib/host-cookie.ts'
 import { servedApplication } from '../../lib/served-client.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
@@ -385,9 +385,12 @@ export async function signInThroughFlow(
   },
 ): Promise<FastifyReply> {
   const { tenant } = request
+  // CONTRACT §21: the browser's remembered device, if any, may stand in for the second factor.
+  const deviceToken = deviceTokenOf(readCookies(request), deps.config.publicUrl, tenant.slug)
+  const source: IdentitySource = deviceToken ? { ...how.source, deviceToken } : how.source
   let envelope: Awaited<ReturnType<typeof signInWithSource>>
   try {
-    envelope = await signInWithSource(deps, tenant, how.source, request.actor, {
+    envelope = await signInWithSource(deps, tenant, source, request.actor, {
       failVia: how.failVia,
     })
   } catch (error) {

@@ -17,8 +17,13 @@ import type { Pages } from '../context.ts'
 import { html, raw } from '../html.ts'
 import { clearCookie, formText, readCookies } from '../http.ts'
 import { codeField, errorSummary, type FormErrors, field, form, hidden, notice } from '../layout.ts'
-import { beginSession, interactionPath, pendingInteractionUid } from '../session.ts'
-import type { Req } from './flow.ts'
+import {
+  beginSession,
+  interactionPath,
+  keepDeviceToken,
+  pendingInteractionUid,
+} from '../session.ts'
+import { type Req, rememberDeviceBox, rememberDeviceTicked } from './flow.ts'
 
 const PATH = 'sign-in/sso/second-factor'
 
@@ -42,9 +47,9 @@ function codePage(
   const body = html`<h1>${t('secondFactor.heading')}</h1>
 ${notice(t('sso.secondFactorIntro'))}
 ${errorSummary(state.errors, t)}
-${form(action, csrf, html`${hidden('method', 'totp')}${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}`, t('common.continue'))}
+${form(action, csrf, html`${hidden('method', 'totp')}${codeField('totpCode', t('secondFactor.totpLabel'), state.errors)}${rememberDeviceBox(request, t, 'remember-totp')}`, t('common.continue'))}
 <details${state.errors?.fields?.recoveryCode ? raw(' open') : ''}><summary>${t('secondFactor.useRecovery')}</summary>
-${form(action, csrf, html`${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}`, t('secondFactor.recoverySubmit'))}
+${form(action, csrf, html`${hidden('method', 'recovery')}${field({ name: 'recoveryCode', label: t('secondFactor.recoveryLabel'), autocomplete: 'off', errors: state.errors })}${rememberDeviceBox(request, t, 'remember-recovery')}`, t('secondFactor.recoverySubmit'))}
 </details>
 <p><a href="${pages.url(request, 'sign-in')}">${t('secondFactor.startAgain')}</a></p>`
   return pages.send(request, reply, t('secondFactor.title'), body, { status: state.status })
@@ -70,10 +75,12 @@ export function ssoSecondFactorRoutes(app: FastifyInstance, pages: Pages, deps: 
   app.post(`/${PATH}`, async (request: Req, reply) => {
     const { tenant } = request
     const method = formText(request.body, 'method')
-    const input =
-      method === 'recovery'
+    const input = {
+      ...(method === 'recovery'
         ? { recoveryCode: formText(request.body, 'recoveryCode') }
-        : { totpCode: formText(request.body, 'totpCode') }
+        : { totpCode: formText(request.body, 'totpCode') }),
+      rememberDevice: rememberDeviceTicked(request.body),
+    }
     let done: Awaited<ReturnType<typeof finishPendingSignIn>>
     try {
       done = await finishPendingSignIn(
@@ -98,6 +105,9 @@ export function ssoSecondFactorRoutes(app: FastifyInstance, pages: Pages, deps: 
     }
     forgetPending(pages, request, reply)
     const { envelope, amr } = done
+    if (done.deviceToken) {
+      keepDeviceToken(pages.ctx(request), reply, done.deviceToken, tenant.mfaRememberDays)
+    }
     // The SSO flow noted the interaction; the idp's callback could not see it on http.
     const interaction = done.interaction ?? pendingInteractionUid(pages.ctx(request), request)
     beginSession(pages.ctx(request), request, reply, {

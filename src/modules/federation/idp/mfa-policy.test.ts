@@ -292,4 +292,50 @@ describe('mfaPolicy Required, the sign-in driven by the hosted pages', () => {
     assert.equal(own.length, 2, 'the first sign-in and this one')
     assert.ok(own.every((r) => (r.metadata as Record<string, unknown>)?.via === 'idp'))
   })
+  test('a remembered device (CONTRACT §21): the page remembers the browser, whose next idp sign-in skips it; the API caller with no cookie is still refused', async () => {
+    const t = await connectedTenant(server, idp)
+    const account = newAccount()
+    const first = await signIn(server, idp, t.slug, account)
+    assert.equal(first.status, 200, JSON.stringify(first.body))
+    const userId = first.body.user.id as string
+    const { secret } = await enrolWithRecoveryCodes(server, t.slug, first.body.accessToken)
+    await setPolicy(server, t, 'Required')
+    const days = await server.request(
+      'PATCH',
+      `/v1/${t.slug}/tenant`,
+      { mfaRememberDays: 7 },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(days.status, 200, JSON.stringify(days.body))
+    const browser = new PageClient(server, randomIp())
+    const viaPages = async () => {
+      await browser.get(`/t/${t.slug}/sign-in`)
+      const started = await browser.once('GET', `/t/${t.slug}/sign-in/idp`)
+      const back = await idp.authorize(started.headers.get('location') ?? '', account)
+      return browser.once('GET', back.pathname + back.search)
+    }
+    const page = `/t/${t.slug}/sign-in/sso/second-factor`
+    assert.equal((await viaPages()).headers.get('location'), page)
+    await browser.get(page)
+    const right = await browser.post(page, {
+      method: 'totp',
+      totpCode: totpAt(server, secret),
+      rememberDevice: 'on',
+    })
+    assert.equal(new URL(right.url).pathname, `/t/${t.slug}/account`, right.html)
+    assert.match(browser.cookies.get('ta_device') ?? '', /^rd_/)
+
+    const again = await viaPages()
+    assert.equal(again.status, 303, await again.text())
+    assert.equal(again.headers.get('location'), `/t/${t.slug}/account`)
+    const logins = await server.deps.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.tenantId, t.tenantId), eq(auditEvents.action, 'UserLogin')))
+    const meta = logins.filter((r) => r.userId === userId).map((r) => r.metadata)
+    const remembered = meta.filter((m) => (m as Record<string, unknown>)?.rememberedDevice)
+    assert.equal(remembered.length, 1, JSON.stringify(meta))
+    // The API's own callback carries no cookie of the pages: the SPEC's answer.
+    assertMfaRefusal(await signIn(server, idp, t.slug, account))
+  })
 })

@@ -2,7 +2,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../../deps.ts'
+import { readCookies } from '../../../lib/cookies.ts'
 import { fail } from '../../../lib/errors.ts'
+import { deviceTokenOf } from '../../../lib/host-cookie.ts'
 import { Ok, responses, TenantSlugParams, TokenEnvelope } from '../../../schemas.ts'
 import { AuthorizationStart, CallbackQuery, CredentialsBody } from './schemas.ts'
 import {
@@ -109,7 +111,17 @@ export async function oauthRoutes(fastify: FastifyInstance, { deps }: { deps: De
         request.query,
         request.actor,
         request.log,
-        { deferSecondFactor: isPagesDriven(request) },
+        // A browser the pages drove may hold a remembered device (CONTRACT §21).
+        isPagesDriven(request)
+          ? {
+              deferSecondFactor: true,
+              deviceToken: deviceTokenOf(
+                readCookies(request),
+                deps.config.publicUrl,
+                request.tenant.slug,
+              ),
+            }
+          : {},
       )
       if ('pendingSecondFactor' in outcome) {
         // The pages' hand-off (web/idp.ts) turns this into the second-factor page.

@@ -124,7 +124,7 @@ export async function finishSignIn(
   query: CallbackQuery,
   actor: Actor,
   log: Log,
-  options: { deferSecondFactor?: boolean } = {},
+  options: { deferSecondFactor?: boolean; deviceToken?: string } = {},
 ): Promise<TokenEnvelope | PendingSecondFactor> {
   const { provider, credentials } = await configured(deps, idp, tenant, log)
   const spend = (state: string) =>
