@@ -13780,6 +13780,8 @@ export interface operations {
           loginCode?: string
           code?: string
           totpCode?: string
+          /** @description With a second factor, where the tenant remembers devices: the answer carries a `deviceToken`. */
+          rememberDevice?: boolean
         } & ((unknown | unknown) & (unknown | unknown))
       }
     }

@@ -127,7 +127,7 @@ export async function initialEnroll(
 export async function initialVerify(
   deps: Pick<Deps, 'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'guard' | 'sessions'>,
   tenant: Tenant,
-  input: InitialEnrollBody & { code: string },
+  input: InitialEnrollBody & { code: string; rememberDevice?: boolean },
   actor: Actor,
 ): Promise<TokenEnvelope & { recoveryCodes: string[] }> {
   requireMfa(tenant)
@@ -149,7 +149,7 @@ export async function initialVerify(
       }
     },
     actor,
-    { failure: { via: proof.via, route } },
+    { failure: { via: proof.via, route }, rememberDevice: input.rememberDevice },
   )
   return { ...envelope, recoveryCodes }
 }

@@ -1,6 +1,13 @@
 // Shapes of the MFA routes (SPEC, MFA and endpoint notes 4, 5 and 7; CONTRACT §5).
 import { type Static, Type } from 'typebox'
-import { Email, Password, ref, SixDigits, TokenEnvelopeComponent } from '../../schemas.ts'
+import {
+  Email,
+  Password,
+  RememberDeviceFields,
+  ref,
+  SixDigits,
+  TokenEnvelopeComponent,
+} from '../../schemas.ts'
 
 const EnrolmentComponent = Type.Object(
   {
@@ -75,7 +82,13 @@ export type InitialEnrollBody = Static<typeof InitialEnrollBody>
 
 // SPEC note 5 / CONTRACT §5: the authenticator code is accepted as `code` or `totpCode`.
 export const InitialVerifyBody = Type.Object(
-  { ...firstFactor, code: Type.Optional(SixDigits), totpCode: Type.Optional(SixDigits) },
+  {
+    ...firstFactor,
+    code: Type.Optional(SixDigits),
+    totpCode: Type.Optional(SixDigits),
+    // CONTRACT §21: the code just proved a second factor, so the device may be remembered.
+    rememberDevice: RememberDeviceFields.rememberDevice,
+  },
   {
     additionalProperties: false,
     allOf: [exactlyOneFirstFactor, { anyOf: [{ required: ['code'] }, { required: ['totpCode'] }] }],

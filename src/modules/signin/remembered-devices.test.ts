@@ -196,6 +196,49 @@ describe('remembering a device', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body))
   })
 
+  test('totp/initial-verify with rememberDevice (a first enrolment under Required) gives a deviceToken too; without it none', async () => {
+    const t = await createTenant(server)
+    const patched = await patchTenant(t, { mfaPolicy: 'Required', mfaRememberDays: 30 })
+    assert.equal(patched.status, 200, JSON.stringify(patched.body))
+    const enrol = async (rememberDevice?: boolean) => {
+      const email = uniqueEmail('first-enrol')
+      await signup(server, t.slug, email)
+      const started = await server.request(
+        'POST',
+        `/v1/${t.slug}/auth/totp/initial-enroll`,
+        { email, password: STRONG_PASSWORD },
+        { ip: randomIp() },
+      )
+      assert.equal(started.status, 200, JSON.stringify(started.body))
+      const verified = await server.request(
+        'POST',
+        `/v1/${t.slug}/auth/totp/initial-verify`,
+        {
+          email,
+          password: STRONG_PASSWORD,
+          code: totpAt(server, started.body.secret),
+          ...(rememberDevice === undefined ? {} : { rememberDevice }),
+        },
+        { ip: randomIp() },
+      )
+      assert.equal(verified.status, 200, JSON.stringify(verified.body))
+      assert.equal(verified.body.recoveryCodes.length, 10)
+      return { email, deviceToken: verified.body.deviceToken as string | undefined }
+    }
+    const remembered = await enrol(true)
+    assert.match(remembered.deviceToken ?? '', /^rd_[A-Za-z0-9_-]{43}$/)
+    assert.equal(await skips(t, remembered.email, remembered.deviceToken as string), true)
+    const userId = (await userByEmail(server, t.tenantId, remembered.email))?.id
+    const logins = (await auditRows(server, t.tenantId, 'UserLogin')).filter(
+      (r) => r.userId === userId,
+    )
+    assert.equal(logins.filter((r) => r.metadata.deviceRemembered === true).length, 1)
+    for (const choice of [undefined, false]) {
+      const plain = await enrol(choice)
+      assert.equal(plain.deviceToken, undefined, `rememberDevice ${choice}: no token`)
+    }
+  })
+
   test('bad input is 400 and changes nothing', async () => {
     const { t, email } = await setup()
     for (const [body, path] of [

@@ -21,6 +21,7 @@ import {
   codesAllowed,
   type Pending,
   type Req,
+  rememberDeviceBox,
   rememberDeviceTicked,
   signedIn,
   statusOf,
@@ -91,7 +92,7 @@ ${errorSummary(errors, t)}
 ${form(
   pages.url(request, 'sign-in/code/enrol'),
   pages.csrf(request, reply),
-  html`${hidden('pending', sealed)}${codeField('totpCode', t('enrol.codeLabel'), errors)}`,
+  html`${hidden('pending', sealed)}${codeField('totpCode', t('enrol.codeLabel'), errors)}${rememberDeviceBox(request, t, 'remember-enrol')}`,
   t('enrol.submit'),
 )}`
   return pages.send(request, reply, t('enrol.title'), body)
@@ -193,6 +194,7 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
           email: pending.email,
           loginCode: pending.loginCode,
           totpCode: formText(request.body, 'totpCode'),
+          ...(rememberDeviceTicked(request.body) ? { rememberDevice: true } : {}),
         },
       })
       return signedIn(pages, request, reply, envelope, ['otp', 'mfa'])
