@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Translate } from '../i18n/index.ts'
 import type { CaptchaAction, CaptchaProvider } from '../modules/captcha/schemas.ts'
 import { captchaFor } from '../modules/captcha/settings.ts'
-import { type Html, html } from './html.ts'
+import { escapeText, type Html, html } from './html.ts'
 
 /** The origins a third-party widget needs, by CSP directive (the providers' documentation). */
 export const CAPTCHA_ORIGINS: Record<
@@ -65,8 +65,17 @@ export function captchaWidget(
   const captcha = pageCaptcha(request, action)
   if (!captcha) return ''
   if (captcha.provider === 'altcha') {
-    // The widget's words in the page's language (captcha.js hands them to the widget).
+    // The widget's words in the page's language (captcha.js hands them to the widget). Its
+    // footer is markup the widget draws: the translated words escaped, the link ours.
+    const link = html`<a href="https://altcha.org/" target="_blank" rel="noopener" tabindex="-1" aria-label="${t('captcha.altchaLink')}">ALTCHA</a>`
+    const footer = t('captcha.footer', { altcha: '\u0000' })
+      .split('\u0000')
+      .map(escapeText)
+      .join(link.value)
     const strings = JSON.stringify({
+      footer,
+      ariaLinkLabel: t('captcha.altchaLink'),
+      loading: t('captcha.loading'),
       label: t('captcha.label'),
       verifying: t('captcha.verifying'),
       verified: t('captcha.verified'),

@@ -115,7 +115,13 @@ describe('ALTCHA in Chromium', { skip }, () => {
       await context.clearCookies()
       await tab.goto(`${server.url}/t/${t.slug}/sign-in?lang=de`)
       await tab.waitForSelector('altcha-widget input[type="checkbox"]', { state: 'attached' })
-      assert.match((await tab.locator('altcha-widget').textContent()) ?? '', /Ich bin kein Roboter/)
+      const words = (await tab.locator('altcha-widget').textContent()) ?? ''
+      assert.match(words, /Ich bin kein Roboter/)
+      // Its footer too: the page's words around the widget's link.
+      assert.match(words, /Geschützt durch\s*ALTCHA/)
+      assert.doesNotMatch(words, /Protected by/)
+      const footerLink = tab.locator('altcha-widget a[href="https://altcha.org/"]')
+      assert.equal(await footerLink.getAttribute('aria-label'), 'ALTCHA (offizielle Website)')
       await screenshots(tab, 'sign-in-altcha-de', SHOTS)
       for (const path of ['reset-password', 'sign-in/code']) {
         await tab.goto(`${server.url}/t/${t.slug}/${path}?lang=en`)
