@@ -33,10 +33,12 @@ export function Captcha({ tenant }: { tenant: Tenant }) {
   const [siteKey, setSiteKey] = useState(stored?.siteKey ?? '')
   const [secret, setSecret] = useState('')
   const [on, setOn] = useState<Action[]>(stored?.on ?? ['sign_up'])
+  const [minScore, setMinScore] = useState(String(stored?.minScore ?? 0.5))
   useEffect(() => {
     setProvider(stored?.provider ?? '')
     setSiteKey(stored?.siteKey ?? '')
     setOn(stored?.on ?? ['sign_up'])
+    setMinScore(String(stored?.minScore ?? 0.5))
     setSecret('')
   }, [stored])
   const save = useMutation({
@@ -48,7 +50,13 @@ export function Captcha({ tenant }: { tenant: Tenant }) {
               ? null
               : provider === 'altcha'
                 ? { provider, on }
-                : { provider, siteKey, on, ...(secret ? { secret } : {}) },
+                : {
+                    provider,
+                    siteKey,
+                    on,
+                    ...(secret ? { secret } : {}),
+                    ...(provider === 'recaptcha' ? { minScore: Number(minScore) } : {}),
+                  },
         },
       }),
     onSuccess: (updated) => queries.setQueryData(['tenant'], updated),
@@ -98,6 +106,25 @@ export function Captcha({ tenant }: { tenant: Tenant }) {
               {keptSecret
                 ? 'A secret is stored; leave this empty to keep it.'
                 : 'Required; it is stored sealed and never shown again.'}
+            </p>
+          </>
+        )}
+        {provider === 'recaptcha' && (
+          <>
+            <label htmlFor="captcha-min-score">Lowest score let through (reCAPTCHA v3)</label>
+            <input
+              id="captcha-min-score"
+              type="number"
+              min={0}
+              max={1}
+              step={0.1}
+              value={minScore}
+              aria-describedby="captcha-min-score-hint"
+              onChange={(e) => setMinScore(e.target.value)}
+            />
+            <p className="hint" id="captcha-min-score-hint">
+              A v3 answer needs at least this score and the action of the call (sign_up, sign_in,
+              password_reset, login_code); a v2 checkbox answer has no score.
             </p>
           </>
         )}

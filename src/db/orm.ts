@@ -34,6 +34,7 @@ export const {
   bigint,
   boolean,
   customType,
+  doublePrecision,
   foreignKey,
   getTableConfig,
   index,

@@ -7,6 +7,7 @@ import {
   bigint,
   boolean,
   customType,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -100,6 +101,8 @@ export const tenants = pgTable('tenants', {
   captchaSecretEnc: text('captcha_secret_enc'),
   /** The actions that ask for a CAPTCHA: sign_up, sign_in, password_reset, login_code. */
   captchaOn: text('captcha_on').array(),
+  /** reCAPTCHA v3's lowest score let through (0..1); null for the other providers. */
+  captchaMinScore: doublePrecision('captcha_min_score'),
   ...timestamps(),
   deletedAt: ts('deleted_at'),
 })

@@ -7252,6 +7252,8 @@ export interface components {
         hasSecret: boolean
         /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
         on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+        /** @description reCAPTCHA only (default 0.5): an answer carrying a score (reCAPTCHA v3) passes only with at least this score and with the action of the call (`sign_up`, `sign_in`, `password_reset`, `login_code`, as the client passes to `grecaptcha.execute`); a v2 answer carries no score and passes on `success` alone. */
+        minScore?: number
       } | null
       /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
       mfaRememberDays: number
@@ -14833,6 +14835,8 @@ export interface operations {
             secret?: string
             /** @description The actions whose API call must carry `captchaToken`: sign-up, password login, password-reset request, login-code request. */
             on: ('sign_up' | 'sign_in' | 'password_reset' | 'login_code')[]
+            /** @description reCAPTCHA only (default 0.5): an answer carrying a score (reCAPTCHA v3) passes only with at least this score and with the action of the call (`sign_up`, `sign_in`, `password_reset`, `login_code`, as the client passes to `grecaptcha.execute`); a v2 answer carries no score and passes on `success` alone. */
+            minScore?: number
           } | null
           /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
           mfaRememberDays?: number

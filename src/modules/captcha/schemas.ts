@@ -37,6 +37,13 @@ const Actions = Type.Array(
   },
 )
 
+const MinScore = Type.Number({
+  minimum: 0,
+  maximum: 1,
+  description:
+    'reCAPTCHA only (default 0.5): an answer carrying a score (reCAPTCHA v3) passes only with at least this score and with the action of the call (`sign_up`, `sign_in`, `password_reset`, `login_code`, as the client passes to `grecaptcha.execute`); a v2 answer carries no score and passes on `success` alone.',
+})
+
 export const CaptchaSetting = Type.Union(
   [
     Type.Object(
@@ -59,6 +66,7 @@ export const CaptchaSetting = Type.Union(
           }),
         ),
         on: Actions,
+        minScore: Type.Optional(MinScore),
       },
       { additionalProperties: false },
     ),
@@ -77,6 +85,7 @@ export const CaptchaRecord = Type.Union(
       }),
       hasSecret: Type.Boolean({ description: 'A secret is stored (it is never shown).' }),
       on: Actions,
+      minScore: Type.Optional(MinScore),
     }),
     Type.Null(),
   ],

@@ -42,7 +42,13 @@ export async function checkCaptcha(
       (await verifyAtProvider(
         deps.config,
         log,
-        { provider: captcha.provider, secret, siteKey: captcha.siteKey },
+        {
+          provider: captcha.provider,
+          secret,
+          siteKey: captcha.siteKey,
+          minScore: captcha.minScore,
+          action,
+        },
         token,
         remoteIp,
       ))

@@ -13,6 +13,7 @@ export interface CaptchaColumns {
   captchaSiteKey: string | null
   captchaSecretEnc: string | null
   captchaOn: string[] | null
+  captchaMinScore: number | null
 }
 
 export interface Captcha {
@@ -20,7 +21,12 @@ export interface Captcha {
   siteKey: string | null
   secretEnc: string | null
   on: CaptchaAction[]
+  /** reCAPTCHA only: the lowest v3 score let through; null for the other providers. */
+  minScore: number | null
 }
+
+/** Google's suggested threshold for reCAPTCHA v3, where the tenant names none. */
+export const DEFAULT_MIN_SCORE = 0.5
 
 /** The tenant's CAPTCHA, or undefined when it has none. */
 export function captchaOf(row: CaptchaColumns): Captcha | undefined {
@@ -30,6 +36,8 @@ export function captchaOf(row: CaptchaColumns): Captcha | undefined {
     siteKey: row.captchaSiteKey,
     secretEnc: row.captchaSecretEnc,
     on: (row.captchaOn ?? []) as CaptchaAction[],
+    minScore:
+      row.captchaProvider === 'recaptcha' ? (row.captchaMinScore ?? DEFAULT_MIN_SCORE) : null,
   }
 }
 
@@ -48,6 +56,7 @@ export function presentCaptcha(row: CaptchaColumns): CaptchaRecord {
     siteKey: captcha.siteKey,
     hasSecret: captcha.secretEnc !== null,
     on: captcha.on,
+    ...(captcha.minScore === null ? {} : { minScore: captcha.minScore }),
   }
 }
 
@@ -73,9 +82,18 @@ export function captchaColumns(
   setting: CaptchaSetting,
 ): CaptchaColumns {
   if (setting === null) {
-    return { captchaProvider: null, captchaSiteKey: null, captchaSecretEnc: null, captchaOn: null }
+    return {
+      captchaProvider: null,
+      captchaSiteKey: null,
+      captchaSecretEnc: null,
+      captchaOn: null,
+      captchaMinScore: null,
+    }
   }
   const on = CAPTCHA_ACTIONS.filter((a) => setting.on.includes(a))
+  if (setting.minScore !== undefined && setting.provider !== 'recaptcha') {
+    invalid('minScore', 'only recaptcha scores its answers')
+  }
   if (setting.provider === 'altcha') {
     if (setting.siteKey !== undefined) invalid('siteKey', 'altcha takes no siteKey')
     if (setting.secret !== undefined) invalid('secret', 'altcha takes no secret')
@@ -84,6 +102,7 @@ export function captchaColumns(
       captchaSiteKey: null,
       captchaSecretEnc: null,
       captchaOn: on,
+      captchaMinScore: null,
     }
   }
   if (setting.siteKey === undefined) invalid('siteKey', `${setting.provider} needs its siteKey`)
@@ -98,6 +117,12 @@ export function captchaColumns(
     captchaSiteKey: setting.siteKey ?? null,
     captchaSecretEnc: secretEnc,
     captchaOn: on,
+    // A PATCH without minScore keeps the stored one of the same provider.
+    captchaMinScore:
+      setting.provider !== 'recaptcha'
+        ? null
+        : (setting.minScore ??
+          (stored.captchaProvider === 'recaptcha' ? stored.captchaMinScore : null)),
   }
 }
 

@@ -5,7 +5,9 @@
 // through the egress guard (CONTRACT §13) within VERIFY_TIMEOUT_MS. A timeout, a non-2xx,
 // an answer that is not JSON or a `success` other than true: not verified. Turnstile and
 // hCaptcha refuse a token seen before themselves (`timeout-or-duplicate`), so single use
-// is theirs.
+// is theirs. reCAPTCHA v3 answers every token with `success` and a score: such an answer
+// passes only with the tenant's minScore or more and the action the call guards (a v3
+// token made for another action, or a bot's low score, is not verified).
 import type { Config } from '../../config.ts'
 import { egressFetch } from '../../lib/egress.ts'
 import type { CaptchaProvider } from './schemas.ts'
@@ -27,7 +29,13 @@ export interface VerifyLog {
 export async function verifyAtProvider(
   config: Pick<Config, 'captchaVerifyUrls' | 'webhookAllowPrivate'>,
   log: VerifyLog,
-  captcha: { provider: ThirdParty; secret: string; siteKey: string | null },
+  captcha: {
+    provider: ThirdParty
+    secret: string
+    siteKey: string | null
+    minScore: number | null
+    action: string
+  },
   token: string,
   remoteIp: string,
 ): Promise<boolean> {
@@ -54,8 +62,24 @@ export async function verifyAtProvider(
       )
       return false
     }
-    const answer = (await response.json()) as { success?: unknown }
-    return answer?.success === true
+    const answer = (await response.json()) as {
+      success?: unknown
+      score?: unknown
+      action?: unknown
+    }
+    if (answer?.success !== true) return false
+    if (captcha.provider !== 'recaptcha' || answer.score === undefined) return true
+    const scored =
+      typeof answer.score === 'number' &&
+      answer.score >= (captcha.minScore ?? 0) &&
+      answer.action === captcha.action
+    if (!scored) {
+      log.warn(
+        { provider: captcha.provider, score: answer.score, action: answer.action },
+        'captcha score or action refused',
+      )
+    }
+    return scored
   } catch (error) {
     log.warn(
       { provider: captcha.provider, err: error instanceof Error ? error.message : String(error) },

@@ -50,6 +50,14 @@ async function startStandIn() {
       if (req.url === '/hang') return
       if (req.url === '/500') return json(500, { success: true })
       if (req.url === '/garbage') return res.writeHead(200).end('<html>not json</html>')
+      if (req.url === '/v3') {
+        // reCAPTCHA v3 answers `v3:{score}:{action}` with that score and action; v2 (`v2`)
+        // answers success without a score.
+        const [kind, score, action] = (form.get('response') ?? '').split(':')
+        if (form.get('secret') !== SECRET) return json(200, { success: false })
+        if (kind === 'v2') return json(200, { success: true, hostname: 'example.com' })
+        return json(200, { success: true, score: Number(score), action, hostname: 'example.com' })
+      }
       const sitekey = form.get('sitekey')
       const success =
         form.get('secret') === SECRET &&
@@ -71,6 +79,7 @@ async function startStandIn() {
 
 let server: TestServer
 let hanging: TestServer
+let scored: TestServer
 before(async (t) => {
   standIn = await startStandIn()
   server = await startTestServer(t, {
@@ -84,6 +93,10 @@ before(async (t) => {
   hanging = await startTestServer(t, {
     webhookAllowPrivate: true,
     captchaVerifyUrls: { turnstile: `${standIn.url}/hang`, hcaptcha: `${standIn.url}/garbage` },
+  })
+  scored = await startTestServer(t, {
+    webhookAllowPrivate: true,
+    captchaVerifyUrls: { recaptcha: `${standIn.url}/v3` },
   })
 })
 after(() => standIn.close())
@@ -288,5 +301,63 @@ describe('the setting', () => {
       ),
     )
     assert.equal(res.status, 403, JSON.stringify(res.body))
+  })
+})
+
+describe('reCAPTCHA v3 scores', () => {
+  const recaptcha = { provider: 'recaptcha', siteKey: 'site-1', secret: SECRET, on: ['sign_up'] }
+
+  test('an answer with a score passes with at least minScore (default 0.5) and the call’s action; a low score or another action is captcha_invalid, nothing changed; a v2 answer passes on success', async () => {
+    const { t, record } = await withCaptcha(scored, recaptcha)
+    assert.equal(record.captcha.minScore, 0.5, 'the default threshold is shown')
+    const ok = await signup(scored, t, 'v3:0.9:sign_up')
+    assert.equal(ok.status, 200, JSON.stringify(ok.body))
+    assert.equal((await signup(scored, t, 'v3:0.5:sign_up')).status, 200, 'the threshold itself')
+    for (const token of ['v3:0.3:sign_up', 'v3:0.9:sign_in', 'v3:0.9:', 'v3:nope:sign_up']) {
+      const refused = await unchanged(scored, t.tenantId, () => signup(scored, t, token))
+      expectError(refused, 400, 'captcha_invalid')
+    }
+    assert.equal((await signup(scored, t, 'v2')).status, 200, 'reCAPTCHA v2: no score')
+  })
+
+  test('minScore is the tenant’s: stored, shown, kept by a PATCH without it; out of 0..1 or for another provider is 400 validation with nothing changed', async () => {
+    const { t, record } = await withCaptcha(scored, { ...recaptcha, minScore: 0.8 })
+    assert.deepEqual(record.captcha, {
+      provider: 'recaptcha',
+      siteKey: 'site-1',
+      hasSecret: true,
+      on: ['sign_up'],
+      minScore: 0.8,
+    })
+    expectError(
+      await unchanged(scored, t.tenantId, () => signup(scored, t, 'v3:0.7:sign_up')),
+      400,
+      'captcha_invalid',
+    )
+    assert.equal((await signup(scored, t, 'v3:0.8:sign_up')).status, 200)
+    const patch = (captcha: unknown) =>
+      scored.request('PATCH', `/v1/${t.slug}/tenant`, { captcha }, { token: t.admin.accessToken })
+    const kept = await patch({ provider: 'recaptcha', siteKey: 'site-1', on: ['sign_up'] })
+    assert.equal(kept.status, 200, JSON.stringify(kept.body))
+    assert.equal(kept.body.captcha.minScore, 0.8, 'kept')
+    for (const bad of [
+      { ...recaptcha, minScore: 1.5 },
+      { ...recaptcha, minScore: -0.1 },
+      { ...recaptcha, minScore: '0.5' },
+      { provider: 'turnstile', siteKey: 'site-1', secret: SECRET, on: ['sign_up'], minScore: 0.5 },
+      { provider: 'altcha', on: ['sign_up'], minScore: 0.5 },
+    ]) {
+      const res = await unchanged(scored, t.tenantId, () => patch(bad))
+      expectError(res, 400, 'validation')
+    }
+    // Another provider forgets the threshold; the record shows none.
+    const turnstile = await patch({
+      provider: 'turnstile',
+      siteKey: 'site-1',
+      secret: SECRET,
+      on: ['sign_up'],
+    })
+    assert.equal(turnstile.status, 200, JSON.stringify(turnstile.body))
+    assert.equal('minScore' in turnstile.body.captcha, false)
   })
 })

@@ -1,0 +1,1 @@
+ALTER TABLE "tenants" ADD COLUMN "captcha_min_score" double precision;
