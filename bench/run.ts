@@ -12,6 +12,10 @@
 //   Webhooks (bench/webhooks.ts; CONTRACT §13):
 //   deliveries/s       vs a bare loop signing and POSTing the same bodies, 8 in flight ≥ 0.5
 //   sign-in, one endpoint subscribed to every event vs a tenant without         ≥ 0.95
+//   Blocking hooks (bench/hooks.ts; CONTRACT §21), a receiver answering in 1 ms:
+//   sign-in with a before_sign_in hook vs the same sign-in without one          ≥ 0.9
+//   refresh with a custom_access_token hook vs the same refresh without one     ≥ 0.9
+//   the shipped breached-password list's check of a new password                < 1 ms
 //   the Provider pool: heap after GC flat (within 10 %) from 1,000 to 10,000 tenants
 //   memory at rest (PostgreSQL < 120 MB, embedded < 250 MB), under each load (< 200 MB),
 //   start to ready on PostgreSQL with migrations applied (< 1 s), and a login flood of 10×
@@ -22,7 +26,7 @@
 // process and of PostgreSQL: a figure the other work on the machine disturbs far less.
 // Needs PostgreSQL: BENCH_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/tenant_auth_bench
 // (created when missing). Writes bench/results/bench-<time>.json.
-//   BENCH_ONLY=login,me,refresh,admin,cc,introspect,code,webhooks,flood,memory,startup,oidcpool
+//   BENCH_ONLY=login,me,refresh,admin,cc,introspect,code,webhooks,hooks,flood,memory,startup,oidcpool
 //   BENCH_WEBHOOK_DELIVERIES=2000 (queued per round)
 //   BENCH_SECONDS=5   BENCH_PROFILE=1
 //   BENCH_WARMUP=0 (each path runs one uncounted round first unless so)
@@ -46,6 +50,7 @@ import pg from 'pg'
 import { defaultHashConcurrency } from '../src/lib/passwords.ts'
 import { START_ARGS } from '../test/start-args.ts'
 import { guard } from './compare.ts'
+import { breachedCheckMicros, HookReceiver } from './hooks.ts'
 import {
   clientCredentialsBody,
   exchangeBody,
@@ -73,7 +78,8 @@ const DB_URL =
 const SERVICE_PORT = Number(process.env.BENCH_PORT ?? 3901)
 const BARE_PORT = SERVICE_PORT + 1
 const PASSWORD = 'plum-orbit-canvas-77'
-const ALL = 'login,me,refresh,admin,cc,introspect,code,webhooks,flood,memory,startup,oidcpool'
+const ALL =
+  'login,me,refresh,admin,cc,introspect,code,webhooks,hooks,flood,memory,startup,oidcpool'
 const only = new Set((process.env.BENCH_ONLY ?? ALL).split(','))
 const cores = availableParallelism()
 // --compare <saved>.json: after the run, each path's CPU per request against that saved run,
@@ -474,6 +480,67 @@ if (only.has('webhooks')) {
   receiver.close()
 }
 
+if (only.has('hooks')) {
+  // A tenant of its own whose hooks answer in 1 ms, against the bench tenant, which has
+  // none: its sign-ins first (before_sign_in), then its refreshes (custom_access_token).
+  const receiver = new HookReceiver(1)
+  const hookUrl = await receiver.start()
+  const hookedSlug = `${slug}-blocking`
+  const hookedEmail = `blocking-${email}`
+  const hooked = await post(`${base}/v1/tenants`, {
+    tenant: { slug: hookedSlug, name: 'Bench blocking hooks' },
+    admin: { email: hookedEmail, password: PASSWORD },
+  })
+  const admin = { authorization: `Bearer ${hooked.accessToken}` }
+  const gate = await post(
+    `${base}/v1/${hookedSlug}/hooks`,
+    { event: 'before_sign_in', url: hookUrl },
+    admin,
+  )
+  const login = (s: string, e: string) =>
+    load(service.child, {
+      url: `${base}/v1/${s}/auth/login`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: e, password: PASSWORD }),
+    })
+  await compare('login, before_sign_in hook', 0.9, 'login, no hook', async () => ({
+    service: await login(hookedSlug, hookedEmail),
+    bare: await login(slug, email),
+  }))
+  const gated = receiver.count
+  await fetch(`${base}/v1/${hookedSlug}/hooks/${gate.hook.id}`, {
+    method: 'DELETE',
+    headers: admin,
+  })
+  receiver.answer = { claims: { customerId: 'cus_bench', plan: 'pro' } }
+  await post(
+    `${base}/v1/${hookedSlug}/hooks`,
+    { event: 'custom_access_token', url: hookUrl },
+    admin,
+  )
+  const perRun = 10_000 * DURATION
+  const runs = ROUNDS + (WARMUP ? 1 : 0)
+  const hookedUser: string = hooked.user.id
+  const ours = await seedRefreshTokens(hooked.user.tenantId, hookedUser, perRun * runs)
+  const theirs = await seedRefreshTokens(tenantId, userId, perRun * runs)
+  await analyze()
+  const refresh = (s: string, tokens: string[]) =>
+    load(service.child, {
+      url: `${base}/v1/${s}/auth/refresh`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      next: () => JSON.stringify({ refreshToken: tokens.pop() }),
+    })
+  await compare('refresh, custom_access_token hook', 0.9, 'refresh, no hook', async () => ({
+    service: await refresh(hookedSlug, ours),
+    bare: await refresh(slug, theirs),
+  }))
+  report.hookCalls = { beforeSignIn: gated, customAccessToken: receiver.count - gated }
+  receiver.close()
+  report.breachedCheck = await breachedCheckMicros()
+}
+
 if (only.has('flood')) {
   // Ten times the hash bound in flight at once: the service's memory must stay flat and
   // the logins it cannot start soon enough are shed with 503 + Retry-After.
@@ -627,6 +694,13 @@ if (report.webhookSignIns) {
   const w = report.webhookSignIns as { counted: number; delivered: number }
   console.log(
     `webhooks: ${w.delivered} deliveries received for at least ${w.counted} counted logins of the hooked tenant (the warm-up's not counted)`,
+  )
+}
+if (report.hookCalls) {
+  const h = report.hookCalls as { beforeSignIn: number; customAccessToken: number }
+  const b = report.breachedCheck as { checks: number; medianUs: number; p99Us: number }
+  console.log(
+    `hooks: ${h.beforeSignIn} before_sign_in and ${h.customAccessToken} custom_access_token calls answered (1 ms each); breached-password check of the shipped list: median ${b.medianUs.toFixed(1)} µs, p99 ${b.p99Us.toFixed(1)} µs over ${b.checks} new passwords (target < 1000 µs) ${b.p99Us < 1000 ? 'met' : 'NOT met'}`,
   )
 }
 if (report.flood) {
