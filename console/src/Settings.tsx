@@ -21,6 +21,8 @@ type Editable = Pick<
   | 'dynamicClientRegistration'
   | 'defaultLocale'
   | 'locales'
+  | 'breachedPasswordPolicy'
+  | 'mfaRememberDays'
 >
 
 /**
@@ -102,6 +104,32 @@ export function Settings() {
           <option value="Optional">Optional (users who set one up)</option>
           <option value="Required">Required for everyone</option>
         </select>
+        <label htmlFor="remember-days">Remember devices (days)</label>
+        <input
+          id="remember-days"
+          type="number"
+          min={0}
+          max={90}
+          step={1}
+          value={draft.mfaRememberDays}
+          aria-describedby="remember-days-hint"
+          onChange={(e) => set('mfaRememberDays', Number(e.target.value))}
+        />
+        <p className="hint" id="remember-days-hint">
+          After a second factor, that browser or app skips it for this many days; 0 remembers none
+          and forgets every remembered device of the workspace.
+        </p>
+        <label htmlFor="breached-policy">Passwords found in breaches</label>
+        <select
+          id="breached-policy"
+          value={draft.breachedPasswordPolicy}
+          onChange={(e) =>
+            set('breachedPasswordPolicy', e.target.value as Editable['breachedPasswordPolicy'])
+          }
+        >
+          <option value="block">Refused when chosen; a sign-in with one asks for a new one</option>
+          <option value="off">Not checked</option>
+        </select>
         <fieldset>
           <legend>Options</legend>
           {FLAGS.map(([key, label]) => (
@@ -181,6 +209,7 @@ function DryRun({ draft }: { draft: Editable }) {
           mfaPolicy: draft.mfaPolicy,
           authPolicy: draft.authPolicy,
           requireVerifiedEmail: draft.requireVerifiedEmail,
+          breachedPasswordPolicy: draft.breachedPasswordPolicy,
         },
       }),
   })
@@ -218,6 +247,7 @@ function pick(t: Tenant): Editable {
   const { name, mfaPolicy, authPolicy, passwordlessJitSignup, idpOauthEnabled } = t
   const { requireVerifiedEmail, securityNotifications, passkeysEnabled } = t
   const { dynamicClientRegistration, defaultLocale, locales } = t
+  const { breachedPasswordPolicy, mfaRememberDays } = t
   return {
     name,
     mfaPolicy,
@@ -230,6 +260,8 @@ function pick(t: Tenant): Editable {
     dynamicClientRegistration,
     defaultLocale,
     locales,
+    breachedPasswordPolicy,
+    mfaRememberDays,
   }
 }
 

@@ -5,7 +5,8 @@
 // signed-in admin's own row offers none of suspend, delete or erase: a slip there locks
 // them out of the console they are using. A user's custom roles (CONTRACT §17) are listed
 // in their row and changed there ("Roles": a choice among the tenant's custom roles, PUT
-// users/{id}/roles). Changing a user needs users:write and their roles roles:write (the
+// users/{id}/roles). "Locked users only" lists the accounts the failure budgets locked
+// (CONTRACT §21), each with Unlock. Changing a user needs users:write and their roles roles:write (the
 // signed-in user's /me permissions): without it the row shows the value and not the control.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useState } from 'react'
@@ -19,6 +20,8 @@ export function Users() {
   const { session } = useConsole()
   const queries = useQueryClient()
   const [filter, setFilter] = useState('')
+  // CONTRACT §21: the users the failure budgets locked, from the service (users?locked=true).
+  const [lockedOnly, setLockedOnly] = useState(false)
   const [open, setOpen] = useState<{ id: string; what: 'sessions' | 'roles' } | null>(null)
   const me = useQuery({ queryKey: ['me'], queryFn: () => session.api.getMe() })
   const may = (permission: string) =>
@@ -27,8 +30,10 @@ export function Users() {
     setOpen(open?.id === id && open.what === what ? null : { id, what })
   /** Until /me answers, any row may be the admin's own. */
   const mayBeOwn = (user: User) => me.data === undefined || user.id === me.data.id
-  const list = usePages<User>(['users'], (cursor) =>
-    session.api.listUsers({ query: { limit: 50, cursor } }),
+  const list = usePages<User>(['users', lockedOnly], (cursor) =>
+    session.api.listUsers({
+      query: { limit: 50, cursor, ...(lockedOnly ? { locked: true } : {}) },
+    }),
   )
   const change = useMutation({
     mutationFn: async (action: {
@@ -61,6 +66,15 @@ export function Users() {
           onChange={(e) => setFilter(e.target.value)}
           placeholder="name@example.com"
         />
+        <div className="check">
+          <input
+            type="checkbox"
+            id="locked-only"
+            checked={lockedOnly}
+            onChange={(e) => setLockedOnly(e.target.checked)}
+          />
+          <label htmlFor="locked-only">Locked users only</label>
+        </div>
       </div>
       <ErrorText error={list.error ?? change.error} />
       <table className="cards">

@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Locator, Page } from 'playwright-core'
+import { setUser } from '../db.ts'
 import { expectError } from '../envelope.ts'
 import {
   axeScript,
@@ -488,6 +489,9 @@ test('console: users, API keys (create, revoke), settings with a logo, identity 
   await page.getByRole('link', { name: 'Settings', exact: true }).click()
   await page.getByLabel('Second factor').selectOption('Optional')
   await page.getByLabel('Password sign-in needs a verified email address').check()
+  // The protections of CONTRACT §21: remembered devices and breached passwords.
+  await page.getByLabel('Remember devices (days)').fill('14')
+  await page.getByLabel('Passwords found in breaches').selectOption('off')
   // The dry run of the draft (CONTRACT §21) answers before anything is saved.
   await page.getByRole('button', { name: 'Preview the effect on the last 30 days' }).click()
   await page.getByText(/sign-ins by \d+ users/).waitFor()
@@ -511,6 +515,8 @@ test('console: users, API keys (create, revoke), settings with a logo, identity 
   })
   assert.equal(stored.body.mfaPolicy, 'Optional')
   assert.equal(stored.body.requireVerifiedEmail, true)
+  assert.equal(stored.body.mfaRememberDays, 14)
+  assert.equal(stored.body.breachedPasswordPolicy, 'off')
   assert.ok(stored.body.logoUrl)
 
   // Identity provider credentials: stored, the secret never shown.
@@ -532,6 +538,11 @@ test('console: reset an authenticator, delete a user, revoke an invite; the audi
   const enrolled = await signup(server, tenant.slug)
   await enrolTotp(server, tenant.slug, enrolled.accessToken)
   const doomed = await signup(server, tenant.slug)
+  // Locked by the failure budgets (CONTRACT §21): until an hour from now.
+  const locked = await signup(server, tenant.slug)
+  await setUser(server, tenant.tenantId, locked.user.id, {
+    lockedUntil: new Date(server.clock.now().getTime() + 3_600_000),
+  })
   const invitee = uniqueEmail('invitee')
   const invite = await server.request(
     'POST',
@@ -580,6 +591,21 @@ test('console: reset an authenticator, delete a user, revoke an invite; the audi
     server.request('POST', `/v1/${tenant.slug}/auth/login`, { email, password: STRONG_PASSWORD })
   assert.equal((await login(enrolled.email)).status, 200, 'no code is asked for any more')
   assert.equal((await login(doomed.email)).status, 401)
+
+  // Locked users only: the locked account alone, and Unlock clears it.
+  await page.getByLabel('Locked users only').check()
+  await rowOf(enrolled.email).waitFor({ state: 'detached' })
+  await rowOf(locked.email)
+    .getByRole('button', { name: /^Unlock/ })
+    .click()
+  await rowOf(locked.email).waitFor({ state: 'detached' })
+  const listedNow = await server.request('GET', `/v1/${tenant.slug}/users?limit=100`, undefined, {
+    token: admin,
+  })
+  const unlocked = listedNow.body.items.find((u: { id: string }) => u.id === locked.user.id)
+  assert.equal(unlocked?.lockedUntil, null, 'unlocked')
+  await page.getByLabel('Locked users only').uncheck()
+  await rowOf(locked.email).waitFor()
 
   // Invites: the pending invitation revoked; its token no longer lets anyone in.
   await page.getByRole('link', { name: 'Invites', exact: true }).click()
