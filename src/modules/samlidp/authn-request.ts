@@ -16,6 +16,7 @@ export const SAML_IDP_REFUSALS = [
   'saml_request_unsigned',
   'saml_bad_signature',
   'saml_binding_unsupported',
+  'saml_wrong_destination',
 ] as const
 export type SamlIdpRefusal = (typeof SAML_IDP_REFUSALS)[number]
 
@@ -34,6 +35,8 @@ const refuse = (reason: SamlIdpRefusal, detail?: string): never => {
 export interface AuthnRequest {
   id: string
   issuer: string
+  /** Destination (SAML Core §3.2.1), if the request names one. */
+  destination?: string
   /** AssertionConsumerServiceURL, if the request names one. */
   acsUrl?: string
   /** AssertionConsumerServiceIndex, if the request names one instead. */
@@ -73,11 +76,12 @@ export function readAuthnRequest(encoded: string, deflated: boolean): AuthnReque
   if (binding && binding !== 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST') {
     refuse('saml_binding_unsupported', 'responses are sent by HTTP-POST only')
   }
+  const destination = root.getAttribute('Destination') || undefined
   const acsUrl = root.getAttribute('AssertionConsumerServiceURL') || undefined
   const index = root.getAttribute('AssertionConsumerServiceIndex')
   const acsIndex = index !== null && /^\d{1,4}$/.test(index) ? Number(index) : undefined
   const forceAuthn = ['true', '1'].includes(root.getAttribute('ForceAuthn') ?? '')
-  return { id, issuer, acsUrl, acsIndex, forceAuthn, document, xml }
+  return { id, issuer, destination, acsUrl, acsIndex, forceAuthn, document, xml }
 }
 
 /** XMLDSig algorithms accepted (never SHA-1), and Node's digest for each. */

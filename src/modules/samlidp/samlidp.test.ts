@@ -3,8 +3,8 @@
 // metadata, SP-initiated sign-ins by both bindings (the response checked by the service's
 // own SAML SP validation: signature, Audience, Recipient, Destination, InResponseTo, five
 // minutes), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
-// never a post), an unsigned or badly signed request when the SP has certificates, another
-// tenant's application, a suspended user. The browser round trip with a real SP is
+// never a post), an unsigned or badly signed request when the SP has certificates, a
+// Destination that is not this IdP, another tenant's application, a suspended user. The browser round trip with a real SP is
 // test/web/saml-idp-browser.test.ts.
 import assert from 'node:assert/strict'
 import { createSign, X509Certificate } from 'node:crypto'
@@ -71,15 +71,27 @@ const publicUrl = () => server.deps.config.publicUrl
 const idpEntityId = (slug = t.slug) => `${publicUrl()}/saml/${slug}/metadata`
 
 let counter = 0
+/**
+ * An AuthnRequest of `issuer`, issued now by the service's clock and addressed to this
+ * tenant's SSO URL; `attrs` adds or replaces attributes (null leaves one out).
+ */
 function authnRequest(
   issuer: string,
-  attrs: Record<string, string> = {},
+  attrs: Record<string, string | null> = {},
 ): { id: string; xml: string } {
-  const id = `_req${Date.now()}${counter++}`
-  const extra = Object.entries(attrs)
+  const id = attrs.ID ?? `_req${Date.now()}${counter++}`
+  const all: Record<string, string | null> = {
+    ID: id,
+    Version: '2.0',
+    IssueInstant: server.clock.now().toISOString(),
+    Destination: `${publicUrl()}/saml/${t.slug}/sso`,
+    ...attrs,
+  }
+  const list = Object.entries(all)
+    .filter(([, v]) => v !== null)
     .map(([k, v]) => ` ${k}="${v}"`)
     .join('')
-  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${publicUrl()}/saml/${t.slug}/sso"${extra}><saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
+  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"${list}><saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
   return { id, xml }
 }
 
@@ -472,6 +484,44 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
     await refused(`/saml/${t.slug}/sso?${redirectQuery(xml)}`, 403, 'saml_acs_unregistered')
     const byIndex = authnRequest(SP, { AssertionConsumerServiceIndex: '7' })
     await refused(`/saml/${t.slug}/sso?${redirectQuery(byIndex.xml)}`, 403, 'saml_acs_unregistered')
+  })
+
+  test('a Destination other than this IdP’s SSO URL is discarded (SAML Core §3.2.1), by either binding, signed or not', async () => {
+    const elsewhere = authnRequest(SP, { Destination: 'https://idp.elsewhere.example/sso' })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(elsewhere.xml)}`,
+      403,
+      'saml_wrong_destination',
+    )
+    // Another tenant's SSO URL: a request made for that tenant's IdP, sent to this one.
+    const theirs = authnRequest(SP, { Destination: `${publicUrl()}/saml/${other.slug}/sso` })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(theirs.xml)}`, 403, 'saml_wrong_destination')
+    // The URL with something more (a query) is another URL.
+    const query = authnRequest(SP, { Destination: `${publicUrl()}/saml/${t.slug}/sso?x=1` })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(query.xml)}`, 403, 'saml_wrong_destination')
+    // Signed by the SP, so the signature holds and the Destination is what refuses it.
+    const signed = authnRequest(SIGNED_SP, { Destination: 'https://idp.elsewhere.example/sso' })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(signed.xml, 'r', spKey.privateKey)}`,
+      403,
+      'saml_wrong_destination',
+    )
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_wrong_destination', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(signed.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+  })
+
+  test('a request without a Destination is taken (SAML Core §3.2.1: it is optional)', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SP, { Destination: null })
+    assert.doesNotMatch(xml, /Destination/)
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.ok(postedForm(page.html).samlResponse)
   })
 
   test('an unsigned request when the SP has certificates, by either binding', async () => {

@@ -1,8 +1,9 @@
 // The rules of the SAML IdP (CONTRACT §22): which application an AuthnRequest is for (its
 // Issuer, a saml application of this tenant), which ACS the response goes to (a registered
 // one: the request's, by URL or index, else the first), whether the request must be signed
-// (the SP has certificates), and the response for a signed-in user: the NameID of the
-// application's format, the attributes it asks for, signed with the tenant's key.
+// (the SP has certificates), that it was addressed to this IdP, and the response for a
+// signed-in user: the NameID of the application's format, the attributes it asks for,
+// signed with the tenant's key.
 
 import { createHash } from 'node:crypto'
 import type { SamlSettings } from '../../db/schema.ts'
@@ -55,18 +56,19 @@ export interface CheckedRequest {
 }
 
 /**
- * An AuthnRequest of either binding, checked: its SP, its ACS and (when the SP has
- * certificates) its signature. `rawQuery` is the HTTP-Redirect query string as sent.
+ * An AuthnRequest of either binding, checked: its SP, its ACS, (when the SP has
+ * certificates) its signature, and its Destination. `rawQuery` is the HTTP-Redirect query
+ * string as sent.
  */
 export async function checkAuthnRequest(
-  deps: Pick<Deps, 'db'>,
-  tenantId: string,
+  deps: Pick<Deps, 'db' | 'config'>,
+  tenant: { id: string; slug: string },
   input:
     | { binding: 'redirect'; samlRequest: string; rawQuery: string }
     | { binding: 'post'; samlRequest: string },
 ): Promise<CheckedRequest> {
   const request = readAuthnRequest(input.samlRequest, input.binding === 'redirect')
-  const app = asSamlApp(await findSamlApplicationByEntityId(deps.db, tenantId, request.issuer))
+  const app = asSamlApp(await findSamlApplicationByEntityId(deps.db, tenant.id, request.issuer))
   if (!app) throw new SamlIdpError('saml_unknown_sp', request.issuer)
   const { acsUrls, spCertificates } = app.settings
   // CONTRACT §22: the ACS must be registered; an unregistered one gets an error page, never
@@ -83,6 +85,16 @@ export async function checkAuthnRequest(
   if (spCertificates.length > 0) {
     if (input.binding === 'redirect') verifyRedirect(input.rawQuery, spCertificates)
     else verifyPosted(request, spCertificates)
+  }
+  // SAML Core §3.2.1: a Destination that is not where the request arrived means the request
+  // was made for another IdP (or another tenant's, whose SSO URL differs by the slug), and
+  // is discarded. The SSO URL is one for both bindings (metadata.ts), from PUBLIC_URL, never
+  // from the request's Host.
+  if (
+    request.destination !== undefined &&
+    request.destination !== idpEndpoints(deps.config.publicUrl, tenant.slug).ssoUrl
+  ) {
+    throw new SamlIdpError('saml_wrong_destination', request.destination)
   }
   return { app, request, acsUrl }
 }
