@@ -4,7 +4,8 @@
 // own SAML SP validation: signature, Audience, Recipient, Destination, InResponseTo, five
 // minutes), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
 // never a post), an unsigned or badly signed request when the SP has certificates, a
-// Destination that is not this IdP, another tenant's application, a suspended user. The browser round trip with a real SP is
+// Destination that is not this IdP, an IssueInstant outside five minutes either side,
+// another tenant's application, a suspended user. The browser round trip with a real SP is
 // test/web/saml-idp-browser.test.ts.
 import assert from 'node:assert/strict'
 import { createSign, X509Certificate } from 'node:crypto'
@@ -524,6 +525,55 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
     assert.ok(postedForm(page.html).samlResponse)
   })
 
+  test('an IssueInstant more than five minutes old is refused: saml_request_expired', async () => {
+    const issued = (ms: number) => new Date(server.clock.now().getTime() + ms).toISOString()
+    const old = authnRequest(SP, { IssueInstant: issued(-5 * 60_000 - 1000) })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(old.xml)}`, 403, 'saml_request_expired')
+    const signed = authnRequest(SIGNED_SP, { IssueInstant: issued(-60 * 60_000) })
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_request_expired', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(signed.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+    // By the service's clock: a request fresh when made is refused once it moved on.
+    const fresh = authnRequest(SP)
+    server.clock.advance(5 * 60 + 1)
+    try {
+      await refused(`/saml/${t.slug}/sso?${redirectQuery(fresh.xml)}`, 403, 'saml_request_expired')
+    } finally {
+      server.clock.advance(-(5 * 60 + 1))
+    }
+  })
+
+  test('an IssueInstant more than five minutes ahead is refused: saml_request_not_yet_valid', async () => {
+    const issued = (ms: number) => new Date(server.clock.now().getTime() + ms).toISOString()
+    const ahead = authnRequest(SP, { IssueInstant: issued(5 * 60_000 + 1000) })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(ahead.xml)}`,
+      403,
+      'saml_request_not_yet_valid',
+    )
+    const signed = authnRequest(SIGNED_SP, { IssueInstant: issued(24 * 60 * 60_000) })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(signed.xml, undefined, spKey.privateKey)}`,
+      403,
+      'saml_request_not_yet_valid',
+    )
+  })
+
+  test('an IssueInstant within five minutes either side is taken (an SP clock a little off)', async () => {
+    const { browser } = await signedInBrowser()
+    for (const ms of [-4 * 60_000, 4 * 60_000]) {
+      const issueInstant = new Date(server.clock.now().getTime() + ms).toISOString()
+      const { xml } = authnRequest(SP, { IssueInstant: issueInstant })
+      const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+      assert.equal(page.status, 200, page.html)
+      assert.ok(postedForm(page.html).samlResponse)
+    }
+  })
+
   test('an unsigned request when the SP has certificates, by either binding', async () => {
     const { xml } = authnRequest(SIGNED_SP)
     await refused(`/saml/${t.slug}/sso?${redirectQuery(xml)}`, 403, 'saml_request_unsigned')
@@ -585,6 +635,11 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
       400,
       'saml_malformed',
     )
+    // IssueInstant is required (SAML Core §3.2.1), a UTC xs:dateTime.
+    for (const IssueInstant of [null, 'yesterday', '2026-01-01T10:00:00+02:00', '']) {
+      const bad = authnRequest(SP, { IssueInstant })
+      await refused(`/saml/${t.slug}/sso?${redirectQuery(bad.xml)}`, 400, 'saml_malformed')
+    }
   })
 
   test('a suspended user gets no response: the page sends the browser to sign in', async () => {

@@ -49,6 +49,15 @@ export async function samlAppById(deps: Pick<Deps, 'db'>, tenantId: string, id: 
  */
 export const MAX_RELAY_STATE = 512
 
+/**
+ * An AuthnRequest is taken within five minutes either side of its IssueInstant by the
+ * service's clock (SAML Core §3.2.1 leaves the window to the IdP): long enough for a clock
+ * a little off and a slow redirect, short enough that a request someone kept (a link in a
+ * log, a browser's history) is no way in later. The response's own validity is five
+ * minutes too (response.ts).
+ */
+export const REQUEST_WINDOW_MS = 5 * 60 * 1000
+
 export interface CheckedRequest {
   app: SamlApp
   request: AuthnRequest
@@ -57,11 +66,11 @@ export interface CheckedRequest {
 
 /**
  * An AuthnRequest of either binding, checked: its SP, its ACS, (when the SP has
- * certificates) its signature, and its Destination. `rawQuery` is the HTTP-Redirect query
- * string as sent.
+ * certificates) its signature, its Destination and its IssueInstant. `rawQuery` is the
+ * HTTP-Redirect query string as sent.
  */
 export async function checkAuthnRequest(
-  deps: Pick<Deps, 'db' | 'config'>,
+  deps: Pick<Deps, 'db' | 'config' | 'clock'>,
   tenant: { id: string; slug: string },
   input:
     | { binding: 'redirect'; samlRequest: string; rawQuery: string }
@@ -96,6 +105,9 @@ export async function checkAuthnRequest(
   ) {
     throw new SamlIdpError('saml_wrong_destination', request.destination)
   }
+  const age = deps.clock.now().getTime() - request.issueInstant.getTime()
+  if (age > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_expired')
+  if (-age > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_not_yet_valid')
   return { app, request, acsUrl }
 }
 
