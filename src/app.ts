@@ -208,6 +208,7 @@ export async function buildApp(
     hookCalls,
     breached: new BreachedPasswords({ base: config.pwnedPasswordsUrl, log: app.log }),
     spentCaptchas: new SpentOnce(redis, 'captcha:spent'),
+    spentSamlRequests: new SpentOnce(redis, 'saml:request'),
     // One per instance: the provider's metadata and keys are cached for every tenant.
     // openid-client is loaded only where a provider is configured (issue 10, memory).
     idp: config.idp

@@ -50,6 +50,8 @@ export interface Deps {
   breached: BreachedPasswords
   /** ALTCHA answers already used, until their challenge expires (CONTRACT §21). */
   spentCaptchas: SpentOnce
+  /** SAML AuthnRequest IDs already taken, per application, until their window ends (§22). */
+  spentSamlRequests: SpentOnce
   /** Each tenant's enabled hooks, kept for 2 s (CONTRACT §21). */
   hooks: HookCache
   /** Hook calls by event and outcome on this instance (for /metrics). */

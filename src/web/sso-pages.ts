@@ -49,6 +49,7 @@ const REFUSALS: Record<string, MessageKey> = {
   saml_wrong_destination: 'sso.refusal.saml_wrong_destination',
   saml_request_expired: 'sso.refusal.saml_request_expired',
   saml_request_not_yet_valid: 'sso.refusal.saml_request_not_yet_valid',
+  saml_request_replayed: 'sso.refusal.saml_request_replayed',
   not_found: 'sso.refusal.not_found',
   saml_unavailable: 'sso.refusal.saml_unavailable',
 }

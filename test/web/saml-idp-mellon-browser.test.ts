@@ -5,17 +5,19 @@
 // protected page, signs in on the hosted pages and lands on it, and the page shows what
 // mellon took from the assertion: the NameID, the IdP and the attributes (MELLON_*). Then
 // the IdP-initiated start, with the hosted session reused, which mellon accepts as an
-// unsolicited response.
+// unsolicited response. Mellon's own signed request, sent a second time, is refused.
 //
 // The service at http://localhost:<port> (test/fixtures/secure-origin.ts), mellon at
 // http://localhost:<its port>: the ACS is http on loopback, which a saml application admits.
 // Needs /usr/bin/chromium (skipped without it), apache2 and libapache2-mod-auth-mellon
 // (fails without them).
 import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
 import { type TestContext, test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { auditRows, setUser } from '../db.ts'
-import { chromiumSkip } from '../fixtures/browser.ts'
+import { chromiumSkip, RESULT_SHOTS } from '../fixtures/browser.ts'
+import { visit } from '../fixtures/console.ts'
 import { type MellonSp, mellonEnvironment, startMellonSp } from '../fixtures/mellon.ts'
 import { signInOnSignInPage } from '../fixtures/oidc.ts'
 import { launchChromium, startBehindLocalhost } from '../fixtures/secure-origin.ts'
@@ -96,6 +98,15 @@ test('SAML IdP: mod_auth_mellon signs a person in to its protected page (SP-init
     seen.some((r) => r.method === 'POST' && r.url === sp.acsUrl),
     'the response was posted to the ACS',
   )
+  // mellon's signed request sent again (the browser's history, a copy from a log): the
+  // IdP's refusal page, and no second response.
+  seen.length = 0
+  await page.goto(sso.url)
+  await page.getByRole('heading', { name: 'Single sign-on did not work' }).waitFor()
+  assert.match((await page.locator('body').textContent()) ?? '', /saml_request_replayed/)
+  mkdirSync(RESULT_SHOTS, { recursive: true })
+  await visit(page, 'hosted-saml-refusal')
+  assert.ok(!seen.some((r) => r.url === sp.acsUrl), 'nothing posted to mellon')
   const logins = (await auditRows(server, tenant.tenantId, 'UserLogin')).filter(
     (e) => (e.metadata as Record<string, unknown>).samlApp === application.id,
   )

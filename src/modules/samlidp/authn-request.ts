@@ -19,6 +19,7 @@ export const SAML_IDP_REFUSALS = [
   'saml_wrong_destination',
   'saml_request_expired',
   'saml_request_not_yet_valid',
+  'saml_request_replayed',
 ] as const
 export type SamlIdpRefusal = (typeof SAML_IDP_REFUSALS)[number]
 

@@ -4,8 +4,9 @@
 // own SAML SP validation: signature, Audience, Recipient, Destination, InResponseTo, five
 // minutes), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
 // never a post), an unsigned or badly signed request when the SP has certificates, a
-// Destination that is not this IdP, an IssueInstant outside five minutes either side,
-// another tenant's application, a suspended user. The browser round trip with a real SP is
+// Destination that is not this IdP, an IssueInstant outside five minutes either side, a
+// request ID used before (a replay, a burst of one), another tenant's application, a
+// suspended user. The browser round trip with a real SP is
 // test/web/saml-idp-browser.test.ts.
 import assert from 'node:assert/strict'
 import { createSign, X509Certificate } from 'node:crypto'
@@ -572,6 +573,76 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
       assert.equal(page.status, 200, page.html)
       assert.ok(postedForm(page.html).samlResponse)
     }
+  })
+
+  test('a request ID is taken once per application: a replay, by either binding, is saml_request_replayed', async () => {
+    const { browser } = await signedInBrowser()
+    // A signed request, copied (from a log, a proxy, the browser's history) and sent again.
+    const { id, xml } = authnRequest(SIGNED_SP)
+    const path = `/saml/${t.slug}/sso?${redirectQuery(xml, 'r', spKey.privateKey)}`
+    assert.equal((await browser.once('GET', path)).status, 303)
+    await refused(path, 403, 'saml_request_replayed')
+    const again = await unchanged(server, t.tenantId, () => browser.once('GET', path))
+    assert.equal(again.status, 403, 'the browser that sent it first is refused too')
+    // The same ID in a request posted and signed anew is still that request.
+    const posted = authnRequest(SIGNED_SP, { ID: id })
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_request_replayed', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(posted.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+    // Unsigned, by POST first and then by Redirect.
+    const plain = authnRequest(SP)
+    const body = { SAMLRequest: Buffer.from(plain.xml).toString('base64') }
+    assert.equal((await browser.once('POST', `/saml/${t.slug}/sso`, body)).status, 303)
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(plain.xml)}`, 403, 'saml_request_replayed')
+  })
+
+  test('a request ID spent by one application is another application’s to use', async () => {
+    const second = await createApp({
+      name: 'Second',
+      type: 'saml',
+      entityId: 'https://second.example.test/sp',
+      acsUrls: ['https://second.example.test/acs'],
+    })
+    assert.equal(second.status, 200, JSON.stringify(second.body))
+    const { browser } = await signedInBrowser()
+    const { id, xml } = authnRequest(SP)
+    assert.equal((await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)).status, 200)
+    const theirs = authnRequest('https://second.example.test/sp', { ID: id })
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(theirs.xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.equal(postedForm(page.html).action, 'https://second.example.test/acs')
+  })
+
+  test('a refused request spends nothing: its ID is still the genuine request’s', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SIGNED_SP)
+    const forged = redirectQuery(xml, undefined, idpKey('Someone else').privateKey)
+    await refused(`/saml/${t.slug}/sso?${forged}`, 403, 'saml_bad_signature')
+    const unsigned = redirectQuery(xml)
+    await refused(`/saml/${t.slug}/sso?${unsigned}`, 403, 'saml_request_unsigned')
+    const genuine = await browser.get(
+      `/saml/${t.slug}/sso?${redirectQuery(xml, undefined, spKey.privateKey)}`,
+    )
+    assert.equal(genuine.status, 200, genuine.html)
+    assert.ok(postedForm(genuine.html).samlResponse)
+  })
+
+  test('saml replay race: of a burst of one request, exactly one is taken', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SIGNED_SP)
+    const path = `/saml/${t.slug}/sso?${redirectQuery(xml, undefined, spKey.privateKey)}`
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => browser.once('GET', path).then((r) => r.status)),
+    )
+    assert.deepEqual(
+      answers.sort(),
+      [303, 403, 403, 403, 403, 403, 403, 403],
+      'one sign-in begun, seven refused',
+    )
   })
 
   test('an unsigned request when the SP has certificates, by either binding', async () => {

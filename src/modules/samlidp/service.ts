@@ -66,11 +66,11 @@ export interface CheckedRequest {
 
 /**
  * An AuthnRequest of either binding, checked: its SP, its ACS, (when the SP has
- * certificates) its signature, its Destination and its IssueInstant. `rawQuery` is the
- * HTTP-Redirect query string as sent.
+ * certificates) its signature, its Destination and its IssueInstant, then its ID spent.
+ * `rawQuery` is the HTTP-Redirect query string as sent.
  */
 export async function checkAuthnRequest(
-  deps: Pick<Deps, 'db' | 'config' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'config' | 'clock' | 'spentSamlRequests'>,
   tenant: { id: string; slug: string },
   input:
     | { binding: 'redirect'; samlRequest: string; rawQuery: string }
@@ -105,9 +105,21 @@ export async function checkAuthnRequest(
   ) {
     throw new SamlIdpError('saml_wrong_destination', request.destination)
   }
-  const age = deps.clock.now().getTime() - request.issueInstant.getTime()
-  if (age > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_expired')
-  if (-age > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_not_yet_valid')
+  const now = deps.clock.now().getTime()
+  const issued = request.issueInstant.getTime()
+  if (now - issued > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_expired')
+  if (issued - now > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_not_yet_valid')
+  // An ID is taken once per application (SAML Core §1.3.4: the sender makes it unique): a
+  // request copied from a log, a proxy or a browser's history starts no second sign-in. It
+  // is spent last, by a request that passed every other check (a forged one spends
+  // nothing), and remembered until its window closes, after which IssueInstant refuses it
+  // anyway: in Redis for every instance, else in this process (lib/spent-once.ts).
+  const fresh = await deps.spentSamlRequests.spend(
+    `${tenant.id}:${app.id}:${request.id}`,
+    now,
+    issued + REQUEST_WINDOW_MS,
+  )
+  if (!fresh) throw new SamlIdpError('saml_request_replayed')
   return { app, request, acsUrl }
 }
 
