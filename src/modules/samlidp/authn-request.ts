@@ -90,7 +90,7 @@ export function readAuthnRequest(encoded: string, deflated: boolean): AuthnReque
   const destination = root.getAttribute('Destination') || undefined
   const acsUrl = root.getAttribute('AssertionConsumerServiceURL') || undefined
   const index = root.getAttribute('AssertionConsumerServiceIndex')
-  const acsIndex = index !== null && /^\d{1,4}$/.test(index) ? Number(index) : undefined
+  const acsIndex = index !== null && /^\d{1,5}$/.test(index) ? Number(index) : undefined
   const forceAuthn = ['true', '1'].includes(root.getAttribute('ForceAuthn') ?? '')
   return { id, issuer, issueInstant, destination, acsUrl, acsIndex, forceAuthn, document, xml }
 }

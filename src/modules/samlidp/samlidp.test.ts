@@ -2,12 +2,13 @@
 // SP metadata, every bad input 400 with nothing changed, a taken entity id 409), the IdP
 // metadata, SP-initiated sign-ins by both bindings (the response checked by the service's
 // own SAML SP validation: signature, Audience, Recipient, Destination, InResponseTo, five
-// minutes), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
+// minutes), the ACS an AssertionConsumerServiceIndex names (the index in the SP's
+// metadata), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
 // never a post), an unsigned or badly signed request when the SP has certificates, a
 // Destination that is not this IdP, an IssueInstant outside five minutes either side, a
 // request ID used before (a replay, a burst of one), another tenant's application, a
-// suspended user. The browser round trip with a real SP is
-// test/web/saml-idp-browser.test.ts.
+// suspended user. The browser round trips with real SPs are test/web/saml-idp-browser.test.ts
+// (SimpleSAMLphp) and test/web/saml-idp-mellon-browser.test.ts (mod_auth_mellon).
 import assert from 'node:assert/strict'
 import { createSign, X509Certificate } from 'node:crypto'
 import { before, describe, test } from 'node:test'
@@ -189,6 +190,7 @@ describe('saml applications on the applications API', () => {
       attributes: [],
       spCertificates: [],
       signResponse: false,
+      acsIndexes: [],
     })
     assert.equal(res.body.application.type, 'saml')
     // The OpenID provider does not know it: its client id is no client.
@@ -216,6 +218,7 @@ describe('saml applications on the applications API', () => {
     assert.equal(saml.entityId, 'https://meta.example.test/sp')
     assert.deepEqual(saml.acsUrls, ['https://meta.example.test/acs'])
     assert.equal(saml.nameIdFormat, 'persistent')
+    assert.deepEqual(saml.acsIndexes, [{ index: 1, url: 'https://meta.example.test/acs' }])
     assert.equal(
       new X509Certificate(saml.spCertificates[0]).fingerprint256,
       new X509Certificate(spKey.certificate).fingerprint256,
@@ -449,6 +452,60 @@ describe('the IdP', () => {
     assert.equal(form.action, SIGNED_ACS)
     const decoded = Buffer.from(form.samlResponse ?? '', 'base64').toString()
     assert.equal(decoded.match(/<ds:Signature[ >]/g)?.length, 2, 'response and assertion signed')
+  })
+
+  test('AssertionConsumerServiceIndex is the index in the SP’s metadata, not a position in acsUrls', async () => {
+    const acs = (n: number, binding = 'HTTP-POST', extra = '') =>
+      `<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="https://indexed.example.test/acs${n}" index="${n}"${extra}/>`
+    const xml = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://indexed.example.test/sp"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">${acs(0, 'HTTP-Artifact')}${acs(1, 'HTTP-POST', ' isDefault="true"')}${acs(2, 'HTTP-Artifact')}${acs(3)}${acs(5)}<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="https://indexed.example.test/art5" index="5"/></md:SPSSODescriptor></md:EntityDescriptor>`
+    const made = await createApp({ name: 'Indexed', type: 'saml', spMetadataXml: xml })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const { id: appId, saml } = made.body.application
+    const url = (n: number) => `https://indexed.example.test/acs${n}`
+    assert.deepEqual(saml.acsUrls, [url(1), url(3), url(5)], 'the default first')
+    // Index 5 is an HTTP-POST and an HTTP-Artifact endpoint's at once: it names neither.
+    assert.deepEqual(saml.acsIndexes, [
+      { index: 1, url: url(1) },
+      { index: 3, url: url(3) },
+    ])
+    const { browser } = await signedInBrowser()
+    const sent = async (index: string) => {
+      const { xml } = authnRequest('https://indexed.example.test/sp', {
+        AssertionConsumerServiceIndex: index,
+      })
+      return browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    }
+    for (const n of [3, 1]) {
+      const page = await sent(String(n))
+      assert.equal(page.status, 200, page.html)
+      assert.equal(postedForm(page.html).action, url(n), `index ${n}`)
+    }
+    // Another binding's index, a position in acsUrls that is no index, a shared index.
+    for (const index of ['0', '2', '5', '4']) {
+      const page = await sent(index)
+      assert.equal(page.status, 403, `index ${index}`)
+      assert.match(page.html, /Error code: saml_acs_unregistered/)
+      assert.doesNotMatch(page.html, /SAMLResponse/)
+    }
+    // An ACS the admin takes off the list takes its index with it.
+    const patched = await server.request(
+      'PATCH',
+      `/v1/${t.slug}/applications/${appId}`,
+      { acsUrls: [url(1), url(5)] },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(patched.status, 200, JSON.stringify(patched.body))
+    assert.deepEqual(patched.body.application.saml.acsIndexes, [{ index: 1, url: url(1) }])
+    assert.equal((await sent('3')).status, 403)
+    assert.equal(postedForm((await sent('1')).html).action, url(1))
+  })
+
+  test('an application made from fields takes AssertionConsumerServiceIndex as the position in acsUrls', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SP, { AssertionConsumerServiceIndex: '1' })
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.equal(postedForm(page.html).action, 'https://wiki.example.test/saml/acs2')
   })
 
   test('IdP-initiated: the first ACS, no InResponseTo', async () => {

@@ -87,8 +87,16 @@ export async function checkAuthnRequest(
     if (!acsUrls.includes(request.acsUrl)) throw new SamlIdpError('saml_acs_unregistered')
     acsUrl = request.acsUrl
   } else if (request.acsIndex !== undefined) {
-    const byIndex = acsUrls[request.acsIndex]
-    if (!byIndex) throw new SamlIdpError('saml_acs_unregistered')
+    // SAML Core §3.4.1: the index of one of the SP's AssertionConsumerService endpoints in
+    // its metadata. An application made from metadata knows them (another binding's index
+    // is none of them); one made from fields has none, and its index is the position in
+    // acsUrls.
+    const indexes = app.settings.acsIndexes ?? []
+    const byIndex =
+      indexes.length > 0
+        ? indexes.find((entry) => entry.index === request.acsIndex)?.url
+        : acsUrls[request.acsIndex]
+    if (!byIndex || !acsUrls.includes(byIndex)) throw new SamlIdpError('saml_acs_unregistered')
     acsUrl = byIndex
   }
   if (spCertificates.length > 0) {
