@@ -78,8 +78,7 @@ const DB_URL =
 const SERVICE_PORT = Number(process.env.BENCH_PORT ?? 3901)
 const BARE_PORT = SERVICE_PORT + 1
 const PASSWORD = 'plum-orbit-canvas-77'
-const ALL =
-  'login,me,refresh,admin,cc,introspect,code,webhooks,hooks,flood,memory,startup,oidcpool'
+const ALL = 'login,me,refresh,admin,cc,introspect,code,webhooks,hooks,flood,memory,startup,oidcpool'
 const only = new Set((process.env.BENCH_ONLY ?? ALL).split(','))
 const cores = availableParallelism()
 // --compare <saved>.json: after the run, each path's CPU per request against that saved run,

@@ -18,10 +18,10 @@ import { Mailer } from './lib/mailer.ts'
 import { configureHashing, warmPasswords } from './lib/passwords.ts'
 import { RateLimits, SignInGuard } from './lib/ratelimit.ts'
 import { connectRedis, type RedisTarget } from './lib/redis.ts'
+import { SpentOnce } from './lib/spent-once.ts'
 import { ApiKeyCache } from './modules/apikeys/cache.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
-import { SpentAnswers } from './modules/captcha/spent.ts'
 import { HookCache, HookCalls } from './modules/hooks/cache.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
@@ -207,7 +207,8 @@ export async function buildApp(
     hooks,
     hookCalls,
     breached: new BreachedPasswords({ base: config.pwnedPasswordsUrl, log: app.log }),
-    spentCaptchas: new SpentAnswers(redis),
+    spentCaptchas: new SpentOnce(redis, 'captcha:spent'),
+    spentSamlRequests: new SpentOnce(redis, 'saml:request'),
     // One per instance: the provider's metadata and keys are cached for every tenant.
     // openid-client is loaded only where a provider is configured (issue 10, memory).
     idp: config.idp

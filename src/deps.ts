@@ -11,10 +11,10 @@ import type { FieldCipher } from './lib/crypto.ts'
 import type { AccessTokens } from './lib/jwt.ts'
 import type { Mailer } from './lib/mailer.ts'
 import type { RateLimits, SignInGuard } from './lib/ratelimit.ts'
+import type { SpentOnce } from './lib/spent-once.ts'
 import type { ApiKeyCache } from './modules/apikeys/cache.ts'
 import type { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import type { AuditRecorder } from './modules/audit/recorder.ts'
-import type { SpentAnswers } from './modules/captcha/spent.ts'
 import type { IdentityProvider } from './modules/federation/idp/provider.ts'
 import type { SsoPages } from './modules/federation/pages.ts'
 import type { HookCache, HookCalls } from './modules/hooks/cache.ts'
@@ -49,7 +49,9 @@ export interface Deps {
   /** The breach corpus a new password is checked against (CONTRACT §21). */
   breached: BreachedPasswords
   /** ALTCHA answers already used, until their challenge expires (CONTRACT §21). */
-  spentCaptchas: SpentAnswers
+  spentCaptchas: SpentOnce
+  /** SAML AuthnRequest IDs already taken, per application, until their window ends (§22). */
+  spentSamlRequests: SpentOnce
   /** Each tenant's enabled hooks, kept for 2 s (CONTRACT §21). */
   hooks: HookCache
   /** Hook calls by event and outcome on this instance (for /metrics). */

@@ -567,6 +567,12 @@ export interface SamlSettings {
   }[]
   spCertificates: string[]
   signResponse: boolean
+  /**
+   * The indexes the SP's metadata gives its HTTP-POST ACS (an AuthnRequest's
+   * AssertionConsumerServiceIndex names one); none for an application made from fields,
+   * or made from metadata before they were kept.
+   */
+  acsIndexes?: { index: number; url: string }[]
 }
 
 /** CONTRACT §11, API resources: RFC 8707 resource indicators and their scopes. */

@@ -46,6 +46,10 @@ const REFUSALS: Record<string, MessageKey> = {
   saml_request_unsigned: 'sso.refusal.saml_request_unsigned',
   saml_bad_signature: 'sso.refusal.saml_bad_signature',
   saml_binding_unsupported: 'sso.refusal.saml_binding_unsupported',
+  saml_wrong_destination: 'sso.refusal.saml_wrong_destination',
+  saml_request_expired: 'sso.refusal.saml_request_expired',
+  saml_request_not_yet_valid: 'sso.refusal.saml_request_not_yet_valid',
+  saml_request_replayed: 'sso.refusal.saml_request_replayed',
   not_found: 'sso.refusal.not_found',
   saml_unavailable: 'sso.refusal.saml_unavailable',
 }

@@ -7912,6 +7912,11 @@ export interface components {
       }[]
       spCertificates: string[]
       signResponse: boolean
+      /** @description Read only, from spMetadataXml: the index the SP’s metadata gives each of acsUrls, which an AuthnRequest’s AssertionConsumerServiceIndex names. Empty for an application made from fields: an index is then the position in acsUrls (0 the first). */
+      acsIndexes: {
+        index: number
+        url: string
+      }[]
     }
     /** @description An application of the tenant (never its secret). */
     Application: {

@@ -183,6 +183,13 @@ const SamlRecordComponent = Type.Object(
     attributes: Type.Array(Type.Object({ name: Type.String(), from: SamlAttributeSource })),
     spCertificates: Type.Array(Type.String()),
     signResponse: Type.Boolean(),
+    acsIndexes: Type.Array(
+      Type.Object({ index: Type.Integer({ minimum: 0, maximum: 65535 }), url: Type.String() }),
+      {
+        description:
+          'Read only, from spMetadataXml: the index the SP’s metadata gives each of acsUrls, which an AuthnRequest’s AssertionConsumerServiceIndex names. Empty for an application made from fields: an index is then the position in acsUrls (0 the first).',
+      },
+    ),
   },
   { $id: 'SamlServiceProvider', description: 'The service provider of a saml application.' },
 )

@@ -13,7 +13,7 @@ import { readPage } from '../../lib/paging.ts'
 import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
 import { deleteClientModels } from '../oidc/grants.ts'
-import { resolveSamlSettings } from '../samlidp/settings.ts'
+import { presentSamlSettings, resolveSamlSettings } from '../samlidp/settings.ts'
 import {
   CLIENT_AUTH_INPUT_KEYS,
   type ClientAuthColumns,
@@ -51,7 +51,7 @@ export function presentApplication(row: store.Application): ApplicationRecord {
     allowedScopes: row.allowedScopes,
     dynamic: row.dynamic,
     ...presentClientAuth(row),
-    saml: row.type === 'saml' ? row.saml : null,
+    saml: row.type === 'saml' && row.saml ? presentSamlSettings(row.saml) : null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   }

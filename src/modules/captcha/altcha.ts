@@ -4,14 +4,14 @@
 // entry (HKDF, so the field key itself signs nothing and one tenant's challenge is no
 // answer for another's); it is deterministic (the counter the solver must find is chosen
 // here and the derived key signed, so a check costs one HMAC, not a key derivation), good
-// for five minutes and for one answer (spent.ts).
+// for five minutes and for one answer (lib/spent-once.ts).
 import { hkdfSync } from 'node:crypto'
 import { createChallenge, randomInt, verifySolution } from 'altcha-lib'
 import { deriveKey } from 'altcha-lib/algorithms/pbkdf2'
 import type { Challenge, Payload } from 'altcha-lib/types'
 import type { Config } from '../../config.ts'
 import type { Clock } from '../../lib/clock.ts'
-import type { SpentAnswers } from './spent.ts'
+import type { SpentOnce } from '../../lib/spent-once.ts'
 
 /** A challenge is answered within five minutes or not at all. */
 export const CHALLENGE_TTL_SECONDS = 5 * 60
@@ -73,7 +73,7 @@ function parsePayload(token: string): Payload | undefined {
  * right, so a wrong one cannot spend another's.
  */
 export async function verifyAltcha(
-  deps: { config: Pick<Config, 'encryptionKeys'>; clock: Clock; spentCaptchas: SpentAnswers },
+  deps: { config: Pick<Config, 'encryptionKeys'>; clock: Clock; spentCaptchas: SpentOnce },
   tenantId: string,
   token: string,
 ): Promise<boolean> {

@@ -7,17 +7,17 @@ import type { Config } from '../../config.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
 import { fail } from '../../lib/errors.ts'
+import type { SpentOnce } from '../../lib/spent-once.ts'
 import { verifyAltcha } from './altcha.ts'
 import type { CaptchaAction } from './schemas.ts'
 import { type CaptchaColumns, captchaFor, openSecret } from './settings.ts'
 import { type VerifyLog, verifyAtProvider } from './siteverify.ts'
-import type { SpentAnswers } from './spent.ts'
 
 export interface CaptchaDeps {
   config: Pick<Config, 'encryptionKeys' | 'captchaVerifyUrls' | 'webhookAllowPrivate'>
   clock: Clock
   cipher: FieldCipher
-  spentCaptchas: SpentAnswers
+  spentCaptchas: SpentOnce
 }
 
 export async function checkCaptcha(

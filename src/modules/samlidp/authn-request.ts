@@ -16,6 +16,10 @@ export const SAML_IDP_REFUSALS = [
   'saml_request_unsigned',
   'saml_bad_signature',
   'saml_binding_unsupported',
+  'saml_wrong_destination',
+  'saml_request_expired',
+  'saml_request_not_yet_valid',
+  'saml_request_replayed',
 ] as const
 export type SamlIdpRefusal = (typeof SAML_IDP_REFUSALS)[number]
 
@@ -34,6 +38,10 @@ const refuse = (reason: SamlIdpRefusal, detail?: string): never => {
 export interface AuthnRequest {
   id: string
   issuer: string
+  /** IssueInstant (SAML Core §3.2.1, required). */
+  issueInstant: Date
+  /** Destination (SAML Core §3.2.1), if the request names one. */
+  destination?: string
   /** AssertionConsumerServiceURL, if the request names one. */
   acsUrl?: string
   /** AssertionConsumerServiceIndex, if the request names one instead. */
@@ -46,6 +54,9 @@ export interface AuthnRequest {
 
 /** SAML Core §1.3.4: an xs:ID is an NCName; bounded, since it comes back in the response. */
 const XS_ID = /^[A-Za-z_][A-Za-z0-9_.-]{0,255}$/
+
+/** SAML Core §1.3.3: an xs:dateTime in UTC (`Z`); any fraction of a second. */
+const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 
 /** The request of either binding; `deflated` for HTTP-Redirect. */
 export function readAuthnRequest(encoded: string, deflated: boolean): AuthnRequest {
@@ -66,6 +77,9 @@ export function readAuthnRequest(encoded: string, deflated: boolean): AuthnReque
   const id = root.getAttribute('ID') ?? ''
   if (!XS_ID.test(id)) refuse('saml_malformed', 'no valid ID')
   if (root.getAttribute('Version') !== '2.0') refuse('saml_malformed', 'not SAML 2.0')
+  const instant = root.getAttribute('IssueInstant') ?? ''
+  const issueInstant = new Date(UTC_INSTANT.test(instant) ? instant : Number.NaN)
+  if (Number.isNaN(issueInstant.getTime())) refuse('saml_malformed', 'no valid IssueInstant')
   const issuers = childElements(root, SAML, 'Issuer')
   const issuer = issuers[0]?.textContent?.trim() ?? ''
   if (issuers.length !== 1 || !issuer) refuse('saml_malformed', 'no Issuer')
@@ -73,11 +87,12 @@ export function readAuthnRequest(encoded: string, deflated: boolean): AuthnReque
   if (binding && binding !== 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST') {
     refuse('saml_binding_unsupported', 'responses are sent by HTTP-POST only')
   }
+  const destination = root.getAttribute('Destination') || undefined
   const acsUrl = root.getAttribute('AssertionConsumerServiceURL') || undefined
   const index = root.getAttribute('AssertionConsumerServiceIndex')
-  const acsIndex = index !== null && /^\d{1,4}$/.test(index) ? Number(index) : undefined
+  const acsIndex = index !== null && /^\d{1,5}$/.test(index) ? Number(index) : undefined
   const forceAuthn = ['true', '1'].includes(root.getAttribute('ForceAuthn') ?? '')
-  return { id, issuer, acsUrl, acsIndex, forceAuthn, document, xml }
+  return { id, issuer, issueInstant, destination, acsUrl, acsIndex, forceAuthn, document, xml }
 }
 
 /** XMLDSig algorithms accepted (never SHA-1), and Node's digest for each. */

@@ -72,7 +72,7 @@ export async function samlIdpRoutes(app: FastifyInstance, { deps }: { deps: Deps
     }
     let checked: Awaited<ReturnType<typeof checkAuthnRequest>>
     try {
-      checked = await checkAuthnRequest(deps, request.tenant.id, input)
+      checked = await checkAuthnRequest(deps, request.tenant, input)
     } catch (error) {
       if (!(error instanceof SamlIdpError)) throw error
       request.log.warn({ err: error }, 'SAML AuthnRequest refused')

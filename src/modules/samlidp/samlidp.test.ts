@@ -2,10 +2,13 @@
 // SP metadata, every bad input 400 with nothing changed, a taken entity id 409), the IdP
 // metadata, SP-initiated sign-ins by both bindings (the response checked by the service's
 // own SAML SP validation: signature, Audience, Recipient, Destination, InResponseTo, five
-// minutes), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
-// never a post), an unsigned or badly signed request when the SP has certificates, another
-// tenant's application, a suspended user. The browser round trip with a real SP is
-// test/web/saml-idp-browser.test.ts.
+// minutes), the ACS an AssertionConsumerServiceIndex names (the index in the SP's
+// metadata), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
+// never a post), an unsigned or badly signed request when the SP has certificates, a
+// Destination that is not this IdP, an IssueInstant outside five minutes either side, a
+// request ID used before (a replay, a burst of one), another tenant's application, a
+// suspended user. The browser round trips with real SPs are test/web/saml-idp-browser.test.ts
+// (SimpleSAMLphp) and test/web/saml-idp-mellon-browser.test.ts (mod_auth_mellon).
 import assert from 'node:assert/strict'
 import { createSign, X509Certificate } from 'node:crypto'
 import { before, describe, test } from 'node:test'
@@ -71,15 +74,27 @@ const publicUrl = () => server.deps.config.publicUrl
 const idpEntityId = (slug = t.slug) => `${publicUrl()}/saml/${slug}/metadata`
 
 let counter = 0
+/**
+ * An AuthnRequest of `issuer`, issued now by the service's clock and addressed to this
+ * tenant's SSO URL; `attrs` adds or replaces attributes (null leaves one out).
+ */
 function authnRequest(
   issuer: string,
-  attrs: Record<string, string> = {},
+  attrs: Record<string, string | null> = {},
 ): { id: string; xml: string } {
-  const id = `_req${Date.now()}${counter++}`
-  const extra = Object.entries(attrs)
+  const id = attrs.ID ?? `_req${Date.now()}${counter++}`
+  const all: Record<string, string | null> = {
+    ID: id,
+    Version: '2.0',
+    IssueInstant: server.clock.now().toISOString(),
+    Destination: `${publicUrl()}/saml/${t.slug}/sso`,
+    ...attrs,
+  }
+  const list = Object.entries(all)
+    .filter(([, v]) => v !== null)
     .map(([k, v]) => ` ${k}="${v}"`)
     .join('')
-  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${id}" Version="2.0" IssueInstant="${new Date().toISOString()}" Destination="${publicUrl()}/saml/${t.slug}/sso"${extra}><saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
+  const xml = `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"${list}><saml:Issuer>${issuer}</saml:Issuer></samlp:AuthnRequest>`
   return { id, xml }
 }
 
@@ -175,6 +190,7 @@ describe('saml applications on the applications API', () => {
       attributes: [],
       spCertificates: [],
       signResponse: false,
+      acsIndexes: [],
     })
     assert.equal(res.body.application.type, 'saml')
     // The OpenID provider does not know it: its client id is no client.
@@ -202,6 +218,7 @@ describe('saml applications on the applications API', () => {
     assert.equal(saml.entityId, 'https://meta.example.test/sp')
     assert.deepEqual(saml.acsUrls, ['https://meta.example.test/acs'])
     assert.equal(saml.nameIdFormat, 'persistent')
+    assert.deepEqual(saml.acsIndexes, [{ index: 1, url: 'https://meta.example.test/acs' }])
     assert.equal(
       new X509Certificate(saml.spCertificates[0]).fingerprint256,
       new X509Certificate(spKey.certificate).fingerprint256,
@@ -437,6 +454,60 @@ describe('the IdP', () => {
     assert.equal(decoded.match(/<ds:Signature[ >]/g)?.length, 2, 'response and assertion signed')
   })
 
+  test('AssertionConsumerServiceIndex is the index in the SP’s metadata, not a position in acsUrls', async () => {
+    const acs = (n: number, binding = 'HTTP-POST', extra = '') =>
+      `<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:${binding}" Location="https://indexed.example.test/acs${n}" index="${n}"${extra}/>`
+    const xml = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://indexed.example.test/sp"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">${acs(0, 'HTTP-Artifact')}${acs(1, 'HTTP-POST', ' isDefault="true"')}${acs(2, 'HTTP-Artifact')}${acs(3)}${acs(5)}<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="https://indexed.example.test/art5" index="5"/></md:SPSSODescriptor></md:EntityDescriptor>`
+    const made = await createApp({ name: 'Indexed', type: 'saml', spMetadataXml: xml })
+    assert.equal(made.status, 200, JSON.stringify(made.body))
+    const { id: appId, saml } = made.body.application
+    const url = (n: number) => `https://indexed.example.test/acs${n}`
+    assert.deepEqual(saml.acsUrls, [url(1), url(3), url(5)], 'the default first')
+    // Index 5 is an HTTP-POST and an HTTP-Artifact endpoint's at once: it names neither.
+    assert.deepEqual(saml.acsIndexes, [
+      { index: 1, url: url(1) },
+      { index: 3, url: url(3) },
+    ])
+    const { browser } = await signedInBrowser()
+    const sent = async (index: string) => {
+      const { xml } = authnRequest('https://indexed.example.test/sp', {
+        AssertionConsumerServiceIndex: index,
+      })
+      return browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    }
+    for (const n of [3, 1]) {
+      const page = await sent(String(n))
+      assert.equal(page.status, 200, page.html)
+      assert.equal(postedForm(page.html).action, url(n), `index ${n}`)
+    }
+    // Another binding's index, a position in acsUrls that is no index, a shared index.
+    for (const index of ['0', '2', '5', '4']) {
+      const page = await sent(index)
+      assert.equal(page.status, 403, `index ${index}`)
+      assert.match(page.html, /Error code: saml_acs_unregistered/)
+      assert.doesNotMatch(page.html, /SAMLResponse/)
+    }
+    // An ACS the admin takes off the list takes its index with it.
+    const patched = await server.request(
+      'PATCH',
+      `/v1/${t.slug}/applications/${appId}`,
+      { acsUrls: [url(1), url(5)] },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(patched.status, 200, JSON.stringify(patched.body))
+    assert.deepEqual(patched.body.application.saml.acsIndexes, [{ index: 1, url: url(1) }])
+    assert.equal((await sent('3')).status, 403)
+    assert.equal(postedForm((await sent('1')).html).action, url(1))
+  })
+
+  test('an application made from fields takes AssertionConsumerServiceIndex as the position in acsUrls', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SP, { AssertionConsumerServiceIndex: '1' })
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.equal(postedForm(page.html).action, 'https://wiki.example.test/saml/acs2')
+  })
+
   test('IdP-initiated: the first ACS, no InResponseTo', async () => {
     const { browser } = await signedInBrowser()
     const page = await browser.get(`/v1/${t.slug}/saml-apps/${app.id}/start?RelayState=home`)
@@ -472,6 +543,163 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
     await refused(`/saml/${t.slug}/sso?${redirectQuery(xml)}`, 403, 'saml_acs_unregistered')
     const byIndex = authnRequest(SP, { AssertionConsumerServiceIndex: '7' })
     await refused(`/saml/${t.slug}/sso?${redirectQuery(byIndex.xml)}`, 403, 'saml_acs_unregistered')
+  })
+
+  test('a Destination other than this IdP’s SSO URL is discarded (SAML Core §3.2.1), by either binding, signed or not', async () => {
+    const elsewhere = authnRequest(SP, { Destination: 'https://idp.elsewhere.example/sso' })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(elsewhere.xml)}`,
+      403,
+      'saml_wrong_destination',
+    )
+    // Another tenant's SSO URL: a request made for that tenant's IdP, sent to this one.
+    const theirs = authnRequest(SP, { Destination: `${publicUrl()}/saml/${other.slug}/sso` })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(theirs.xml)}`, 403, 'saml_wrong_destination')
+    // The URL with something more (a query) is another URL.
+    const query = authnRequest(SP, { Destination: `${publicUrl()}/saml/${t.slug}/sso?x=1` })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(query.xml)}`, 403, 'saml_wrong_destination')
+    // Signed by the SP, so the signature holds and the Destination is what refuses it.
+    const signed = authnRequest(SIGNED_SP, { Destination: 'https://idp.elsewhere.example/sso' })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(signed.xml, 'r', spKey.privateKey)}`,
+      403,
+      'saml_wrong_destination',
+    )
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_wrong_destination', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(signed.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+  })
+
+  test('a request without a Destination is taken (SAML Core §3.2.1: it is optional)', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SP, { Destination: null })
+    assert.doesNotMatch(xml, /Destination/)
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.ok(postedForm(page.html).samlResponse)
+  })
+
+  test('an IssueInstant more than five minutes old is refused: saml_request_expired', async () => {
+    const issued = (ms: number) => new Date(server.clock.now().getTime() + ms).toISOString()
+    const old = authnRequest(SP, { IssueInstant: issued(-5 * 60_000 - 1000) })
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(old.xml)}`, 403, 'saml_request_expired')
+    const signed = authnRequest(SIGNED_SP, { IssueInstant: issued(-60 * 60_000) })
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_request_expired', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(signed.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+    // By the service's clock: a request fresh when made is refused once it moved on.
+    const fresh = authnRequest(SP)
+    server.clock.advance(5 * 60 + 1)
+    try {
+      await refused(`/saml/${t.slug}/sso?${redirectQuery(fresh.xml)}`, 403, 'saml_request_expired')
+    } finally {
+      server.clock.advance(-(5 * 60 + 1))
+    }
+  })
+
+  test('an IssueInstant more than five minutes ahead is refused: saml_request_not_yet_valid', async () => {
+    const issued = (ms: number) => new Date(server.clock.now().getTime() + ms).toISOString()
+    const ahead = authnRequest(SP, { IssueInstant: issued(5 * 60_000 + 1000) })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(ahead.xml)}`,
+      403,
+      'saml_request_not_yet_valid',
+    )
+    const signed = authnRequest(SIGNED_SP, { IssueInstant: issued(24 * 60 * 60_000) })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(signed.xml, undefined, spKey.privateKey)}`,
+      403,
+      'saml_request_not_yet_valid',
+    )
+  })
+
+  test('an IssueInstant within five minutes either side is taken (an SP clock a little off)', async () => {
+    const { browser } = await signedInBrowser()
+    for (const ms of [-4 * 60_000, 4 * 60_000]) {
+      const issueInstant = new Date(server.clock.now().getTime() + ms).toISOString()
+      const { xml } = authnRequest(SP, { IssueInstant: issueInstant })
+      const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+      assert.equal(page.status, 200, page.html)
+      assert.ok(postedForm(page.html).samlResponse)
+    }
+  })
+
+  test('a request ID is taken once per application: a replay, by either binding, is saml_request_replayed', async () => {
+    const { browser } = await signedInBrowser()
+    // A signed request, copied (from a log, a proxy, the browser's history) and sent again.
+    const { id, xml } = authnRequest(SIGNED_SP)
+    const path = `/saml/${t.slug}/sso?${redirectQuery(xml, 'r', spKey.privateKey)}`
+    assert.equal((await browser.once('GET', path)).status, 303)
+    await refused(path, 403, 'saml_request_replayed')
+    const again = await unchanged(server, t.tenantId, () => browser.once('GET', path))
+    assert.equal(again.status, 403, 'the browser that sent it first is refused too')
+    // The same ID in a request posted and signed anew is still that request.
+    const posted = authnRequest(SIGNED_SP, { ID: id })
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_request_replayed', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(posted.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+    // Unsigned, by POST first and then by Redirect.
+    const plain = authnRequest(SP)
+    const body = { SAMLRequest: Buffer.from(plain.xml).toString('base64') }
+    assert.equal((await browser.once('POST', `/saml/${t.slug}/sso`, body)).status, 303)
+    await refused(`/saml/${t.slug}/sso?${redirectQuery(plain.xml)}`, 403, 'saml_request_replayed')
+  })
+
+  test('a request ID spent by one application is another application’s to use', async () => {
+    const second = await createApp({
+      name: 'Second',
+      type: 'saml',
+      entityId: 'https://second.example.test/sp',
+      acsUrls: ['https://second.example.test/acs'],
+    })
+    assert.equal(second.status, 200, JSON.stringify(second.body))
+    const { browser } = await signedInBrowser()
+    const { id, xml } = authnRequest(SP)
+    assert.equal((await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)).status, 200)
+    const theirs = authnRequest('https://second.example.test/sp', { ID: id })
+    const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(theirs.xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.equal(postedForm(page.html).action, 'https://second.example.test/acs')
+  })
+
+  test('a refused request spends nothing: its ID is still the genuine request’s', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SIGNED_SP)
+    const forged = redirectQuery(xml, undefined, idpKey('Someone else').privateKey)
+    await refused(`/saml/${t.slug}/sso?${forged}`, 403, 'saml_bad_signature')
+    const unsigned = redirectQuery(xml)
+    await refused(`/saml/${t.slug}/sso?${unsigned}`, 403, 'saml_request_unsigned')
+    const genuine = await browser.get(
+      `/saml/${t.slug}/sso?${redirectQuery(xml, undefined, spKey.privateKey)}`,
+    )
+    assert.equal(genuine.status, 200, genuine.html)
+    assert.ok(postedForm(genuine.html).samlResponse)
+  })
+
+  test('saml replay race: of a burst of one request, exactly one is taken', async () => {
+    const { browser } = await signedInBrowser()
+    const { xml } = authnRequest(SIGNED_SP)
+    const path = `/saml/${t.slug}/sso?${redirectQuery(xml, undefined, spKey.privateKey)}`
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => browser.once('GET', path).then((r) => r.status)),
+    )
+    assert.deepEqual(
+      answers.sort(),
+      [303, 403, 403, 403, 403, 403, 403, 403],
+      'one sign-in begun, seven refused',
+    )
   })
 
   test('an unsigned request when the SP has certificates, by either binding', async () => {
@@ -535,6 +763,11 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
       400,
       'saml_malformed',
     )
+    // IssueInstant is required (SAML Core §3.2.1), a UTC xs:dateTime.
+    for (const IssueInstant of [null, 'yesterday', '2026-01-01T10:00:00+02:00', '']) {
+      const bad = authnRequest(SP, { IssueInstant })
+      await refused(`/saml/${t.slug}/sso?${redirectQuery(bad.xml)}`, 400, 'saml_malformed')
+    }
   })
 
   test('a suspended user gets no response: the page sends the browser to sign in', async () => {

@@ -1,8 +1,9 @@
 // The rules of the SAML IdP (CONTRACT §22): which application an AuthnRequest is for (its
 // Issuer, a saml application of this tenant), which ACS the response goes to (a registered
 // one: the request's, by URL or index, else the first), whether the request must be signed
-// (the SP has certificates), and the response for a signed-in user: the NameID of the
-// application's format, the attributes it asks for, signed with the tenant's key.
+// (the SP has certificates), that it was addressed to this IdP, and the response for a
+// signed-in user: the NameID of the application's format, the attributes it asks for,
+// signed with the tenant's key.
 
 import { createHash } from 'node:crypto'
 import type { SamlSettings } from '../../db/schema.ts'
@@ -48,6 +49,15 @@ export async function samlAppById(deps: Pick<Deps, 'db'>, tenantId: string, id: 
  */
 export const MAX_RELAY_STATE = 512
 
+/**
+ * An AuthnRequest is taken within five minutes either side of its IssueInstant by the
+ * service's clock (SAML Core §3.2.1 leaves the window to the IdP): long enough for a clock
+ * a little off and a slow redirect, short enough that a request someone kept (a link in a
+ * log, a browser's history) is no way in later. The response's own validity is five
+ * minutes too (response.ts).
+ */
+export const REQUEST_WINDOW_MS = 5 * 60 * 1000
+
 export interface CheckedRequest {
   app: SamlApp
   request: AuthnRequest
@@ -55,18 +65,19 @@ export interface CheckedRequest {
 }
 
 /**
- * An AuthnRequest of either binding, checked: its SP, its ACS and (when the SP has
- * certificates) its signature. `rawQuery` is the HTTP-Redirect query string as sent.
+ * An AuthnRequest of either binding, checked: its SP, its ACS, (when the SP has
+ * certificates) its signature, its Destination and its IssueInstant, then its ID spent.
+ * `rawQuery` is the HTTP-Redirect query string as sent.
  */
 export async function checkAuthnRequest(
-  deps: Pick<Deps, 'db'>,
-  tenantId: string,
+  deps: Pick<Deps, 'db' | 'config' | 'clock' | 'spentSamlRequests'>,
+  tenant: { id: string; slug: string },
   input:
     | { binding: 'redirect'; samlRequest: string; rawQuery: string }
     | { binding: 'post'; samlRequest: string },
 ): Promise<CheckedRequest> {
   const request = readAuthnRequest(input.samlRequest, input.binding === 'redirect')
-  const app = asSamlApp(await findSamlApplicationByEntityId(deps.db, tenantId, request.issuer))
+  const app = asSamlApp(await findSamlApplicationByEntityId(deps.db, tenant.id, request.issuer))
   if (!app) throw new SamlIdpError('saml_unknown_sp', request.issuer)
   const { acsUrls, spCertificates } = app.settings
   // CONTRACT §22: the ACS must be registered; an unregistered one gets an error page, never
@@ -76,14 +87,47 @@ export async function checkAuthnRequest(
     if (!acsUrls.includes(request.acsUrl)) throw new SamlIdpError('saml_acs_unregistered')
     acsUrl = request.acsUrl
   } else if (request.acsIndex !== undefined) {
-    const byIndex = acsUrls[request.acsIndex]
-    if (!byIndex) throw new SamlIdpError('saml_acs_unregistered')
+    // SAML Core §3.4.1: the index of one of the SP's AssertionConsumerService endpoints in
+    // its metadata. An application made from metadata knows them (another binding's index
+    // is none of them); one made from fields has none, and its index is the position in
+    // acsUrls.
+    const indexes = app.settings.acsIndexes ?? []
+    const byIndex =
+      indexes.length > 0
+        ? indexes.find((entry) => entry.index === request.acsIndex)?.url
+        : acsUrls[request.acsIndex]
+    if (!byIndex || !acsUrls.includes(byIndex)) throw new SamlIdpError('saml_acs_unregistered')
     acsUrl = byIndex
   }
   if (spCertificates.length > 0) {
     if (input.binding === 'redirect') verifyRedirect(input.rawQuery, spCertificates)
     else verifyPosted(request, spCertificates)
   }
+  // SAML Core §3.2.1: a Destination that is not where the request arrived means the request
+  // was made for another IdP (or another tenant's, whose SSO URL differs by the slug), and
+  // is discarded. The SSO URL is one for both bindings (metadata.ts), from PUBLIC_URL, never
+  // from the request's Host.
+  if (
+    request.destination !== undefined &&
+    request.destination !== idpEndpoints(deps.config.publicUrl, tenant.slug).ssoUrl
+  ) {
+    throw new SamlIdpError('saml_wrong_destination', request.destination)
+  }
+  const now = deps.clock.now().getTime()
+  const issued = request.issueInstant.getTime()
+  if (now - issued > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_expired')
+  if (issued - now > REQUEST_WINDOW_MS) throw new SamlIdpError('saml_request_not_yet_valid')
+  // An ID is taken once per application (SAML Core §1.3.4: the sender makes it unique): a
+  // request copied from a log, a proxy or a browser's history starts no second sign-in. It
+  // is spent last, by a request that passed every other check (a forged one spends
+  // nothing), and remembered until its window closes, after which IssueInstant refuses it
+  // anyway: in Redis for every instance, else in this process (lib/spent-once.ts).
+  const fresh = await deps.spentSamlRequests.spend(
+    `${tenant.id}:${app.id}:${request.id}`,
+    now,
+    issued + REQUEST_WINDOW_MS,
+  )
+  if (!fresh) throw new SamlIdpError('saml_request_replayed')
   return { app, request, acsUrl }
 }
 

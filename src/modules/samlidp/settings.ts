@@ -19,6 +19,12 @@ export interface SamlInput {
 
 type Issue = { path: string; message: string }
 
+/** The settings as a response shows them (a row written before acsIndexes has none). */
+export const presentSamlSettings = (settings: SamlSettings): Required<SamlSettings> => ({
+  ...settings,
+  acsIndexes: settings.acsIndexes ?? [],
+})
+
 /** Why `raw` cannot be an ACS URL: https, or http on loopback (development). */
 export function acsUrlProblem(raw: string): string | undefined {
   let url: URL
@@ -61,6 +67,7 @@ export function resolveSamlSettings(input: SamlInput, current?: SamlSettings): S
   }
   const entityId = input.entityId ?? fromMetadata?.entityId ?? current?.entityId
   const acsUrls = input.acsUrls ?? fromMetadata?.acsUrls ?? current?.acsUrls
+  const indexed = fromMetadata?.acsIndexes ?? current?.acsIndexes ?? []
   const certificates =
     input.spCertificates ?? fromMetadata?.spCertificates ?? current?.spCertificates ?? []
   if (!entityId && issues.length === 0) {
@@ -89,9 +96,13 @@ export function resolveSamlSettings(input: SamlInput, current?: SamlSettings): S
     names.add(attribute.name)
   })
   if (issues.length > 0) throw new AppError('validation', { details: { issues } })
+  const urls = [...new Set(acsUrls as string[])]
   return {
     entityId: entityId as string,
-    acsUrls: [...new Set(acsUrls as string[])],
+    acsUrls: urls,
+    // The metadata's indexes of the URLs still registered (an ACS the admin removed takes
+    // its index with it; one the admin added has none).
+    acsIndexes: indexed.filter((entry) => urls.includes(entry.url)),
     nameIdFormat:
       input.nameIdFormat ?? fromMetadata?.nameIdFormat ?? current?.nameIdFormat ?? 'emailAddress',
     attributes,
