@@ -9,6 +9,9 @@
 //   audit      1,000,000 → 20,000,000 events      audit list: first page, filters, deep pages
 //   revoked    0 → 1,000,000 revoked in 15 min    the revocation cache: entries, RSS, poll time,
 //                                                 startup, and GET /me while it holds them
+//   organizations 100 → 10,000 organizations, ten  GET me/organizations of a member of ten, an
+//              members each (100,000 memberships   organization token by auth/refresh
+//              at the largest) in one tenant       {organizationId} (CONTRACT §18), a plain refresh
 //
 // The data is seeded in bulk (INSERT … SELECT generate_series, never the API) into a
 // database of its own, SCALE_DATABASE_URL, by default
@@ -43,14 +46,22 @@ import { hashPassword } from '../src/lib/passwords.ts'
 import { RevocationCache } from '../src/modules/sessions/revocations.ts'
 import { START_ARGS } from '../test/start-args.ts'
 
-type Dimension = 'tenants' | 'users' | 'sessions' | 'audit' | 'revoked'
-const DIMENSIONS: Dimension[] = ['tenants', 'users', 'sessions', 'audit', 'revoked']
+type Dimension = 'tenants' | 'users' | 'sessions' | 'audit' | 'revoked' | 'organizations'
+const DIMENSIONS: Dimension[] = [
+  'tenants',
+  'users',
+  'sessions',
+  'audit',
+  'revoked',
+  'organizations',
+]
 const FULL_SIZES: Record<Dimension, number[]> = {
   tenants: [10, 100, 1_000, 10_000, 100_000],
   users: [1_000, 10_000, 100_000, 1_000_000],
   sessions: [10_000, 100_000, 1_000_000, 5_000_000],
   audit: [1_000_000, 10_000_000, 20_000_000],
   revoked: [0, 1_000, 10_000, 100_000, 1_000_000],
+  organizations: [100, 1_000, 10_000],
 }
 
 const MODE = process.env.SCALE === 'small' ? 'small' : 'full'
@@ -351,6 +362,54 @@ const seeders: Record<Dimension, (size: number) => Promise<void>> = {
     )
     await sql('VACUUM ANALYZE sessions')
   },
+
+  organizations: seedOrganizations,
+}
+
+async function seedOrganizations(size: number) {
+  // One tenant with 10,000 people and one organization role; organization i (id
+  // md5('scale-o' || i)) has ten members, each holding that role, so a person belongs to
+  // size × 10 / 10,000 organizations (ten at 10,000).
+  const tenantId = await ensureTenant('scale-orgs')
+  await seedPlainUsers(tenantId, KIND.orgUser, ORG_USERS)
+  await sql(
+    `INSERT INTO roles (tenant_id, id, name, name_normalized, kind, resource_scopes, created_at, updated_at)
+     VALUES ($1, md5('scale-org-role')::uuid, 'editor', 'editor', 'organization',
+       '[{"resource": "https://api.scale.test", "scopes": ["docs:write"]}]', now(), now())
+     ON CONFLICT DO NOTHING`,
+    [tenantId],
+  )
+  const have = await count('SELECT count(*) FROM organizations WHERE tenant_id = $1', [tenantId])
+  await chunks(
+    have,
+    size,
+    5_000,
+    (from, to) =>
+      transaction(async (query) => {
+        await query(
+          `INSERT INTO organizations (tenant_id, id, name, created_at, updated_at)
+           SELECT $1, md5('scale-o' || i)::uuid, 'Organization ' || i, now(), now()
+           FROM generate_series($2::int, $3::int) i`,
+          [tenantId, from, to],
+        )
+        const members = `SELECT i, ${plainUserSql(KIND.orgUser, `((i * ${ORG_MEMBERS} + j) % ${ORG_USERS})`)} AS u
+           FROM generate_series($2::int, $3::int) i, generate_series(0, ${ORG_MEMBERS - 1}) j`
+        await query(
+          `INSERT INTO organization_members (tenant_id, organization_id, user_id, created_at)
+           SELECT $1, md5('scale-o' || i)::uuid, u, now() FROM (${members}) m`,
+          [tenantId, from, to],
+        )
+        await query(
+          `INSERT INTO organization_member_roles (tenant_id, organization_id, user_id, role_id)
+           SELECT $1, md5('scale-o' || i)::uuid, u, md5('scale-org-role')::uuid FROM (${members}) m`,
+          [tenantId, from, to],
+        )
+      }),
+    ['organizations', 'organization_members', 'organization_member_roles'],
+  )
+  await sql('VACUUM ANALYZE organizations')
+  await sql('VACUUM ANALYZE organization_members')
+  await sql('VACUUM ANALYZE organization_member_roles')
 }
 
 async function seedPlainUsers(tenantId: string, kind: number, n: number) {
@@ -368,7 +427,26 @@ async function seedPlainUsers(tenantId: string, kind: number, n: number) {
 // Seeded times and ids are integer arithmetic, which PostgreSQL does fast in bulk: a time
 // is milliseconds since the epoch, an id is shaped as a uuidv7 (its time, then the kind
 // of row and its number), or for users that no list orders, a kind and a number.
-const KIND = { user: 1, session: 2, event: 3, sessionUser: 4, revokedUser: 5, eventUser: 6 }
+const KIND = {
+  user: 1,
+  session: 2,
+  event: 3,
+  sessionUser: 4,
+  revokedUser: 5,
+  eventUser: 6,
+  orgUser: 7,
+  orgProbe: 8,
+}
+/** The organizations dimension's people: member j of organization i is user (10 i + j) % 10,000. */
+const ORG_USERS = 10_000
+const ORG_MEMBERS = 10
+/**
+ * Its measured people: probe p is a member of exactly ten organizations at every size,
+ * organization 1 + ((10 p + q) × 7919 mod size) for q < 10 (distinct: 7919 is a prime
+ * other than 2 and 5), so the cost read is that of ten memberships among many more.
+ */
+const ORG_PROBES = 100
+const probeOrg = (size: number, p: number, q: number) => 1 + (((p * ORG_MEMBERS + q) * 7919) % size)
 const NOV_2026 = 1_793_491_200_000
 const JAN_2020 = 1_577_836_800_000
 /** User i of the users dimension joined i minutes after 2020-01-01. */
@@ -410,6 +488,107 @@ function uuidOf(h: string): string {
 // Measuring. The service starts fresh at each size (empty caches, first revocation poll).
 
 const measurers: Record<Dimension, (size: number) => Promise<Row[]>> = {
+  async organizations(size) {
+    const tenantId = await ensureTenant('scale-orgs')
+    await seedPlainUsers(tenantId, KIND.orgProbe, ORG_PROBES)
+    const probe = (p: string) => plainUserSql(KIND.orgProbe, p)
+    const probeOrgSql = `1 + (((p * ${ORG_MEMBERS} + q) * 7919) % ${size})`
+    // Session k belongs to probe k mod 100 and is refreshed into that probe's organization
+    // q = (k / 100) mod 10; its refresh token is derived from k, spent once.
+    const sessionsWanted = 2 * (N + 40)
+    await transaction(async (query) => {
+      // The probes' memberships of this size (no foreign-key trigger while seeding).
+      for (const table of ['organization_member_roles', 'organization_members']) {
+        await query(
+          `DELETE FROM ${table} WHERE tenant_id = $1 AND user_id IN (
+             SELECT ${probe('p')} FROM generate_series(0, ${ORG_PROBES - 1}) p)`,
+          [tenantId],
+        )
+      }
+      const memberships = `SELECT md5('scale-o' || (${probeOrgSql}))::uuid AS o, ${probe('p')} AS u
+        FROM generate_series(0, ${ORG_PROBES - 1}) p, generate_series(0, ${ORG_MEMBERS - 1}) q`
+      await query(
+        `INSERT INTO organization_members (tenant_id, organization_id, user_id, created_at)
+         SELECT $1, o, u, now() FROM (${memberships}) m`,
+        [tenantId],
+      )
+      await query(
+        `INSERT INTO organization_member_roles (tenant_id, organization_id, user_id, role_id)
+         SELECT $1, o, u, md5('scale-org-role')::uuid FROM (${memberships}) m`,
+        [tenantId],
+      )
+      // The last size's sessions and their tokens (no cascade while seeding).
+      await query('DELETE FROM refresh_tokens WHERE tenant_id = $1', [tenantId])
+      await query('DELETE FROM sessions WHERE tenant_id = $1', [tenantId])
+      const owner = probe(`(k % ${ORG_PROBES})`)
+      await query(
+        `INSERT INTO sessions (tenant_id, id, user_id, created_at, expires_at)
+         SELECT $1, md5('scale-os' || k)::uuid, ${owner}, now(), timestamptz '2030-01-01'
+         FROM generate_series(0, $2::int - 1) k`,
+        [tenantId, sessionsWanted],
+      )
+      await query(
+        `INSERT INTO refresh_tokens (tenant_id, token_hash, session_id, user_id, created_at, expires_at)
+         SELECT $1, scale_refresh_hash('scale-ort-' || k), md5('scale-os' || k)::uuid, ${owner},
+           now(), timestamptz '2030-01-01'
+         FROM generate_series(0, $2::int - 1) k`,
+        [tenantId, sessionsWanted],
+      )
+    })
+    const org = (k: number) =>
+      probeOrg(size, k % ORG_PROBES, Math.floor(k / ORG_PROBES) % ORG_MEMBERS)
+    const service = await startService()
+    const rows: Row[] = []
+    try {
+      const tokens = Array.from({ length: ORG_PROBES }, (_, p) =>
+        accessToken(tenantId, plainUser(KIND.orgProbe, p), 'Member'),
+      )
+      let k = 0
+      const next = () => {
+        if (k >= sessionsWanted) throw new Error('organizations: out of refresh tokens')
+        return k++
+      }
+      const refreshBody = (organization: boolean) => {
+        const at = next()
+        return {
+          refreshToken: orgRefreshToken(at),
+          ...(organization ? { organizationId: md5uuid(`scale-o${org(at)}`) } : {}),
+        }
+      }
+      rows.push(
+        ...(await timedTogether(size, N, [
+          [
+            'GET me/organizations (ten memberships)',
+            (i) => ({ path: '/v1/scale-orgs/me/organizations', token: tokens[i % tokens.length] }),
+          ],
+          [
+            'POST auth/refresh {organizationId}',
+            () => ({
+              method: 'POST',
+              path: '/v1/scale-orgs/auth/refresh',
+              body: refreshBody(true),
+            }),
+          ],
+          [
+            'POST auth/refresh (no organization)',
+            () => ({
+              method: 'POST',
+              path: '/v1/scale-orgs/auth/refresh',
+              body: refreshBody(false),
+            }),
+          ],
+        ])),
+      )
+      rows[0].memberships = await count(
+        'SELECT count(*) FROM organization_members WHERE tenant_id = $1',
+        [tenantId],
+      )
+    } finally {
+      await stopService(service)
+    }
+    return rows
+  },
+
   async tenants(size) {
     const service = await startService()
     const rows: Row[] = []
@@ -963,6 +1142,11 @@ function accessToken(tenantId: string, userId: string, role: string, sid?: strin
 /** The refresh token of seeded session i (its hash is scale_refresh_hash('scale-rt-' || i)). */
 function refreshToken(i: number): string {
   return createHash('sha256').update(`scale-rt-${i}`).digest('base64url')
+}
+
+/** The refresh token of the organizations dimension's session k ('scale-ort-' || k). */
+function orgRefreshToken(k: number): string {
+  return createHash('sha256').update(`scale-ort-${k}`).digest('base64url')
 }
 
 /** `want` random seeded sessions whose refresh token is still live (not spent, not ended). */
