@@ -14,6 +14,7 @@ import { CaptchaUnsupported, signInCaptcha } from './captcha.ts'
 import { Groups } from './Groups.tsx'
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
+import { Organizations } from './Organizations.tsx'
 import { Roles } from './Roles.tsx'
 import { Settings } from './Settings.tsx'
 import { SocialConnections } from './SocialConnections.tsx'
@@ -31,6 +32,7 @@ const AREAS = {
   keys: ['API keys', ApiKeys, ['apikeys:write']],
   roles: ['Roles', Roles, ['roles:write']],
   groups: ['Groups', Groups, ['users:read', 'users:write']],
+  organizations: ['Organizations', Organizations, ['organizations:write']],
   applications: ['Applications', Applications, ['applications:write']],
   resources: ['API resources', ApiResources, ['applications:write']],
   webhooks: ['Webhooks', Webhooks, ['webhooks:write']],

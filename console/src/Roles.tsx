@@ -61,6 +61,7 @@ const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
 
 const summary = (role: Role) => {
   const scopes = role.resourceScopes.reduce((n, r) => n + r.scopes.length, 0)
+  if (role.kind === 'organization') return count(scopes, 'API scope')
   return [
     count(role.permissions.length, 'permission'),
     ...(scopes ? [count(scopes, 'API scope')] : []),
@@ -115,7 +116,15 @@ function RoleList() {
                       : 'No administration permission. Not editable.'
                     : (role.description ?? '—')}
                 </td>
-                <td data-label="Grants">{summary(role)}</td>
+                <td data-label="Grants">
+                  {role.kind === 'organization' ? (
+                    <span>
+                      {summary(role)} <span className="badge">Organization</span>
+                    </span>
+                  ) : (
+                    summary(role)
+                  )}
+                </td>
                 <td data-label="Created">{role.builtIn ? '—' : formatDate(role.createdAt)}</td>
               </tr>
             ))}
@@ -210,16 +219,24 @@ function RolePage({ id }: { id: string }) {
 
 interface Draft {
   name: string
+  /** Chosen at creation only: an organization role (CONTRACT §18) holds API scopes only. */
+  kind: Role['kind']
   description: string
   permissions: string[]
   /** API resource identifier → the scopes chosen of it. */
   scopes: Record<string, string[]>
 }
 
-const FIELDS = ['name', 'description', 'permissions', 'resourceScopes']
+const FIELDS = ['name', 'kind', 'description', 'permissions', 'resourceScopes']
+
+const KINDS: [Role['kind'], string][] = [
+  ['tenant', 'Workspace role: administration permissions and API scopes'],
+  ['organization', 'Organization role: API scopes inside an organization'],
+]
 
 const draftOf = (role?: Role): Draft => ({
   name: role?.name ?? '',
+  kind: role?.kind ?? 'tenant',
   description: role?.description ?? '',
   permissions: role?.permissions ?? [],
   scopes: Object.fromEntries((role?.resourceScopes ?? []).map((r) => [r.resource, r.scopes])),
@@ -247,10 +264,13 @@ function bodyOf(
   const body: Record<string, unknown> = {
     name: draft.name.trim(),
     description: draft.description.trim() || (stored ? null : undefined),
-    permissions: catalogue.map((p) => p.name).filter((p) => draft.permissions.includes(p)),
+    permissions:
+      draft.kind === 'organization'
+        ? []
+        : catalogue.map((p) => p.name).filter((p) => draft.permissions.includes(p)),
     resourceScopes,
   }
-  if (!stored) return body
+  if (!stored) return draft.kind === 'organization' ? { ...body, kind: draft.kind } : body
   const before = bodyOf(stored, catalogue, resources)
   return Object.fromEntries(
     Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
@@ -318,33 +338,57 @@ function RoleForm(props: {
         {...described(`${id}-description-error`, errors.of('description'))}
       />
       <FieldError id={`${id}-description-error`} messages={errors.of('description')} />
-      <fieldset
-        className="permission-list"
-        aria-describedby={permissionErrors.length ? `${id}-permissions-error` : undefined}
-      >
-        <legend>
-          Permissions ({draft.permissions.length} of {catalogue.data?.length ?? '…'} chosen)
-        </legend>
-        <ErrorText error={catalogue.error} />
-        {catalogue.data?.map((p) => (
-          <div className="check permission" key={p.name}>
-            <input
-              type="checkbox"
-              id={`${id}-perm-${p.name}`}
-              checked={draft.permissions.includes(p.name)}
-              onChange={(e) => togglePermission(p.name, e.target.checked)}
-              aria-describedby={`${id}-perm-${p.name}-d`}
-            />
-            <label htmlFor={`${id}-perm-${p.name}`}>
-              <code>{p.name}</code>
-              <span className="hint" id={`${id}-perm-${p.name}-d`}>
-                {p.description}
-              </span>
-            </label>
-          </div>
-        ))}
-        <FieldError id={`${id}-permissions-error`} messages={permissionErrors} />
-      </fieldset>
+      {!initial && (
+        <fieldset className="choice">
+          <legend>Kind</legend>
+          {KINDS.map(([value, label]) => (
+            <div className="check" key={value}>
+              <input
+                type="radio"
+                id={`${id}-kind-${value}`}
+                name={`${id}-kind`}
+                checked={draft.kind === value}
+                onChange={() => set('kind', value)}
+              />
+              <label htmlFor={`${id}-kind-${value}`}>{label}</label>
+            </div>
+          ))}
+        </fieldset>
+      )}
+      {draft.kind === 'organization' ? (
+        <p className="hint">
+          An organization role is the same in every organization: its members hold it there (in
+          Organizations), and it grants API scopes only.
+        </p>
+      ) : (
+        <fieldset
+          className="permission-list"
+          aria-describedby={permissionErrors.length ? `${id}-permissions-error` : undefined}
+        >
+          <legend>
+            Permissions ({draft.permissions.length} of {catalogue.data?.length ?? '…'} chosen)
+          </legend>
+          <ErrorText error={catalogue.error} />
+          {catalogue.data?.map((p) => (
+            <div className="check permission" key={p.name}>
+              <input
+                type="checkbox"
+                id={`${id}-perm-${p.name}`}
+                checked={draft.permissions.includes(p.name)}
+                onChange={(e) => togglePermission(p.name, e.target.checked)}
+                aria-describedby={`${id}-perm-${p.name}-d`}
+              />
+              <label htmlFor={`${id}-perm-${p.name}`}>
+                <code>{p.name}</code>
+                <span className="hint" id={`${id}-perm-${p.name}-d`}>
+                  {p.description}
+                </span>
+              </label>
+            </div>
+          ))}
+          <FieldError id={`${id}-permissions-error`} messages={permissionErrors} />
+        </fieldset>
+      )}
       <fieldset
         className="resource-scopes"
         aria-describedby={scopeErrors.length ? `${id}-scopes-error` : undefined}

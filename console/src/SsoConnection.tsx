@@ -67,6 +67,10 @@ export function SsoConnectionPage({ id }: { id: string }) {
               {c.enabled ? 'Enabled' : 'Disabled'}
               {c.enforce ? ' · enforced' : ''}
             </dd>
+            <dt>Organization</dt>
+            <dd>
+              <OrganizationName id={c.organizationId} />
+            </dd>
             <dt>Created</dt>
             <dd>{formatDate(c.createdAt)}</dd>
           </dl>
@@ -152,4 +156,17 @@ function Register({ connection: c }: { connection: Connection }) {
       </dl>
     </section>
   )
+}
+
+/** The organization its sign-ins join (CONTRACT §18), linked to its page; its id until read. */
+function OrganizationName({ id }: { id: string | null }) {
+  const { session } = useConsole()
+  const organization = useQuery({
+    queryKey: ['organizations', id],
+    queryFn: async () =>
+      (await session.api.getOrganization({ path: { id: id ?? '' } })).organization,
+    enabled: id !== null,
+  })
+  if (!id) return <>None</>
+  return <a href={`#organizations?id=${encodeURIComponent(id)}`}>{organization.data?.name ?? id}</a>
 }

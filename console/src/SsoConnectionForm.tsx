@@ -1,13 +1,14 @@
 // The fields of an SSO connection (CONTRACT §12), for creating one and for editing it: its
 // name, OIDC (issuer, client id and secret, scopes) or SAML (the IdP's metadata XML pasted,
 // or its entity ID, sign-in URL and certificates), the email domains it owns (one a line),
-// its switches, and its roleMapping (CONTRACT §17: one rule a line, `claim=value: Role, Role`).
+// its switches, its roleMapping (CONTRACT §17: one rule a line, `claim=value: Role, Role`),
+// and the organization its sign-ins join (CONTRACT §18), chosen among the workspace's.
 // The API checks everything and its messages are shown beside the field
 // they name; 409 domain_taken goes to the domains. On edit the body holds only what changed,
 // and the client secret only when a new one is typed (the stored one is kept otherwise).
 import { type FormEvent, useState } from 'react'
-import type { Schemas } from './api.ts'
-import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { type Schemas, useConsole } from './api.ts'
+import { described, ErrorText, FieldError, formErrors, usePages } from './ui.tsx'
 
 type Connection = Schemas['SsoConnection']
 type Kind = Connection['type']
@@ -32,6 +33,8 @@ export interface Draft {
   idpSsoUrl: string
   idpCertificates: string
   roleMapping: string
+  /** '' for none. */
+  organizationId: string
 }
 
 export const TYPES: [Kind, string][] = [
@@ -55,6 +58,7 @@ const FIELDS = [
   'saml.idpSsoUrl',
   'saml.idpCertificates',
   'roleMapping',
+  'organizationId',
 ]
 
 /** The schema's words for an empty field or list, said plainly. */
@@ -99,6 +103,7 @@ export function draftOf(c?: Connection): Draft {
     roleMapping: (c?.roleMapping ?? [])
       .map((rule) => `${rule.claim}=${rule.value}: ${rule.roles.join(', ')}`)
       .join('\n'),
+    organizationId: c?.organizationId ?? '',
   }
 }
 
@@ -166,6 +171,8 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
     enforce: draft.enforce,
     mfaSatisfied: draft.mfaSatisfied,
     roleMapping: rulesOf(draft.roleMapping),
+    // On edit none is null (the sign-ins stop joining it); on create it is left out.
+    organizationId: draft.organizationId || (stored ? null : undefined),
   }
   if (!stored) {
     const block = protocolBlock(draft)
@@ -364,6 +371,12 @@ export function SsoConnectionForm(props: {
         )}
         {check('mfaSatisfied', 'The IdP’s sign-in satisfies the workspace’s MFA policy')}
       </fieldset>
+      <OrganizationPicker
+        id={`${id}-organizationId`}
+        value={draft.organizationId}
+        onChange={(value) => set('organizationId', value)}
+        messages={errors.of('organizationId')}
+      />
       {field('roleMapping', 'roleMapping', 'Role mapping', {
         rows: 3,
         mono: true,
@@ -373,5 +386,55 @@ export function SsoConnectionForm(props: {
         {props.submitLabel}
       </button>
     </form>
+  )
+}
+
+/**
+ * The organization a connection's sign-ins join (CONTRACT §18): none, or one of the
+ * workspace's, listed page by page (GET organizations, which needs organizations:write;
+ * without it the list says why and the stored choice stays as it is).
+ */
+function OrganizationPicker(props: {
+  id: string
+  value: string
+  onChange(value: string): void
+  messages: string[]
+}) {
+  const { session } = useConsole()
+  const { id, value, messages } = props
+  const list = usePages<Schemas['Organization']>(['organizations', 'picker'], (cursor) =>
+    session.api.listOrganizations({ query: { limit: 200, cursor } }),
+  )
+  const known = list.items.some((o) => o.id === value)
+  const hintId = `${id}-hint`
+  return (
+    <>
+      <label htmlFor={id}>Organization</label>
+      <p className="hint" id={hintId}>
+        People who sign in here become members of it, with its JIT roles (a member already keeps
+        their roles).
+      </p>
+      <select
+        id={id}
+        value={value}
+        onChange={(e) => props.onChange(e.target.value)}
+        {...described(`${id}-error`, messages, hintId)}
+      >
+        <option value="">None</option>
+        {list.items.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.name}
+          </option>
+        ))}
+        {value && !known && <option value={value}>{list.loading ? 'Loading…' : value}</option>}
+      </select>
+      <FieldError id={`${id}-error`} messages={messages} />
+      <ErrorText error={list.error} />
+      {list.hasMore && (
+        <button type="button" onClick={() => list.more()} disabled={list.loadingMore}>
+          More organizations
+        </button>
+      )}
+    </>
   )
 }

@@ -989,9 +989,22 @@ export const ssoConnections = pgTable(
       .$type<{ claim: string; value: string; roleIds: string[] }[]>()
       .notNull()
       .default([]),
+    /**
+     * CONTRACT §18: an SSO sign-in through the connection makes the user a member of this
+     * organization. Deleting the organization sets it to null and nothing else (migration
+     * 0030 spells the action `SET NULL (organization_id)`: a plain SET NULL would null the
+     * tenant_id of this composite key too); the connection goes on signing people in.
+     */
+    organizationId: uuid('organization_id'),
     ...timestamps(),
   },
-  (t) => [...tenantListed('sso_connections', t)],
+  (t) => [
+    ...tenantListed('sso_connections', t),
+    foreignKey({
+      columns: [t.tenantId, t.organizationId],
+      foreignColumns: [organizations.tenantId, organizations.id],
+    }).onDelete('set null'),
+  ],
 )
 
 /** Which connection of the tenant owns a domain (lowercase, IDNs in punycode). */

@@ -47,8 +47,14 @@ const STATEFUL: Record<string, Rule[]> = {
   updateOrganization: [[/^body\.jit\.roles\.\d+$/, / is no organization role$/]],
   setOrganizationMember: [[/^body\.roles\.\d+$/, / is no organization role$/]],
   createOrganizationInvitation: [[/^body\.roles\.\d+$/, / is no organization role$/]],
-  createSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
-  updateSsoConnection: [[/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /]],
+  createSsoConnection: [
+    [/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /],
+    [/^body\.organizationId$/, /^no organization of this workspace$/],
+  ],
+  updateSsoConnection: [
+    [/^body\.roleMapping\.\d+\.roles\.\d+$/, /^unknown role /],
+    [/^body\.organizationId$/, /^no organization of this workspace$/],
+  ],
   // CONTRACT §20: which placeholders a template needs and may hold depends on the kind its
   // path names (and a draft sends subject and text together), as the fields' descriptions say.
   putEmailTemplate: TEMPLATE_RULES,

@@ -97,10 +97,18 @@ async function sealedSecret(tenant: TenantFixture, id: string): Promise<string |
   return row?.enc ?? null
 }
 
-test('console SSO: bad input shown at the field the API names and nothing changed; an OIDC connection shows its redirect URI and a SAML one made from pasted metadata its SP entity ID, ACS and metadata URLs, each copied; an edit keeps the secret unless a new one is typed; disable; delete after confirmation; axe clean, no view wider than a phone', {
+test('console SSO: bad input shown at the field the API names and nothing changed; an OIDC connection shows its redirect URI and a SAML one made from pasted metadata its SP entity ID, ACS and metadata URLs, each copied; an edit keeps the secret unless a new one is typed; the organization its sign-ins join chosen and cleared; disable; delete after confirmation; axe clean, no view wider than a phone', {
   skip,
 }, async () => {
   const tenant = await createTenant(server, { name: 'Initech' })
+  const organization = await server.request(
+    'POST',
+    `/v1/${tenant.slug}/organizations`,
+    { name: 'Initech Labs' },
+    { token: tenant.admin.accessToken },
+  )
+  assert.equal(organization.status, 200, JSON.stringify(organization.body))
+  const labs = organization.body.organization.id as string
   const { context, page } = await consoleOf(browser, server.url, tenant)
   try {
     await page.getByRole('link', { name: 'SSO', exact: true }).click()
@@ -204,6 +212,25 @@ test('console SSO: bad input shown at the field the API names and nothing change
       [{ claim: 'groups', value: 'eng', roles: ['Engineers'] }],
     )
     assert.equal(await mapping.inputValue(), 'groups=eng: Engineers')
+
+    // The organization its sign-ins join (CONTRACT §18): chosen, shown by name; then none.
+    const picker = page.getByLabel('Organization', { exact: true })
+    assert.equal(await picker.inputValue(), '')
+    await picker.selectOption({ label: 'Initech Labs' })
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByRole('link', { name: 'Initech Labs' }).waitFor()
+    assert.equal(
+      (await getJson(tenant, `/sso-connections/${oidc.id}`)).body.connection.organizationId,
+      labs,
+    )
+    await visit(page, 'console-sso-organization', SHOTS)
+    await picker.selectOption({ label: 'None' })
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByRole('link', { name: 'Initech Labs' }).waitFor({ state: 'detached' })
+    assert.equal(
+      (await getJson(tenant, `/sso-connections/${oidc.id}`)).body.connection.organizationId,
+      null,
+    )
 
     // Disable, then the list shows it disabled and enforced.
     await page.getByRole('button', { name: 'Disable', exact: true }).click()

@@ -1845,7 +1845,7 @@ export interface paths {
     put?: never
     /**
      * Create an SSO connection (OIDC or SAML 2.0)
-     * @description The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection signs in every user of its domains, Admins included.
+     * @description The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection signs in every user of its domains, Admins included. `organizationId` (CONTRACT §18) names an organization of the tenant that its sign-ins join (an unknown one, or another tenant’s: 400 `validation`, nothing made).
      */
     post: operations['createSsoConnection']
     delete?: never
@@ -1874,7 +1874,7 @@ export interface paths {
     head?: never
     /**
      * Change an SSO connection
-     * @description The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied` or `jitProvisioning` from a key is 403 `api_key_not_allowed`, nothing changed.
+     * @description The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied`, `jitProvisioning`, `roleMapping` or `organizationId` from a key is 403 `api_key_not_allowed`, nothing changed. `organizationId: null` stops the sign-ins joining an organization (the members stay).
      */
     patch: operations['updateSsoConnection']
     trace?: never
@@ -8177,6 +8177,8 @@ export interface components {
         /** @description Role names, sorted. */
         roles: string[]
       }[]
+      /** @description The organization (CONTRACT §18) its sign-ins join, or null. */
+      organizationId: string | null
       oidc: {
         issuer: string
         clientId: string
@@ -11338,6 +11340,8 @@ export interface components {
           metadata: {
             organizationId: string
             name: string
+            /** @description The SSO connections that named it: they name none now, and still sign in. */
+            ssoConnections?: string[]
           }
           /** Format: date-time */
           createdAt: string
@@ -11375,6 +11379,8 @@ export interface components {
             roles: string[]
             /** @description admin, invite, jit or sso. */
             via: string
+            /** @description The SSO connection whose sign-in made it (via sso). */
+            connectionId?: string
           }
           /** Format: date-time */
           createdAt: string
@@ -20509,6 +20515,8 @@ export interface operations {
             /** @description Custom role names (an unknown one: 400 `validation` naming it). */
             roles: string[]
           }[]
+          /** @description CONTRACT §18: an organization of the tenant (an unknown id, or another tenant’s: 400 `validation`); an SSO sign-in through the connection makes the user a member of it, with its `jit.roles`, unless a member already. Null: none. Deleting the organization sets it to null. */
+          organizationId?: string | null
           /** @description Required for type oidc; refused for saml. */
           oidc?: {
             /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */
@@ -20775,6 +20783,8 @@ export interface operations {
             /** @description Custom role names (an unknown one: 400 `validation` naming it). */
             roles: string[]
           }[]
+          /** @description CONTRACT §18: an organization of the tenant (an unknown id, or another tenant’s: 400 `validation`); an SSO sign-in through the connection makes the user a member of it, with its `jit.roles`, unless a member already. Null: none. Deleting the organization sets it to null. */
+          organizationId?: string | null
           /** @description Merged into the connection’s; the secret is kept unless one is given. */
           oidc?: {
             /** @description The issuer; its discovery document is fetched at `{issuer}/.well-known/openid-configuration` under the egress rule. */

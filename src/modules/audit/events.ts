@@ -447,12 +447,21 @@ export const AUDIT_EVENTS = {
   }),
   OrganizationDeleted: closed(
     'An organization was deleted (with its memberships and invitations).',
-    { organizationId: ID, name: Type.String() },
+    {
+      organizationId: ID,
+      name: Type.String(),
+      ssoConnections: Type.Optional(
+        Strings('The SSO connections that named it: they name none now, and still sign in.'),
+      ),
+    },
   ),
   OrganizationMemberAdded: closed('A user became a member of an organization.', {
     organizationId: ID,
     roles: Strings('The organization roles it holds there.'),
     via: Type.String({ description: 'admin, invite, jit or sso.' }),
+    connectionId: Type.Optional(
+      Type.String({ description: 'The SSO connection whose sign-in made it (via sso).' }),
+    ),
   }),
   OrganizationMemberRemoved: closed('A user stopped being a member of an organization.', {
     organizationId: ID,

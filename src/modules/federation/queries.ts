@@ -123,6 +123,27 @@ export async function findConnectionByDomain(db: Handle, tenantId: string, domai
  * either committed before a deletion of the connection goes on (which then deletes it too)
  * or not linked at all. False when the connection is gone.
  */
+/**
+ * CONTRACT §18: the tenant's connections that name the organization name none from now
+ * (the organization is being deleted, its row locked by the caller, so none can name it
+ * meanwhile); answers their ids. The foreign key's SET NULL would do the same, unseen.
+ */
+export async function detachOrganization(
+  db: Handle,
+  tenantId: string,
+  organizationId: string,
+  now: Date,
+): Promise<string[]> {
+  const rows = await db
+    .update(ssoConnections)
+    .set({ organizationId: null, updatedAt: now })
+    .where(
+      and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.organizationId, organizationId)),
+    )
+    .returning({ id: ssoConnections.id })
+  return rows.map((r) => r.id).sort()
+}
+
 export async function holdConnection(db: Handle, tenantId: string, id: string): Promise<boolean> {
   const rows = await db
     .select({ id: ssoConnections.id })

@@ -34,7 +34,7 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         tags,
         summary: 'Create an SSO connection (OIDC or SAML 2.0)',
         description:
-          'The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection signs in every user of its domains, Admins included.',
+          'The connection owns its `domains`: a domain belongs to at most one connection of the tenant (409 domain_taken). The OIDC client secret is stored sealed and never answered (`hasClientSecret`). An API key cannot create a connection (403 `api_key_not_allowed`): a connection signs in every user of its domains, Admins included. `organizationId` (CONTRACT §18) names an organization of the tenant that its sign-ins join (an unknown one, or another tenant’s: 400 `validation`, nothing made).',
         params: TenantSlugParams,
         body: CreateConnectionBody,
         response: responses(ConnectionEnvelope, {
@@ -89,7 +89,7 @@ export async function ssoConnectionRoutes(fastify: FastifyInstance, { deps }: { 
         tags,
         summary: 'Change an SSO connection',
         description:
-          'The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied` or `jitProvisioning` from a key is 403 `api_key_not_allowed`, nothing changed.',
+          'The rules of creation apply. `oidc` and `saml` are merged into the connection’s; the client secret is kept unless a new one is given. An API key may change `name`, `enabled` and `enforce` only: `oidc`, `saml`, `domains`, `defaultRole`, `mfaSatisfied`, `jitProvisioning`, `roleMapping` or `organizationId` from a key is 403 `api_key_not_allowed`, nothing changed. `organizationId: null` stops the sign-ins joining an organization (the members stay).',
         params: ResourceParams,
         body: PatchConnectionBody,
         response: responses(ConnectionEnvelope, {

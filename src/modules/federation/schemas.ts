@@ -1,6 +1,6 @@
 // Shapes of the SSO connections routes (CONTRACT §12).
 import { type Static, Type } from 'typebox'
-import { DateTime, Page, Role, ref } from '../../schemas.ts'
+import { DateTime, Page, Role, ref, Uuid } from '../../schemas.ts'
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const ConnectionType = Type.Union([Type.Literal('oidc'), Type.Literal('saml')])
@@ -71,6 +71,11 @@ const RoleRuleInput = Type.Object(
   },
   { additionalProperties: false },
 )
+const OrganizationId = Type.Union([Uuid, Type.Null()], {
+  description:
+    'CONTRACT §18: an organization of the tenant (an unknown id, or another tenant’s: 400 `validation`); an SSO sign-in through the connection makes the user a member of it, with its `jit.roles`, unless a member already. Null: none. Deleting the organization sets it to null.',
+})
+
 const RoleMapping = Type.Array(RoleRuleInput, {
   maxItems: 100,
   description:
@@ -88,6 +93,7 @@ export const CreateConnectionBody = Type.Object(
     enforce: Type.Optional(Type.Boolean({ default: false })),
     mfaSatisfied: Type.Optional(Type.Boolean({ default: false })),
     roleMapping: Type.Optional(RoleMapping),
+    organizationId: Type.Optional(OrganizationId),
     oidc: Type.Optional(
       Type.Object(
         {
@@ -142,6 +148,7 @@ export const PatchConnectionBody = Type.Object(
     enforce: Type.Optional(Type.Boolean()),
     mfaSatisfied: Type.Optional(Type.Boolean()),
     roleMapping: Type.Optional(RoleMapping),
+    organizationId: Type.Optional(OrganizationId),
     oidc: Type.Optional(
       Type.Object(
         {
@@ -192,6 +199,9 @@ const ConnectionComponent = Type.Object(
       }),
       { description: 'Claim values mapped to custom roles at each SSO sign-in.' },
     ),
+    organizationId: Type.Union([Type.String(), Type.Null()], {
+      description: 'The organization (CONTRACT §18) its sign-ins join, or null.',
+    }),
     oidc: Type.Union([
       Type.Object({
         issuer: Type.String(),

@@ -11,6 +11,7 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
+import { holdOrganization } from '../organizations/jit.ts'
 import { resolveRoleNames } from '../roles/grant.ts'
 import { findRolesByIds, type Role } from '../roles/members.ts'
 import { MEMBER_ROLE, type Permission } from '../roles/permissions.ts'
@@ -71,6 +72,7 @@ export function presentConnection(
     mfaSatisfied: row.mfaSatisfied,
     hasClientSecret,
     roleMapping,
+    organizationId: row.organizationId,
     oidc:
       row.type === 'oidc'
         ? {
@@ -129,6 +131,34 @@ async function checkRoleMapping(
   }
   await refuseEscalation(tx, tenantId, caller, granted)
   return checked
+}
+
+/**
+ * The organization a connection's sign-ins join (CONTRACT §18), checked as the other names
+ * a connection holds are (roleMapping's roles): one of the tenant's, else 400 validation at
+ * `organizationId` (another tenant's is no different from an unknown one, so nothing tells
+ * them apart); its row held until the change commits (a deletion meanwhile waits, then
+ * nulls the reference). No escalation (CONTRACT §17): the sign-ins give its `jit.roles`, so
+ * the caller must hold every scope of them, as for a roleMapping.
+ */
+async function checkOrganization(
+  tx: Handle,
+  tenantId: string,
+  organizationId: string | null | undefined,
+  caller: Caller,
+) {
+  if (!organizationId) return
+  const organization = isUuid(organizationId)
+    ? await holdOrganization(tx, tenantId, organizationId)
+    : undefined
+  if (!organization) invalid('organizationId', 'no organization of this workspace')
+  const roles = await findRolesByIds(tx, tenantId, organization.jitRoleIds)
+  await refuseEscalation(
+    tx,
+    tenantId,
+    caller,
+    roles.filter((r) => r.kind === 'organization'),
+  )
 }
 
 /** Each domain folded (domains.ts); duplicates after folding collapse into one. */
@@ -229,6 +259,7 @@ const TRUST_FIELDS = [
   'mfaSatisfied',
   'jitProvisioning',
   'roleMapping',
+  'organizationId',
 ] as const
 
 function refuseTrustByKey(
@@ -274,8 +305,10 @@ export async function createConnection(
       actor,
       permissions,
     })
+    await checkOrganization(tx, tenant.id, input.organizationId, { actor, permissions })
     const created = await store.insertConnection(tx, {
       roleMapping,
+      organizationId: input.organizationId ?? null,
       tenantId: tenant.id,
       id,
       name: input.name,
@@ -366,8 +399,10 @@ export async function updateConnection(
       input.roleMapping === undefined
         ? undefined
         : await checkRoleMapping(tx, tenant.id, input.roleMapping, { actor, permissions })
+    await checkOrganization(tx, tenant.id, input.organizationId, { actor, permissions })
     const updated = await store.updateConnection(tx, tenant.id, id, {
       ...(roleMapping === undefined ? {} : { roleMapping }),
+      ...(input.organizationId === undefined ? {} : { organizationId: input.organizationId }),
       ...(input.name === undefined ? {} : { name: input.name }),
       ...(domains === undefined ? {} : { domains }),
       ...(input.enabled === undefined ? {} : { enabled: input.enabled }),

@@ -21,6 +21,7 @@ import { isEmail, normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
 import { deviceTokenOf, hostCookie } from '../../lib/host-cookie.ts'
 import { servedApplication } from '../../lib/served-client.ts'
+import { joinThroughConnection } from '../organizations/jit.ts'
 import { baseRole } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { emailDomain } from './domains.ts'
@@ -309,8 +310,13 @@ function connectionSource(
         failVia: { method: 'sso', connectionId: connection.id },
         ...(flow.interaction ? { interaction: flow.interaction } : {}),
       }),
-    accepted: (tx, user, now) =>
-      applyRoleMapping(tx, tenant.id, connection, user, assertion.claims ?? {}, now),
+    // CONTRACT §17's roleMapping, then §18's organization: both in the sign-in's
+    // transaction, their audit rows recorded with it (a pending second factor included:
+    // the membership gives nothing until a session opens, and tokens need one).
+    accepted: async (tx, user, now) => [
+      ...(await applyRoleMapping(tx, tenant.id, connection, user, assertion.claims ?? {}, now)),
+      ...(await joinThroughConnection(tx, tenant.id, connection, user, now)),
+    ],
     linkedEntries: (userId) => [
       {
         action: 'SsoIdentityLinked',

@@ -62,6 +62,20 @@ export async function lockOrganization(db: Handle, tenantId: string, id: string)
   return rows[0] as Organization | undefined
 }
 
+/**
+ * The organization, its row held FOR KEY SHARE until the transaction ends: a row that names
+ * it (an SSO connection, CONTRACT §18) or a membership made meanwhile cannot lose it to a
+ * concurrent deletion, which waits for this transaction (and then nulls or deletes those).
+ */
+export async function holdOrganization(db: Handle, tenantId: string, id: string) {
+  const rows = await db
+    .select()
+    .from(organizations)
+    .where(and(eq(organizations.tenantId, tenantId), eq(organizations.id, id)))
+    .for('key share')
+  return rows[0] as Organization | undefined
+}
+
 export async function updateOrganization(
   db: Handle,
   tenantId: string,

@@ -11,6 +11,7 @@ import { AppError, fail } from '../../lib/errors.ts'
 import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
+import { detachOrganization } from '../federation/detach.ts'
 import { normalizeDomain } from '../federation/domains.ts'
 import { findRolesByIds, findRolesByName, type Role } from '../roles/members.ts'
 import type { Permission } from '../roles/permissions.ts'
@@ -289,11 +290,18 @@ export async function deleteOrganization(
   await deps.db.transaction(async (tx) => {
     const locked = await store.lockOrganization(tx, tenantId, id)
     if (!locked) fail('not_found')
+    // The SSO connections whose sign-ins joined it go on signing in, joining none (CONTRACT
+    // §18; the row lock above keeps any from naming it meanwhile), said in the audit row.
+    const ssoConnections = await detachOrganization(tx, tenantId, id, deps.clock.now())
     await store.deleteOrganization(tx, tenantId, id)
     await deps.audit.record(tx, tenantId, actor, [
       {
         action: 'OrganizationDeleted',
-        metadata: { organizationId: id, name: locked?.name ?? '' },
+        metadata: {
+          organizationId: id,
+          name: locked?.name ?? '',
+          ...(ssoConnections.length ? { ssoConnections } : {}),
+        },
       },
     ])
   })

@@ -232,6 +232,8 @@ async function populated(): Promise<TenantFixture> {
     roles: [],
     sendEmail: false,
   })
+  // The SSO connection's sign-ins join it (CONTRACT §18): the purge's cascades meet that key.
+  await ok('PATCH', `sso-connections/${connectionId}`, { organizationId: organization.id })
   return t
 }
 

@@ -1,0 +1,181 @@
+// The fields of an organization (CONTRACT §18), for creating one and for editing it: its
+// name, a description, whether its tokens need a second factor (mfaRequired), and JIT
+// membership: the email domains whose verified addresses join it at sign-in (one a line)
+// and the organization roles (§17 roles of kind organization) they join with, ticked among
+// the tenant's. The API checks the rest and its messages are shown beside the field they
+// name: a malformed domain, and 409 domain_taken (another organization claims it), go to
+// the domains. On edit the body holds only what changed; `jit` is sent whole, as the API
+// replaces the domains and roles together.
+import { type FormEvent, useState } from 'react'
+import type { Schemas } from './api.ts'
+import { useRoles } from './Roles.tsx'
+import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+
+type Organization = Schemas['Organization']
+
+interface Draft {
+  name: string
+  description: string
+  mfaRequired: boolean
+  domains: string
+  roles: string[]
+}
+
+const FIELDS = ['name', 'description', 'mfaRequired', 'jit.emailDomains', 'jit.roles']
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+
+const draftOf = (o?: Organization): Draft => ({
+  name: o?.name ?? '',
+  description: o?.description ?? '',
+  mfaRequired: o?.mfaRequired ?? false,
+  domains: o?.jit.emailDomains.join('\n') ?? '',
+  roles: o?.jit.roles ?? [],
+})
+
+/** The body for the API; on edit only what changed from `stored`. */
+function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    name: draft.name.trim(),
+    // On edit an emptied description removes it; on create it is left out.
+    description: draft.description.trim() || (stored ? null : undefined),
+    mfaRequired: draft.mfaRequired,
+    jit: { emailDomains: lines(draft.domains), roles: [...draft.roles].sort() },
+  }
+  if (!stored) return body
+  const before = bodyOf(stored)
+  return Object.fromEntries(
+    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
+  )
+}
+
+export function OrganizationForm(props: {
+  initial?: Organization
+  submitLabel: string
+  pending: boolean
+  error: unknown
+  onSubmit(body: Record<string, unknown>): void
+}) {
+  const { initial } = props
+  const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
+  const errors = formErrors(props.error, FIELDS, { domain_taken: 'jit.emailDomains' })
+  const id = initial ? `org-${initial.id}` : 'new-org'
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
+    setDraft((d) => ({ ...d, [key]: value }))
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
+  }
+  const domainErrors = errors.of('jit.emailDomains')
+  return (
+    <form className="settings org-form" onSubmit={submit} noValidate>
+      <ErrorText error={errors.rest} />
+      <label htmlFor={`${id}-name`}>Name</label>
+      <input
+        id={`${id}-name`}
+        value={draft.name}
+        onChange={(e) => set('name', e.target.value)}
+        required
+        maxLength={120}
+        {...described(`${id}-name-error`, errors.of('name'))}
+      />
+      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
+      <label htmlFor={`${id}-description`}>Description (optional)</label>
+      <input
+        id={`${id}-description`}
+        value={draft.description}
+        onChange={(e) => set('description', e.target.value)}
+        maxLength={500}
+        {...described(`${id}-description-error`, errors.of('description'))}
+      />
+      <FieldError id={`${id}-description-error`} messages={errors.of('description')} />
+      <div className="check">
+        <input
+          type="checkbox"
+          id={`${id}-mfa`}
+          checked={draft.mfaRequired}
+          onChange={(e) => set('mfaRequired', e.target.checked)}
+        />
+        <label htmlFor={`${id}-mfa`}>Require a second factor for this organization’s tokens</label>
+      </div>
+      <fieldset className="jit">
+        <legend>Just-in-time membership</legend>
+        <label htmlFor={`${id}-domains`}>Email domains</label>
+        <p className="hint" id={`${id}-domains-hint`}>
+          One a line, e.g. acme.com. A person whose verified address is of one of these joins at
+          their next sign-in; a domain belongs to one organization.
+        </p>
+        <textarea
+          id={`${id}-domains`}
+          rows={3}
+          spellCheck={false}
+          value={draft.domains}
+          onChange={(e) => set('domains', e.target.value)}
+          {...described(`${id}-domains-error`, domainErrors, `${id}-domains-hint`)}
+        />
+        <FieldError id={`${id}-domains-error`} messages={domainErrors} />
+        <RoleChecks
+          id={`${id}-jit`}
+          legend="Roles they join with"
+          chosen={draft.roles}
+          onChange={(roles) => set('roles', roles)}
+          messages={errors.of('jit.roles')}
+        />
+      </fieldset>
+      <button type="submit" className="primary" disabled={props.pending}>
+        {props.submitLabel}
+      </button>
+    </form>
+  )
+}
+
+/**
+ * The tenant's organization roles as checkboxes (every page of GET roles, those of kind
+ * organization); a chosen name no longer listed stays shown, ticked, so saving keeps what
+ * the API answered until the admin unticks it.
+ */
+export function RoleChecks(props: {
+  id: string
+  legend: string
+  chosen: string[]
+  onChange(roles: string[]): void
+  messages?: string[]
+}) {
+  const { id, chosen, onChange, messages = [] } = props
+  const roles = useRoles()
+  const listed = (roles.data ?? []).filter((r) => r.kind === 'organization').map((r) => r.name)
+  const shown = [...listed, ...chosen.filter((n) => !listed.includes(n))]
+  return (
+    <fieldset
+      className="org-roles"
+      aria-describedby={messages.length ? `${id}-roles-error` : undefined}
+    >
+      <legend>{props.legend}</legend>
+      <ErrorText error={roles.error} />
+      {roles.isSuccess && shown.length === 0 && (
+        <p className="hint">
+          No organization roles yet: create one of kind organization in <a href="#roles">Roles</a>.
+          Without one, members hold no role here.
+        </p>
+      )}
+      {shown.map((name) => (
+        <div className="check" key={name}>
+          <input
+            type="checkbox"
+            id={`${id}-role-${name}`}
+            checked={chosen.includes(name)}
+            onChange={(e) =>
+              onChange(e.target.checked ? [...chosen, name] : chosen.filter((r) => r !== name))
+            }
+          />
+          <label htmlFor={`${id}-role-${name}`}>{name}</label>
+        </div>
+      ))}
+      <FieldError id={`${id}-roles-error`} messages={messages} />
+    </fieldset>
+  )
+}

@@ -1,0 +1,91 @@
+// Organizations (CONTRACT §18): the tenant's organizations, listed page by page with their
+// members' count and JIT domains, and a form to create one. #organizations?id=<id> opens
+// one (Organization.tsx): its settings, members, invitations and deletion; a new one
+// lands there.
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { type Schemas, useConsole } from './api.ts'
+import { OrganizationPage } from './Organization.tsx'
+import { OrganizationForm } from './OrganizationForm.tsx'
+import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+
+type Organization = Schemas['Organization']
+
+export function Organizations() {
+  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  return id ? <OrganizationPage id={id} /> : <OrganizationList />
+}
+
+function OrganizationList() {
+  const { session } = useConsole()
+  const queries = useQueryClient()
+  const list = usePages<Organization>(['organizations'], (cursor) =>
+    session.api.listOrganizations({ query: { limit: 50, cursor } }),
+  )
+  const create = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      session.api.createOrganization({ body: body as never }),
+    onSuccess: (created) => {
+      void queries.invalidateQueries({ queryKey: ['organizations'] })
+      window.location.hash = `#organizations?id=${encodeURIComponent(created.organization.id)}`
+    },
+  })
+  return (
+    <>
+      <p className="hint intro">
+        The customers of your product, each with its members: one account in the workspace may
+        belong to several organizations, with organization roles in each (made in Roles, of kind
+        organization).
+      </p>
+      <ErrorText error={list.error} />
+      {!list.loading && !list.error && list.items.length === 0 && (
+        <p>No organizations yet: create the first one below.</p>
+      )}
+      {list.items.length > 0 && (
+        <table className="cards org-list">
+          <caption className="visually-hidden">Organizations</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Members</th>
+              <th scope="col">JIT domains</th>
+              <th scope="col">Second factor</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((o) => (
+              <tr key={o.id}>
+                <td data-label="Name" className="long">
+                  {/* One element: on a phone the cell is a grid of its label and its value. */}
+                  <span>
+                    <a href={`#organizations?id=${encodeURIComponent(o.id)}`}>{o.name}</a>
+                    {o.description && (
+                      <span className="hint org-description"> {o.description}</span>
+                    )}
+                  </span>
+                </td>
+                <td data-label="Members">{o.memberCount}</td>
+                <td data-label="JIT domains" className="long domains">
+                  {o.jit.emailDomains.length ? o.jit.emailDomains.join(', ') : '—'}
+                </td>
+                <td data-label="Second factor">{o.mfaRequired ? 'Required' : 'No'}</td>
+                <td data-label="Created">{formatDate(o.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list.loading && <p>Loading…</p>}
+      <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
+      <section aria-labelledby="new-org-h">
+        <h2 id="new-org-h">New organization</h2>
+        <OrganizationForm
+          submitLabel="Create organization"
+          pending={create.isPending}
+          error={create.error}
+          onSubmit={(body) => create.mutate(body)}
+        />
+      </section>
+    </>
+  )
+}
