@@ -460,16 +460,9 @@ if (only.has('webhooks')) {
     { authorization: `Bearer ${hooked.accessToken}` },
   )
   receiver.reset()
-  const login = (s: string, e: string) =>
-    load(service.child, {
-      url: `${base}/v1/${s}/auth/login`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: e, password: PASSWORD }),
-    })
   const signIns = await compare('login, 1 webhook', 0.95, 'login, no webhook', async () => ({
-    service: await login(hookedSlug, hookedEmail),
-    bare: await login(slug, email),
+    service: await signInLoad(hookedSlug, hookedEmail),
+    bare: await signInLoad(slug, email),
   }))
   const logins = signIns.service.reduce((sum, r) => sum + (r.statuses['200'] ?? 0), 0)
   // Every login of the hooked tenant (its warm-up round too) is delivered within seconds.
@@ -496,16 +489,9 @@ if (only.has('hooks')) {
     { event: 'before_sign_in', url: hookUrl },
     admin,
   )
-  const login = (s: string, e: string) =>
-    load(service.child, {
-      url: `${base}/v1/${s}/auth/login`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: e, password: PASSWORD }),
-    })
   await compare('login, before_sign_in hook', 0.9, 'login, no hook', async () => ({
-    service: await login(hookedSlug, hookedEmail),
-    bare: await login(slug, email),
+    service: await signInLoad(hookedSlug, hookedEmail),
+    bare: await signInLoad(slug, email),
   }))
   const gated = receiver.count
   await fetch(`${base}/v1/${hookedSlug}/hooks/${gate.hook.id}`, {
@@ -876,6 +862,16 @@ function postgresCpuSeconds(): number {
     } catch {}
   }
   return total
+}
+
+/** A password sign-in of `address` in tenant `tenant` under load, at the service. */
+function signInLoad(tenant: string, address: string): Promise<Run> {
+  return load(service.child, {
+    url: `${base}/v1/${tenant}/auth/login`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: address, password: PASSWORD }),
+  })
 }
 
 async function load(
