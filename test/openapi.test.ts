@@ -453,6 +453,8 @@ describe('error responses', () => {
     // CONTRACT §9: the reset routes refuse a PasswordlessOnly tenant with 403.
     'requestPasswordReset 403 password_login_disabled',
     'resetPassword 403 password_login_disabled',
+    // A first password (POST me/password) is refused as the reset refuses one.
+    'setPassword 403 password_login_disabled',
     // CONTRACT §18: an invitation to an organization that is not pending is 400
     // invalid_invite; accepting one with a password is auth/signup's own refusal.
     'acceptOrganizationInvitation 400 invalid_invite',

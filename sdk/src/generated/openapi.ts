@@ -266,7 +266,11 @@ export interface paths {
     }
     get?: never
     put?: never
-    post?: never
+    /**
+     * Set a first password for a signed-in user who has none (other sessions end)
+     * @description For an account made through a social connection, SSO, the identity provider or an emailed code (GET /me `hasPassword: false`); one with a password changes it with PATCH me/password (409 `password_exists`). It adds a way to sign in, so, as adding a passkey, it needs a session that proved a sign-in factor in the last 10 minutes (CONTRACT §16: else 401 `reauthentication_required`; me/reauthenticate proves one). The rules of a new password apply (400 `password_too_weak`, `password_breached`). 403 `password_login_disabled` where the authPolicy is PasswordlessOnly, `sso_required` for an address of an enforced SSO domain (Admins excepted). Audited `UserPasswordChanged` with `via: "set"`; a security alert is mailed.
+     */
+    post: operations['setPassword']
     delete?: never
     options?: never
     head?: never
@@ -2284,7 +2288,7 @@ export interface webhooks {
     put?: never
     /**
      * UserPasswordChanged event
-     * @description A user’s password was changed or reset.
+     * @description A user’s password was changed, reset or set for the first time.
      */
     post: {
       parameters: {
@@ -7351,6 +7355,8 @@ export interface components {
       )[]
       /** @description The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it. */
       passwordBreached: boolean
+      /** @description Whether the account has a password. One that signed up through a social connection, SSO, the identity provider or an emailed code has none: it sets a first one with POST me/password (PATCH me/password changes one, with the current one). */
+      hasPassword: boolean
       tenant: {
         id: string
         slug: string
@@ -8453,7 +8459,7 @@ export interface components {
         }
       }
     }
-    /** @description A user’s password was changed or reset. */
+    /** @description A user’s password was changed, reset or set for the first time. */
     UserPasswordChangedEvent: {
       /** @constant */
       type: 'UserPasswordChanged'
@@ -8475,8 +8481,9 @@ export interface components {
           userId: string | null
           ip: string | null
           userAgent: string | null
-          /** @description A user’s password was changed or reset. */
+          /** @description A user’s password was changed, reset or set for the first time. */
           metadata: {
+            /** @description How: `reset` (an emailed code), `set` (a first password, POST me/password); none for a change (PATCH me/password). */
             via?: string
             /** @description The user’s other sessions ended by it. */
             sessionsEnded: number
@@ -12400,6 +12407,84 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setPassword: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "newPassword": "quartz-harbor-lantern-58"
+         *     }
+         */
+        'application/json': {
+          newPassword: string
+        }
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `password_login_disabled`, `sso_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `password_exists`. */
+      409: {
         headers: {
           [name: string]: unknown
         }
