@@ -1927,7 +1927,7 @@ export interface paths {
     head?: never
     /**
      * Change a social sign-in connection
-     * @description The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
+     * @description The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. `issuer`, `endpoints` and `claims` are replaced whole, and `null` clears one where the provider goes without it (gitlab’s and microsoft’s issuer, github’s endpoints, oauth2’s claims); clearing what the provider needs (oidc’s issuer, oauth2’s endpoints) is 400 `validation`, nothing changed. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
      */
     patch: operations['updateSocialConnection']
     trace?: never
@@ -21305,12 +21305,6 @@ export interface operations {
     }
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "Sign in with Google",
-         *       "order": 1
-         *     }
-         */
         'application/json': {
           /** @description The button’s label. */
           name?: string
@@ -21336,7 +21330,7 @@ export interface operations {
           /** @description Buttons go in ascending order. */
           order?: number
           /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance; microsoft: the directory, its id or `common` / `organizations` (default `common`). Refused for the other providers. */
-          issuer?: string
+          issuer?: string | null
           /** @description oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers. */
           endpoints?: {
             /** @description The authorization endpoint. */
@@ -21347,14 +21341,14 @@ export interface operations {
             userinfoUrl?: string
             /** @description GitHub Enterprise Server: its REST API base. */
             apiUrl?: string
-          }
+          } | null
           /** @description oauth2 only: dot-separated paths into the profile, such as `data.user.id` (defaults `id`, `email`, `name`; without `emailVerified` no address counts as verified). */
           claims?: {
             id?: string
             email?: string
             emailVerified?: string
             name?: string
-          }
+          } | null
         }
       }
     }
