@@ -4,7 +4,9 @@
 // self-managed instance), `endpoints` (oauth2, three required; github, GitHub Enterprise
 // Server's three or none) and `claims` (oauth2). The API checks everything and its messages
 // are shown beside the field they name. On edit the body holds only what changed, and the
-// client secret only when a new one is typed (the stored one is kept otherwise).
+// client secret only when a new one is typed (the stored one is kept otherwise); an issuer,
+// endpoints or claims emptied on an edit are sent as null, which clears them (the API says
+// when the provider needs them).
 import { type FormEvent, type ReactNode, useState } from 'react'
 import { PRESETS, SOCIAL_PROVIDERS } from '../../src/modules/federation/social/presets.ts'
 import type { Schemas } from './api.ts'
@@ -131,8 +133,8 @@ function appleOf(d: Draft, stored?: Draft) {
 
 /**
  * The endpoints a provider takes: oauth2's three, GitHub Enterprise Server's three. `whole`
- * (an edit of a connection that has them) sends them even emptied: the API keeps a
- * connection's endpoints once set, and says so at the fields rather than the form ignore it.
+ * (an edit of a connection that has them): GitHub's emptied are null, which clears them
+ * (github.com again); oauth2's go as typed, for the API to name the ones it needs.
  */
 function endpointsOf(provider: Provider, d: Draft, whole = false) {
   if (provider === 'oauth2') {
@@ -150,7 +152,8 @@ function endpointsOf(provider: Provider, d: Draft, whole = false) {
     }
     // github.com's own endpoints unless one is typed: then all three are sent, for the API
     // to name the ones missing.
-    return whole || Object.values(urls).some(Boolean) ? urls : undefined
+    if (Object.values(urls).some(Boolean)) return urls
+    return whole ? null : undefined
   }
   return undefined
 }
@@ -175,6 +178,10 @@ function issuerOf(provider: Provider, d: Draft) {
   if (provider === 'oidc') return issuer
   return (provider === 'gitlab' || provider === 'microsoft') && issuer ? issuer : undefined
 }
+
+/** Paths none of which is typed: null, the default paths (on an edit, clearing the stored ones). */
+const pathsOrNull = (paths: Record<string, string> | undefined) =>
+  paths === undefined ? undefined : Object.keys(paths).length ? paths : null
 
 /** Empty scopes ask the provider's default (the API's, when a connection is made without any). */
 const scopesOf = (provider: Provider, d: Draft) =>
@@ -210,9 +217,10 @@ export function bodyOf(provider: Provider, draft: Draft, stored?: Draft): Record
     order: orderOf(draft),
     allowSignUp: draft.allowSignUp,
     linkByVerifiedEmail: draft.linkByVerifiedEmail,
-    issuer: draft.issuer.trim(),
+    // Emptied: null, which clears it (gitlab.com, `common`; oidc's the API says it needs).
+    issuer: draft.issuer.trim() || null,
     endpoints: endpointsOf(provider, draft, Boolean(stored.authorizationUrl)),
-    claims: claimsOf(provider, draft),
+    claims: pathsOrNull(claimsOf(provider, draft)),
   }
   const before: Record<string, unknown> = {
     name: stored.name,
@@ -221,9 +229,9 @@ export function bodyOf(provider: Provider, draft: Draft, stored?: Draft): Record
     order: orderOf(stored),
     allowSignUp: stored.allowSignUp,
     linkByVerifiedEmail: stored.linkByVerifiedEmail,
-    issuer: stored.issuer,
+    issuer: stored.issuer || null,
     endpoints: endpointsOf(provider, stored),
-    claims: claimsOf(provider, stored),
+    claims: pathsOrNull(claimsOf(provider, stored)),
   }
   // An endpoints or claims object replaces the stored one whole, so it goes whole.
   const body = Object.fromEntries(
@@ -329,7 +337,7 @@ export function SocialConnectionForm(props: {
         field('issuer', 'issuer', 'Self-managed GitLab URL (optional)', {
           type: 'url',
           hint: initial?.issuer
-            ? 'The instance this connection signs in with. It can be changed, not removed: for gitlab.com, add another connection.'
+            ? 'The instance this connection signs in with. Empty it to sign in with gitlab.com again.'
             : 'Empty: gitlab.com. For a self-managed instance, its URL, e.g. https://gitlab.example.com.',
         })}
       {provider === 'microsoft' &&
@@ -394,7 +402,7 @@ export function SocialConnectionForm(props: {
           <legend>GitHub Enterprise Server (optional)</legend>
           <p className="hint">
             {initial?.endpoints
-              ? 'This connection signs in with this GitHub Enterprise Server: its endpoints can be changed, not removed (for github.com, add another connection).'
+              ? 'This connection signs in with this GitHub Enterprise Server. Empty all three to sign in with github.com again.'
               : 'Empty for github.com. For GitHub Enterprise Server, all three: at https://github.example.com they are /login/oauth/authorize, /login/oauth/access_token and /api/v3.'}
           </p>
           {groupError('endpoints')}

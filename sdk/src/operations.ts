@@ -23,6 +23,7 @@ export const OPERATIONS = {
   updateMe: ['patch', '/v1/{tenantSlug}/me'],
   deleteMe: ['delete', '/v1/{tenantSlug}/me'],
   changePassword: ['patch', '/v1/{tenantSlug}/me/password'],
+  setPassword: ['post', '/v1/{tenantSlug}/me/password'],
   forgetRememberedDevices: ['delete', '/v1/{tenantSlug}/me/remembered-devices'],
   reauthenticate: ['post', '/v1/{tenantSlug}/me/reauthenticate'],
   reauthenticationOptions: ['post', '/v1/{tenantSlug}/me/reauthenticate/options'],

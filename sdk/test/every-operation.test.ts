@@ -641,6 +641,15 @@ test('every operationId is called through the SDK against the real service', asy
   const back = await idp.authorize(start.authorizationUrl, newAccount())
   const viaIdp = await pub.finishIdpSignIn({ query: Object.fromEntries(back.searchParams) })
   assert.equal(typeof viaIdp.accessToken, 'string')
+  // That account has no password: it sets a first one (its sign-in is the recent proof).
+  assert.equal((await pub.getMe({ token: viaIdp.accessToken })).hasPassword, false)
+  assert.deepEqual(
+    await pub.setPassword({
+      token: viaIdp.accessToken,
+      body: { newPassword: 'saffron-lattice-beacon-53' },
+    }),
+    { ok: true },
+  )
   assert.deepEqual(await admin.deleteIdpCredentials(), { ok: true })
 
   // A session to end at the end (signed in before MFA becomes required).

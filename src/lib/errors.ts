@@ -87,6 +87,10 @@ export const REASONS = {
     409,
     'This is the account’s last way to sign in: add a password, a passkey or another identity first.',
   ],
+  password_exists: [
+    409,
+    'The account already has a password: change it with PATCH me/password and the current one.',
+  ],
   tenant_creation_forbidden: [401, 'A tenant creation token is required.'],
   tenant_not_found: [404, 'No such workspace.'],
   route_not_found: [404, 'No such route.'],

@@ -29,6 +29,8 @@ const REASONS: Record<string, [string | undefined, MessageKey]> = {
   session_revoked: [undefined, 'errors.reason.session_revoked'],
   unavailable: [undefined, 'errors.reason.unavailable'],
   last_sign_in_method: [undefined, 'errors.reason.last_sign_in_method'],
+  password_exists: [undefined, 'errors.reason.password_exists'],
+  sso_required: [undefined, 'errors.reason.sso_required'],
 }
 
 const FIELD_WORDS: Record<string, MessageKey> = {

@@ -2,9 +2,10 @@
 // admin uses it: bad input shown at the field the API names (oidc without an issuer or with
 // one that is no URL, GitHub Enterprise Server's endpoints in part, an order out of range),
 // nothing changed; GitHub added through the picker and its form, its callback URL copied;
-// an edit keeps the secret unless a new one is typed; disable; the list in the buttons'
-// order; delete after confirmation; no such page for a Member, whom the API refuses; "Test
-// this connection" in a new tab, to a GitHub stand-in (test/fixtures/social.ts) and back
+// an edit keeps the secret unless a new one is typed, and clears GitHub Enterprise Server's
+// endpoints once emptied; disable; the list in the buttons' order; delete after
+// confirmation; no such page for a Member, whom the API refuses; "Test this connection" in
+// a new tab, to a GitHub stand-in (test/fixtures/social.ts) and back
 // signed in. The API's state is read over HTTP after each step; every view axe-clean, no
 // wider than a phone, photographed at both widths (SCREENSHOT_DIR, else
 // test-results/screenshots/). Needs /usr/bin/chromium; skipped without it.
@@ -207,6 +208,17 @@ test('console social sign-in: bad input shown at the field the API names and not
     )
     await page.getByText('Saved.').waitFor()
     assert.notEqual(await sealedSecret(tenant, made.id), sealed, 'a new secret replaced it')
+
+    // GitHub Enterprise Server's endpoints emptied: cleared (null), github.com again.
+    await page.getByText(/Empty all three to sign in with github\.com again/).waitFor()
+    for (const label of ['Authorization URL', 'Token URL', 'API URL']) {
+      await page.getByLabel(label, { exact: true }).fill('')
+    }
+    await page.getByRole('button', { name: 'Save connection' }).click()
+    await page.getByText(/^Empty for github\.com/).waitFor()
+    const cleared = (await getJson(tenant, `/social-connections/${made.id}`)).body.connection
+    assert.equal(cleared.endpoints, null)
+    assert.equal(cleared.name, 'GitHub (Initech)', 'nothing else changed')
 
     // An order out of range: the message at the order; nothing changed.
     const order = page.getByLabel('Order')

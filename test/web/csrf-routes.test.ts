@@ -46,6 +46,7 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/verify-email': 'form',
   '/verify-email/resend': 'form',
   '/account/password': 'form',
+  '/account/password/set': 'form',
   '/account/totp': 'form',
   '/account/totp/verify': 'form',
   '/account/sessions/:id/end': 'form',

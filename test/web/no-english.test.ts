@@ -16,6 +16,7 @@ import {
 } from '../../src/modules/notifications/security.ts'
 import { invitationMail } from '../../src/modules/organizations/mail.ts'
 import type { Tenant } from '../../src/modules/tenants/tenant.ts'
+import { setUser } from '../db.ts'
 import {
   createTenant,
   randomIp,
@@ -197,6 +198,31 @@ async function everyPage(locale: string): Promise<Rendered[]> {
   keep('verify own address', await c.post(`${base}/account/verify`, {}))
   await c.get(`${base}/account`)
   keep('account refused', await c.post(`${base}/account/delete`, { confirm: 'no' }))
+  // An account without a password (as a social connection or a code makes one): "Set a
+  // password", its refusal, its "Confirm it's you" once the proof is old, and its notice.
+  await setUser(server, t.tenantId, user.user.id, { passwordHash: null })
+  keep('account without a password', await c.get(`${base}/account`))
+  keep('first password refused', await c.post(`${base}/account/password/set`, { newPassword: 'x' }))
+  server.clock.advance(11 * 60)
+  try {
+    keep(
+      'confirm a first password',
+      await c.post(`${base}/account/password/set`, { newPassword: 'lantern-meadow-quartz-47' }),
+    )
+  } finally {
+    server.clock.advance(-11 * 60)
+  }
+  await c.get(`${base}/account`)
+  const set = keep(
+    'first password set',
+    await c.post(`${base}/account/password/set`, { newPassword: 'lantern-meadow-quartz-47' }),
+  )
+  assert.match(set.url, /done=password-set$/, `${locale}: the password set`)
+  await c.get(`${base}/account`)
+  keep(
+    'first password again',
+    await c.post(`${base}/account/confirm/continue`, { next: 'password-set', pending: 'x' }),
+  )
   // The pages the OpenID provider draws through the pages' hooks: its error page, the device
   // page. (Its own auto-submitting step to end_session_confirm is not one of them.)
   const authorize = new URLSearchParams({

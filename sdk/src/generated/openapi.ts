@@ -266,7 +266,11 @@ export interface paths {
     }
     get?: never
     put?: never
-    post?: never
+    /**
+     * Set a first password for a signed-in user who has none (other sessions end)
+     * @description For an account made through a social connection, SSO, the identity provider or an emailed code (GET /me `hasPassword: false`); one with a password changes it with PATCH me/password (409 `password_exists`). It adds a way to sign in, so, as adding a passkey, it needs a session that proved a sign-in factor in the last 10 minutes (CONTRACT §16: else 401 `reauthentication_required`; me/reauthenticate proves one). The rules of a new password apply (400 `password_too_weak`, `password_breached`). 403 `password_login_disabled` where the authPolicy is PasswordlessOnly, `sso_required` for an address of an enforced SSO domain (Admins excepted). Audited `UserPasswordChanged` with `via: "set"`; a security alert is mailed.
+     */
+    post: operations['setPassword']
     delete?: never
     options?: never
     head?: never
@@ -1923,7 +1927,7 @@ export interface paths {
     head?: never
     /**
      * Change a social sign-in connection
-     * @description The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
+     * @description The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. `issuer`, `endpoints` and `claims` are replaced whole, and `null` clears one where the provider goes without it (gitlab’s and microsoft’s issuer, github’s endpoints, oauth2’s claims); clearing what the provider needs (oidc’s issuer, oauth2’s endpoints) is 400 `validation`, nothing changed. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.
      */
     patch: operations['updateSocialConnection']
     trace?: never
@@ -2284,7 +2288,7 @@ export interface webhooks {
     put?: never
     /**
      * UserPasswordChanged event
-     * @description A user’s password was changed or reset.
+     * @description A user’s password was changed, reset or set for the first time.
      */
     post: {
       parameters: {
@@ -7353,6 +7357,8 @@ export interface components {
       )[]
       /** @description The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it. */
       passwordBreached: boolean
+      /** @description Whether the account has a password. One that signed up through a social connection, SSO, the identity provider or an emailed code has none: it sets a first one with POST me/password (PATCH me/password changes one, with the current one). */
+      hasPassword: boolean
       tenant: {
         id: string
         slug: string
@@ -8462,7 +8468,7 @@ export interface components {
         }
       }
     }
-    /** @description A user’s password was changed or reset. */
+    /** @description A user’s password was changed, reset or set for the first time. */
     UserPasswordChangedEvent: {
       /** @constant */
       type: 'UserPasswordChanged'
@@ -8484,8 +8490,9 @@ export interface components {
           userId: string | null
           ip: string | null
           userAgent: string | null
-          /** @description A user’s password was changed or reset. */
+          /** @description A user’s password was changed, reset or set for the first time. */
           metadata: {
+            /** @description How: `reset` (an emailed code), `set` (a first password, POST me/password); none for a change (PATCH me/password). */
             via?: string
             /** @description The user’s other sessions ended by it. */
             sessionsEnded: number
@@ -12413,6 +12420,84 @@ export interface operations {
       }
       /** @description Not found. `details.reason`: `tenant_not_found`. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setPassword: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "newPassword": "quartz-harbor-lantern-58"
+         *     }
+         */
+        'application/json': {
+          newPassword: string
+        }
+      }
+    }
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Ok']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `password_too_weak`, `password_breached`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `user_token_required`, `reauthentication_required`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `impersonation_forbidden`, `password_login_disabled`, `sso_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Conflict. `details.reason`: `password_exists`. */
+      409: {
         headers: {
           [name: string]: unknown
         }
@@ -21241,12 +21326,6 @@ export interface operations {
     }
     requestBody: {
       content: {
-        /**
-         * @example {
-         *       "name": "Sign in with Google",
-         *       "order": 1
-         *     }
-         */
         'application/json': {
           /** @description The button’s label. */
           name?: string
@@ -21272,7 +21351,7 @@ export interface operations {
           /** @description Buttons go in ascending order. */
           order?: number
           /** @description oidc: the issuer (discovery at `{issuer}/.well-known/openid-configuration`); gitlab: a self-managed instance; microsoft: the directory, its id or `common` / `organizations` (default `common`). Refused for the other providers. */
-          issuer?: string
+          issuer?: string | null
           /** @description oauth2 (required: authorizationUrl, tokenUrl, userinfoUrl); github (GitHub Enterprise Server: all three of authorizationUrl, tokenUrl, apiUrl). Refused for the other providers. */
           endpoints?: {
             /** @description The authorization endpoint. */
@@ -21283,14 +21362,14 @@ export interface operations {
             userinfoUrl?: string
             /** @description GitHub Enterprise Server: its REST API base. */
             apiUrl?: string
-          }
+          } | null
           /** @description oauth2 only: dot-separated paths into the profile, such as `data.user.id` (defaults `id`, `email`, `name`; without `emailVerified` no address counts as verified). */
           claims?: {
             id?: string
             email?: string
             emailVerified?: string
             name?: string
-          }
+          } | null
         }
       }
     }

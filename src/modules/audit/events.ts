@@ -96,8 +96,13 @@ export const AUDIT_EVENTS = {
     all: Type.Optional(Type.Boolean()),
     count: Type.Optional(Count('The sessions ended.')),
   }),
-  UserPasswordChanged: closed('A user’s password was changed or reset.', {
-    via: Str(),
+  UserPasswordChanged: closed('A user’s password was changed, reset or set for the first time.', {
+    via: Type.Optional(
+      Type.String({
+        description:
+          'How: `reset` (an emailed code), `set` (a first password, POST me/password); none for a change (PATCH me/password).',
+      }),
+    ),
     sessionsEnded: Count('The user’s other sessions ended by it.'),
   }),
   UserEmailVerified: open(`A user’s address was verified.${SIGN_IN_NOTE}`, {

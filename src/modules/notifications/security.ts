@@ -27,6 +27,7 @@ export const SECURITY_EVENTS = {
     'mail.alert.password_changed.sentence',
   ],
   password_reset: ['mail.alert.password_reset.headline', 'mail.alert.password_reset.sentence'],
+  password_set: ['mail.alert.password_set.headline', 'mail.alert.password_set.sentence'],
   totp_enrolled: ['mail.alert.totp_enrolled.headline', 'mail.alert.totp_enrolled.sentence'],
   totp_disabled: ['mail.alert.totp_disabled.headline', 'mail.alert.totp_disabled.sentence'],
   passkey_added: ['mail.alert.passkey_added.headline', 'mail.alert.passkey_added.sentence'],

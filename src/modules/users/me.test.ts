@@ -55,6 +55,7 @@ describe('GET /me', () => {
       'externalId',
       'familyName',
       'givenName',
+      'hasPassword',
       'id',
       'lastLoginAt',
       'locale',
@@ -75,6 +76,7 @@ describe('GET /me', () => {
     assert.equal(res.body.role, 'Member')
     assert.equal(res.body.totpEnrolled, false)
     assert.equal(res.body.emailVerified, false)
+    assert.equal(res.body.hasPassword, true)
     assert.equal(res.body.lastLoginAt, null, 'null until the first login')
     assert.equal(res.body.createdAt, u.user.createdAt)
     assert.deepEqual(res.body.tenant, {

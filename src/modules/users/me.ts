@@ -25,11 +25,12 @@ export async function readMe(
     deps.tenants.hasLogo(tenant.id),
   ])
   if (!found) fail('session_revoked')
-  const { user, rolePermissions, passwordBreached } = found
+  const { user, rolePermissions, passwordBreached, hasPassword } = found
   return {
     ...user,
     permissions: effectivePermissions(user.role, rolePermissions),
     passwordBreached,
+    hasPassword,
     tenant: {
       id: tenant.id,
       slug: tenant.slug,

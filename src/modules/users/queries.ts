@@ -79,6 +79,7 @@ const meById = namedStatement(
   `SELECT ${recordJson([
     ['rolePermissions', ROLE_PERMISSIONS_SQL],
     ['passwordBreached', 'password_breached'],
+    ['hasPassword', 'password_hash IS NOT NULL'],
   ])} AS me FROM users WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
 )
 
@@ -86,15 +87,22 @@ export async function findMeRecord(
   db: Db,
   tenantId: string,
   userId: string,
-): Promise<{ user: UserRecord; rolePermissions: string[]; passwordBreached: boolean } | undefined> {
+): Promise<
+  | { user: UserRecord; rolePermissions: string[]; passwordBreached: boolean; hasPassword: boolean }
+  | undefined
+> {
   const [row] = await meById(db, [tenantId, userId])
   if (!row) return undefined
   const me = typeof row.me === 'string' ? JSON.parse(row.me) : row.me
-  const { rolePermissions, passwordBreached, ...record } = me as Record<string, unknown>
+  const { rolePermissions, passwordBreached, hasPassword, ...record } = me as Record<
+    string,
+    unknown
+  >
   return {
     user: recordFromRow(record),
     rolePermissions: rolePermissions as string[],
     passwordBreached: passwordBreached === true,
+    hasPassword: hasPassword === true,
   }
 }
 
@@ -332,6 +340,26 @@ export async function markEmailVerified(
     .update(users)
     .set({ emailVerified: true, updatedAt: now })
     .where(and(liveUser(tenantId, userId), eq(users.emailVerified, false)))
+    .returning()
+  return rows[0]
+}
+
+/**
+ * A first password (POST me/password), in one statement that holds only while the account
+ * has none: of two racing requests, or a set racing a reset, one writes and the other finds
+ * nothing to update.
+ */
+export async function setFirstPasswordHash(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+  passwordHash: string,
+  now: Date,
+): Promise<User | undefined> {
+  const rows = await db
+    .update(users)
+    .set({ passwordHash, passwordBreached: false, updatedAt: now })
+    .where(and(liveUser(tenantId, userId), isNull(users.passwordHash)))
     .returning()
   return rows[0]
 }

@@ -1,4 +1,5 @@
-// GET /me, PATCH /me, DELETE /me, DELETE /me/remembered-devices, PATCH /me/password.
+// GET /me, PATCH /me, DELETE /me, DELETE /me/remembered-devices, PATCH /me/password (a
+// change, with the current one) and POST /me/password (a first one, for an account without).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
@@ -6,8 +7,15 @@ import type { Principal } from '../../plugins/auth.ts'
 import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { forgetOwnDevices } from '../signin/remembered-devices.ts'
 import { requireRecentAuthentication } from '../stepup/recent.ts'
+import { setFirstPassword } from './first-password.ts'
 import { changePassword, deleteOwnAccount, readMe, updateMe } from './me.ts'
-import { ChangePasswordBody, ForgottenDevices, Me, MePatchBody } from './schemas.ts'
+import {
+  ChangePasswordBody,
+  ForgottenDevices,
+  Me,
+  MePatchBody,
+  SetPasswordBody,
+} from './schemas.ts'
 
 type UserPrincipal = Extract<Principal, { kind: 'user' }>
 
@@ -126,6 +134,34 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     async (request) => {
       const principal = request.principal as UserPrincipal
       await changePassword(deps, request.tenant, principal, request.body, request.actor)
+      return { ok: true as const }
+    },
+  )
+
+  app.post(
+    '/me/password',
+    {
+      config: { auth: 'user', refusedToImpersonation: true },
+      schema: {
+        operationId: 'setPassword',
+        tags: ['Current user'],
+        summary: 'Set a first password for a signed-in user who has none (other sessions end)',
+        description:
+          'For an account made through a social connection, SSO, the identity provider or an emailed code (GET /me `hasPassword: false`); one with a password changes it with PATCH me/password (409 `password_exists`). It adds a way to sign in, so, as adding a passkey, it needs a session that proved a sign-in factor in the last 10 minutes (CONTRACT §16: else 401 `reauthentication_required`; me/reauthenticate proves one). The rules of a new password apply (400 `password_too_weak`, `password_breached`). 403 `password_login_disabled` where the authPolicy is PasswordlessOnly, `sso_required` for an address of an enforced SSO domain (Admins excepted). Audited `UserPasswordChanged` with `via: "set"`; a security alert is mailed.',
+        params: TenantSlugParams,
+        body: SetPasswordBody,
+        response: responses(Ok, {
+          400: ['password_too_weak', 'password_breached'],
+          401: ['reauthentication_required'],
+          403: ['password_login_disabled', 'sso_required'],
+          404: [],
+          409: ['password_exists'],
+        }),
+      },
+    },
+    async (request) => {
+      const principal = request.principal as UserPrincipal
+      await setFirstPassword(deps, request.tenant, principal, request.body, request.actor)
       return { ok: true as const }
     },
   )

@@ -32,6 +32,10 @@ const CurrentUserComponent = Type.Object(
       description:
         'The password was found in a breach corpus at a sign-in (CONTRACT §21, the tenant’s breachedPasswordPolicy is block): choose a new one; a change or reset clears it.',
     }),
+    hasPassword: Type.Boolean({
+      description:
+        'Whether the account has a password. One that signed up through a social connection, SSO, the identity provider or an emailed code has none: it sets a first one with POST me/password (PATCH me/password changes one, with the current one).',
+    }),
     tenant: Type.Object({
       id: Type.String(),
       slug: Type.String(),
@@ -59,6 +63,13 @@ export const ChangePasswordBody = Type.Object(
   },
 )
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+
+/** POST me/password: a first password, for an account that has none. */
+export const SetPasswordBody = Type.Object(
+  { newPassword: NewPassword },
+  { additionalProperties: false, examples: [{ newPassword: 'quartz-harbor-lantern-58' }] },
+)
+export type SetPasswordBody = Static<typeof SetPasswordBody>
 
 /** PATCH /me: the signed-in user's own settings (CONTRACT §20); null clears one. */
 export const MePatchBody = Type.Object(

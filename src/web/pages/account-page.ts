@@ -1,4 +1,4 @@
-// The account page itself: profile, password, authenticator app and recovery codes, live
+// The account page itself: profile, password (or a first one), authenticator app and recovery codes, live
 // sessions, connected apps (connected-apps.ts), connected accounts (identities-section.ts), passkeys, personal data, closing the
 // account, each section a form that posts to its own path (account.ts). Drawn again with
 // the errors of a refused form, or with a notice after a done one.
@@ -34,6 +34,7 @@ interface Passkey {
 /** The notice after each action, by the `done` of its redirect. */
 export const NOTES: Record<string, MessageKey> = {
   password: 'account.note.password',
+  'password-set': 'account.note.passwordSet',
   totp: 'account.note.totp',
   passkey: 'account.note.passkey',
   reset: 'account.note.reset',
@@ -81,6 +82,52 @@ ${choices.map((l) => html`<option value="${l}" lang="${l}"${l === current ? raw(
   </select>
 </div>`,
   t('account.saveLanguage'),
+)}
+</section>`
+}
+
+/**
+ * The password form: a change, with the current password; for an account without one (a
+ * social connection, SSO or a code made it), a first password only (first-password.ts).
+ */
+function passwordSection(
+  action: string,
+  csrf: string,
+  t: Translate,
+  me: { email: string; hasPassword: boolean },
+  errors: FormErrors | undefined,
+) {
+  const username = html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>`
+  const newPassword = field({
+    name: 'newPassword',
+    label: t('reset.newPassword'),
+    type: 'password',
+    autocomplete: 'new-password',
+    hint: t('account.newPasswordHint'),
+    errors,
+  })
+  if (!me.hasPassword) {
+    return html`<section aria-labelledby="password-h">
+<h2 id="password-h">${t('account.setPassword')}</h2>
+<p>${t('account.setPasswordIntro')}</p>
+${form(
+  `${action}/set`,
+  csrf,
+  html`${username}
+${newPassword}`,
+  t('account.setPasswordSubmit'),
+)}
+</section>`
+  }
+  return html`<section aria-labelledby="password-h">
+<h2 id="password-h">${t('account.password')}</h2>
+${form(
+  action,
+  csrf,
+  html`${username}
+${field({ name: 'currentPassword', label: t('account.currentPassword'), type: 'password', autocomplete: 'current-password', errors })}
+${newPassword}`,
+  t('account.changePassword'),
 )}
 </section>`
 }
@@ -154,20 +201,7 @@ ${
 </section>`
 }
 ${languageSection(pages.url(request, 'account/locale'), csrf, t, pages.offered(request), me.locale ?? null)}
-${
-  passwords &&
-  html`<section aria-labelledby="password-h">
-<h2 id="password-h">${t('account.password')}</h2>
-${form(
-  pages.url(request, 'account/password'),
-  csrf,
-  html`<input type="text" name="username" value="${me.email}" autocomplete="username" hidden>
-${field({ name: 'currentPassword', label: t('account.currentPassword'), type: 'password', autocomplete: 'current-password', errors: state.errors })}
-${field({ name: 'newPassword', label: t('reset.newPassword'), type: 'password', autocomplete: 'new-password', hint: t('account.newPasswordHint'), errors: state.errors })}`,
-  t('account.changePassword'),
-)}
-</section>`
-}
+${passwords && passwordSection(pages.url(request, 'account/password'), csrf, t, me, state.errors)}
 <section aria-labelledby="mfa-h">
 <h2 id="mfa-h">${t('account.mfa')}</h2>
 ${

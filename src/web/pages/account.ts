@@ -1,8 +1,9 @@
 // The signed-in user's account page (drawn by account-page.ts) and its forms: profile,
-// password, authenticator app and recovery codes, live sessions, passkeys, personal data,
-// closing the account. Each section is a form that posts to its own path and comes back
-// with a notice (303), so a reload never repeats an action. Those that change how the
-// account signs in may first ask "Confirm it's you" (confirm.ts, CONTRACT §16).
+// password (or a first one, first-password.ts), authenticator app and recovery codes, live
+// sessions, passkeys, personal data, closing the account. Each section is a form that posts
+// to its own path and comes back with a notice (303), so a reload never repeats an action.
+// Those that change how the account signs in may first ask "Confirm it's you" (confirm.ts,
+// CONTRACT §16).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
@@ -13,6 +14,7 @@ import { formErrors } from '../messages.ts'
 import { dropDeviceToken, type PageSession } from '../session.ts'
 import { accountPage, type Me, NOTES } from './account-page.ts'
 import { askForProof, confirmFlows, type Intent, needsProof, type Proceed } from './confirm.ts'
+import { setFirstPassword, setSealedPassword } from './first-password.ts'
 import { connectIdentity, removeIdentity } from './identities.ts'
 import { removePasskey } from './passkeys.ts'
 import { recoveryCodesPage, statusOf, totpFigure } from './signin.ts'
@@ -67,6 +69,14 @@ function accountForms(app: FastifyInstance, pages: Pages): void {
       }
       return accountPage(pages, request, reply, session, { errors, status: statusOf(error) })
     }
+  })
+
+  // A first password, for an account without one (first-password.ts).
+  app.post('/account/password/set', async (request: Req, reply) => {
+    const session = await signedIn(request, reply)
+    if (!session) return reply
+    const newPassword = formText(request.body, 'newPassword')
+    return setFirstPassword(pages, request, reply, session, newPassword)
   })
 
   const enrolPage = async (
@@ -328,6 +338,8 @@ ${form(
         return connectIdentity(pages, request, reply, session, intent.id ?? '')
       case 'identity-remove':
         return removeIdentity(pages, request, reply, session, intent.id ?? '')
+      case 'password-set':
+        return setSealedPassword(pages, request, reply, session, intent.pending)
       case 'passkey': {
         const name = intent.name ? `&name=${encodeURIComponent(intent.name)}` : ''
         return pages.redirect(request, reply, `account?continue=passkey${name}#passkeys-h`)

@@ -1,10 +1,11 @@
 // "Confirm it's you": the account page's step-up (CONTRACT §16). Adding a passkey, setting
-// up an authenticator app, removing a passkey and closing the account need a session that
-// proved a sign-in factor in the last 10 minutes; when the API answers 401
-// `reauthentication_required`, the action answers this form instead of its result. The
-// person proves a factor (POST me/reauthenticate through the SDK, as every page call), and
-// the action they wanted goes on. The intent (what to do next) travels in hidden fields: it
-// is the person's own request, and the API checks it again when it goes on.
+// up an authenticator app, setting a first password, removing a passkey or a connected
+// account and closing the account need a session that proved a sign-in factor in the last
+// 10 minutes; when the API answers 401 `reauthentication_required`, the action answers this
+// form instead of its result. The person proves a factor (POST me/reauthenticate through the
+// SDK, as every page call), and the action they wanted goes on. The intent (what to do next)
+// travels in hidden fields: it is the person's own request, and the API checks it again when
+// it goes on (a first password travels sealed, first-password.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { MessageKey } from '../../i18n/index.ts'
 import { AuthServiceError } from '../api.ts'
@@ -19,11 +20,21 @@ import { statusOf } from './flow.ts'
 
 /** What the person was doing when the API asked for a proof. */
 export interface Intent {
-  next: 'totp' | 'passkey' | 'passkey-remove' | 'delete' | 'account' | 'connect' | 'identity-remove'
+  next:
+    | 'totp'
+    | 'passkey'
+    | 'passkey-remove'
+    | 'delete'
+    | 'account'
+    | 'connect'
+    | 'identity-remove'
+    | 'password-set'
   /** The passkey to remove, or the social connection to connect. */
   id?: string
   /** The name typed for a new passkey. */
   name?: string
+  /** A first password typed, sealed for this browser (session.ts `sealPending`). */
+  pending?: string
 }
 
 /** Carries an intent on, once the session has proved a factor. */
@@ -43,6 +54,7 @@ const WHY: Record<Intent['next'], MessageKey> = {
   account: 'confirm.why.account',
   connect: 'confirm.why.connect',
   'identity-remove': 'confirm.why.account',
+  'password-set': 'confirm.why.passwordSet',
 }
 
 /** True for the API's answer that the action needs a recent proof of a sign-in factor. */
@@ -63,11 +75,12 @@ export function intentOf(fields: Record<string, string> | undefined): Intent {
     intent.id = fields.id.slice(0, 64)
   }
   if (known === 'passkey' && fields?.name) intent.name = fields.name.slice(0, 100)
+  if (known === 'password-set' && fields?.pending) intent.pending = fields.pending.slice(0, 4096)
   return intent
 }
 
 const intentFields = (intent: Intent): Html =>
-  html`${hidden('next', intent.next)}${intent.id !== undefined ? hidden('id', intent.id) : ''}${intent.name !== undefined ? hidden('name', intent.name) : ''}`
+  html`${hidden('next', intent.next)}${intent.id !== undefined ? hidden('id', intent.id) : ''}${intent.name !== undefined ? hidden('name', intent.name) : ''}${intent.pending !== undefined ? hidden('pending', intent.pending) : ''}`
 
 type Req = FastifyRequest<{ Body: Form; Querystring: Record<string, string> }>
 type JsonReq = FastifyRequest<{ Body: Record<string, unknown> }>
@@ -99,7 +112,9 @@ export async function askForProof(
   ])
   const csrf = pages.csrf(request, reply)
   const action = pages.url(request, 'account/confirm')
-  const passwords = tenant.authPolicy !== 'PasswordlessOnly'
+  // An account without a password (a social connection, SSO or a code made it) proves
+  // another way: no password form it could not answer.
+  const passwords = tenant.authPolicy !== 'PasswordlessOnly' && me.hasPassword
   const codes = tenant.authPolicy !== 'PasswordOnly'
   const passkeys = (keys as { items: unknown[] }).items.length > 0
   const fields = (method: string, body: Html | '') =>

@@ -106,7 +106,7 @@ export async function socialConnectionRoutes(fastify: FastifyInstance, { deps }:
         tags,
         summary: 'Change a social sign-in connection',
         description:
-          'The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.',
+          'The rules of creation apply; the client secret is kept unless a new one is given, and Apple’s fields unless named in `apple`. `issuer`, `endpoints` and `claims` are replaced whole, and `null` clears one where the provider goes without it (gitlab’s and microsoft’s issuer, github’s endpoints, oauth2’s claims); clearing what the provider needs (oidc’s issuer, oauth2’s endpoints) is 400 `validation`, nothing changed. An API key may change `name`, `enabled` and `order` only: any other field from a key is 403 `api_key_not_allowed`, nothing changed.',
         params: ResourceParams,
         body: PatchSocialConnectionBody,
         response: responses(SocialConnectionEnvelope, { ...found, 403: ['api_key_not_allowed'] }),

@@ -1,5 +1,5 @@
 // Shapes of the social connections routes (CONTRACT §19).
-import { type Static, Type } from 'typebox'
+import { type Static, type TSchema, Type } from 'typebox'
 import { DateTime, Page, ref } from '../../../schemas.ts'
 import { SOCIAL_PROVIDERS } from './presets.ts'
 
@@ -142,6 +142,17 @@ export const CreateSocialConnectionBody = Type.Object(
 )
 export type CreateSocialConnectionBody = Static<typeof CreateSocialConnectionBody>
 
+/**
+ * A PATCH's optional provider fields: a value replaces the stored one whole, `null` clears
+ * it where the provider goes without (checkShape in service.ts says where it does not).
+ */
+const Clearable = <T extends TSchema>(schema: T, cleared: string) =>
+  Type.Optional(
+    Type.Union([schema, Type.Null({ description: cleared })], {
+      description: (schema as { description?: string }).description,
+    }),
+  )
+
 export const PatchSocialConnectionBody = Type.Object(
   {
     name: Type.Optional(Common.name),
@@ -153,11 +164,23 @@ export const PatchSocialConnectionBody = Type.Object(
     allowSignUp: Type.Optional(Common.allowSignUp),
     linkByVerifiedEmail: Type.Optional(Common.linkByVerifiedEmail),
     order: Type.Optional(Common.order),
-    issuer: Type.Optional(Common.issuer),
-    endpoints: Type.Optional(Common.endpoints),
-    claims: Type.Optional(Common.claims),
+    issuer: Clearable(
+      Common.issuer,
+      'Clears it: gitlab goes back to gitlab.com, microsoft to `common`; oidc needs one (400 `validation`).',
+    ),
+    endpoints: Clearable(
+      Common.endpoints,
+      'Clears them: github goes back to github.com; oauth2 needs them (400 `validation`).',
+    ),
+    claims: Clearable(
+      Common.claims,
+      'Clears them: oauth2 reads the default paths (`id`, `email`, `name`) again.',
+    ),
   },
-  { additionalProperties: false, examples: [{ name: 'Sign in with Google', order: 1 }] },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Sign in with Google', order: 1 }, { issuer: null }],
+  },
 )
 export type PatchSocialConnectionBody = Static<typeof PatchSocialConnectionBody>
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { auditRows, unchanged, userByEmail } from '../../../../test/db.ts'
-import { expectError } from '../../../../test/envelope.ts'
+import { expectError, expectValidation } from '../../../../test/envelope.ts'
 import { createKey } from '../../../../test/fixtures/apikeys.ts'
 import {
   type GitHubAccount,
@@ -263,6 +263,83 @@ describe('the social connections API', () => {
         expectError(await call('PATCH', path, { name: 'x' }), 404, 'not_found')
         expectError(await call('DELETE', path), 404, 'not_found')
       }
+    })
+  })
+
+  test('null clears issuer, endpoints and claims where the provider goes without them; clearing what it needs is 400, nothing changed', async () => {
+    const make = async (body: Record<string, unknown>) => {
+      const res = await call('POST', base(), { clientId: 'x', clientSecret: 'y', ...body })
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      return res.body.connection.id as string
+    }
+    const ghes = {
+      authorizationUrl: 'https://ghe.example.com/login/oauth/authorize',
+      tokenUrl: 'https://ghe.example.com/login/oauth/access_token',
+      apiUrl: 'https://ghe.example.com/api/v3',
+    }
+    const oauth2Endpoints = {
+      authorizationUrl: 'https://a.example/auth',
+      tokenUrl: 'https://a.example/token',
+      userinfoUrl: 'https://a.example/me',
+    }
+    const gitlab = await make({ provider: 'gitlab', issuer: 'https://gitlab.example.com' })
+    const microsoft = await make({ provider: 'microsoft', issuer: 'organizations' })
+    const github = await make({ provider: 'github', endpoints: ghes })
+    const oauth2 = await make({
+      provider: 'oauth2',
+      endpoints: oauth2Endpoints,
+      claims: { id: 'data.user.id', emailVerified: 'data.user.verified' },
+    })
+    for (const [id, patch, field] of [
+      [gitlab, { issuer: null }, 'issuer'],
+      [microsoft, { issuer: null }, 'issuer'],
+      [github, { endpoints: null }, 'endpoints'],
+      [oauth2, { claims: null }, 'claims'],
+    ] as const) {
+      const cleared = await call('PATCH', `${base()}/${id}`, patch)
+      assert.equal(cleared.status, 200, JSON.stringify(cleared.body))
+      assert.equal(cleared.body.connection[field], null, field)
+      const read = await call('GET', `${base()}/${id}`)
+      assert.equal(read.body.connection[field], null, `${field} read back`)
+      const [row] = await server.deps.db
+        .select()
+        .from(socialConnections)
+        .where(eq(socialConnections.id, id))
+      assert.equal(row[field], null, `${field} stored cleared`)
+      const updated = (await auditRows(server, t.tenantId, 'SocialConnectionUpdated')).filter(
+        (r) => r.metadata?.connectionId === id,
+      )
+      assert.deepEqual(updated.at(-1)?.metadata?.changed, [field])
+    }
+    // oauth2 still reads its endpoints; an oidc connection its issuer: clearing either is 400.
+    const oidc = await make({ provider: 'oidc', issuer: 'https://idp.example.com' })
+    await unchanged(server, t.tenantId, async () => {
+      expectValidation(
+        await call('PATCH', `${base()}/${oauth2}`, { endpoints: null }),
+        'body.endpoints',
+      )
+      expectValidation(await call('PATCH', `${base()}/${oidc}`, { issuer: null }), 'body.issuer')
+      expectValidation(
+        await call('PATCH', `${base()}/${oidc}`, { name: 'Renamed', issuer: null }),
+        'body.issuer',
+      )
+    })
+    assert.deepEqual(
+      (await call('GET', `${base()}/${oauth2}`)).body.connection.endpoints,
+      oauth2Endpoints,
+    )
+    assert.equal(
+      (await call('GET', `${base()}/${oidc}`)).body.connection.issuer,
+      'https://idp.example.com',
+    )
+    // What a connection trusts is an Admin's to clear, not an API key's.
+    const { plaintext: key } = await createKey(server, t.slug, t.admin.accessToken)
+    await unchanged(server, t.tenantId, async () => {
+      expectError(
+        await call('PATCH', `${base()}/${oauth2}`, { claims: null }, key),
+        403,
+        'api_key_not_allowed',
+      )
     })
   })
 
