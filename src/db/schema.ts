@@ -3,6 +3,7 @@
 // distributed by tenant (for example with Citus, distribution column tenant_id).
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import { MEMBER_ROLE } from '../modules/roles/permissions.ts'
+import type { Branding } from '../modules/tenants/branding.ts'
 import {
   bigint,
   boolean,
@@ -101,6 +102,8 @@ export const tenants = pgTable('tenants', {
   captchaSecretEnc: text('captcha_secret_enc'),
   /** The actions that ask for a CAPTCHA: sign_up, sign_in, password_reset, login_code. */
   captchaOn: text('captcha_on').array(),
+  /** CONTRACT §20: colours, dark mode, icons, CSS and links (tenants/branding.ts); null: none. */
+  branding: jsonb('branding').$type<Branding>(),
   /** reCAPTCHA v3's lowest score let through (0..1); null for the other providers. */
   captchaMinScore: doublePrecision('captcha_min_score'),
   ...timestamps(),

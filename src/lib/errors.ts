@@ -27,6 +27,10 @@ export const REASONS = {
   limit_exceeded: [400, 'The workspace already has as many of these as it may.'],
   password_too_weak: [400, 'This password is too common or too easy to guess.'],
   password_breached: [400, 'This password appears in a data breach; choose another.'],
+  insufficient_contrast: [
+    400,
+    'The primary colour is too light for white button text: a contrast of at least 4.5:1 is needed.',
+  ],
   email_taken: [400, 'An account with this email already exists.'],
   captcha_required: [400, 'This workspace asks for a CAPTCHA: send captchaToken.'],
   captcha_invalid: [400, 'The CAPTCHA answer is not valid, has expired or was already used.'],

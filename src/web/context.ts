@@ -8,6 +8,7 @@ import { pageCookieOptions, readCookies, setCookie } from '../lib/cookies.ts'
 import { hashToken } from '../lib/crypto.ts'
 import { tenantHasLogo } from '../modules/tenants/service.ts'
 import { AuthServiceError, apiFor } from './api.ts'
+import { brandingCsp } from './branding.ts'
 import { type Html, html } from './html.ts'
 import { type PageKind, setPageHeaders } from './http.ts'
 import { langCookieName } from './lang-cookie.ts'
@@ -188,6 +189,7 @@ export class Pages {
     return {
       tenant,
       logoUrl: hasLogo ? `/v1/${tenant.slug}/logo` : undefined,
+      branding: tenant.branding,
       locale: this.locale(request, reply),
       locales: this.offered(request),
       path: request.url,
@@ -221,6 +223,11 @@ export class Pages {
     options: PageOptions & { status?: number; formTargets?: string[] } = {},
   ): Promise<FastifyReply> {
     setPageHeaders(reply, this.kind(request), options.captcha)
+    // CONTRACT §20: the tenant's dark logo and favicon are images of its own origins.
+    if (request.tenant.branding) {
+      const csp = String(reply.getHeader('content-security-policy'))
+      reply.header('content-security-policy', brandingCsp(csp, request.tenant.branding))
+    }
     // A page whose form posts to another site (the SAML response to an SP's ACS): the CSP's
     // form-action names that origin too, and nothing else.
     if (options.formTargets?.length) {

@@ -10,7 +10,9 @@ import {
   type Translate,
   translator,
 } from '../i18n/index.ts'
+import type { Branding } from '../modules/tenants/branding.ts'
 import type { Tenant } from '../modules/tenants/service.ts'
+import { brandingHead, brandingLinks, themeOf } from './branding.ts'
 import { captchaHead, type PageCaptcha } from './captcha.ts'
 import { type Html, html } from './html.ts'
 
@@ -18,6 +20,8 @@ export interface Brand {
   tenant: Pick<Tenant, 'name' | 'slug'>
   /** The tenant's logo URL, when it has one. */
   logoUrl?: string
+  /** The tenant's branding (CONTRACT §20), when it has one. */
+  branding?: Branding | null
   /** The request's negotiated locale (i18n/index.ts); the default when not given. */
   locale?: string
   /** The locales the language picker offers (default: every supported one). */
@@ -61,30 +65,49 @@ export interface PageOptions {
   captcha?: PageCaptcha
 }
 
+/**
+ * The tenant's logo, its initial without one; with a dark logo (CONTRACT §20) that one on a
+ * dark page: always under darkMode `dark`, where the browser prefers dark under `auto`.
+ */
+function logo(brand: Brand): Html {
+  const { tenant, logoUrl, branding } = brand
+  const dark = branding?.darkLogoUrl
+  const img = (src: string) => html`<img src="${src}" alt="" class="logo" width="40" height="40">`
+  const initial = html`<span class="logo initial" aria-hidden="true">${tenant.name.slice(0, 1).toUpperCase()}</span>`
+  if (dark && themeOf(branding) === 'dark') return img(dark)
+  if (dark && themeOf(branding) === 'auto' && logoUrl) {
+    return html`<picture><source srcset="${dark}" media="(prefers-color-scheme: dark)">${img(logoUrl)}</picture>`
+  }
+  return logoUrl ? img(logoUrl) : initial
+}
+
 export function page(brand: Brand, title: string, body: Html, options: PageOptions = {}) {
-  const { tenant, logoUrl } = brand
+  const { tenant, branding } = brand
   const locale = brand.locale ?? DEFAULT_LOCALE
   const t = translator(locale)
+  const theme = themeOf(branding)
   return html`<!doctype html>
-<html lang="${locale}" dir="${dir(locale)}">
+<html lang="${locale}" dir="${dir(locale)}"${theme ? html` data-theme="${theme}"` : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${options.refreshTo ? html`<meta http-equiv="refresh" content="0;url=${options.refreshTo}">` : ''}
 <title>${title} · ${tenant.name}</title>
 <link rel="stylesheet" href="/assets/pages.css">
+${brandingHead(tenant.slug, branding)}
 ${options.noScript ? '' : html`<script src="/assets/pages.js" defer></script>`}
 ${captchaHead(options.captcha)}
 </head>
 <body>
 <header class="brand">
-  ${logoUrl ? html`<img src="${logoUrl}" alt="" class="logo" width="40" height="40">` : html`<span class="logo initial" aria-hidden="true">${tenant.name.slice(0, 1).toUpperCase()}</span>`}
+  ${logo(brand)}
   <span class="tenant-name">${tenant.name}</span>
 </header>
 <main class="${options.wide ? 'card wide' : 'card'}">
 ${body}
 </main>
 ${languagePicker(brand, locale, t)}
+${brandingLinks(branding, t)}
 </body>
 </html>`
 }

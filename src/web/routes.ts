@@ -7,6 +7,7 @@ import type { Deps } from '../deps.ts'
 import { dir, type MessageKey, type MessageValues, translator } from '../i18n/index.ts'
 import { AppError } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
+import { brandingRoutes } from './branding.ts'
 import { captchaAssetRoutes } from './captcha.ts'
 import { Pages } from './context.ts'
 import { csrfChecked } from './csrf.ts'
@@ -148,6 +149,7 @@ export async function pageRoutes(
       .send(plainError(request, 'errors.notFoundTitle', 'errors.notFoundText'))
   })
   signInRoutes(app, pages)
+  brandingRoutes(app)
   csrfChecked(app, pages, (app) => ssoSecondFactorRoutes(app, pages, deps))
   accountRoutes(app, pages)
   connectedAppRoutes(app, pages)

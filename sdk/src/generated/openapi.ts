@@ -7261,6 +7261,18 @@ export interface components {
       } | null
       /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
       mfaRememberDays: number
+      /** @description The look of the hosted pages and mails (CONTRACT §20); null: the defaults. */
+      branding: {
+        primaryColor: string
+        backgroundColor: string | null
+        darkMode: 'auto' | 'light' | 'dark'
+        darkLogoUrl: string | null
+        faviconUrl: string | null
+        customCss: string | null
+        privacyPolicyUrl: string | null
+        termsUrl: string | null
+        supportEmail: string | null
+      } | null
       /** @description Empty when the tenant has no logo. */
       logoUrl: string
       /** @description The locale the pages and mails fall back to (CONTRACT §20; `en` by default), always among `locales`. */
@@ -14936,6 +14948,27 @@ export interface operations {
           } | null
           /** @description Days a device that gave a second factor and asked to be remembered skips it (0, the default: devices are not remembered; setting 0 forgets every remembered device). */
           mfaRememberDays?: number
+          /** @description The look of the hosted pages and mails (CONTRACT §20); null: the defaults. */
+          branding?: {
+            /** @description Buttons and links (#rrggbb); white button text must keep a contrast of 4.5:1 (WCAG 2.1), else 400 `insufficient_contrast`. */
+            primaryColor: string
+            /** @description The pages' background in light mode (#rrggbb). */
+            backgroundColor?: string
+            /** @description `auto` (the default) follows the browser's preference; `light` or `dark` always. */
+            darkMode?: 'auto' | 'light' | 'dark'
+            /** @description The logo on a dark page (an https image URL). */
+            darkLogoUrl?: string
+            /** @description The pages’ icon (an https image URL). */
+            faviconUrl?: string
+            /** @description CSS added after the pages’ own (at most 32 KiB), served from this service. Refused: `@import`, `url(` other than `data:image/`, `expression(`, `src(`, `</style` and backslash escapes. */
+            customCss?: string
+            /** @description Linked from every page and mail. */
+            privacyPolicyUrl?: string
+            /** @description Linked from every page and mail. */
+            termsUrl?: string
+            /** @description Shown on every page and mail. */
+            supportEmail?: string
+          } | null
           /** @description A supported locale (BCP 47): en, ar, de, es, fr, it, ja, ko, nl, pt-BR, zh-CN. */
           defaultLocale?:
             | 'en'

@@ -14,6 +14,7 @@ import {
   SixDigits,
 } from '../../schemas.ts'
 import { CaptchaRecord, CaptchaSetting } from '../captcha/schemas.ts'
+import { BrandingRecord, BrandingSetting } from './branding.ts'
 import { LOGO_MIME_TYPES } from './logo-image.ts'
 
 // The tenant plugin checks a path's slug with the same rule before any lookup.
@@ -82,6 +83,7 @@ const TenantComponent = Type.Object(
     breachedPasswordPolicy: BreachedPasswordPolicy,
     captcha: CaptchaRecord,
     mfaRememberDays: MfaRememberDays,
+    branding: BrandingRecord,
     logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     defaultLocale: Type.String({
       description:
@@ -113,6 +115,7 @@ export const TenantPatchBody = Type.Object(
     breachedPasswordPolicy: Type.Optional(BreachedPasswordPolicy),
     captcha: Type.Optional(CaptchaSetting),
     mfaRememberDays: Type.Optional(MfaRememberDays),
+    branding: Type.Optional(BrandingSetting),
     defaultLocale: Type.Optional(Locale),
     locales: Type.Optional(
       Type.Array(Locale, {

@@ -1,4 +1,5 @@
 // Creating a tenant with its first admin (SPEC capability 1; CONTRACT §2).
+import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -94,4 +95,9 @@ export function tenantById(
 /** Whether the tenant has uploaded a logo (the pages' brand). */
 export function tenantHasLogo(deps: Pick<Deps, 'db'>, tenantId: string): Promise<boolean> {
   return logoExists(deps.db, tenantId)
+}
+
+/** The tenant's branding (CONTRACT §20) for its mails, read by id; null without one. */
+export async function tenantBranding(db: Handle, tenantId: string) {
+  return (await findTenantById(db, tenantId))?.tenant.branding ?? null
 }

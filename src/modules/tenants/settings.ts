@@ -9,6 +9,7 @@ import type { CaptchaRecord } from '../captcha/schemas.ts'
 import { captchaColumns, presentCaptcha } from '../captcha/settings.ts'
 import { forgetTenantDevices } from '../signin/remembered-devices.ts'
 import { logoUrl } from '../users/present.ts'
+import { type BrandingRecord, checkBranding, presentBranding } from './branding.ts'
 import type { Tenant } from './queries.ts'
 import { findTenantById, updateTenant } from './queries.ts'
 import type { TenantPatchBody } from './schemas.ts'
@@ -31,6 +32,7 @@ export interface TenantRecord {
   breachedPasswordPolicy: string
   captcha: CaptchaRecord
   mfaRememberDays: number
+  branding: BrandingRecord
   logoUrl: string
   defaultLocale: string
   locales: string[]
@@ -76,6 +78,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     breachedPasswordPolicy: tenant.breachedPasswordPolicy,
     captcha: presentCaptcha(tenant),
     mfaRememberDays: tenant.mfaRememberDays,
+    branding: presentBranding(tenant.branding),
     logoUrl: logoUrl(config, tenant.slug, hasLogo),
     defaultLocale: tenant.defaultLocale,
     locales: offeredLocales(tenant.locales),
@@ -138,7 +141,7 @@ export async function patchTenant(
     const locales = checkLocales(tenant, patch)
     const wanted = { ...patch, ...(locales ? { locales } : {}) }
     const changes: Partial<
-      Record<(typeof PATCHABLE)[number] | 'captcha', { from: unknown; to: unknown }>
+      Record<(typeof PATCHABLE)[number] | 'captcha' | 'branding', { from: unknown; to: unknown }>
     > = {}
     for (const field of PATCHABLE) {
       const value = wanted[field]
@@ -159,16 +162,33 @@ export async function patchTenant(
         to: { ...presentCaptcha(captcha), ...(newSecret ? { secretChanged: true } : {}) },
       }
     }
+    // CONTRACT §20: the branding as one field, checked (contrast, CSS, links) before storing.
+    const branding = patch.branding === undefined ? undefined : checkBranding(patch.branding)
+    if (branding !== undefined) {
+      const [from, to] = [presentBranding(tenant.branding), presentBranding(branding)]
+      if (JSON.stringify(from) !== JSON.stringify(to)) {
+        // The audit row says whether the CSS changed, not the CSS (up to 32 KiB each way).
+        const brief = (b: BrandingRecord) => b && { ...b, customCss: b.customCss !== null }
+        changes.branding = {
+          from: brief(from),
+          to: to && {
+            ...brief(to),
+            ...(from?.customCss !== to.customCss ? { customCssChanged: true } : {}),
+          },
+        }
+      }
+    }
     const fields = Object.keys(changes)
     if (fields.length === 0) return presentTenant(deps.config, tenant, found.hasLogo)
     const values = Object.fromEntries(
       Object.entries(changes)
-        .filter(([k]) => k !== 'captcha')
+        .filter(([k]) => k !== 'captcha' && k !== 'branding')
         .map(([k, v]) => [k, v.to]),
     )
     const updated = await updateTenant(tx, tenantId, {
       ...values,
       ...(changes.captcha ? captcha : {}),
+      ...(changes.branding ? { branding } : {}),
       updatedAt: deps.clock.now(),
     })
     if (!updated) fail('tenant_not_found')

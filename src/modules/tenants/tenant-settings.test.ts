@@ -23,6 +23,7 @@ before(async (t) => {
 
 const RECORD_FIELDS = [
   'authPolicy',
+  'branding',
   'breachedPasswordPolicy',
   'captcha',
   'createdAt',
@@ -87,6 +88,7 @@ test('GET tenant answers the whole record to an admin', async () => {
     breachedPasswordPolicy: 'block',
     captcha: null,
     mfaRememberDays: 0,
+    branding: null,
     logoUrl: '',
     defaultLocale: 'en',
     locales: supportedLocales,
