@@ -4,6 +4,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { Branding } from './Branding.tsx'
 import { Captcha } from './Captcha.tsx'
 import { ErrorText } from './ui.tsx'
 
@@ -187,6 +188,7 @@ export function Settings() {
         </button>
       </form>
       <Captcha tenant={tenant.data} />
+      <Branding tenant={tenant.data} />
       <Logo current={tenant.data.logoUrl} />
     </>
   )
