@@ -14952,7 +14952,7 @@ export interface operations {
           branding?: {
             /** @description Buttons and links (#rrggbb); white button text must keep a contrast of 4.5:1 (WCAG 2.1), else 400 `insufficient_contrast`. */
             primaryColor: string
-            /** @description The pages' background in light mode (#rrggbb). */
+            /** @description The pages' background in light mode (#rrggbb); it must keep 4.5:1 with the pages' dark text, else 400 `insufficient_contrast`. */
             backgroundColor?: string
             /** @description `auto` (the default) follows the browser's preference; `light` or `dark` always. */
             darkMode?: 'auto' | 'light' | 'dark'

@@ -92,7 +92,7 @@ describe('PATCH tenant: branding', () => {
     assert.equal(removed.body.branding, null)
   })
 
-  test('a primary colour under 4.5:1 against white is 400 insufficient_contrast, nothing changed', async () => {
+  test('a primary colour under 4.5:1 against white, or a background under 4.5:1 against the pages’ text, is 400 insufficient_contrast, nothing changed', async () => {
     const t = await createTenant(server)
     for (const colour of ['#ffff00', '#00c2ff', '#7f7f7f', '#FFFFFF']) {
       assert.ok(contrastWithWhite(colour) < 4.5, colour)
@@ -104,6 +104,14 @@ describe('PATCH tenant: branding', () => {
     }
     // The boundary: #767676 is 4.54:1, the lightest grey that passes.
     assert.equal((await patchTenant(t, { branding: { primaryColor: '#767676' } })).status, 200)
+    // A background the pages' dark text cannot be read on.
+    for (const colour of ['#000000', '#1f4fd1', '#555555']) {
+      const res = await unchanged(server, t.tenantId, () =>
+        patchTenant(t, { branding: { primaryColor: '#1f4fd1', backgroundColor: colour } }),
+      )
+      expectError(res, 400, 'insufficient_contrast')
+      assert.equal(res.body.details.issues[0].path, 'body.branding.backgroundColor')
+    }
   })
 
   test('CSS that loads from elsewhere or leaves the stylesheet, links that are not https, bad colours and shapes are 400 validation, nothing changed (an unknown field is dropped, as everywhere: CONTRACT §3)', async () => {

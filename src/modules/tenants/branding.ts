@@ -24,7 +24,11 @@ export const BrandingSetting = Type.Union(
         primaryColor: Colour(
           'Buttons and links (#rrggbb); white button text must keep a contrast of 4.5:1 (WCAG 2.1), else 400 `insufficient_contrast`.',
         ),
-        backgroundColor: Type.Optional(Colour("The pages' background in light mode (#rrggbb).")),
+        backgroundColor: Type.Optional(
+          Colour(
+            "The pages' background in light mode (#rrggbb); it must keep 4.5:1 with the pages' dark text, else 400 `insufficient_contrast`.",
+          ),
+        ),
         darkMode: Type.Optional(
           Type.Union([Type.Literal('auto'), Type.Literal('light'), Type.Literal('dark')], {
             description:
@@ -90,6 +94,27 @@ function luminance(hex: string): number {
 /** The contrast ratio of white text on `hex` (WCAG 2.1: (L1 + 0.05) / (L2 + 0.05)). */
 export const contrastWithWhite = (hex: string): number => 1.05 / (luminance(hex) + 0.05)
 
+/** The pages' text colour in light mode (assets/pages.css `--ink`). */
+const PAGE_INK = '#1d2330'
+
+/** The contrast ratio of the pages' text on a background `hex`. */
+export const contrastWithInk = (hex: string): number => {
+  const [a, b] = [luminance(hex), luminance(PAGE_INK)].sort((x, y) => y - x)
+  return (a + 0.05) / (b + 0.05)
+}
+
+const tooLittle = (path: string, ratio: number, against: string): never =>
+  fail('insufficient_contrast', {
+    details: {
+      issues: [
+        {
+          path: `body.branding.${path}`,
+          message: `contrast with ${against} is ${ratio.toFixed(2)}:1, below 4.5:1`,
+        },
+      ],
+    },
+  })
+
 const invalid = (path: string, message: string): never =>
   fail('validation', { details: { issues: [{ path: `body.branding.${path}`, message }] } })
 
@@ -107,18 +132,11 @@ const REFUSED_CSS: [RegExp, string][] = [
 /** The stored form of a PATCH's `branding` (null: none), or the refusal. */
 export function checkBranding(setting: BrandingSetting): Branding | null {
   if (setting === null) return null
-  if (contrastWithWhite(setting.primaryColor) < 4.5) {
-    fail('insufficient_contrast', {
-      details: {
-        issues: [
-          {
-            path: 'body.branding.primaryColor',
-            message: `contrast with white is ${contrastWithWhite(setting.primaryColor).toFixed(2)}:1, below 4.5:1`,
-          },
-        ],
-      },
-    })
-  }
+  const onWhite = contrastWithWhite(setting.primaryColor)
+  if (onWhite < 4.5) tooLittle('primaryColor', onWhite, 'white button text')
+  // The language picker and the links sit on the background in the pages' dark text.
+  const background = setting.backgroundColor && contrastWithInk(setting.backgroundColor)
+  if (background && background < 4.5) tooLittle('backgroundColor', background, 'the pages’ text')
   for (const [pattern, message] of REFUSED_CSS) {
     if (setting.customCss && pattern.test(setting.customCss)) invalid('customCss', message)
   }
