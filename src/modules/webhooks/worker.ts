@@ -7,6 +7,7 @@
 import { claimDueDeliveries } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { egressPost } from '../../lib/egress.ts'
+import { GroupCommit } from '../../lib/group-commit.ts'
 import { SYSTEM_ACTOR } from '../audit/recorder.ts'
 import * as store from './queries.ts'
 import { openSecret, sign } from './secret.ts'
@@ -70,7 +71,12 @@ export class WebhookWorker {
   private readonly drainMs: number
   private readonly tenants: readonly string[] | undefined
   private readonly inFlight = new Set<InFlight>()
-  private readonly successes: SuccessWriter
+  /**
+   * Successes, written in batches: one statement for every success that ended while the
+   * last one ran (group commit), rather than a round trip that held each attempt's slot. A
+   * batch lost to a crash leaves its deliveries leased, then sent again: at least once.
+   */
+  private readonly successes: GroupCommit<store.Success>
   private timer: NodeJS.Timeout | undefined
   private stopped = true
   private ticking: Promise<number> | undefined
@@ -85,7 +91,10 @@ export class WebhookWorker {
     this.leaseMs = Math.max(options.leaseMs ?? LEASE_MS, this.attemptTimeoutMs + 5000)
     this.drainMs = options.drainMs ?? this.attemptTimeoutMs
     this.tenants = options.tenants
-    this.successes = new SuccessWriter(deps.db, (error) => this.onError?.(error))
+    this.successes = new GroupCommit(
+      (batch) => store.recordSuccesses(deps.db, batch),
+      (error) => this.onError?.(error),
+    )
   }
 
   start() {
@@ -285,41 +294,5 @@ export class WebhookWorker {
         ])
       })
     }
-  }
-}
-
-/**
- * Successes, written in batches: one statement for every success that ended while the last
- * one ran (group commit), rather than a round trip that held each attempt's slot. A batch
- * lost to a crash leaves its deliveries leased, then sent again: at least once.
- */
-class SuccessWriter {
-  private readonly db: WorkerDeps['db']
-  private readonly onError: (error: unknown) => void
-  private queue: store.Success[] = []
-  private running: Promise<void> | undefined
-
-  constructor(db: WorkerDeps['db'], onError: (error: unknown) => void) {
-    this.db = db
-    this.onError = onError
-  }
-
-  add(success: store.Success) {
-    this.queue.push(success)
-    this.running ??= this.drain()
-  }
-
-  private async drain() {
-    while (this.queue.length > 0) {
-      const batch = this.queue
-      this.queue = []
-      await store.recordSuccesses(this.db, batch).catch(this.onError)
-    }
-    this.running = undefined
-  }
-
-  /** Resolves once every success added so far is written. */
-  async flushed() {
-    while (this.running) await this.running
   }
 }
