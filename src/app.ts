@@ -23,6 +23,7 @@ import { ApiKeyCache } from './modules/apikeys/cache.ts'
 import { ApiKeyUsage } from './modules/apikeys/usage.ts'
 import { AuditRecorder } from './modules/audit/recorder.ts'
 import { HookCache, HookCalls } from './modules/hooks/cache.ts'
+import { HookCallLog } from './modules/hooks/log.ts'
 import { RevocationCache } from './modules/sessions/revocations.ts'
 import { SessionService } from './modules/sessions/service.ts'
 import { templateResolver } from './modules/templates/resolve.ts'
@@ -172,7 +173,8 @@ export async function buildApp(
   })
   const cipher = new FieldCipher(config.encryptionKeys)
   const hooks = new HookCache(db)
-  const hookCalls = new HookCalls()
+  const hookLog = new HookCallLog(db, (err) => app.log.warn({ err }, 'hook calls log'))
+  const hookCalls = new HookCalls(hookLog)
   const deps: Deps = {
     config,
     database,
@@ -206,6 +208,7 @@ export async function buildApp(
     webhookOutcomes: new DeliveryOutcomes(),
     hooks,
     hookCalls,
+    hookLog,
     breached: new BreachedPasswords({ base: config.pwnedPasswordsUrl, log: app.log }),
     spentCaptchas: new SpentOnce(redis, 'captcha:spent'),
     spentSamlRequests: new SpentOnce(redis, 'saml:request'),
@@ -241,6 +244,7 @@ export async function buildApp(
     await deps.apiKeyUsage.stop().catch((err) => app.log.warn({ err }, 'api key usage flush'))
     await purge?.stop()
     await webhooks?.stop()
+    await hookLog.flushed()
     await deps.revocations.stop()
     await deps.mailer.drain()
     await reads.stop()

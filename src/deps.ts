@@ -18,6 +18,7 @@ import type { AuditRecorder } from './modules/audit/recorder.ts'
 import type { IdentityProvider } from './modules/federation/idp/provider.ts'
 import type { SsoPages } from './modules/federation/pages.ts'
 import type { HookCache, HookCalls } from './modules/hooks/cache.ts'
+import type { HookCallLog } from './modules/hooks/log.ts'
 import type { ProviderPages } from './modules/oidc/pages.ts'
 import type { RevocationCache } from './modules/sessions/revocations.ts'
 import type { SessionService } from './modules/sessions/service.ts'
@@ -54,8 +55,10 @@ export interface Deps {
   spentSamlRequests: SpentOnce
   /** Each tenant's enabled hooks, kept for 2 s (CONTRACT §21). */
   hooks: HookCache
-  /** Hook calls by event and outcome on this instance (for /metrics). */
+  /** Real hook calls on this instance: by event and outcome (for /metrics), and logged. */
   hookCalls: HookCalls
+  /** Each hook's last calls, written in the background (hooks/log.ts). */
+  hookLog: HookCallLog
   /** The external identity provider, when IDP_* is configured. */
   idp: IdentityProvider | undefined
   /** The pages the OpenID providers draw, from the hosted pages (web/oidc-pages.ts). */

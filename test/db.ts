@@ -12,6 +12,7 @@ import {
   groupMembers,
   groupRoles,
   groups,
+  hookCallLog,
   hooks,
   identities,
   invites,
@@ -59,7 +60,7 @@ export const SNAPSHOT_LEFT_OUT: Record<string, string> = {
  * apikeys/usage.ts, for a key that authenticated even when the request was then refused),
  * the tables of SNAPSHOT_LEFT_OUT, and,
  * with `audit: false`, the audit events, for a refusal that records one (a failed sign-in)
- * and checks it on its own.
+ * and checks it on its own, and the hooks' call lines (a hook's deny records its call).
  */
 export async function tenantSnapshot(
   server: WithDeps,
@@ -67,6 +68,9 @@ export async function tenantSnapshot(
   options: { audit?: boolean } = {},
 ) {
   const db = server.deps.db
+  // A hook call's line is written after its answer, in the background: this instance's are
+  // all written before the rows are read.
+  await server.deps.hookLog.flushed()
   const keys = await db
     .select()
     .from(apiKeys)
@@ -214,6 +218,14 @@ export async function tenantSnapshot(
       .where(eq(ssoSamlAssertions.tenantId, tenantId))
       .orderBy(asc(ssoSamlAssertions.connectionId), asc(ssoSamlAssertions.assertionId)),
     hooks: await db.select().from(hooks).where(eq(hooks.tenantId, tenantId)).orderBy(asc(hooks.id)),
+    hookCalls:
+      options.audit === false
+        ? []
+        : await db
+            .select()
+            .from(hookCallLog)
+            .where(eq(hookCallLog.tenantId, tenantId))
+            .orderBy(asc(hookCallLog.id)),
     // A delivery worker anywhere on the database (another test's, another instance) moves
     // an endpoint's failing_since and a delivery's progress on its own; what a request
     // changes is the rest.

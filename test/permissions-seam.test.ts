@@ -236,6 +236,8 @@ const EXPECTED = [
   'GET /v1/{tenantSlug}/hooks/{id} hooks:write',
   'PATCH /v1/{tenantSlug}/hooks/{id} hooks:write',
   'DELETE /v1/{tenantSlug}/hooks/{id} hooks:write',
+  'POST /v1/{tenantSlug}/hooks/{id}/test hooks:write',
+  'GET /v1/{tenantSlug}/hooks/{id}/calls hooks:write',
   'GET /v1/{tenantSlug}/email-templates tenant:write',
   'PUT /v1/{tenantSlug}/email-templates/{kind}/{locale} tenant:write',
   'DELETE /v1/{tenantSlug}/email-templates/{kind}/{locale} tenant:write',

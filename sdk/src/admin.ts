@@ -73,6 +73,8 @@ export const ADMIN_OPERATIONS = [
   'getHook',
   'updateHook',
   'deleteHook',
+  'testHook',
+  'listHookCalls',
   'listEmailTemplates',
   'putEmailTemplate',
   'deleteEmailTemplate',

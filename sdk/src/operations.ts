@@ -144,6 +144,8 @@ export const OPERATIONS = {
   getHook: ['get', '/v1/{tenantSlug}/hooks/{id}'],
   updateHook: ['patch', '/v1/{tenantSlug}/hooks/{id}'],
   deleteHook: ['delete', '/v1/{tenantSlug}/hooks/{id}'],
+  testHook: ['post', '/v1/{tenantSlug}/hooks/{id}/test'],
+  listHookCalls: ['get', '/v1/{tenantSlug}/hooks/{id}/calls'],
   listEmailTemplates: ['get', '/v1/{tenantSlug}/email-templates'],
   putEmailTemplate: ['put', '/v1/{tenantSlug}/email-templates/{kind}/{locale}'],
   deleteEmailTemplate: ['delete', '/v1/{tenantSlug}/email-templates/{kind}/{locale}'],

@@ -493,8 +493,20 @@ test('every operationId is called through the SDK against the real service', asy
     [blockingId],
   )
   assert.equal((await backend.getHook({ path: { id: blockingId } })).hook.enabled, false)
-  const slower = await backend.updateHook({ path: { id: blockingId }, body: { timeoutMs: 500 } })
+  const slower = await backend.updateHook({
+    path: { id: blockingId },
+    body: { timeoutMs: 500, url: 'https://127.0.0.1:9/sign-up' },
+  })
   assert.equal(slower.hook.timeoutMs, 500)
+  // A test call to an internal address: the egress guard refuses it, and it is listed.
+  const tried = await backend.testHook({ path: { id: blockingId } })
+  assert.equal(tried.outcome, 'error')
+  assert.match(tried.error ?? '', /^refused: /)
+  const hookCalls = await backend.listHookCalls({ path: { id: blockingId } })
+  assert.deepEqual(
+    hookCalls.items.map((c) => [c.outcome, c.test]),
+    [['error', true]],
+  )
   assert.deepEqual(await backend.deleteHook({ path: { id: blockingId } }), { ok: true })
 
   // Mail templates (CONTRACT §20): saved, listed, previewed (draft, saved, default), reset.

@@ -921,6 +921,38 @@ export const hooks = pgTable(
 )
 
 /**
+ * The last calls of each hook, real and test (CONTRACT §21, issue 32), for the console:
+ * when, the outcome, how long, the HTTP status and a fixed-words reason of a failure. Never
+ * a body, a claim, a deny's message or who signed in. Bounded: each write keeps a hook's
+ * newest HOOK_CALLS_KEPT (hooks/queries.ts) and deletes the rest; a hook's go with it.
+ */
+export const hookCallLog = pgTable(
+  'hook_calls',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    id: uuid('id').notNull(),
+    hookId: uuid('hook_id').notNull(),
+    at: ts('at').notNull(),
+    /** allow | deny | timeout | error */
+    outcome: text('outcome').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    /** The receiver's HTTP status; null when none came (a timeout, a refused address). */
+    status: integer('status'),
+    /** Made by POST hooks/{id}/test. */
+    test: boolean('test').notNull(),
+    error: text('error'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.id] }),
+    foreignKey({
+      columns: [t.tenantId, t.hookId],
+      foreignColumns: [hooks.tenantId, hooks.id],
+    }).onDelete('cascade'),
+    index('hook_calls_hook_at').on(t.tenantId, t.hookId, t.at, t.id),
+  ],
+)
+
+/**
  * The outbox of webhook deliveries: one row per event and subscribed endpoint, written in
  * the transaction that writes the audit event, so an event is sent exactly when it
  * committed. Any instance claims due rows (next_attempt_at, moved ahead as a lease while

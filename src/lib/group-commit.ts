@@ -1,37 +1,69 @@
-// Writes that need not hold up the work that makes them, in batches (group commit): the
-// first item starts a write at once, and every item added while that write runs goes in the
-// next one, so a busy instance makes one statement per round trip rather than one per item,
-// and never more than one at a time. A failed batch is handed to `onError` and dropped: use
-// it only for records whose loss costs a line of history (a webhook delivery's success,
-// sent again if lost; a hook call's outcome), never for what a caller was promised.
+// Writes that need not hold up the work that makes them, in batches (group commit): a write
+// takes every item queued so far, and the items added while it runs go in the next one, so
+// a busy instance makes one statement per round trip rather than one per item, and never
+// more than one at a time. With `delayMs` the first item of a batch waits that long for
+// others (a write a second, say, however many items), unless `flushed()` is asked. A failed
+// batch is handed to `onError` and dropped: use it only for records whose loss costs a line
+// of history (a webhook delivery's success, sent again if lost; a hook call's outcome),
+// never for what a caller was promised.
 
 export class GroupCommit<T> {
   private readonly write: (batch: T[]) => Promise<void>
   private readonly onError: (error: unknown) => void
+  private readonly delayMs: number
   private queue: T[] = []
   private running: Promise<void> | undefined
+  private timer: NodeJS.Timeout | undefined
 
-  constructor(write: (batch: T[]) => Promise<void>, onError: (error: unknown) => void) {
+  constructor(
+    write: (batch: T[]) => Promise<void>,
+    onError: (error: unknown) => void,
+    options: { delayMs?: number } = {},
+  ) {
     this.write = write
     this.onError = onError
+    this.delayMs = options.delayMs ?? 0
   }
 
   add(item: T): void {
     this.queue.push(item)
-    this.running ??= this.drain()
+    this.schedule()
   }
 
-  private async drain() {
-    while (this.queue.length > 0) {
-      const batch = this.queue
-      this.queue = []
-      await this.write(batch).catch(this.onError)
-    }
+  /** Starts the next write now, or after the delay; nothing while one runs or waits. */
+  private schedule() {
+    if (this.running || this.timer || this.queue.length === 0) return
+    if (this.delayMs === 0) return this.start()
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.start()
+    }, this.delayMs)
+    // A batch waiting for its delay keeps no process alive (a close writes it: flushed()).
+    this.timer.unref()
+  }
+
+  private start() {
+    this.running = this.writeQueued()
+  }
+
+  private async writeQueued() {
+    const batch = this.queue
+    this.queue = []
+    await this.write(batch).catch(this.onError)
     this.running = undefined
+    this.schedule()
   }
 
-  /** Resolves once every item added so far is written (or its batch failed). */
+  /** Resolves once every item added so far is written (or its batch failed), at once. */
   async flushed(): Promise<void> {
-    while (this.running) await this.running
+    for (;;) {
+      if (this.timer) {
+        clearTimeout(this.timer)
+        this.timer = undefined
+        this.start()
+      }
+      if (!this.running) return
+      await this.running
+    }
   }
 }

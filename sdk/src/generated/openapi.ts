@@ -1770,6 +1770,46 @@ export interface paths {
     patch: operations['updateHook']
     trace?: never
   }
+  '/v1/{tenantSlug}/hooks/{id}/test': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Send a test call to a hook and answer what it came to
+     * @description A sample call of the hook’s event (its body marked `test: true`, about no user: docs/webhooks-and-hooks.md), enabled or not, by the path of a real call: signed, through the egress guard, within timeoutMs. Nothing rides on it: no one signs in, nothing is audited. Listed in the hook’s calls.
+     */
+    post: operations['testHook']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/{tenantSlug}/hooks/{id}/calls': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * List a hook’s last calls, newest first
+     * @description The last 20, real and test: when, the outcome, how long, the HTTP status and why a call failed; never a body, a claim or who signed in.
+     */
+    get: operations['listHookCalls']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/{tenantSlug}/email-templates': {
     parameters: {
       query?: never
@@ -8132,6 +8172,44 @@ export interface components {
       items: components['schemas']['Hook'][]
       /** @description Pass it as `cursor` for the next page; null on the last page. */
       nextCursor: string | null
+    }
+    /** @description What a test call came to. Nothing was decided: no one signed in or up, no token was minted. */
+    HookTestResult: {
+      /** @description `allow` (allowed, or claims given), `deny`, `timeout` (no answer within timeoutMs), `error` (anything else: a non-2xx, an unreadable or ill-shaped answer, an address the egress guard refuses, claims over 4 KiB). A timeout or an error is settled by the hook’s onFailure. */
+      outcome: 'allow' | 'deny' | 'timeout' | 'error'
+      /** @description From the request to the answer (or the failure), in milliseconds. */
+      durationMs: number
+      /** @description The receiver’s HTTP status; absent when none came (a timeout, a refused address). */
+      status?: number
+      /** @description A deny’s message, as a sign-in would show it (≤ 200). */
+      message?: string
+      /** @description custom_access_token: the claims a token would gain, the reserved ones dropped. */
+      claims?: {
+        [key: string]: unknown
+      }
+      /** @description custom_access_token: the reserved claims of the answer, dropped. */
+      droppedClaims?: string[]
+      /** @description Why the call failed, in the service’s words (never the receiver’s answer). */
+      error?: string
+    }
+    /** @description One call of a hook: never its body, answer or user. */
+    HookCall: {
+      /** Format: date-time */
+      at: string
+      /** @description `allow` (allowed, or claims given), `deny`, `timeout` (no answer within timeoutMs), `error` (anything else: a non-2xx, an unreadable or ill-shaped answer, an address the egress guard refuses, claims over 4 KiB). A timeout or an error is settled by the hook’s onFailure. */
+      outcome: 'allow' | 'deny' | 'timeout' | 'error'
+      /** @description From the request to the answer (or the failure), in milliseconds. */
+      durationMs: number
+      /** @description The receiver’s HTTP status; absent when none came (a timeout, a refused address). */
+      status?: number
+      /** @description A test call (POST hooks/{id}/test), not a sign-in’s. */
+      test: boolean
+      /** @description Why the call failed, in the service’s words (never the receiver’s answer). */
+      error?: string
+    }
+    /** @description A hook’s last calls, real and test, newest first (at most 20). */
+    HookCallList: {
+      items: components['schemas']['HookCall'][]
     }
     /** @description A tenant’s own wording of one mail in one language. */
     EmailTemplate: {
@@ -20123,6 +20201,146 @@ export interface operations {
         }
       }
       /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  testHook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description What a test call came to. Nothing was decided: no one signed in or up, no token was minted. */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['HookTestResult']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Unauthorized. `details.reason`: `token_missing`, `token_invalid`, `token_expired`, `session_revoked`, `invalid_api_key`. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Forbidden. `details.reason`: `admin_required`, `permission_required`. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Not found. `details.reason`: `tenant_not_found`, `not_found`. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Too many requests (see Retry-After). `details.reason`: `rate_limited`. */
+      429: {
+        headers: {
+          /** @description Seconds until the budget has a point again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listHookCalls: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        tenantSlug: string
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A hook’s last calls, real and test, newest first (at most 20). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['HookCallList']
+        }
+      }
+      /** @description Bad request. `details.reason`: `validation`. */
       400: {
         headers: {
           [name: string]: unknown

@@ -3,8 +3,24 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../deps.ts'
 import { Ok, PageQuery, ResourceParams, responses, TenantSlugParams } from '../../schemas.ts'
-import { CreateHookBody, HookCreated, HookEnvelope, HookPage, PatchHookBody } from './schemas.ts'
-import { createHook, deleteHook, getHook, listHookPage, updateHook } from './service.ts'
+import {
+  CreateHookBody,
+  HookCallList,
+  HookCreated,
+  HookEnvelope,
+  HookPage,
+  HookTestResult,
+  PatchHookBody,
+} from './schemas.ts'
+import {
+  createHook,
+  deleteHook,
+  getHook,
+  listCalls,
+  listHookPage,
+  testHook,
+  updateHook,
+} from './service.ts'
 
 const found = { 400: [], 404: ['not_found'] } as const
 
@@ -97,5 +113,39 @@ export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       await deleteHook(deps, request.tenant.id, request.params.id, request.actor)
       return { ok: true as const }
     },
+  )
+
+  app.post(
+    '/hooks/:id/test',
+    {
+      config,
+      schema: {
+        operationId: 'testHook',
+        tags,
+        summary: 'Send a test call to a hook and answer what it came to',
+        description:
+          'A sample call of the hook’s event (its body marked `test: true`, about no user: docs/webhooks-and-hooks.md), enabled or not, by the path of a real call: signed, through the egress guard, within timeoutMs. Nothing rides on it: no one signs in, nothing is audited. Listed in the hook’s calls.',
+        params: ResourceParams,
+        response: responses(HookTestResult, found),
+      },
+    },
+    async (request) => testHook(deps, request.tenant, request.params.id),
+  )
+
+  app.get(
+    '/hooks/:id/calls',
+    {
+      config,
+      schema: {
+        operationId: 'listHookCalls',
+        tags,
+        summary: 'List a hook’s last calls, newest first',
+        description:
+          'The last 20, real and test: when, the outcome, how long, the HTTP status and why a call failed; never a body, a claim or who signed in.',
+        params: ResourceParams,
+        response: responses(HookCallList, found),
+      },
+    },
+    async (request) => listCalls(deps, request.tenant.id, request.params.id),
   )
 }

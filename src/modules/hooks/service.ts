@@ -8,10 +8,20 @@ import { isUuid, uuidv7 } from '../../lib/ids.ts'
 import { readPage } from '../../lib/paging.ts'
 import type { PageQuery } from '../../schemas.ts'
 import type { Actor } from '../audit/recorder.ts'
+import type { Tenant } from '../tenants/tenant.ts'
 import { newSecret } from '../webhooks/secret.ts'
 import { auditedUrl, checkUrl } from '../webhooks/service.ts'
+import { testCall } from './call.ts'
 import * as store from './queries.ts'
-import type { CreateHookBody, HookEvent, HookRecord, PatchHookBody } from './schemas.ts'
+import type {
+  CreateHookBody,
+  HookCall,
+  HookEvent,
+  HookOutcome,
+  HookRecord,
+  HookTestResult,
+  PatchHookBody,
+} from './schemas.ts'
 import { hookSecretColumn } from './secret.ts'
 
 type HookDeps = Pick<Deps, 'audit' | 'cipher' | 'clock' | 'db' | 'config' | 'hooks'>
@@ -128,4 +138,53 @@ export async function deleteHook(deps: HookDeps, tenantId: string, id: string, a
     ])
   })
   deps.hooks.forget(tenantId)
+}
+
+/**
+ * POST hooks/{id}/test: a sample call of the hook's event (call.ts testCall), enabled or
+ * not, answered with what it came to and logged among its calls as a test.
+ */
+export async function testHook(
+  deps: Pick<Deps, 'cipher' | 'clock' | 'config' | 'db' | 'hookLog'>,
+  tenant: Pick<Tenant, 'id' | 'slug'>,
+  id: string,
+): Promise<HookTestResult> {
+  const hook = await findOr404(deps, tenant.id, id)
+  const result = await testCall(deps, hook, tenant)
+  deps.hookLog.add({ tenantId: tenant.id, hookId: hook.id, test: true, result })
+  await deps.hookLog.flushed()
+  return {
+    outcome: result.outcome,
+    durationMs: Math.round(result.durationMs),
+    ...(result.status === undefined ? {} : { status: result.status }),
+    ...(result.message === undefined ? {} : { message: result.message }),
+    ...(result.claims === undefined ? {} : { claims: result.claims }),
+    ...(result.dropped === undefined ? {} : { droppedClaims: result.dropped }),
+    ...(result.error === undefined ? {} : { error: result.error }),
+  }
+}
+
+/**
+ * GET hooks/{id}/calls: the kept calls, newest first. This instance's own calls are written
+ * first, so the list is never behind them; another instance's show once it wrote them (a
+ * round trip after their answer).
+ */
+export async function listCalls(
+  deps: Pick<Deps, 'db' | 'hookLog'>,
+  tenantId: string,
+  id: string,
+): Promise<{ items: HookCall[] }> {
+  await findOr404(deps, tenantId, id)
+  await deps.hookLog.flushed()
+  const rows = await store.listHookCalls(deps.db, tenantId, id)
+  return {
+    items: rows.map((row) => ({
+      at: row.at.toISOString(),
+      outcome: row.outcome as HookOutcome,
+      durationMs: row.durationMs,
+      ...(row.status === null ? {} : { status: row.status }),
+      test: row.test,
+      ...(row.error === null ? {} : { error: row.error }),
+    })),
+  }
 }

@@ -25,6 +25,7 @@ import {
   apiResources,
   applications,
   emailConflicts,
+  hookCallLog,
   identities,
   oauthStates,
   oidcModels,
@@ -65,6 +66,17 @@ async function populated(): Promise<TenantFixture> {
     { token: key },
   )
   assert.equal(blocking.status, 200, JSON.stringify(blocking.body))
+  // A line of its last calls (issue 32), written directly as the rows below.
+  await server.deps.db.insert(hookCallLog).values({
+    tenantId: t.tenantId,
+    id: crypto.randomUUID(),
+    hookId: blocking.body.hook.id,
+    at: server.clock.now(),
+    outcome: 'allow',
+    durationMs: 3,
+    status: 200,
+    test: true,
+  })
   const put = await server.request(
     'PUT',
     `/v1/${t.slug}/tenant/logo`,
