@@ -2,24 +2,21 @@
 // URL, client id, quick starts), its secret once (after creation or rotation: the service
 // keeps it sealed and never answers it again), its settings, and deletion.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { Fragment, useEffect, useState } from 'react'
+import { Fragment } from 'react'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
 import { SamlFacts } from './SamlApplication.tsx'
 import { quickStarts } from './snippets.ts'
-import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
+import {
+  ConfirmButton,
+  CopyButton,
+  ErrorText,
+  formatDate,
+  SecretOnce,
+  useHandedOverSecret,
+} from './ui.tsx'
 
 type Application = Schemas['Application']
-
-/**
- * Secrets just answered by the API, by application id, until that application's page takes
- * them: in memory only, so a reload (or another visit) never shows one again.
- */
-const handedOver = new Map<string, string>()
-
-export function handOverSecret(id: string, secret: string): void {
-  handedOver.set(id, secret)
-}
 
 /** The issuer as the service names it (its PUBLIC_URL), read from the discovery document. */
 function useIssuer(tenant: string): string {
@@ -40,10 +37,7 @@ function useIssuer(tenant: string): string {
 export function ApplicationPage({ id }: { id: string }) {
   const { session, tenant } = useConsole()
   const queries = useQueryClient()
-  const [secret, setSecret] = useState(() => handedOver.get(id) ?? '')
-  useEffect(() => {
-    handedOver.delete(id)
-  }, [id])
+  const [secret, setSecret] = useHandedOverSecret(`applications/${id}`)
   const key = ['applications', id]
   const app = useQuery({
     queryKey: key,
@@ -81,21 +75,14 @@ export function ApplicationPage({ id }: { id: string }) {
         <>
           <h2>{a.name}</h2>
           {secret && (
-            <div className="created" role="status">
-              <p>
-                <strong>Copy the client secret now:</strong> it is shown this once and cannot be
-                read again. Rotate it if it is lost.
-              </p>
-              <code className="secret" data-testid="client-secret">
-                {secret}
-              </code>
-              <div className="row">
-                <CopyButton text={secret} label="Copy secret" />
-                <button type="button" onClick={() => setSecret('')}>
-                  Done
-                </button>
-              </div>
-            </div>
+            <SecretOnce
+              secret={secret}
+              what="client secret"
+              testId="client-secret"
+              onDone={() => setSecret('')}
+            >
+              Rotate it if it is lost.
+            </SecretOnce>
           )}
           {a.type === 'saml' ? (
             <SamlFacts app={a} publicUrl={issuer.replace(/\/oidc\/[^/]+$/, '')} tenant={tenant} />

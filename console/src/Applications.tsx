@@ -2,10 +2,10 @@
 // and a form to create one. #applications?id=<id> opens one application (Application.tsx);
 // a new one opens there with its secret, handed over in memory so that it is shown once.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { ApplicationPage, handOverSecret } from './Application.tsx'
+import { ApplicationPage } from './Application.tsx'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
-import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import { ErrorText, formatDate, handOverSecret, MoreButton, usePages } from './ui.tsx'
 
 type Application = Schemas['Application']
 
@@ -28,7 +28,9 @@ function ApplicationList() {
       session.api.createApplication({ body: body as never }),
     onSuccess: (created) => {
       void queries.invalidateQueries({ queryKey: ['applications'] })
-      if (created.clientSecret) handOverSecret(created.application.id, created.clientSecret)
+      if (created.clientSecret) {
+        handOverSecret(`applications/${created.application.id}`, created.clientSecret)
+      }
       window.location.hash = `#applications?id=${encodeURIComponent(created.application.id)}`
     },
   })

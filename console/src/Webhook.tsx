@@ -2,23 +2,12 @@
 // the service keeps it sealed and never answers it again), what it receives, enable and
 // disable, a test event, rotation, deletion, its settings and its delivery log.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
+import { ConfirmButton, ErrorText, formatDate, SecretOnce, useHandedOverSecret } from './ui.tsx'
 import { Deliveries } from './WebhookDeliveries.tsx'
 import { WebhookForm } from './WebhookForm.tsx'
 
 type Webhook = Schemas['Webhook']
-
-/**
- * Secrets just answered by the API, by webhook id, until that webhook's page takes them:
- * in memory only, so a reload (or another visit) never shows one again.
- */
-const handedOver = new Map<string, string>()
-
-export function handOverSecret(id: string, secret: string): void {
-  handedOver.set(id, secret)
-}
 
 /** "All events", or the chosen ones (the first few, and how many more). */
 export function eventsText(events: string[]): string {
@@ -42,10 +31,7 @@ export function StateText({ hook }: { hook: Webhook }) {
 export function WebhookPage({ id }: { id: string }) {
   const { session } = useConsole()
   const queries = useQueryClient()
-  const [secret, setSecret] = useState(() => handedOver.get(id) ?? '')
-  useEffect(() => {
-    handedOver.delete(id)
-  }, [id])
+  const [secret, setSecret] = useHandedOverSecret(`webhooks/${id}`)
   const key = ['webhooks', id]
   const hook = useQuery({
     queryKey: key,
@@ -94,22 +80,14 @@ export function WebhookPage({ id }: { id: string }) {
         <>
           <h2 className="hook-url">{h.url}</h2>
           {secret && (
-            <div className="created" role="status">
-              <p>
-                <strong>Copy the signing secret now:</strong> it is shown this once and cannot be
-                read again. Your endpoint verifies each delivery's signature with it. Rotate it if
-                it is lost.
-              </p>
-              <code className="secret" data-testid="webhook-secret">
-                {secret}
-              </code>
-              <div className="row">
-                <CopyButton text={secret} label="Copy secret" />
-                <button type="button" onClick={() => setSecret('')}>
-                  Done
-                </button>
-              </div>
-            </div>
+            <SecretOnce
+              secret={secret}
+              what="signing secret"
+              testId="webhook-secret"
+              onDone={() => setSecret('')}
+            >
+              Your endpoint verifies each delivery's signature with it. Rotate it if it is lost.
+            </SecretOnce>
           )}
           <dl className="facts app-facts">
             <dt>Description</dt>

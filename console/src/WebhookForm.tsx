@@ -6,7 +6,7 @@
 import { type FormEvent, useState } from 'react'
 import { AUDIT_ACTIONS } from './actions.ts'
 import type { Schemas } from './api.ts'
-import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { changedFrom, described, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Webhook = Schemas['Webhook']
 
@@ -42,10 +42,7 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
     ...(stored ? {} : { enabled: draft.enabled }),
   }
   if (!stored) return body
-  const before = bodyOf(stored)
-  return Object.fromEntries(
-    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
-  )
+  return changedFrom(body, bodyOf(stored))
 }
 
 export function WebhookForm(props: {

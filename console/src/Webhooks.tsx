@@ -4,8 +4,8 @@
 // signing secret, handed over in memory so that it is shown once.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
-import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
-import { eventsText, handOverSecret, StateText, WebhookPage } from './Webhook.tsx'
+import { ErrorText, formatDate, handOverSecret, MoreButton, usePages } from './ui.tsx'
+import { eventsText, StateText, WebhookPage } from './Webhook.tsx'
 import { WebhookForm } from './WebhookForm.tsx'
 
 type Webhook = Schemas['Webhook']
@@ -26,7 +26,7 @@ function WebhookList() {
       session.api.createWebhook({ body: body as never }),
     onSuccess: (created) => {
       void queries.invalidateQueries({ queryKey: ['webhooks'] })
-      handOverSecret(created.webhook.id, created.secret)
+      handOverSecret(`webhooks/${created.webhook.id}`, created.secret)
       window.location.hash = `#webhooks?id=${encodeURIComponent(created.webhook.id)}`
     },
   })

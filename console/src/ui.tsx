@@ -1,8 +1,8 @@
 // Pieces every panel uses: keyset pages loaded one after another (the API's nextCursor),
-// an error line, the API's errors by form field, a button that copies, and a button that
-// asks before it acts.
+// an error line, the API's errors by form field, what an edit changed, a button that
+// copies, a button that asks before it acts, and a secret the API answers once.
 import { type QueryKey, useInfiniteQuery } from '@tanstack/react-query'
-import { useEffect, useRef, useState } from 'react'
+import { type ReactNode, useEffect, useRef, useState } from 'react'
 import { AuthServiceError, describeError } from './api.ts'
 
 export interface Page<T> {
@@ -147,6 +147,18 @@ export function described(id: string, messages: string[], hint?: string) {
   }
 }
 
+/** The fields of `body` whose value differs from `before`'s: what an edit sends. */
+export function changedFrom(
+  body: Record<string, unknown>,
+  before: Record<string, unknown>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(body).filter(
+      ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
+    ),
+  )
+}
+
 /** `what` names what is copied to a screen reader, where the button shows only its label. */
 export function CopyButton(props: { text: string; label?: string; what?: string }) {
   const { text, label = 'Copy', what } = props
@@ -203,5 +215,61 @@ export function ConfirmButton(props: {
   )
 }
 
-export const formatDate = (iso: string | null | undefined) =>
-  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—'
+/** A date and time in the browser's words; `seconds` for events seconds apart (hook calls). */
+export const formatDate = (iso: string | null | undefined, seconds = false) =>
+  iso
+    ? new Date(iso).toLocaleString(undefined, {
+        dateStyle: 'medium',
+        timeStyle: seconds ? 'medium' : 'short',
+      })
+    : '—'
+
+/**
+ * Secrets just answered by the API (`area/id`: an application's, a webhook's, a hook's),
+ * until that resource's page takes them: in memory only, so a reload (or another visit)
+ * never shows one again.
+ */
+const handedOver = new Map<string, string>()
+
+export function handOverSecret(key: string, secret: string): void {
+  handedOver.set(key, secret)
+}
+
+/** The secret handed over for `key`, taken once; and a setter for one answered later. */
+export function useHandedOverSecret(key: string): [string, (secret: string) => void] {
+  const [secret, setSecret] = useState(() => handedOver.get(key) ?? '')
+  useEffect(() => {
+    handedOver.delete(key)
+  }, [key])
+  return [secret, setSecret]
+}
+
+/**
+ * A secret the service keeps sealed and never answers again: shown with a copy button
+ * until Done. `children` follow the warning (what it is for, what to do if it is lost).
+ */
+export function SecretOnce(props: {
+  secret: string
+  what: string
+  testId: string
+  onDone(): void
+  children?: ReactNode
+}) {
+  return (
+    <div className="created" role="status">
+      <p>
+        <strong>Copy the {props.what} now:</strong> it is shown this once and cannot be read again.{' '}
+        {props.children}
+      </p>
+      <code className="secret" data-testid={props.testId}>
+        {props.secret}
+      </code>
+      <div className="row">
+        <CopyButton text={props.secret} label="Copy secret" />
+        <button type="button" onClick={props.onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  )
+}
