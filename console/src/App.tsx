@@ -12,6 +12,7 @@ import { Audit } from './Audit.tsx'
 import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
 import { CaptchaUnsupported, signInCaptcha } from './captcha.ts'
 import { Groups } from './Groups.tsx'
+import { Hooks } from './Hooks.tsx'
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
 import { Organizations } from './Organizations.tsx'
@@ -36,6 +37,7 @@ const AREAS = {
   applications: ['Applications', Applications, ['applications:write']],
   resources: ['API resources', ApiResources, ['applications:write']],
   webhooks: ['Webhooks', Webhooks, ['webhooks:write']],
+  hooks: ['Hooks', Hooks, ['hooks:write']],
   sso: ['SSO', SsoConnections, ['connections:write']],
   social: ['Social sign-in', SocialConnections, ['connections:write']],
   settings: ['Settings', Settings, ['tenant:read', 'tenant:write']],
