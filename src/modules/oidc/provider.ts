@@ -367,8 +367,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       // interaction cookies (short) are set at their own pages' paths by oidc-provider.
       long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
     },
-    // `roles`: CONTRACT §17, Tokens (account.ts).
-    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles'],
+    // `roles`: CONTRACT §17, Tokens; `organizations`: CONTRACT §18 (account.ts).
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles', 'organizations'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
       // oidc-provider adds only when asked for unless the openid scope lists them (userinfo
@@ -382,6 +382,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
       roles: ['roles'],
+      organizations: ['organizations', 'organization_roles'],
     },
     // CONTRACT §11 and the README's "Claims by scope (ID token and userinfo)": the ID token
     // carries the claims of the scopes granted (email, profile), not only userinfo, which

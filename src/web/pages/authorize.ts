@@ -42,6 +42,7 @@ export const SCOPE_WORDS: Record<string, MessageKey> = {
   profile: 'scope.profile',
   offline_access: 'scope.offline_access',
   roles: 'scope.roles',
+  organizations: 'scope.organizations',
 }
 
 /** The interaction page and its consent form, the POST behind the one CSRF check (csrf.ts). */
