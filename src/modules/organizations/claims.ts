@@ -51,3 +51,6 @@ export async function membershipClaims(
     organization_roles: memberships.flatMap((m) => m.roles.map((role) => `${m.id}:${role}`)),
   }
 }
+
+/** The organization roles the user holds in any organization of the tenant, each once. */
+export const heldOrganizationRoles = store.heldOrganizationRoleRows
