@@ -234,8 +234,8 @@ async function everyPage(locale: string): Promise<Rendered[]> {
     'first password again',
     await c.post(`${base}/account/confirm/continue`, { next: 'password-set', pending: 'x' }),
   )
-  // An application's organization step (CONTRACT §18): the second factor an organization
-  // with mfaRequired asks of a session that proved none.
+  // An application's organization steps (CONTRACT §18): the picker, and the second factor an
+  // organization with mfaRequired asks of a session that proved none.
   const joined = await server.request(
     'PUT',
     `/v1/${t.slug}/organizations/${organizationId}/members/${user.user.id}`,
@@ -262,6 +262,8 @@ async function everyPage(locale: string): Promise<Rendered[]> {
     }
     assert.fail(`${locale}: no interaction page`)
   }
+  const picker = keep('picker', await interactionPage({ prompt: 'select_organization' }))
+  assert.match(picker.html, /name="organizationId"/, `${locale}: the organization picker`)
   const asked = keep('second factor', await interactionPage({ organization_id: organizationId }))
   assert.match(asked.html, /\/second-factor"/, `${locale}: the organization's second factor`)
   // The pages the OpenID provider draws through the pages' hooks: its error page, the device

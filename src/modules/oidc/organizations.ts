@@ -1,7 +1,9 @@
 // Organization tokens from the tenant's OpenID provider (CONTRACT §18, Provider; issue 33).
 // An application asks for one with `organization_id={id}`:
-//   - at the authorization endpoint (or PAR), an extra parameter (organizationParameter).
-//     After the sign-in, the `organization` prompt checks the user: one who
+//   - at the authorization endpoint (or PAR), an extra parameter (organizationParameter);
+//     `prompt=select_organization` has the hosted pages ask which (the `select_organization`
+//     prompt: the picker's answer is the interaction result's organizationId, which wins over
+//     the parameter). After the sign-in, the `organization` prompt checks the user: one who
 //     is not a member of that organization of this tenant (an unknown id, another tenant's,
 //     a malformed one alike) ends the request with access_denied, nothing issued; for an
 //     organization with `mfaRequired` a provider session whose service session proved no
@@ -31,6 +33,8 @@ import { SERVICE_SESSION } from './browser-sign-in.ts'
 
 /** The authorization request and refresh_token grant parameter. */
 export const ORGANIZATION_ID = 'organization_id'
+/** The prompt (and interaction result key) of the hosted pages' organization picker. */
+export const SELECT_ORGANIZATION = 'select_organization'
 /** The prompt that checks the organization asked for once the user is known. */
 export const ORGANIZATION_PROMPT = 'organization'
 /** Its check for an organization with mfaRequired and a session without a second factor. */
@@ -89,9 +93,10 @@ export function organizationParameter(ctx: Ctx, value: unknown): void {
   }
 }
 
-/** The organization an authorization asks for. */
+/** The organization an authorization asks for: the picker's answer, else the parameter. */
 export function askedOrganization(ctx: Ctx): string | undefined {
-  const id = ctx.oidc.params[ORGANIZATION_ID]
+  const chosen = ctx.oidc.result?.[SELECT_ORGANIZATION] as { organizationId?: unknown } | undefined
+  const id = chosen?.organizationId ?? ctx.oidc.params[ORGANIZATION_ID]
   return typeof id === 'string' && id !== '' ? id : undefined
 }
 
@@ -157,9 +162,13 @@ export function authorizationOrganization(deps: OrganizationDeps, tenantId: stri
   }
 }
 
-/** The prompt of organization tokens, after the login: the organization's checks. */
+/**
+ * The prompts of organization tokens, after the login: the picker (requestable, so
+ * `prompt=select_organization` is accepted) and the organization's checks.
+ */
 export function organizationPrompts(deps: OrganizationDeps, tenantId: string) {
   const organizationOf = authorizationOrganization(deps, tenantId)
+  const picker = new interactionPolicy.Prompt({ name: SELECT_ORGANIZATION, requestable: true })
   const checks = new interactionPolicy.Prompt(
     { name: ORGANIZATION_PROMPT, requestable: false },
     new interactionPolicy.Check(
@@ -176,7 +185,7 @@ export function organizationPrompts(deps: OrganizationDeps, tenantId: string) {
       },
     ),
   )
-  return [checks]
+  return [picker, checks]
 }
 
 /**

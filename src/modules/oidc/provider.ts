@@ -353,14 +353,15 @@ async function reopenRefused(
 
 /**
  * oidc-provider's login and consent, with the hosted session's check in the login, and
- * between the two the organization's (CONTRACT §18; organizations.ts): the checks of
- * organization_id.
+ * between the two the organization's (CONTRACT §18; organizations.ts): the picker of
+ * prompt=select_organization and the checks of organization_id.
  */
 function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
   const policy = interactionPolicy.base()
   policy.get('login').checks.add(hostedSessionCheck(deps, tenant.id, tenant.slug))
-  const [organization] = organizationPrompts(deps, tenant.id)
-  policy.add(organization, 1)
+  const [picker, organization] = organizationPrompts(deps, tenant.id)
+  policy.add(picker, 1)
+  policy.add(organization, 2)
   return policy
 }
 

@@ -1,15 +1,21 @@
-// The organization step of an OpenID interaction (CONTRACT §18, Provider; the checks are
-// modules/oidc/organizations.ts's, this is their page): an organization with `mfaRequired`
-// and a session that proved no second factor asks for the authenticator code or a recovery
-// code, proved by POST me/reauthenticate (which marks the session as having proved one),
-// then the authorization goes on. Someone without an authenticator app is told to set one
-// up on the account page, or cancels (access_denied). The POST is behind the interaction
-// pages' one CSRF check (authorize.ts).
+// The organization steps of an OpenID interaction (CONTRACT §18, Provider; the checks are
+// modules/oidc/organizations.ts's, these are their pages):
+//   - `prompt=select_organization`: the picker lists the user's organizations in the tenant
+//     (GET me/organizations through the service, as the account page lists them), one button
+//     each; choosing one continues the authorization with that organization (the interaction
+//     result's organizationId, which the provider checks as it checks organization_id).
+//     Someone in none, or who cancels, goes back to the application with access_denied;
+//   - an organization with `mfaRequired` and a session that proved no second factor: the
+//     authenticator code or a recovery code, proved by POST me/reauthenticate (which marks
+//     the session as having proved one), then the authorization goes on. Someone without an
+//     authenticator app is told to set one up on the account page, or cancels.
+// Each POST is behind the interaction pages' one CSRF check (authorize.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   interactionOrganization,
   NEEDS_SECOND_FACTOR,
   ORGANIZATION_PROMPT,
+  SELECT_ORGANIZATION,
 } from '../../modules/oidc/organizations.ts'
 import type { OidcInteraction, OidcProvider } from '../../modules/oidc/provider.ts'
 import { AuthServiceError } from '../api.ts'
@@ -84,7 +90,7 @@ export function organizationSteps(
   pages: Pages,
   steps: InteractionSteps,
 ): {
-  /** The page of an interaction at the organization's check, if it is one. */
+  /** The page of an interaction at the picker or the organization's check, if it is one. */
   show(
     request: Req,
     reply: FastifyReply,
@@ -92,6 +98,38 @@ export function organizationSteps(
     interaction: OidcInteraction,
   ): Promise<FastifyReply> | undefined
 } {
+  const picker = async (
+    request: Req,
+    reply: FastifyReply,
+    provider: OidcProvider,
+    interaction: OidcInteraction,
+    session: PageSession,
+    state: StepState = {},
+  ) => {
+    const t = pages.t(request, reply)
+    const csrf = pages.csrf(request, reply)
+    const action = pages.url(request, `authorize/${interaction.uid}/organization`)
+    const name = await applicationName(provider, interaction)
+    const tenant = request.tenant.name
+    const items = await memberships(pages, request, session)
+    const choices =
+      items.length > 0
+        ? html`<form method="post" action="${action}" novalidate>
+${hidden('_csrf', csrf)}
+<ul class="choices">${items.map(
+            (m) =>
+              html`<li><button type="submit" name="organizationId" value="${m.id}"><strong>${m.name}</strong>${m.roles.length > 0 ? html`<span class="hint">${t('account.organizationRoles', { roles: m.roles.join(', ') })}</span>` : ''}</button></li>`,
+          )}</ul>
+</form>`
+        : html`<p>${t('orgPicker.none', { name, tenant })}</p>`
+    const body = html`<h1>${t('orgPicker.heading')}</h1>
+${errorSummary(state.errors, t)}
+${items.length > 0 ? html`<p>${t('orgPicker.intro', { name, tenant })}</p>` : ''}
+${choices}
+${cancelForm(action, csrf, t('common.cancel'))}`
+    return pages.send(request, reply, t('orgPicker.title'), body, { status: state.status })
+  }
+
   const secondFactor = async (
     request: Req,
     reply: FastifyReply,
@@ -149,6 +187,25 @@ ${cancelForm(action, csrf, t('common.cancel'))}`
     return { ...found, session }
   }
 
+  app.post('/authorize/:uid/organization', AUTHORIZATION_STEP, async (request: Req, reply) => {
+    const step = await atStep(request, reply, SELECT_ORGANIZATION)
+    if (!('session' in step)) return step.answer
+    const { provider, interaction, session } = step
+    if (formText(request.body, 'decision') === 'cancel') return cancelled(request, reply, provider)
+    const chosen = formText(request.body, 'organizationId')
+    const items = await memberships(pages, request, session)
+    if (!items.some((m) => m.id === chosen)) {
+      const t = pages.t(request, reply)
+      return picker(request, reply, provider, interaction, session, {
+        errors: { form: t('orgPicker.notOffered') },
+        status: 400,
+      })
+    }
+    return steps.finish(request, reply, provider, {
+      [SELECT_ORGANIZATION]: { organizationId: chosen },
+    })
+  })
+
   app.post('/authorize/:uid/second-factor', AUTHORIZATION_STEP, async (request: Req, reply) => {
     const step = await atStep(request, reply, ORGANIZATION_PROMPT)
     if (!('session' in step)) return step.answer
@@ -182,11 +239,14 @@ ${cancelForm(action, csrf, t('common.cancel'))}`
 
   return {
     show(request, reply, provider, interaction) {
-      if (!interaction.prompt.reasons.includes(NEEDS_SECOND_FACTOR)) return undefined
+      const { name, reasons } = interaction.prompt
+      if (name !== SELECT_ORGANIZATION && !reasons.includes(NEEDS_SECOND_FACTOR)) return undefined
       return (async () => {
         const session = await steps.sessionOf(request, reply, interaction)
         if (!session) return steps.login(request, reply, provider, interaction)
-        return secondFactor(request, reply, provider, interaction, session)
+        return name === SELECT_ORGANIZATION
+          ? picker(request, reply, provider, interaction, session)
+          : secondFactor(request, reply, provider, interaction, session)
       })()
     },
   }

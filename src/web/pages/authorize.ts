@@ -8,8 +8,9 @@
 //     in a sealed cookie (session.ts), brings the browser back here after any method;
 //   - consent: a first-party application is granted what it asked; a third-party one shows
 //     the application and the scopes with Allow and Deny;
-//   - between the two, the organization's step (CONTRACT §18): the second factor an
-//     organization may ask (authorize-organization.ts).
+//   - between the two, the organization's steps (CONTRACT §18): the picker of
+//     prompt=select_organization and the second factor an organization may ask
+//     (authorize-organization.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { MessageKey } from '../../i18n/index.ts'
 import { apiResourceByIdentifier } from '../../modules/apiresources/service.ts'
