@@ -67,6 +67,8 @@ const ROUTES: Record<string, 'form' | 'script'> = {
   '/account/connect/:id': 'form',
   '/account/identities/:id/remove': 'form',
   '/authorize/:uid/consent': 'form',
+  '/authorize/:uid/organization': 'form',
+  '/authorize/:uid/second-factor': 'form',
 }
 
 const PREFIX = '/t/:tenantSlug'

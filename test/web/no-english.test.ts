@@ -31,6 +31,8 @@ import { PageClient, textOf } from './page-client.ts'
 
 let server: TestServer
 let t: TenantFixture
+let clientId: string
+let organizationId: string
 const REDIRECT = 'https://app.example.com/callback'
 
 before(async (ctx) => {
@@ -43,6 +45,15 @@ before(async (ctx) => {
     { token: t.admin.accessToken },
   )
   assert.equal(made.status, 200, JSON.stringify(made.body))
+  clientId = made.body.application.clientId
+  const org = await server.request(
+    'POST',
+    `/v1/${t.slug}/organizations`,
+    { name: 'Acme', mfaRequired: true },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(org.status, 200, JSON.stringify(org.body))
+  organizationId = org.body.organization.id
 })
 
 const others = supportedLocales.filter((l) => l !== DEFAULT_LOCALE)
@@ -223,6 +234,38 @@ async function everyPage(locale: string): Promise<Rendered[]> {
     'first password again',
     await c.post(`${base}/account/confirm/continue`, { next: 'password-set', pending: 'x' }),
   )
+  // An application's organization steps (CONTRACT §18): the picker, and the second factor an
+  // organization with mfaRequired asks of a session that proved none.
+  const joined = await server.request(
+    'PUT',
+    `/v1/${t.slug}/organizations/${organizationId}/members/${user.user.id}`,
+    { roles: [] },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(joined.status, 200, JSON.stringify(joined.body))
+  const publicUrl = server.deps.config.publicUrl
+  const interactionPage = async (extra: Record<string, string>) => {
+    const query = new URLSearchParams({
+      response_type: 'code',
+      scope: 'openid',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      ...extra,
+    })
+    let url = `${server.url}/oidc/${t.slug}/auth?${query}`
+    for (let hop = 0; hop < 8; hop++) {
+      const res = await c.once('GET', url)
+      const location = res.headers.get('location')
+      if (!location) return { html: await res.text() }
+      const next = new URL(location, url).href
+      url = next.startsWith(publicUrl) ? server.url + next.slice(publicUrl.length) : next
+    }
+    assert.fail(`${locale}: no interaction page`)
+  }
+  const picker = keep('picker', await interactionPage({ prompt: 'select_organization' }))
+  assert.match(picker.html, /name="organizationId"/, `${locale}: the organization picker`)
+  const asked = keep('second factor', await interactionPage({ organization_id: organizationId }))
+  assert.match(asked.html, /\/second-factor"/, `${locale}: the organization's second factor`)
   // The pages the OpenID provider draws through the pages' hooks: its error page, the device
   // page. (Its own auto-submitting step to end_session_confirm is not one of them.)
   const authorize = new URLSearchParams({

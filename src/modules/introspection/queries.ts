@@ -15,6 +15,7 @@ const liveSession = perDatabase((db: Db) =>
       role: users.role,
       status: users.status,
       signedInAt: sessions.createdAt,
+      secondFactor: sessions.secondFactor,
       // The user's custom role names now, sorted (CONTRACT §17), in the same statement.
       roles: sql<string[]>`${sql.raw(ROLE_NAMES_SQL)}`,
     })
@@ -41,6 +42,8 @@ export interface LiveSession {
   roles: string[]
   /** When the session signed in (its `auth_time` for the OpenID provider). */
   signedInAt: Date
+  /** Whether the session proved a second factor (CONTRACT §18 mfaRequired). */
+  secondFactor: boolean
 }
 
 /**

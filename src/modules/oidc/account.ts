@@ -2,10 +2,13 @@
 // an account; its claims by scope: `openid` → sub (the user id), `email` → email and
 // email_verified, `profile` → name (displayName), given_name, family_name where known, and
 // updated_at; `roles` (CONTRACT §17, Tokens) → roles: the base role first, then the custom
-// roles' names sorted, read when the scope is asked (so at every token and userinfo).
+// roles' names sorted, read when the scope is asked (so at every token and userinfo);
+// `organizations` (CONTRACT §18) → organizations (the ids of the user's organizations in
+// this tenant) and organization_roles (`"{orgId}:{role}"`), read the same way.
 // A user suspended or deleted after a grant gets no userinfo and no new tokens.
 import type { Db } from '../../db/client.ts'
 import { isUuid } from '../../lib/ids.ts'
+import { membershipClaims } from '../organizations/claims.ts'
 import { userRoleNames } from '../roles/members.ts'
 import { findUserById } from '../users/reads.ts'
 
@@ -20,8 +23,12 @@ export function accountFinder(db: Db, tenantId: string) {
         _use?: string,
         scope = '',
       ): Promise<Record<string, string | number | boolean | string[]>> {
-        const roles: Record<string, string[]> = scope.split(' ').includes('roles')
+        const scopes = scope.split(' ')
+        const roles: Record<string, string[]> = scopes.includes('roles')
           ? { roles: [user.role, ...(await userRoleNames(db, tenantId, user.id))] }
+          : {}
+        const organizations = scopes.includes('organizations')
+          ? await membershipClaims(db, tenantId, user.id)
           : {}
         return {
           sub: user.id,
@@ -34,6 +41,7 @@ export function accountFinder(db: Db, tenantId: string) {
           }),
           updated_at: Math.floor(user.updatedAt.getTime() / 1000),
           ...roles,
+          ...organizations,
         }
       },
     }

@@ -13,6 +13,13 @@ import { type HostCookie, hostCookie } from '../../lib/host-cookie.ts'
 export const SIGN_IN_COOKIE = 'ta_oidc_sign_in'
 
 /**
+ * The field of a login result (the hosted pages' interactionResult) that names the service
+ * session the user signed in with, and the provider session's field that keeps it
+ * (provider.ts, hostedSessionCheck; organizations.ts reads its second factor).
+ */
+export const SERVICE_SESSION = 'serviceSessionId'
+
+/**
  * The cookie: over https `__Host-ta_oidc_sign_in_{slug}` with `Path=/` (CONTRACT §16), so the
  * provider at /oidc/{slug} receives it like every page; over http at the issuer's path.
  */

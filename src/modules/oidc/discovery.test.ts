@@ -113,9 +113,18 @@ test('discovery lists exactly what works: code only, the client authentications 
   assert.deepEqual(doc.dpop_signing_alg_values_supported, ['ES256', 'Ed25519', 'EdDSA'])
   // CONTRACT §11: RS256 by default, ES256 offered.
   assert.deepEqual(doc.id_token_signing_alg_values_supported, ['RS256', 'ES256'])
-  // CONTRACT §17, Tokens: the scope `roles` and its claim.
-  assert.deepEqual(doc.scopes_supported, ['openid', 'offline_access', 'email', 'profile', 'roles'])
-  assert.ok(doc.claims_supported.includes('roles'))
+  // CONTRACT §17, Tokens: the scope `roles` and its claim; §18: `organizations` and its two.
+  assert.deepEqual(doc.scopes_supported, [
+    'openid',
+    'offline_access',
+    'email',
+    'profile',
+    'roles',
+    'organizations',
+  ])
+  for (const claim of ['roles', 'organizations', 'organization_roles']) {
+    assert.ok(doc.claims_supported.includes(claim), claim)
+  }
   assert.equal(doc.claims_parameter_supported, false)
   assert.equal(doc.request_uri_parameter_supported, false)
   // RFC 9126 §5: PAR is served, at the issuer; a request without client authentication

@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.ts'
 import { clearedSessionCookie } from '../../lib/cookies.ts'
 import { AppError } from '../../lib/errors.ts'
 import { findTenantById } from '../tenants/tenant.ts'
-import { SERVICE_SESSION } from './provider.ts'
+import { SERVICE_SESSION } from './browser-sign-in.ts'
 
 interface LogoutContext {
   status: number

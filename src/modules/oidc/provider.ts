@@ -17,15 +17,25 @@ import { findLiveSession } from '../introspection/live-session.ts'
 import type { RevocationCache } from '../sessions/revocations.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { accountFinder } from './account.ts'
-import { issuerPath, openSignIn, signInCookie } from './browser-sign-in.ts'
+import { issuerPath, openSignIn, SERVICE_SESSION, signInCookie } from './browser-sign-in.ts'
 import { adapterFor } from './device.ts'
 import { providerFetch } from './fetch.ts'
 import type { SigningJwk } from './keys.ts'
+import {
+  acceptOrganizationAtRefresh,
+  askedOrganization,
+  authorizationOrganization,
+  carryOrganization,
+  ORGANIZATION_ID,
+  organizationParameter,
+  organizationPrompts,
+  tokenOrganization,
+} from './organizations.ts'
 import type { ProviderPages } from './pages.ts'
 import { registrationFeature, registrationGate } from './registration.ts'
 import { atomicReplayDetection } from './replay.ts'
 import { requestMemo } from './request-memo.ts'
-import { type ProviderErrors, resourceServerInfo, roleScopes } from './resources.ts'
+import { grantableScopesOf, type ProviderErrors, resourceServerInfo } from './resources.ts'
 import { registerTokenExchange } from './token-exchange.ts'
 
 /** An interaction of oidc-provider, as the hosted pages read it. */
@@ -175,12 +185,6 @@ async function firstPartyOffline(
   }
 }
 
-/**
- * The field of a login result (the hosted pages' interactionResult) that names the service
- * session the user signed in with, and the provider session's field that keeps it.
- */
-export const SERVICE_SESSION = 'serviceSessionId'
-
 interface PolicyContext {
   cookies: { get(name: string, options: { signed: boolean }): string | undefined }
   oidc: {
@@ -255,18 +259,31 @@ interface GrantContext extends PolicyContext {
  * consent. oidc-provider's default finds the grant the browser's session holds for the
  * client; for a first-party application this also grants, without the interaction page,
  * whatever the request asks that the grant has not met yet: its OpenID scopes and claims,
- * and its resource scopes cut to the user's roles (the others rejected, as the hosted
- * consent does, web/pages/authorize.ts). So prompt=none into a first-party application
+ * and its resource scopes cut to what the user's roles grant, its organization roles
+ * included (resources.ts, grantableScopes; the others rejected, as the hosted consent does,
+ * web/pages/authorize.ts). So prompt=none into a first-party application
  * the user has not used yet answers a code, not consent_required. Only while the
  * provider session may be reused (hostedSessionEnded): a stale one goes to the sign-in
- * first, and grants nothing as its earlier user.
+ * first, and grants nothing as its earlier user. Nor for a request of an organization the
+ * user is no member of (CONTRACT §18): access_denied.
  */
 function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: string) {
+  const organizationOf = authorizationOrganization(deps, tenantId)
   return async (ctx: GrantContext) => {
     const { oidc } = ctx
+    const accountId = oidc.account?.accountId
+    // CONTRACT §18: a request for an organization the user is no member of ends here, with
+    // access_denied, before any grant is made (organizations.ts); but only as the session's
+    // user may go on (another user signed in on the hosted pages since: the sign-in first).
+    if (
+      accountId &&
+      askedOrganization(ctx as never) &&
+      !(await hostedSessionEnded(deps, tenantId, tenantSlug, ctx))
+    ) {
+      await organizationOf(ctx as never)
+    }
     const grantId = oidc.result?.consent?.grantId || oidc.session.grantIdFor(oidc.client.clientId)
     const found = grantId ? await oidc.provider.Grant.find(grantId) : undefined
-    const accountId = oidc.account?.accountId
     if (found && accountId && (await reopenRefused(deps, tenantId, found, ctx, accountId))) {
       await found.save()
     }
@@ -290,7 +307,7 @@ function loadExistingGrant(deps: ProviderDeps, tenantId: string, tenantSlug: str
       const met = new Set(grant.getResourceScopeEncountered(indicator).split(' '))
       const asked = [...oidc.requestParamScopes].filter((s) => server.scopes.has(s) && !met.has(s))
       if (asked.length === 0) continue
-      const mayHave = new Set(await roleScopes(deps.db, tenantId, indicator, accountId))
+      const mayHave = new Set(await grantableScopesOf(deps.db, tenantId, indicator, accountId))
       const allowed = asked.filter((s) => mayHave.has(s))
       const refused = asked.filter((s) => !mayHave.has(s))
       if (allowed.length > 0) grant.addResourceScope(indicator, allowed.join(' '))
@@ -324,7 +341,7 @@ async function reopenRefused(
   for (const indicator of Object.keys(ctx.oidc.resourceServers)) {
     const refused = (rejected[indicator] ?? '').split(' ').filter(Boolean)
     if (!refused.some((s) => asked.has(s))) continue
-    const mayHave = new Set(await roleScopes(deps.db, tenantId, indicator, accountId))
+    const mayHave = new Set(await grantableScopesOf(deps.db, tenantId, indicator, accountId))
     const still = refused.filter((s) => !asked.has(s) || !mayHave.has(s))
     if (still.length === refused.length) continue
     // An empty entry is dropped by the grant's save (oidc-provider's Grant#clean).
@@ -334,9 +351,17 @@ async function reopenRefused(
   return changed
 }
 
+/**
+ * oidc-provider's login and consent, with the hosted session's check in the login, and
+ * between the two the organization's (CONTRACT §18; organizations.ts): the picker of
+ * prompt=select_organization and the checks of organization_id.
+ */
 function interactionsPolicy(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 'slug'>) {
   const policy = interactionPolicy.base()
   policy.get('login').checks.add(hostedSessionCheck(deps, tenant.id, tenant.slug))
+  const [picker, organization] = organizationPrompts(deps, tenant.id)
+  policy.add(picker, 1)
+  policy.add(organization, 2)
   return policy
 }
 
@@ -354,6 +379,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const issuer = issuerOf(config.publicUrl, tenant.slug)
   const resourceTtl = (_ctx: unknown, token: TokenLike) =>
     token.resourceServer?.accessTokenTTL ?? 900
+  const organizationOf = tokenOrganization(deps, tenant.id)
   const provider: OidcProvider = new Provider(issuer, {
     adapter: adapterFor(deps, tenant.id),
     jwks: deps.jwks,
@@ -367,8 +393,8 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       // interaction cookies (short) are set at their own pages' paths by oidc-provider.
       long: { httpOnly: true, sameSite: 'lax', path: issuerPath(config.publicUrl, tenant.slug) },
     },
-    // `roles`: CONTRACT §17, Tokens (account.ts).
-    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles'],
+    // `roles`: CONTRACT §17, Tokens; `organizations`: CONTRACT §18 (account.ts).
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'roles', 'organizations'],
     claims: {
       // CONTRACT §11, Tokens: every ID token carries auth_time and amr (RFC 8176), which
       // oidc-provider adds only when asked for unless the openid scope lists them (userinfo
@@ -382,6 +408,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
       email: ['email', 'email_verified'],
       profile: ['name', 'given_name', 'family_name', 'updated_at'],
       roles: ['roles'],
+      organizations: ['organizations', 'organization_roles'],
     },
     // CONTRACT §11 and the README's "Claims by scope (ID token and userinfo)": the ID token
     // carries the claims of the scopes granted (email, profile), not only userinfo, which
@@ -394,9 +421,13 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // for client credentials the hook is told no user and the application's id.
     // oidc-provider replaces a token's `extra` with this answer when it is saved: a token
     // exchange's `act` (RFC 8693 §4.1, token-exchange.ts) is kept, and wins over the hook's.
+    // An organization token (CONTRACT §18, organizations.ts) carries org_id and org_roles,
+    // which no hook may set (hooks/call.ts).
     extraTokenClaims: async (ctx: KoaLike, token: MintedToken) => {
       const kept = token.extra
       if (token.kind !== 'AccessToken' && token.kind !== 'ClientCredentials') return kept
+      const organization =
+        token.kind === 'AccessToken' ? await organizationOf(ctx as never) : undefined
       const actor: Actor = {
         type: token.accountId ? 'user' : 'anonymous',
         id: token.accountId ?? null,
@@ -407,6 +438,7 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
         const claims = {
           ...(await deps.hookClaims(tenant, token.accountId, token.clientId, actor)),
           ...kept,
+          ...(organization && { org_id: organization.orgId, org_roles: organization.orgRoles }),
         }
         return Object.keys(claims).length > 0 ? claims : undefined
       } catch (error) {
@@ -424,7 +456,18 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
     // CONTRACT §11: first-party applications get `offline_access` without prompt=consent.
     // oidc-provider drops the scope from a request without prompt=consent (OIDC Core §11)
     // before any hook; this check, run after that, puts it back for a first-party client.
-    extraParams: { [FIRST_PARTY_OFFLINE]: firstPartyOffline },
+    // organization_id: CONTRACT §18 (organizations.ts).
+    extraParams: {
+      [FIRST_PARTY_OFFLINE]: firstPartyOffline,
+      [ORGANIZATION_ID]: organizationParameter,
+    },
+    // oidc-provider's default (a code or token without offline_access ends with the
+    // session); the one hook it calls on a code about to be saved also keeps the code's
+    // organization (organizations.ts).
+    expiresWithSession: async (ctx: never, code: { kind?: string; scopes: Set<string> }) => {
+      carryOrganization(ctx, code)
+      return !code.scopes.has('offline_access')
+    },
     // RFC 7636 with S256 only (oidc-provider offers no `plain`); required for public clients
     // (spa, native), as RFC 9700 §2.1.1 asks at the least.
     // FAPI 2.0 §5.3.2.2 item 5 asks it of every fapi2 application (CONTRACT §22).
@@ -528,7 +571,12 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: resourceServerInfo(deps.db, tenant.id, errors as ProviderErrors),
+        getResourceServerInfo: resourceServerInfo(
+          deps.db,
+          tenant.id,
+          errors as ProviderErrors,
+          organizationOf,
+        ),
       },
     },
     enabledJWA: {
@@ -549,6 +597,11 @@ export function buildProvider(deps: ProviderDeps, tenant: Pick<Tenant, 'id' | 's
   const session = (provider as unknown as { Session: { IN_PAYLOAD: string[] } }).Session
   const fields = session.IN_PAYLOAD
   Object.defineProperty(session, 'IN_PAYLOAD', { value: [...fields, SERVICE_SESSION] })
+  // A code keeps the organization it was authorized for (organizations.ts).
+  const code = (provider as unknown as { AuthorizationCode: { IN_PAYLOAD: string[] } })
+    .AuthorizationCode
+  Object.defineProperty(code, 'IN_PAYLOAD', { value: [...code.IN_PAYLOAD, 'organizationId'] })
+  acceptOrganizationAtRefresh(provider as never, deps, tenant.id)
   atomicReplayDetection(provider, deps.db, tenant.id)
   registerTokenExchange(provider, deps, tenant.id)
   provider.use(registrationGate)

@@ -26,10 +26,10 @@ import type { Clock } from '../../lib/clock.ts'
 import type { AccessTokens } from '../../lib/jwt.ts'
 import { findApiResourceByIdentifier } from '../apiresources/indicators.ts'
 import { findLiveSession } from '../introspection/live-session.ts'
+import { grantedScopes } from '../roles/resource-scopes.ts'
 import type { RevocationCache } from '../sessions/revocations.ts'
 import { accountFinder } from './account.ts'
 import { TOKEN_EXCHANGE } from './clients.ts'
-import { roleScopes } from './resources.ts'
 
 /** RFC 8693 §3. */
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
@@ -198,7 +198,7 @@ export function registerTokenExchange(provider: unknown, deps: ExchangeDeps, ten
     const act = params.actor_token ? await actor(params.actor_token, client.clientId) : undefined
 
     // CONTRACT §22: within what the user's role grants now (CONTRACT §11's scope rule).
-    const mayHave = new Set(await roleScopes(deps.db, tenantId, identifier, accountId))
+    const mayHave = new Set(await grantedScopes(deps.db, tenantId, identifier, accountId))
     const asked = (params.scope ?? '').split(' ').filter(Boolean)
     for (const scope of asked) {
       if (!mayHave.has(scope)) {

@@ -1,5 +1,5 @@
 // What an organization token carries (CONTRACT §18), read by the sessions service at
-// refresh (and the provider). Apart from service.ts so that sessions/ depends on this file
+// refresh and by the OpenID provider (its `organizations` scope and organization tokens). Apart from service.ts so that sessions/ depends on this file
 // and organizations' queries only (service.ts needs Deps, which holds the sessions service).
 import type { Handle } from '../../db/client.ts'
 import { AppError } from '../../lib/errors.ts'
@@ -33,3 +33,24 @@ export async function organizationClaims(
     roles,
   }
 }
+
+/**
+ * The claims of the OpenID scope `organizations` (CONTRACT §18): the ids of the user's
+ * organizations in this tenant and the roles held in each, as `"{orgId}:{role}"`. Read
+ * live (one statement), so a membership added or removed shows at the next ID token or
+ * userinfo request.
+ */
+export async function membershipClaims(
+  db: Handle,
+  tenantId: string,
+  userId: string,
+): Promise<{ organizations: string[]; organization_roles: string[] }> {
+  const memberships = await store.membershipsOf(db, tenantId, userId)
+  return {
+    organizations: memberships.map((m) => m.id),
+    organization_roles: memberships.flatMap((m) => m.roles.map((role) => `${m.id}:${role}`)),
+  }
+}
+
+/** The organization roles the user holds in any organization of the tenant, each once. */
+export const heldOrganizationRoles = store.heldOrganizationRoleRows

@@ -353,6 +353,29 @@ export async function memberRoleRows(
   return rows.map((r) => r.role)
 }
 
+/**
+ * The organization roles (full rows, each once) the user holds in any organization of the
+ * tenant: what an authorization may put in a grant (oidc/resources.ts, grantableScopes).
+ * Led by the user's memberships (the organization_members_tenant_user index), so its cost
+ * follows the user's own memberships, as membershipsOf's.
+ */
+export async function heldOrganizationRoleRows(db: Handle, tenantId: string, userId: string) {
+  const rows = await db
+    .selectDistinct({ role: roles })
+    .from(organizationMembers)
+    .innerJoin(
+      organizationMemberRoles,
+      and(
+        eq(organizationMemberRoles.tenantId, organizationMembers.tenantId),
+        eq(organizationMemberRoles.organizationId, organizationMembers.organizationId),
+        eq(organizationMemberRoles.userId, organizationMembers.userId),
+      ),
+    )
+    .innerJoin(roles, heldRole)
+    .where(and(eq(organizationMembers.tenantId, tenantId), eq(organizationMembers.userId, userId)))
+  return rows.map((r) => r.role)
+}
+
 /** Replaces the member's roles in the organization with `roleIds`. */
 export async function replaceMemberRoles(
   db: Handle,

@@ -3,7 +3,8 @@
 // organization only) while the refresh token stays the user's; a member of organization A
 // never gets a token of B, of the same tenant or of another (403 not_a_member, the refresh
 // token not spent); a removed member stops getting one; mfaRequired wants a session signed in
-// with a second factor (403 mfa_required), and one that has it gets its token.
+// with a second factor (403 mfa_required), or one that proved one since (me/reauthenticate with
+// an authenticator or recovery code), and one that has it gets its token.
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { decodeJwt } from 'jose'
@@ -164,4 +165,24 @@ test('mfaRequired: a session without a second factor is 403 mfa_required; one si
   // The session keeps it across refreshes.
   const again = await refresh(res.body.refreshToken, org.id)
   assert.equal(again.status, 200, JSON.stringify(again.body))
+})
+
+test('mfaRequired: a session that proves an authenticator code by me/reauthenticate has proved a second factor; a password does not', async () => {
+  await call('PATCH', 'tenant', { mfaPolicy: 'Optional' }, t.admin.accessToken)
+  const org = await setup(t, { mfaRequired: true })
+  const user = await signup(server, t.slug)
+  await join(org.id, user.user.id)
+  // Signed up before enrolling: the session proved no second factor.
+  const secret = await enrolTotp(server, t.slug, user.accessToken)
+  const reauth = (body: Record<string, string>) =>
+    call('POST', 'me/reauthenticate', body, user.accessToken)
+  assert.equal((await reauth({ password: STRONG_PASSWORD })).status, 200)
+  expectError(await refresh(user.refreshToken, org.id), 403, 'mfa_required')
+  // A wrong code proves nothing.
+  expectError(await reauth({ totpCode: '000000' }), 401, 'invalid_mfa_code')
+  expectError(await refresh(user.refreshToken, org.id), 403, 'mfa_required')
+  assert.equal((await reauth({ totpCode: totpAt(server, secret, 1) })).status, 200)
+  const res = await refresh(user.refreshToken, org.id)
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.equal(decodeJwt(res.body.accessToken).org_id, org.id)
 })

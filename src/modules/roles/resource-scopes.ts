@@ -42,6 +42,23 @@ export function scopesGranted(
     .map((s) => s.name)
 }
 
+/**
+ * The scopes of `resource` (in its order) that organization roles grant (CONTRACT §18): those
+ * their `resourceScopes` list. A scope's `roles` never name an organization role, and the
+ * base role and tenant roles add nothing to an organization token.
+ */
+export function organizationScopesGranted(
+  resource: ScopedResource,
+  held: readonly Pick<HeldRole, 'resourceScopes'>[],
+): string[] {
+  const listed = new Set(
+    held.flatMap((r) =>
+      r.resourceScopes.filter((e) => e.resource === resource.identifier).flatMap((e) => e.scopes),
+    ),
+  )
+  return resource.scopes.filter((s) => listed.has(s.name)).map((s) => s.name)
+}
+
 /** The scopes of `resource` every user holds: those whose `roles` name Member. */
 export const memberScopes = (resource: ScopedResource): string[] =>
   scopesGranted(resource, MEMBER_ROLE, [])

@@ -30,7 +30,10 @@ export async function stepUpRoutes(fastify: FastifyInstance, { deps }: { deps: D
           '(a passkey assertion for the options of me/reauthenticate/options). Wrong: 401 ' +
           '`invalid_credentials` (password, passkey), `invalid_mfa_code` (TOTP or recovery ' +
           'code), `invalid_code` (login code); each counts as a failed sign-in in the ' +
-          'failure budgets (429 `rate_limited` past them) and is audited as `UserLoginFailed`.',
+          'failure budgets (429 `rate_limited` past them) and is audited as `UserLoginFailed`. ' +
+          'A right `totpCode` or `recoveryCode` also marks the session as having proved a ' +
+          'second factor, which an organization with `mfaRequired` asks of its tokens ' +
+          '(CONTRACT §18).',
         params: TenantSlugParams,
         body: ReauthenticateBody,
         response: responses(Ok, {

@@ -5,6 +5,9 @@
 // compared, a failure is audited as UserLoginFailed and keeps its try, and what a proof
 // spends (a TOTP step, a recovery or login code, a passkey's counter) is spent in the one
 // transaction that stamps the session. Only that session: the user's others keep their time.
+// An authenticator code or a recovery code on top of the sign-in's own factor is a second
+// factor: the session is marked as having proved one (CONTRACT §18: an organization with
+// mfaRequired asks it, and the hosted pages ask for it this way, web/pages/authorize-organization.ts).
 import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { AppError, fail } from '../../lib/errors.ts'
@@ -13,7 +16,7 @@ import type { Actor } from '../audit/recorder.ts'
 import { listPasskeys } from '../passkeys/credentials.ts'
 import { issueChallenge, requirePasskeys } from '../passkeys/service.ts'
 import { CHALLENGE_TTL_SECONDS, relyingParty, webauthnLibrary } from '../passkeys/webauthn.ts'
-import { stampReauthentication } from '../sessions/proofs.ts'
+import { markSecondFactor, stampReauthentication } from '../sessions/proofs.ts'
 import type { RevokeUserSessions } from '../sessions/service.ts'
 import { proveLoginCode } from '../signin/login-code.ts'
 import { provePasskey } from '../signin/passkey.ts'
@@ -59,6 +62,9 @@ export async function reauthenticate(
       const now = deps.clock.now()
       if (!(await stampReauthentication(tx, tenant.id, user.id, principal.sessionId, now))) {
         fail('session_revoked')
+      }
+      if (body.totpCode !== undefined || body.recoveryCode !== undefined) {
+        await markSecondFactor(tx, tenant.id, principal.sessionId)
       }
       for (const alert of spent.alerts ?? []) {
         deps.sessions.alertOnCommit(tx, tenant, user, {

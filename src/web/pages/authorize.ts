@@ -7,18 +7,18 @@
 //     `max_age` finds it too old; otherwise the sign-in page, with the interaction remembered
 //     in a sealed cookie (session.ts), brings the browser back here after any method;
 //   - consent: a first-party application is granted what it asked; a third-party one shows
-//     the application and the scopes with Allow and Deny.
+//     the application and the scopes with Allow and Deny;
+//   - between the two, the organization's steps (CONTRACT §18): the picker of
+//     prompt=select_organization and the second factor an organization may ask
+//     (authorize-organization.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { MessageKey } from '../../i18n/index.ts'
 import { apiResourceByIdentifier } from '../../modules/apiresources/service.ts'
 import type { Actor } from '../../modules/audit/recorder.ts'
+import { SERVICE_SESSION } from '../../modules/oidc/browser-sign-in.ts'
 import { asPublicRequest, poolOf } from '../../modules/oidc/pool.ts'
-import {
-  type OidcInteraction,
-  type OidcProvider,
-  SERVICE_SESSION,
-} from '../../modules/oidc/provider.ts'
-import { userResourceScopes } from '../../modules/roles/resource-scopes.ts'
+import type { OidcInteraction, OidcProvider } from '../../modules/oidc/provider.ts'
+import { grantableScopes } from '../../modules/oidc/resources.ts'
 import type { Pages } from '../context.ts'
 import { csrfChecked } from '../csrf.ts'
 import { type Html, html } from '../html.ts'
@@ -32,6 +32,7 @@ import {
   markProviderSignIn,
   rememberInteraction,
 } from '../session.ts'
+import { organizationSteps } from './authorize-organization.ts'
 
 type Req = FastifyRequest<{ Params: { uid: string }; Body: Form }>
 
@@ -42,6 +43,7 @@ export const SCOPE_WORDS: Record<string, MessageKey> = {
   profile: 'scope.profile',
   offline_access: 'scope.offline_access',
   roles: 'scope.roles',
+  organizations: 'scope.organizations',
 }
 
 /** The interaction page and its consent form, the POST behind the one CSRF check (csrf.ts). */
@@ -147,8 +149,8 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
 
   /**
    * The resource scopes the interaction asks, each resource's split into those the user's
-   * roles grant (allowed: base and custom roles, CONTRACT §11 API resources and §17 Tokens)
-   * and the others.
+   * roles grant (allowed: base and custom roles, CONTRACT §11 API resources and §17 Tokens,
+   * and the organization roles it holds, §18) and the others.
    */
   const resourceScopes = async (
     request: FastifyRequest,
@@ -162,7 +164,7 @@ function interactionRoutes(app: FastifyInstance, pages: Pages): void {
       const resource = await apiResourceByIdentifier(deps, request.tenant.id, indicator)
       const rule = (name: string) => resource?.scopes.find((s) => s.name === name)
       const granted = new Set(
-        resource ? await userResourceScopes(deps.db, request.tenant.id, resource, accountId) : [],
+        resource ? await grantableScopes(deps.db, request.tenant.id, resource, accountId) : [],
       )
       const allowed = scopes.filter((name) => granted.has(name))
       const refused = scopes.filter((name) => !allowed.includes(name))
@@ -266,6 +268,20 @@ ${form(action, csrf, hidden('decision', 'deny'), t('consent.deny'), { danger: tr
     return pages.send(request, reply, t('consent.title', { name }), body)
   }
 
+  const organization = organizationSteps(app, pages, {
+    load,
+    finish,
+    login,
+    stale,
+    async sessionOf(request, reply, interaction) {
+      // The interaction's user, signed in on the page (as the consent page asks).
+      const accountId = interaction.session?.accountId
+      const signIn = await liveSignIn(request, reply)
+      if (!accountId || signIn?.userId !== accountId) return undefined
+      return pages.session(request, reply)
+    },
+  })
+
   app.get('/authorize/:uid', AUTHORIZATION_STEP, async (request: Req, reply) => {
     const found = await load(request, reply)
     if (!found) return stale(request, reply)
@@ -274,7 +290,7 @@ ${form(action, csrf, hidden('decision', 'deny'), t('consent.deny'), { danger: tr
     if (interaction.prompt.name === 'consent') {
       return consent(request, reply, provider, interaction)
     }
-    return stale(request, reply)
+    return organization.show(request, reply, provider, interaction) ?? stale(request, reply)
   })
 
   app.post('/authorize/:uid/consent', AUTHORIZATION_STEP, async (request: Req, reply) => {
