@@ -174,6 +174,15 @@ const TENANT_CONTENT: Rule[] = [
     /^body\.captcha\.(siteKey|secret)$/,
     /^(\w+ needs its (siteKey|secret)|altcha takes no (siteKey|secret))$/,
   ],
+  // Only reCAPTCHA v3 scores its answers, so minScore is recaptcha's alone.
+  [/^body\.captcha\.minScore$/, /^only recaptcha scores its answers$/],
+  // CONTRACT §20: the branding's CSS may not reach elsewhere or leave the stylesheet, and its
+  // links are https URLs without credentials, as the fields' descriptions say.
+  [/^body\.branding\.customCss$/, / (is|are) refused( other than data:image\/)?$/],
+  [
+    /^body\.branding\.(darkLogoUrl|faviconUrl|privacyPolicyUrl|termsUrl)$/,
+    /^(not an absolute URL|must be https|must not carry credentials)$/,
+  ],
 ]
 // CONTRACT §21: a dry-run's enforced domains are email domains, as a connection's are.
 const DRY_RUN_CONTENT: Rule[] = [[/^body\.enforcedSsoDomains\.\d+$/, /^is not an email domain$/]]

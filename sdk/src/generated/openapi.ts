@@ -860,7 +860,7 @@ export interface paths {
     head?: never
     /**
      * Change the tenant's settings
-     * @description Only the fields sent change. Audit: TenantUpdated with the changed fields. `idpOauthEnabled: true` without stored credentials is 400 `idp_not_configured`.
+     * @description Only the fields sent change. Audit: TenantUpdated with the changed fields. `idpOauthEnabled: true` without stored credentials is 400 `idp_not_configured`. A `branding.primaryColor` under 4.5:1 against white, or a `branding.backgroundColor` under 4.5:1 against the pages’ text, is 400 `insufficient_contrast` (CONTRACT §20).
      */
     patch: operations['updateTenant']
     trace?: never
@@ -15087,7 +15087,7 @@ export interface operations {
           'application/json': components['schemas']['Tenant']
         }
       }
-      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `idp_not_configured`. */
+      /** @description Bad request. `details.reason`: `validation`, `malformed_json`, `unsupported_media_type`, `body_too_large`, `idp_not_configured`, `insufficient_contrast`. */
       400: {
         headers: {
           [name: string]: unknown

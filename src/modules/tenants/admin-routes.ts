@@ -43,11 +43,11 @@ export async function tenantAdminRoutes(fastify: FastifyInstance, { deps }: { de
         tags,
         summary: "Change the tenant's settings",
         description:
-          'Only the fields sent change. Audit: TenantUpdated with the changed fields. `idpOauthEnabled: true` without stored credentials is 400 `idp_not_configured`.',
+          'Only the fields sent change. Audit: TenantUpdated with the changed fields. `idpOauthEnabled: true` without stored credentials is 400 `idp_not_configured`. A `branding.primaryColor` under 4.5:1 against white, or a `branding.backgroundColor` under 4.5:1 against the pages’ text, is 400 `insufficient_contrast` (CONTRACT §20).',
         params: TenantSlugParams,
         body: TenantPatchBody,
         response: responses(TenantRecord, {
-          400: ['idp_not_configured'],
+          400: ['idp_not_configured', 'insufficient_contrast'],
           404: [],
         }),
       },
