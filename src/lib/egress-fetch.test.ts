@@ -121,3 +121,51 @@ test('internal addresses (property): every IPv6 spelling of an internal IPv4 add
     ),
   )
 })
+
+test('keepAlive: calls to one origin share one connection; a connection the server closed meanwhile is retried on a new one, never failed; the rule still refuses internal addresses', async () => {
+  const sockets = new Set<unknown>()
+  let served = 0
+  const kept = createServer((req, res) => {
+    sockets.add(req.socket)
+    req.resume()
+    req.on('end', () => {
+      served++
+      res.setHeader('content-type', 'application/json')
+      res.end('{"decision":"allow"}')
+    })
+  })
+  await new Promise<void>((resolve) => kept.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(kept.address() as AddressInfo).port}/hook`
+  const post = egressFetch({ allowPrivate: true, timeoutMs: 2000, maxBytes: 1024, keepAlive: true })
+  try {
+    for (let i = 0; i < 5; i++) {
+      const res = await post(url, { method: 'POST', body: '{}' })
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), { decision: 'allow' })
+    }
+    assert.equal(served, 5)
+    assert.equal(sockets.size, 1, 'one connection for five calls')
+    // The server ends every idle connection; the next calls still get their answers.
+    for (let i = 0; i < 5; i++) {
+      kept.closeIdleConnections()
+      const res = await post(url, { method: 'POST', body: '{}' })
+      assert.equal(res.status, 200)
+    }
+    assert.equal(served, 10)
+    const guarded = egressFetch({
+      allowPrivate: false,
+      timeoutMs: 2000,
+      maxBytes: 1024,
+      keepAlive: true,
+    })
+    await assert.rejects(guarded(url, { method: 'POST', body: '{}' }), EgressRefused)
+    await assert.rejects(
+      guarded(url.replace('127.0.0.1', 'localhost'), { method: 'POST', body: '{}' }),
+      EgressRefused,
+    )
+    assert.equal(served, 10, 'nothing reached the internal address')
+  } finally {
+    kept.closeAllConnections()
+    kept.close()
+  }
+})

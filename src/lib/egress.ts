@@ -182,83 +182,121 @@ export function egressFetch(options: {
   allowPrivate: boolean
   timeoutMs: number
   maxBytes: number
+  /**
+   * Keep connections open for the next request to the same origin (keptAgent): for the
+   * blocking hooks, which a sign-in waits for, so each call does not pay a new connection
+   * (and TLS handshake). A reused connection that the receiver had closed is retried once
+   * on a new one.
+   */
+  keepAlive?: boolean
 }): (url: string, init?: EgressRequestInit) => Promise<Response> {
   return (url, init = {}) =>
     new Promise((resolve, reject) => {
-      const target = new URL(url)
-      const host = target.hostname.replace(/^\[|\]$/g, '')
-      if (isIP(host) !== 0 && !options.allowPrivate && isInternalAddress(host)) {
-        reject(new EgressRefused(host))
-        return
-      }
-      if (target.protocol !== 'https:' && target.protocol !== 'http:') {
-        reject(new Error(`refused: ${target.protocol} is not http(s)`))
-        return
-      }
-      const headers: Record<string, string> = {}
-      for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value
-      const body =
-        init.body === undefined || init.body === null
-          ? undefined
-          : init.body instanceof Uint8Array
-            ? Buffer.from(init.body)
-            : Buffer.from(String(init.body))
-      if (body) headers['content-length'] = String(body.length)
-      const client = target.protocol === 'https:' ? https : http
-      const request = client.request(
-        target,
-        {
-          method: init.method ?? 'GET',
-          headers,
-          lookup: guardedLookup(options.allowPrivate),
-          agent: false,
-          timeout: options.timeoutMs,
-        },
-        (response) => {
-          const chunks: Buffer[] = []
-          let size = 0
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.length
-            if (size > options.maxBytes) {
+      const attempt = (reuse: boolean) =>
+        send(reuse, (error) => {
+          // The receiver closed a kept connection as it was reused: once more on a new one.
+          const code = (error as NodeJS.ErrnoException).code
+          if (reuse && (code === 'ECONNRESET' || code === 'EPIPE')) attempt(false)
+          else reject(error)
+        })
+      const send = (reuse: boolean, fail: (error: Error) => void) => {
+        const target = new URL(url)
+        const host = target.hostname.replace(/^\[|\]$/g, '')
+        if (isIP(host) !== 0 && !options.allowPrivate && isInternalAddress(host)) {
+          reject(new EgressRefused(host))
+          return
+        }
+        if (target.protocol !== 'https:' && target.protocol !== 'http:') {
+          reject(new Error(`refused: ${target.protocol} is not http(s)`))
+          return
+        }
+        const headers: Record<string, string> = {}
+        for (const [name, value] of new Headers(init.headers ?? {})) headers[name] = value
+        const body =
+          init.body === undefined || init.body === null
+            ? undefined
+            : init.body instanceof Uint8Array
+              ? Buffer.from(init.body)
+              : Buffer.from(String(init.body))
+        if (body) headers['content-length'] = String(body.length)
+        const client = target.protocol === 'https:' ? https : http
+        const kept = options.keepAlive && reuse
+        const request = client.request(
+          target,
+          {
+            method: init.method ?? 'GET',
+            headers,
+            lookup: guardedLookup(options.allowPrivate),
+            agent: kept ? keptAgent(target.protocol, options.allowPrivate) : false,
+            timeout: options.timeoutMs,
+          },
+          (response) => {
+            const chunks: Buffer[] = []
+            let size = 0
+            response.on('data', (chunk: Buffer) => {
+              size += chunk.length
+              if (size > options.maxBytes) {
+                clearTimeout(deadline)
+                reject(new Error(`the answer is larger than ${options.maxBytes} bytes`))
+                response.destroy()
+                request.destroy()
+                return
+              }
+              chunks.push(chunk)
+            })
+            response.on('end', () => {
               clearTimeout(deadline)
-              reject(new Error(`the answer is larger than ${options.maxBytes} bytes`))
-              response.destroy()
-              request.destroy()
-              return
-            }
-            chunks.push(chunk)
-          })
-          response.on('end', () => {
-            clearTimeout(deadline)
-            if (size > options.maxBytes) return
-            const status = response.statusCode ?? 502
-            const out = new Headers()
-            for (const [name, value] of Object.entries(response.headers)) {
-              if (value === undefined) continue
-              for (const v of Array.isArray(value) ? value : [value]) out.append(name, v)
-            }
-            resolve(
-              new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), {
-                status,
-                headers: out,
-              }),
-            )
-          })
-          response.on('error', (error) => {
-            clearTimeout(deadline)
-            reject(error)
-          })
-        },
-      )
-      const deadline = setTimeout(() => {
-        request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
-      }, options.timeoutMs)
-      request.on('timeout', () => request.destroy(new Error('timed out')))
-      request.on('error', (error) => {
-        clearTimeout(deadline)
-        reject(error)
-      })
-      init.signal?.addEventListener('abort', () => request.destroy(new Error('aborted')))
-      request.end(body)
+              if (size > options.maxBytes) return
+              const status = response.statusCode ?? 502
+              const out = new Headers()
+              for (const [name, value] of Object.entries(response.headers)) {
+                if (value === undefined) continue
+                for (const v of Array.isArray(value) ? value : [value]) out.append(name, v)
+              }
+              resolve(
+                new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), {
+                  status,
+                  headers: out,
+                }),
+              )
+            })
+            response.on('error', (error) => {
+              clearTimeout(deadline)
+              reject(error)
+            })
+          },
+        )
+        const deadline = setTimeout(() => {
+          request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
+        }, options.timeoutMs)
+        request.on('timeout', () => request.destroy(new Error('timed out')))
+        request.on('error', (error) => {
+          clearTimeout(deadline)
+          if (request.reusedSocket) fail(error)
+          else reject(error)
+        })
+        init.signal?.addEventListener('abort', () => request.destroy(new Error('aborted')))
+        request.end(body)
+      }
+      attempt(options.keepAlive === true)
     })
+}
+
+/**
+ * The kept connections of `egressFetch({ keepAlive })`, one agent per protocol and egress
+ * rule. A socket is only ever opened through the guarded lookup (or to an IP literal checked
+ * before the request), so a reused one goes to an address that passed the rule; a name
+ * that re-resolves elsewhere is checked again at its next new connection. Idle sockets are
+ * closed after 30 s.
+ */
+const keptAgents = new Map<string, http.Agent>()
+function keptAgent(protocol: string, allowPrivate: boolean): http.Agent {
+  const key = `${protocol}${allowPrivate}`
+  let agent = keptAgents.get(key)
+  if (!agent) {
+    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 30_000 }
+    agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options)
+    keptAgents.set(key, agent)
+  }
+  return agent
 }

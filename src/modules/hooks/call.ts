@@ -93,6 +93,8 @@ async function post(deps: PostDeps, hook: Hook, payload: object): Promise<Answer
     allowPrivate: deps.config.webhookAllowPrivate,
     timeoutMs: hook.timeoutMs,
     maxBytes: MAX_ANSWER_BYTES,
+    // A sign-in waits for the call: no new connection (and TLS handshake) each time.
+    keepAlive: true,
   })
   const started = performance.now()
   let status: number | undefined
