@@ -7421,6 +7421,11 @@ export interface components {
         /** @description Empty when the tenant has no logo. */
         logoUrl: string
       }
+      /** @description CONTRACT §22: present only while the access token is an impersonation, naming the administrator acting as this user (an application shows it as a banner, with the way to end it). */
+      impersonatedBy?: {
+        id: string
+        email: string
+      }
     }
     /** @description A page of users, oldest first. */
     UserPage: {

@@ -29,7 +29,7 @@ function impersonate(tenant: TenantFixture, userId: string, token: string, body:
   return server.request('POST', `/v1/${tenant.slug}/users/${userId}/impersonate`, body, { token })
 }
 
-test('an admin signs in as a member: act, 15 minutes, no refresh token; audited with the reason in both exports', async () => {
+test('an admin signs in as a member: act, 15 minutes, no refresh token, /me names who acts; audited with the reason in both exports', async () => {
   const tenant = await createTenant(server)
   const member = await signup(server, tenant.slug)
   const res = await impersonate(tenant, member.user.id, tenant.admin.accessToken, {
@@ -48,6 +48,15 @@ test('an admin signs in as a member: act, 15 minutes, no refresh token; audited 
   })
   assert.equal(me.status, 200)
   assert.equal(me.body.id, member.user.id)
+  // Who acts, for the application's banner; the member's own token names nobody.
+  assert.deepEqual(me.body.impersonatedBy, {
+    id: tenant.admin.user.id,
+    email: tenant.admin.user.email,
+  })
+  const own = await server.request('GET', `/v1/${tenant.slug}/me`, undefined, {
+    token: member.accessToken,
+  })
+  assert.equal('impersonatedBy' in own.body, false)
 
   const audit = await server.request(
     'GET',

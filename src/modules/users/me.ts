@@ -14,6 +14,15 @@ import { countOtherActiveAdmins, findMeRecord, findUserById, updateUser } from '
 import type { ChangePasswordBody, MePatchBody } from './schemas.ts'
 import { prepareChosenPassword } from './service.ts'
 
+/**
+ * The administrator an impersonation names (CONTRACT §22): id and address; an account
+ * deleted since keeps its id, with an empty address.
+ */
+export async function impersonator(deps: Pick<Deps, 'db'>, tenant: Tenant, adminId: string) {
+  const admin = await findUserById(deps.db, tenant.id, adminId)
+  return { id: adminId, email: admin?.email ?? '' }
+}
+
 /** GET /me: one primary-key read; the tenant fields come from the tenant cache (2 s). */
 export async function readMe(
   deps: Pick<Deps, 'db' | 'tenants' | 'config'>,

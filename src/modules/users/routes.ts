@@ -8,7 +8,7 @@ import { Ok, responses, TenantSlugParams } from '../../schemas.ts'
 import { forgetOwnDevices } from '../signin/remembered-devices.ts'
 import { requireRecentAuthentication } from '../stepup/recent.ts'
 import { setFirstPassword } from './first-password.ts'
-import { changePassword, deleteOwnAccount, readMe, updateMe } from './me.ts'
+import { changePassword, deleteOwnAccount, impersonator, readMe, updateMe } from './me.ts'
 import {
   ChangePasswordBody,
   ForgottenDevices,
@@ -34,8 +34,11 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
       },
     },
     async (request) => {
-      const { userId } = request.principal as UserPrincipal
-      return readMe(deps, request.tenant, userId)
+      const { userId, impersonatedBy } = request.principal as UserPrincipal
+      const me = await readMe(deps, request.tenant, userId)
+      // CONTRACT §22: who acts, for the application's banner (an impersonation only).
+      if (!impersonatedBy) return me
+      return { ...me, impersonatedBy: await impersonator(deps, request.tenant, impersonatedBy) }
     },
   )
 

@@ -45,6 +45,15 @@ const CurrentUserComponent = Type.Object(
       authPolicy: AuthPolicy,
       logoUrl: Type.String({ description: 'Empty when the tenant has no logo.' }),
     }),
+    impersonatedBy: Type.Optional(
+      Type.Object(
+        { id: Type.String(), email: Type.String() },
+        {
+          description:
+            'CONTRACT §22: present only while the access token is an impersonation, naming the administrator acting as this user (an application shows it as a banner, with the way to end it).',
+        },
+      ),
+    ),
   },
   { $id: 'CurrentUser', description: 'The signed-in user, with the tenant it belongs to.' },
 )
