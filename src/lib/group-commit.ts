@@ -54,16 +54,20 @@ export class GroupCommit<T> {
     this.schedule()
   }
 
-  /** Resolves once every item added so far is written (or its batch failed), at once. */
+  /**
+   * Resolves once every item added so far is written (or its batch failed), at once: it
+   * waits for the write under way and for the one holding what is queued now, never for
+   * items added after the call (so a busy instance cannot keep it waiting).
+   */
   async flushed(): Promise<void> {
-    for (;;) {
-      if (this.timer) {
-        clearTimeout(this.timer)
-        this.timer = undefined
-        this.start()
-      }
-      if (!this.running) return
-      await this.running
+    if (this.running) await this.running
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = undefined
     }
+    // The items queued now: written by the write under way's successor, or started here.
+    if (this.running) await this.running
+    if (this.queue.length > 0 && !this.running) this.start()
+    if (this.running) await this.running
   }
 }
