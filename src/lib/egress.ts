@@ -186,12 +186,15 @@ export function egressFetch(options: {
    * Keep connections open for the next request to the same origin (keptAgent): for the
    * blocking hooks, which a sign-in waits for, so each call does not pay a new connection
    * (and TLS handshake). A reused connection that the receiver had closed is retried once
-   * on a new one.
+   * on a new one, within the same deadline; the retry is the same request (a hook's
+   * `webhook-id` unchanged, so a receiver that saw both can drop the second).
    */
   keepAlive?: boolean
 }): (url: string, init?: EgressRequestInit) => Promise<Response> {
   return (url, init = {}) =>
     new Promise((resolve, reject) => {
+      // One deadline for the call, a retry included (the caller's timeoutMs holds).
+      const until = Date.now() + options.timeoutMs
       const attempt = (reuse: boolean) =>
         send(reuse, (error) => {
           // The receiver closed a kept connection as it was reused: once more on a new one.
@@ -228,7 +231,7 @@ export function egressFetch(options: {
             headers,
             lookup: guardedLookup(options.allowPrivate),
             agent: kept ? keptAgent(target.protocol, options.allowPrivate) : false,
-            timeout: options.timeoutMs,
+            timeout: Math.max(1, until - Date.now()),
           },
           (response) => {
             const chunks: Buffer[] = []
@@ -266,9 +269,12 @@ export function egressFetch(options: {
             })
           },
         )
-        const deadline = setTimeout(() => {
-          request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
-        }, options.timeoutMs)
+        const deadline = setTimeout(
+          () => {
+            request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
+          },
+          Math.max(1, until - Date.now()),
+        )
         request.on('timeout', () => request.destroy(new Error('timed out')))
         request.on('error', (error) => {
           clearTimeout(deadline)

@@ -181,7 +181,7 @@ const TENANT_CONTENT: Rule[] = [
   [/^body\.branding\.customCss$/, / (is|are) refused( other than data:image\/)?$/],
   [
     /^body\.branding\.(darkLogoUrl|faviconUrl|privacyPolicyUrl|termsUrl)$/,
-    /^(not an absolute URL|must be https|must not carry credentials)$/,
+    /^(not an absolute URL|must be https|must not carry credentials|must name a plain host)$/,
   ],
 ]
 // CONTRACT §21: a dry-run's enforced domains are email domains, as a connection's are.

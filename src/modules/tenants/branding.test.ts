@@ -131,6 +131,8 @@ describe('PATCH tenant: branding', () => {
       { branding: { primaryColor: '#1f4fd1', termsUrl: 'http://example.com/terms' } },
       { branding: { primaryColor: '#1f4fd1', faviconUrl: 'javascript:alert(1)' } },
       { branding: { primaryColor: '#1f4fd1', darkLogoUrl: 'https://user:pw@example.com/l.png' } },
+      { branding: { primaryColor: '#1f4fd1', faviconUrl: 'https://x;sandbox/i.png' } },
+      { branding: { primaryColor: '#1f4fd1', faviconUrl: 'https://x,y/i.png' } },
       { branding: { primaryColor: '#1f4fd1', supportEmail: 'not an address' } },
       { branding: { primaryColor: 'blue' } },
       { branding: { primaryColor: '#12345' } },

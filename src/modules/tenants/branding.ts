@@ -151,6 +151,9 @@ export function checkBranding(setting: BrandingSetting): Branding | null {
     }
     if (url.protocol !== 'https:') invalid(key, 'must be https')
     if (url.username || url.password) invalid(key, 'must not carry credentials')
+    // Its origin joins the pages' CSP: a host the URL parser lets through with `;` or `,`
+    // would add directives of its own.
+    if (!/^[a-z0-9.-]+(:\d+)?$/.test(url.host)) invalid(key, 'must name a plain host')
   }
   return {
     ...setting,
