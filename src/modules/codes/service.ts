@@ -83,6 +83,8 @@ export async function issueCode(
   deps: CodeDeps,
   tx: Handle,
   owner: { tenantId: string; userId: string | undefined; purpose: CodeOwner['purpose'] },
+  /** How long the code works: 10 minutes, a magic link's 15 (CONTRACT §20). */
+  ttlSeconds = CODE_TTL_SECONDS,
 ): Promise<string | undefined> {
   const now = deps.clock.now()
   const o: CodeOwner = { ...owner, userId: owner.userId ?? uuidv7(now.getTime()) }
@@ -95,7 +97,7 @@ export async function issueCode(
     id: uuidv7(now.getTime()),
     codeHash,
     now,
-    expiresAt: new Date(now.getTime() + CODE_TTL_SECONDS * 1000),
+    expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
   })
   return code
 }
@@ -118,6 +120,12 @@ export async function checkCode(deps: CodeDeps, o: CodeOwner, code: string): Pro
   if (wrong) return { ok: false, reason: wrong.burned ? 'burned' : 'wrong', ...wrong }
   if (matching) return { ok: true }
   return { ok: false, reason: 'no_open_code' }
+}
+
+/** Whether `code` is the owner's open code; nothing changes, a wrong one is not counted. */
+export async function isOpenCode(deps: CodeDeps, o: CodeOwner, code: string): Promise<boolean> {
+  const candidates = codeCandidates(deps.config.encryptionKeys, o, code)
+  return store.hasMatchingCode(deps.db, o, candidates, deps.clock.now())
 }
 
 /**

@@ -4,10 +4,9 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
-import type { Mail } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
-import { issueCode, onRequestFloor } from '../codes/service.ts'
+import { CODE_TTL_SECONDS, issueCode, onRequestFloor } from '../codes/service.ts'
 import { ssoRequired } from '../federation/enforce.ts'
 import { MEMBER_ROLE } from '../roles/permissions.ts'
 import type { TokenEnvelope } from '../sessions/service.ts'
@@ -37,16 +36,35 @@ export async function requestLoginCode(
   // address. Both are spent whether or not the address has an account.
   await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
   // Answered on a fixed schedule, so a real account is not slower to answer (SPEC note 1).
-  await onRequestFloor(deps.mailer, () => issueLoginCode(deps, tenant, rawEmail, email, actor))
+  await onRequestFloor(deps.mailer, async () => {
+    const sent = await issueLoginCode(deps, tenant, rawEmail, actor, CODE_TTL_SECONDS)
+    // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
+    return (
+      sent && codeMail('login', { ...sent, requestLanguage: actor.language }, tenant, sent.code)
+    )
+  })
 }
 
-async function issueLoginCode(
-  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'mailer' | 'sessions'>,
+/** Who a login code was issued to, and the code; undefined when nobody got one. */
+export interface IssuedLoginCode {
+  to: string
+  locale: string | null
+  code: string
+}
+
+/**
+ * Issues the login code of a request (the SPEC's code flow, and the code a magic link
+ * carries, CONTRACT §20), valid `ttlSeconds`: the JIT sign-up and its hook, the enforced
+ * SSO domain, the suspended user and the unknown address all handled as the SPEC says.
+ */
+export async function issueLoginCode(
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'sessions'>,
   tenant: Tenant,
   rawEmail: string,
-  email: string,
   actor: Actor,
-): Promise<Mail | undefined> {
+  ttlSeconds: number,
+): Promise<IssuedLoginCode | undefined> {
+  const email = normalizeEmail(rawEmail)
   // CONTRACT §21: a JIT sign-up asks the tenant's before_sign_up hook when the code is
   // requested; a deny creates no user and mails nothing, and the answer stays `ok`.
   if (
@@ -82,18 +100,18 @@ async function issueLoginCode(
     }
     // A suspended user is told `ok` like everyone else, but gets no code (SPEC, User status).
     const usable = user && user.status !== 'Suspended' ? user : undefined
-    const code = await issueCode(deps, tx, {
-      tenantId: tenant.id,
-      userId: usable?.id,
-      purpose: 'login',
-    })
+    const code = await issueCode(
+      deps,
+      tx,
+      { tenantId: tenant.id, userId: usable?.id, purpose: 'login' },
+      ttlSeconds,
+    )
     if (!usable || code === undefined) return undefined
     entries.push({ action: 'PasswordlessCodeSent', userId: usable.id, email, metadata: { email } })
     await deps.audit.record(tx, tenant.id, actor, entries)
     return { to: usable.email, locale: usable.locale, code }
   })
-  // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
-  return sent && codeMail('login', { ...sent, requestLanguage: actor.language }, tenant, sent.code)
+  return sent
 }
 
 class AddressTaken extends Error {}
