@@ -15,6 +15,7 @@ type Editable = Pick<
   | 'mfaPolicy'
   | 'authPolicy'
   | 'passwordlessJitSignup'
+  | 'passwordlessMethod'
   | 'idpOauthEnabled'
   | 'requireVerifiedEmail'
   | 'securityNotifications'
@@ -95,6 +96,23 @@ export function Settings() {
           <option value="PasswordAndPasswordless">Password or emailed code</option>
           <option value="PasswordlessOnly">Emailed code only</option>
         </select>
+        <label htmlFor="passwordless-method">What the emailed sign-in sends</label>
+        <select
+          id="passwordless-method"
+          value={draft.passwordlessMethod}
+          aria-describedby="passwordless-method-hint"
+          onChange={(e) =>
+            set('passwordlessMethod', e.target.value as Editable['passwordlessMethod'])
+          }
+        >
+          <option value="code">A 6-digit code</option>
+          <option value="link">A sign-in link</option>
+          <option value="both">The user chooses a code or a link</option>
+        </select>
+        <p className="hint" id="passwordless-method-hint">
+          On the hosted pages, where emailed sign-in is allowed. A link works once, within 15
+          minutes, in the browser that asked; opened elsewhere it shows the code to type there.
+        </p>
         <label htmlFor="mfa-policy">Second factor</label>
         <select
           id="mfa-policy"
@@ -249,12 +267,13 @@ function pick(t: Tenant): Editable {
   const { name, mfaPolicy, authPolicy, passwordlessJitSignup, idpOauthEnabled } = t
   const { requireVerifiedEmail, securityNotifications, passkeysEnabled } = t
   const { dynamicClientRegistration, defaultLocale, locales } = t
-  const { breachedPasswordPolicy, mfaRememberDays } = t
+  const { breachedPasswordPolicy, mfaRememberDays, passwordlessMethod } = t
   return {
     name,
     mfaPolicy,
     authPolicy,
     passwordlessJitSignup,
+    passwordlessMethod,
     idpOauthEnabled,
     requireVerifiedEmail,
     securityNotifications,

@@ -74,6 +74,8 @@ export const tenants = pgTable('tenants', {
   mfaPolicy: text('mfa_policy').notNull().default('Disabled'),
   authPolicy: text('auth_policy').notNull().default('PasswordOnly'),
   passwordlessJitSignup: boolean('passwordless_jit_signup').notNull().default(false),
+  /** code | link | both: what the hosted pages' emailed sign-in sends (CONTRACT §20). */
+  passwordlessMethod: text('passwordless_method').notNull().default('code'),
   /** off | block (CONTRACT §21). */
   breachedPasswordPolicy: text('breached_password_policy').notNull().default('block'),
   /** Days a device that gave a second factor skips it; 0 = off (CONTRACT §21). */

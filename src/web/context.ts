@@ -41,6 +41,11 @@ export type PageDeps = Pick<
   | 'providerPages'
   | 'sessions'
   | 'ssoPages'
+  // The magic-link request (CONTRACT §20), which the pages make in process: its budgets,
+  // its CAPTCHA and its mail.
+  | 'limits'
+  | 'mailer'
+  | 'spentCaptchas'
 >
 
 /** How long the cookie that remembers a `lang` chosen with the picker lives (lang-cookie.ts). */

@@ -167,12 +167,13 @@ export function form(
   csrf: string,
   body: Html,
   submit: string,
-  options: { danger?: boolean } = {},
+  /** `more`: another submit button after the main one (which stays the one Enter presses). */
+  options: { danger?: boolean; more?: Html } = {},
 ): Html {
   return html`<form method="post" action="${action}" novalidate>
 ${hidden('_csrf', csrf)}
 ${body}
-<button type="submit" class="${options.danger ? 'danger' : 'primary'}">${submit}</button>
+<button type="submit" class="${options.danger ? 'danger' : 'primary'}">${submit}</button>${options.more ? html` ${options.more}` : ''}
 </form>`
 }
 

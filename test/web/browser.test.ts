@@ -492,6 +492,8 @@ test('console: users, API keys (create, revoke), settings with a logo, identity 
   // The protections of CONTRACT §21: remembered devices and breached passwords.
   await page.getByLabel('Remember devices (days)').fill('14')
   await page.getByLabel('Passwords found in breaches').selectOption('off')
+  // CONTRACT §20: what the emailed sign-in sends.
+  await page.getByLabel('What the emailed sign-in sends').selectOption('both')
   // The dry run of the draft (CONTRACT §21) answers before anything is saved.
   await page.getByRole('button', { name: 'Preview the effect on the last 30 days' }).click()
   await page.getByText(/sign-ins by \d+ users/).waitFor()
@@ -516,6 +518,7 @@ test('console: users, API keys (create, revoke), settings with a logo, identity 
   assert.equal(stored.body.mfaPolicy, 'Optional')
   assert.equal(stored.body.requireVerifiedEmail, true)
   assert.equal(stored.body.mfaRememberDays, 14)
+  assert.equal(stored.body.passwordlessMethod, 'both')
   assert.equal(stored.body.breachedPasswordPolicy, 'off')
   assert.ok(stored.body.logoUrl)
 

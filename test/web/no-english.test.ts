@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { before, describe, test } from 'node:test'
 import { catalogues, DEFAULT_LOCALE, supportedLocales } from '../../src/i18n/index.ts'
 import { codeMail } from '../../src/modules/codes/mail.ts'
+import { issueCode } from '../../src/modules/codes/service.ts'
 import { inviteMail } from '../../src/modules/invites/mail.ts'
 import {
   SECURITY_EVENTS,
@@ -15,6 +16,11 @@ import {
   securityAlertMail,
 } from '../../src/modules/notifications/security.ts'
 import { invitationMail } from '../../src/modules/organizations/mail.ts'
+import {
+  browserBinding,
+  magicLinkMail,
+  sealMagicLink,
+} from '../../src/modules/passwordless/magic-link.ts'
 import type { Tenant } from '../../src/modules/tenants/tenant.ts'
 import { setUser } from '../db.ts'
 import {
@@ -54,6 +60,15 @@ before(async (ctx) => {
   )
   assert.equal(org.status, 200, JSON.stringify(org.body))
   organizationId = org.body.organization.id
+  // Codes and links both offered, so the request page draws its two buttons (CONTRACT §20).
+  const policy = await server.request(
+    'PATCH',
+    `/v1/${t.slug}/tenant`,
+    { authPolicy: 'PasswordAndPasswordless', passwordlessMethod: 'both' },
+    { token: t.admin.accessToken },
+  )
+  assert.equal(policy.status, 200, JSON.stringify(policy.body))
+  server.deps.tenants.forget(t.slug)
 })
 
 const others = supportedLocales.filter((l) => l !== DEFAULT_LOCALE)
@@ -191,7 +206,34 @@ async function everyPage(locale: string): Promise<Rendered[]> {
   const expired = await c.once('POST', `${base}/sign-in`, { email: 'a@example.com' })
   out.push({ what: 'expired form', html: await expired.text() })
   await c.get(`${base}/sign-in/code`)
-  keep('code sent', await c.post(`${base}/sign-in/code`, { email: uniqueEmail('code') }))
+  const sent = keep(
+    'code sent',
+    await c.post(`${base}/sign-in/code`, { email: uniqueEmail('code') }),
+  )
+  assert.match(sent.html, /name="pending"/, `${locale}: the code form`)
+  await c.get(`${base}/sign-in/code`)
+  const linked = await c.post(`${base}/sign-in/code`, {
+    email: uniqueEmail('link'),
+    method: 'link',
+  })
+  keep('link sent', linked)
+  assert.match(linked.html, /name="pending"/, `${locale}: the link's code form`)
+  keep('link refused', await c.get(`${base}/magic-link?token=altered`))
+  // A link opened in a browser that did not ask for it shows its code (magic-link.ts).
+  const reader = await signup(server, t.slug, uniqueEmail('linked'))
+  const code = await server.deps.db.transaction((tx) =>
+    issueCode(server.deps, tx, { tenantId: t.tenantId, userId: reader.user.id, purpose: 'login' }),
+  )
+  const token = sealMagicLink(server.deps, t.tenantId, {
+    email: reader.email,
+    code: code as string,
+    browser: browserBinding('another-browser'),
+  })
+  const elsewhere = keep(
+    'link elsewhere',
+    await c.get(`${base}/magic-link?token=${encodeURIComponent(token)}`),
+  )
+  assert.ok(elsewhere.html.includes(code as string), `${locale}: the link's code shown`)
   await c.get(`${base}/reset-password`)
   keep('reset sent', await c.post(`${base}/reset-password`, { email: uniqueEmail('reset') }))
   // An unknown workspace, in the language asked for.
@@ -339,6 +381,11 @@ describe('no English left in another language (CONTRACT §20)', () => {
           } as never,
           'token-value',
           locale,
+        ),
+        magicLinkMail(
+          tenant,
+          recipient,
+          `https://auth.example.com/t/${t.slug}/magic-link?token=abc`,
         ),
         ...(Object.keys(SECURITY_EVENTS) as SecurityEvent[]).map((event) =>
           securityAlertMail(

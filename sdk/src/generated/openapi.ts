@@ -7272,6 +7272,8 @@ export interface components {
       mfaPolicy: 'Disabled' | 'Optional' | 'Required'
       authPolicy: 'PasswordOnly' | 'PasswordAndPasswordless' | 'PasswordlessOnly'
       passwordlessJitSignup: boolean
+      /** @description What the hosted pages' emailed sign-in sends: `code` (the default, the 6-digit code), `link` (a sign-in link that works once, within 15 minutes, only in the browser that asked; opened elsewhere it shows the code to type there), or `both` (the person chooses). The API's request-login-code always sends a code. */
+      passwordlessMethod: 'code' | 'link' | 'both'
       idpOauthEnabled: boolean
       /** @description Empty when no credentials are stored. */
       idpClientId: string
@@ -15008,6 +15010,8 @@ export interface operations {
           mfaPolicy?: 'Disabled' | 'Optional' | 'Required'
           authPolicy?: 'PasswordOnly' | 'PasswordAndPasswordless' | 'PasswordlessOnly'
           passwordlessJitSignup?: boolean
+          /** @description What the hosted pages' emailed sign-in sends: `code` (the default, the 6-digit code), `link` (a sign-in link that works once, within 15 minutes, only in the browser that asked; opened elsewhere it shows the code to type there), or `both` (the person chooses). The API's request-login-code always sends a code. */
+          passwordlessMethod?: 'code' | 'link' | 'both'
           /** @description true only once idp credentials are stored. */
           idpOauthEnabled?: boolean
           requireVerifiedEmail?: boolean

@@ -1,7 +1,7 @@
 // The default mail of each kind, drawn by its own builder with sample values, for the
 // preview (CONTRACT §20: a preview without a draft or a saved template shows the default).
 // A module that sends a new kind of mail adds its builder here beside its `kind` in
-// kinds.ts; until then the preview of that kind's default is 404 (`hasDefault` false).
+// kinds.ts; without one the preview of that kind's default is 404 (`hasDefault` false).
 import type { Config } from '../../config.ts'
 import { translator } from '../../i18n/index.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -11,6 +11,7 @@ import { CODE_TTL_SECONDS, type CodePurpose } from '../codes/service.ts'
 import { inviteMail } from '../invites/mail.ts'
 import { accountPageUrl, securityAlertMail } from '../notifications/security.ts'
 import { invitationMail } from '../organizations/mail.ts'
+import { MAGIC_LINK_TTL_SECONDS, magicLinkMail, magicLinkUrl } from '../passwordless/magic-link.ts'
 import { MEMBER_ROLE } from '../roles/permissions.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import type { MailKind, TemplateValues } from './kinds.ts'
@@ -25,9 +26,8 @@ export interface SampleContext {
 
 const SAMPLE_CODE = '123456'
 const SAMPLE_EMAIL = 'user@example.com'
-const SAMPLE_TOKEN = 'sample-invitation-token'
+const SAMPLE_TOKEN = 'sample-token'
 const INVITE_MINUTES = 7 * 24 * 60
-const LINK_MINUTES = 15
 
 /** The sample values of a kind's placeholders. */
 export function sampleValues(kind: MailKind, ctx: SampleContext): TemplateValues {
@@ -50,8 +50,8 @@ export function sampleValues(kind: MailKind, ctx: SampleContext): TemplateValues
     case 'magic_link':
       return {
         ...names,
-        link: `${base}/magic-link?token=sample`,
-        expiresInMinutes: String(LINK_MINUTES),
+        link: magicLinkUrl(ctx.config, ctx.tenant.slug, SAMPLE_TOKEN),
+        expiresInMinutes: String(MAGIC_LINK_TTL_SECONDS / 60),
       }
     case 'security_alert':
       return {
@@ -97,6 +97,12 @@ export const DEFAULT_MAILS: Partial<Record<MailKind, (ctx: SampleContext) => Mai
       ctx.locale,
     )
   },
+  magic_link: (ctx) =>
+    magicLinkMail(
+      ctx.tenant,
+      { to: SAMPLE_EMAIL, locale: ctx.locale },
+      magicLinkUrl(ctx.config, ctx.tenant.slug, SAMPLE_TOKEN),
+    ),
   security_alert: (ctx) =>
     securityAlertMail(
       ctx,

@@ -276,7 +276,7 @@ describe('the list and the preview', () => {
     assert.match(stored.body.html, /<p>Code: \d{6}<\/p>/)
   })
 
-  test('a kind built elsewhere previews a draft; its default is 404 until its mail exists', async () => {
+  test('magic_link previews a draft, and its default is the magic-link mail', async () => {
     const tenant = await createTenant(server)
     const url = `${path(tenant, 'magic_link', 'en')}/preview`
     const draft = await server.request(
@@ -294,9 +294,14 @@ describe('the list and the preview', () => {
       admin(tenant),
     )
     const magic = listed.body.kinds.find((k: { kind: string }) => k.kind === 'magic_link')
-    if (!magic.hasDefault) {
-      expectError(await server.request('POST', url, undefined, admin(tenant)), 404, 'not_found')
-    }
+    assert.equal(magic.hasDefault, true)
+    const preview = await server.request('POST', url, undefined, admin(tenant))
+    assert.equal(preview.status, 200, JSON.stringify(preview.body))
+    assert.equal(preview.body.subject, `Your sign-in link for Tenant ${tenant.slug}`)
+    const link = `/t/${tenant.slug}/magic-link?token=sample-token`
+    assert.ok(preview.body.text.includes(link), preview.body.text)
+    assert.match(preview.body.text, /15 minutes/)
+    assert.ok(preview.body.html.includes(`${link}"`), preview.body.html)
   })
 })
 

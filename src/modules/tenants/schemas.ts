@@ -49,6 +49,15 @@ const BreachedPasswordPolicy = Type.Union([Type.Literal('off'), Type.Literal('bl
     '`block` (the default): sign-up, invitation acceptance, reset and change refuse a password found in a breach corpus (400 `validation`, `details.reason` `password_breached`), and a password sign-in with one succeeds and marks the user (`passwordBreached` in `/me`).',
 })
 
+/** CONTRACT §20, magic links. */
+const PasswordlessMethod = Type.Union(
+  [Type.Literal('code'), Type.Literal('link'), Type.Literal('both')],
+  {
+    description:
+      "What the hosted pages' emailed sign-in sends: `code` (the default, the 6-digit code), `link` (a sign-in link that works once, within 15 minutes, only in the browser that asked; opened elsewhere it shows the code to type there), or `both` (the person chooses). The API's request-login-code always sends a code.",
+  },
+)
+
 /** CONTRACT §21, remembered devices. */
 const MfaRememberDays = Type.Integer({
   minimum: 0,
@@ -66,6 +75,7 @@ const TenantComponent = Type.Object(
     mfaPolicy: MfaPolicy,
     authPolicy: AuthPolicy,
     passwordlessJitSignup: Type.Boolean(),
+    passwordlessMethod: PasswordlessMethod,
     idpOauthEnabled: Type.Boolean(),
     idpClientId: Type.String({ description: 'Empty when no credentials are stored.' }),
     hasIdpClientSecret: Type.Boolean(),
@@ -105,6 +115,7 @@ export const TenantPatchBody = Type.Object(
     mfaPolicy: Type.Optional(MfaPolicy),
     authPolicy: Type.Optional(AuthPolicy),
     passwordlessJitSignup: Type.Optional(Type.Boolean()),
+    passwordlessMethod: Type.Optional(PasswordlessMethod),
     idpOauthEnabled: Type.Optional(
       Type.Boolean({ description: 'true only once idp credentials are stored.' }),
     ),

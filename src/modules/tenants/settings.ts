@@ -22,6 +22,7 @@ export interface TenantRecord {
   mfaPolicy: string
   authPolicy: string
   passwordlessJitSignup: boolean
+  passwordlessMethod: string
   idpOauthEnabled: boolean
   idpClientId: string
   hasIdpClientSecret: boolean
@@ -44,6 +45,7 @@ const PATCHABLE = [
   'mfaPolicy',
   'authPolicy',
   'passwordlessJitSignup',
+  'passwordlessMethod',
   'idpOauthEnabled',
   'requireVerifiedEmail',
   'securityNotifications',
@@ -68,6 +70,7 @@ export function presentTenant(config: Config, tenant: Tenant, hasLogo: boolean):
     mfaPolicy: tenant.mfaPolicy,
     authPolicy: tenant.authPolicy,
     passwordlessJitSignup: tenant.passwordlessJitSignup,
+    passwordlessMethod: tenant.passwordlessMethod,
     idpOauthEnabled: tenant.idpOauthEnabled,
     idpClientId: tenant.idpClientId ?? '',
     hasIdpClientSecret: tenant.idpClientSecretEnc !== null,

@@ -9,6 +9,13 @@ import { emailField, errorSummary, type FormErrors, field, form, notice } from '
 import { codesAllowed, passwordsAllowed } from './flow.ts'
 import { socialButtons } from './social-sign-in.ts'
 
+/** The link to the emailed sign-in, worded for what it sends (CONTRACT §20). */
+const EMAILED_SIGN_IN = {
+  code: 'signIn.code',
+  link: 'signIn.link',
+  both: 'signIn.codeOrLink',
+} as const
+
 export async function signInPage(
   pages: Pages,
   request: FastifyRequest,
@@ -49,7 +56,7 @@ ${
 }
 <nav class="alternatives" aria-label="${t('signIn.alternatives')}">
 <ul>
-${codesAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-in/code')}">${t('signIn.code')}</a></li>`}
+${codesAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-in/code')}">${t(EMAILED_SIGN_IN[tenant.passwordlessMethod as keyof typeof EMAILED_SIGN_IN])}</a></li>`}
 ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'reset-password')}">${t('signIn.forgot')}</a></li>`}
 ${passwordsAllowed(tenant) && html`<li><a href="${pages.url(request, 'sign-up')}">${t('signIn.signUp')}</a></li>`}
 </ul>

@@ -1,0 +1,1 @@
+ALTER TABLE "tenants" ADD COLUMN "passwordless_method" text DEFAULT 'code' NOT NULL;
