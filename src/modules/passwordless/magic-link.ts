@@ -11,15 +11,13 @@ import type { Config } from '../../config.ts'
 import type { Deps } from '../../deps.ts'
 import { mailTranslator } from '../../i18n/mail.ts'
 import { safeEqual } from '../../lib/crypto.ts'
-import { normalizeEmail } from '../../lib/email.ts'
 import { escapeHtml, type Mail } from '../../lib/mailer.ts'
 import type { Actor } from '../audit/recorder.ts'
-import { isOpenCode, onRequestFloor } from '../codes/service.ts'
-import { requirePasswordless } from '../signin/policy.ts'
+import { isOpenCode } from '../codes/service.ts'
 import { withTenantTemplate } from '../templates/seam.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { findUserByEmail } from '../users/reads.ts'
-import { issueLoginCode } from './service.ts'
+import { mailLoginCode } from './service.ts'
 
 export const MAGIC_LINK_TTL_SECONDS = 15 * 60
 const MINUTES = MAGIC_LINK_TTL_SECONDS / 60
@@ -52,7 +50,7 @@ export const magicLinkUrl = (config: Pick<Config, 'publicUrl'>, slug: string, to
  * unknown and a suspended address, on the same fixed schedule); the caller has taken the
  * per-IP budget and checked the CAPTCHA, as the API's route does.
  */
-export async function requestMagicLink(
+export function requestMagicLink(
   deps: Pick<
     Deps,
     'audit' | 'cipher' | 'clock' | 'config' | 'db' | 'limits' | 'mailer' | 'sessions'
@@ -62,13 +60,7 @@ export async function requestMagicLink(
   browserSecret: string,
   actor: Actor,
 ): Promise<void> {
-  requirePasswordless(tenant)
-  const email = normalizeEmail(rawEmail)
-  // The address's budget is the login code's: a link is a code by another road.
-  await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
-  await onRequestFloor(deps.mailer, async () => {
-    const sent = await issueLoginCode(deps, tenant, rawEmail, actor, MAGIC_LINK_TTL_SECONDS)
-    if (!sent) return undefined
+  return mailLoginCode(deps, tenant, rawEmail, actor, MAGIC_LINK_TTL_SECONDS, (sent, email) => {
     const link = { email, code: sent.code, browser: browserBinding(browserSecret) }
     const url = magicLinkUrl(deps.config, tenant.slug, sealMagicLink(deps, tenant.id, link))
     return magicLinkMail(tenant, { ...sent, requestLanguage: actor.language }, url)

@@ -4,6 +4,7 @@ import type { Handle } from '../../db/client.ts'
 import type { Deps } from '../../deps.ts'
 import { normalizeEmail } from '../../lib/email.ts'
 import { AppError } from '../../lib/errors.ts'
+import type { Mail } from '../../lib/mailer.ts'
 import type { Actor, AuditEntry } from '../audit/recorder.ts'
 import { codeMail } from '../codes/mail.ts'
 import { CODE_TTL_SECONDS, issueCode, onRequestFloor } from '../codes/service.ts'
@@ -24,24 +25,41 @@ import type { VerifyLoginCodeBody } from './schemas.ts'
  * address (SPEC note 1); only a real, usable account gets a code by mail. With
  * passwordlessJitSignup an unknown address becomes a Pending member first (note 8).
  */
-export async function requestLoginCode(
+export function requestLoginCode(
   deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'limits' | 'mailer' | 'sessions'>,
   tenant: Tenant,
   rawEmail: string,
   actor: Actor,
 ): Promise<void> {
+  return mailLoginCode(deps, tenant, rawEmail, actor, CODE_TTL_SECONDS, (sent) =>
+    codeMail('login', { ...sent, requestLanguage: actor.language }, tenant, sent.code),
+  )
+}
+
+/**
+ * Issues a login code valid `ttlSeconds` for `rawEmail` and mails what `mail` makes of it
+ * (the code itself, or a magic link that carries it, CONTRACT §20), with the SPEC's budgets
+ * and answers: the same for every address, on a fixed schedule.
+ */
+export async function mailLoginCode(
+  deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'limits' | 'mailer' | 'sessions'>,
+  tenant: Tenant,
+  rawEmail: string,
+  actor: Actor,
+  ttlSeconds: number,
+  mail: (sent: IssuedLoginCode, email: string) => Mail,
+): Promise<void> {
   requirePasswordless(tenant)
   const email = normalizeEmail(rawEmail)
   // Two independent buckets (SPEC, Limits): 10 per minute per IP, 3 per 15 minutes per
-  // address. Both are spent whether or not the address has an account.
+  // address. Both are spent whether or not the address has an account; a link is a code by
+  // another road, and counts in the same buckets.
   await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
   // Answered on a fixed schedule, so a real account is not slower to answer (SPEC note 1).
   await onRequestFloor(deps.mailer, async () => {
-    const sent = await issueLoginCode(deps, tenant, rawEmail, actor, CODE_TTL_SECONDS)
+    const sent = await issueLoginCode(deps, tenant, rawEmail, actor, ttlSeconds)
     // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
-    return (
-      sent && codeMail('login', { ...sent, requestLanguage: actor.language }, tenant, sent.code)
-    )
+    return sent && mail(sent, email)
   })
 }
 
@@ -57,7 +75,7 @@ export interface IssuedLoginCode {
  * carries, CONTRACT §20), valid `ttlSeconds`: the JIT sign-up and its hook, the enforced
  * SSO domain, the suspended user and the unknown address all handled as the SPEC says.
  */
-export async function issueLoginCode(
+async function issueLoginCode(
   deps: Pick<Deps, 'audit' | 'clock' | 'config' | 'db' | 'sessions'>,
   tenant: Tenant,
   rawEmail: string,

@@ -80,38 +80,6 @@ ${captchaWidget(request, 'login_code', t)}`,
   })
 }
 
-/**
- * After a link was asked for: where to type the code the link shows when it is opened on
- * another device. The form lives as long as the link (15 minutes), not a code form's five.
- */
-async function linkSentPage(
-  pages: Pages,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  pending: { email: string; until?: number },
-  state: { errors?: FormErrors; status?: number } = {},
-) {
-  const until = pending.until ?? Date.now() + MAGIC_LINK_TTL_SECONDS * 1000
-  const sealed = sealPending(pages.ctx(request), request, reply, {
-    email: pending.email,
-    link: true,
-    until,
-  })
-  const t = pages.t(request, reply)
-  const body = html`<h1>${t('loginCode.checkHeading')}</h1>
-${notice(t('magicLink.sent', { email: pending.email }))}
-<p>${t('magicLink.elsewhere')}</p>
-${errorSummary(state.errors, t)}
-${form(
-  pages.url(request, 'sign-in/code/verify'),
-  pages.csrf(request, reply),
-  html`${hidden('pending', sealed)}${codeField('code', t('loginCode.codeLabel'), state.errors)}`,
-  t('signIn.submit'),
-)}
-<p><a href="${pages.url(request, 'sign-in/code')}">${t('magicLink.sendNew')}</a></p>`
-  return pages.send(request, reply, t('magicLink.title'), body, { status: state.status })
-}
-
 /** A link that is not (or no longer) one: used, replaced, past its 15 minutes, or altered. */
 async function linkRefusedPage(pages: Pages, request: FastifyRequest, reply: FastifyReply) {
   const t = pages.t(request, reply)
@@ -183,17 +151,24 @@ async function askForLink(pages: Pages, request: Req, email: string) {
   }
 }
 
+/**
+ * Where the emailed code is typed: the code mailed, or (`link`) the code a magic link shows
+ * when it is opened on another device. A code's form lives five minutes, a link's as long as
+ * the link (15 minutes).
+ */
 async function codeEntryPage(
   pages: Pages,
   request: FastifyRequest,
   reply: FastifyReply,
-  email: string,
+  pending: { email: string; link?: boolean; until?: number },
   state: { errors?: FormErrors; status?: number } = {},
 ) {
-  const sealed = sealPending(pages.ctx(request), request, reply, { email })
+  const { email, link } = pending
+  const until = link ? (pending.until ?? Date.now() + MAGIC_LINK_TTL_SECONDS * 1000) : undefined
+  const sealed = sealPending(pages.ctx(request), request, reply, { email, link, until })
   const t = pages.t(request, reply)
   const body = html`<h1>${t('loginCode.checkHeading')}</h1>
-${notice(t('reset.codeSent', { email }))}
+${link ? html`${notice(t('magicLink.sent', { email }))}<p>${t('magicLink.elsewhere')}</p>` : notice(t('reset.codeSent', { email }))}
 ${errorSummary(state.errors, t)}
 ${form(
   pages.url(request, 'sign-in/code/verify'),
@@ -201,8 +176,9 @@ ${form(
   html`${hidden('pending', sealed)}${codeField('code', t('loginCode.codeLabel'), state.errors)}`,
   t('signIn.submit'),
 )}
-<p><a href="${pages.url(request, 'sign-in/code')}">${t('common.sendNewCode')}</a></p>`
-  return pages.send(request, reply, t('loginCode.enterTitle'), body, { status: state.status })
+<p><a href="${pages.url(request, 'sign-in/code')}">${t(link ? 'magicLink.sendNew' : 'common.sendNewCode')}</a></p>`
+  const title = t(link ? 'magicLink.title' : 'loginCode.enterTitle')
+  return pages.send(request, reply, title, body, { status: state.status })
 }
 
 async function enrolPage(
@@ -283,11 +259,11 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     try {
       if (link) {
         await askForLink(pages, request, email)
-        return linkSentPage(pages, request, reply, { email })
+        return codeEntryPage(pages, request, reply, { email, link: true })
       }
       const captchaToken = captchaTokenOf(request, 'login_code', request.body)
       await pages.api(request).requestLoginCode({ body: { email, captchaToken } })
-      return codeEntryPage(pages, request, reply, email)
+      return codeEntryPage(pages, request, reply, { email })
     } catch (error) {
       return codeRequestPage(pages, request, reply, {
         email,
@@ -303,9 +279,7 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
     if (!pending) return codeRequestPage(pages, request, reply)
     const code = formText(request.body, 'code')
     return signInWithCode(pages, request, reply, pending.email, code, (errors, status) =>
-      pending.link
-        ? linkSentPage(pages, request, reply, pending, { errors, status })
-        : codeEntryPage(pages, request, reply, pending.email, { errors, status }),
+      codeEntryPage(pages, request, reply, pending, { errors, status }),
     )
   })
 
