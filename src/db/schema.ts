@@ -357,6 +357,8 @@ export const oneTimeCodes = pgTable(
     purpose: text('purpose').notNull(),
     /** Keyed hash of the 6-digit code. */
     codeHash: text('code_hash').notNull(),
+    /** 'link': the code a magic link carries (CONTRACT §20); null: mailed as a code. */
+    delivery: text('delivery'),
     attempts: integer('attempts').notNull().default(0),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),

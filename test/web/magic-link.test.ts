@@ -4,9 +4,11 @@
 // the sign-in began, and signs that browser in never. Through the real pages (a browser
 // without JavaScript keeping its cookies), the real SMTP sink and the database.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import type { ServerResponse } from 'node:http'
+import { after, before, describe, type TestContext, test } from 'node:test'
 import { setUser, tenantSnapshot } from '../db.ts'
 import { expectValidation } from '../envelope.ts'
+import { receiver } from '../fixtures/webhooks.ts'
 import {
   createTenant,
   randomIp,
@@ -24,7 +26,7 @@ let sink: SmtpSink
 
 before(async (ctx) => {
   sink = await new SmtpSink().start()
-  server = await startTestServer(ctx, { smtpUrl: sink.url })
+  server = await startTestServer(ctx, { smtpUrl: sink.url, webhookAllowPrivate: true })
 })
 after(() => sink.stop())
 
@@ -364,6 +366,40 @@ describe('magic links: the hosted pages', () => {
     assert.equal(mail.subject, 'Come in')
     assert.match(mail.text, /^Here: http\S+\/magic-link\?token=\S+ \(for 15 minutes\)/)
     assert.match((await c.get(await linkAfter(user.email, before))).url, /\/account$/)
+  })
+
+  test("the tenant's before_sign_in hook hears magic_link for a link's code, login_code for a mailed one", async (ctx: TestContext) => {
+    const t = await tenantWith('both')
+    const hook = await receiver(ctx, (_n, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ decision: 'allow' }))
+    })
+    const added = await server.request(
+      'POST',
+      `/v1/${t.slug}/hooks`,
+      { event: 'before_sign_in', url: hook.url },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(added.status, 200, JSON.stringify(added.body))
+    const user = await signup(server, t.slug, uniqueEmail('hooked'))
+    const methods = () => hook.received.map((r) => JSON.parse(r.body).context.method)
+
+    const c = browser()
+    let before = sink.to(user.email).length
+    await askForLink(c, t, user.email, 'link')
+    assert.match((await c.get(await linkAfter(user.email, before))).url, /\/account$/)
+    assert.deepEqual(methods(), ['magic_link'])
+
+    const d = browser()
+    before = sink.to(user.email).length
+    const sent = await askForLink(d, t, user.email)
+    const code = await sink.codeAfter(user.email, before)
+    const typed = await d.post(`/t/${t.slug}/sign-in/code/verify`, {
+      pending: hiddenValue(sent.html, 'pending') ?? '',
+      code,
+    })
+    assert.match(typed.url, /\/account$/)
+    assert.deepEqual(methods(), ['magic_link', 'login_code'])
   })
 
   test('a PasswordOnly workspace refuses a link it sent before the policy changed', async () => {

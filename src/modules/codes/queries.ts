@@ -37,7 +37,7 @@ export async function supersedeCodes(tx: Handle, o: CodeOwner, now: Date): Promi
 export async function insertCode(
   tx: Handle,
   o: CodeOwner,
-  code: { id: string; codeHash: string; now: Date; expiresAt: Date },
+  code: { id: string; codeHash: string; now: Date; expiresAt: Date; delivery?: 'link' },
 ): Promise<void> {
   await tx.insert(oneTimeCodes).values({
     tenantId: o.tenantId,
@@ -45,6 +45,7 @@ export async function insertCode(
     userId: o.userId,
     purpose: o.purpose,
     codeHash: code.codeHash,
+    delivery: code.delivery ?? null,
     createdAt: code.now,
     expiresAt: code.expiresAt,
   })
@@ -78,19 +79,22 @@ export async function countWrongGuess(
   return row ? { attempts: row.attempts, burned: row.closedAt !== null } : undefined
 }
 
-/** Whether the owner has an open code matching one of `candidates` (nothing changes). */
-export async function hasMatchingCode(
+/**
+ * The owner's open code matching one of `candidates`, with how it was delivered, or
+ * undefined (nothing changes).
+ */
+export async function findMatchingCode(
   db: Handle,
   o: CodeOwner,
   candidates: string[],
   now: Date,
-): Promise<boolean> {
+): Promise<{ delivery: string | null } | undefined> {
   const rows = await db
-    .select({ id: oneTimeCodes.id })
+    .select({ delivery: oneTimeCodes.delivery })
     .from(oneTimeCodes)
     .where(and(open(o, now), inArray(oneTimeCodes.codeHash, candidates)))
     .limit(1)
-  return rows.length > 0
+  return rows[0]
 }
 
 /** Spends the owner's open code if it matches: of parallel callers, exactly one wins. */

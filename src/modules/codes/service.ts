@@ -83,9 +83,13 @@ export async function issueCode(
   deps: CodeDeps,
   tx: Handle,
   owner: { tenantId: string; userId: string | undefined; purpose: CodeOwner['purpose'] },
-  /** How long the code works: 10 minutes, a magic link's 15 (CONTRACT §20). */
-  ttlSeconds = CODE_TTL_SECONDS,
+  /**
+   * How long the code works (10 minutes unless said otherwise), and `delivery: 'link'` for
+   * the code a magic link carries (CONTRACT §20: 15 minutes).
+   */
+  options: { ttlSeconds?: number; delivery?: 'link' } = {},
 ): Promise<string | undefined> {
+  const { ttlSeconds = CODE_TTL_SECONDS, delivery } = options
   const now = deps.clock.now()
   const o: CodeOwner = { ...owner, userId: owner.userId ?? uuidv7(now.getTime()) }
   const code = randomDigits(CODE_DIGITS)
@@ -98,12 +102,13 @@ export async function issueCode(
     codeHash,
     now,
     expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+    delivery,
   })
   return code
 }
 
 export type CodeCheck =
-  | { ok: true }
+  | { ok: true /** The code a magic link carries (CONTRACT §20). */; link?: boolean }
   | { ok: false; reason: 'wrong' | 'burned' | 'no_open_code'; attempts?: number }
 
 /**
@@ -116,16 +121,16 @@ export async function checkCode(deps: CodeDeps, o: CodeOwner, code: string): Pro
   const wrong = await store.countWrongGuess(deps.db, o, candidates, now, MAX_WRONG_GUESSES)
   // Both statements always run: answering a wrong guess one round trip sooner would tell a
   // known address (with an open code) from an unknown one by the time it takes.
-  const matching = await store.hasMatchingCode(deps.db, o, candidates, now)
+  const matching = await store.findMatchingCode(deps.db, o, candidates, now)
   if (wrong) return { ok: false, reason: wrong.burned ? 'burned' : 'wrong', ...wrong }
-  if (matching) return { ok: true }
+  if (matching) return { ok: true, link: matching.delivery === 'link' }
   return { ok: false, reason: 'no_open_code' }
 }
 
 /** Whether `code` is the owner's open code; nothing changes, a wrong one is not counted. */
 export async function isOpenCode(deps: CodeDeps, o: CodeOwner, code: string): Promise<boolean> {
   const candidates = codeCandidates(deps.config.encryptionKeys, o, code)
-  return store.hasMatchingCode(deps.db, o, candidates, deps.clock.now())
+  return (await store.findMatchingCode(deps.db, o, candidates, deps.clock.now())) !== undefined
 }
 
 /**

@@ -60,7 +60,8 @@ export function requestMagicLink(
   browserSecret: string,
   actor: Actor,
 ): Promise<void> {
-  return mailLoginCode(deps, tenant, rawEmail, actor, MAGIC_LINK_TTL_SECONDS, (sent, email) => {
+  const code = { ttlSeconds: MAGIC_LINK_TTL_SECONDS, delivery: 'link' as const }
+  return mailLoginCode(deps, tenant, rawEmail, actor, code, (sent, email) => {
     const link = { email, code: sent.code, browser: browserBinding(browserSecret) }
     const url = magicLinkUrl(deps.config, tenant.slug, sealMagicLink(deps, tenant.id, link))
     return magicLinkMail(tenant, { ...sent, requestLanguage: actor.language }, url)

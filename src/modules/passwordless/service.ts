@@ -31,13 +31,13 @@ export function requestLoginCode(
   rawEmail: string,
   actor: Actor,
 ): Promise<void> {
-  return mailLoginCode(deps, tenant, rawEmail, actor, CODE_TTL_SECONDS, (sent) =>
+  return mailLoginCode(deps, tenant, rawEmail, actor, { ttlSeconds: CODE_TTL_SECONDS }, (sent) =>
     codeMail('login', { ...sent, requestLanguage: actor.language }, tenant, sent.code),
   )
 }
 
 /**
- * Issues a login code valid `ttlSeconds` for `rawEmail` and mails what `mail` makes of it
+ * Issues a login code for `rawEmail` (valid `ttlSeconds`, delivered as `delivery` says) and mails what `mail` makes of it
  * (the code itself, or a magic link that carries it, CONTRACT §20), with the SPEC's budgets
  * and answers: the same for every address, on a fixed schedule.
  */
@@ -46,7 +46,7 @@ export async function mailLoginCode(
   tenant: Tenant,
   rawEmail: string,
   actor: Actor,
-  ttlSeconds: number,
+  code: { ttlSeconds: number; delivery?: 'link' },
   mail: (sent: IssuedLoginCode, email: string) => Mail,
 ): Promise<void> {
   requirePasswordless(tenant)
@@ -57,7 +57,7 @@ export async function mailLoginCode(
   await deps.limits.hit('codeRequestsPerEmail', `login:${tenant.id}:${email}`)
   // Answered on a fixed schedule, so a real account is not slower to answer (SPEC note 1).
   await onRequestFloor(deps.mailer, async () => {
-    const sent = await issueLoginCode(deps, tenant, rawEmail, actor, ttlSeconds)
+    const sent = await issueLoginCode(deps, tenant, rawEmail, actor, code)
     // Delivered after the answer (onRequestFloor): a mail server cannot show in its timing.
     return sent && mail(sent, email)
   })
@@ -72,7 +72,7 @@ export interface IssuedLoginCode {
 
 /**
  * Issues the login code of a request (the SPEC's code flow, and the code a magic link
- * carries, CONTRACT §20), valid `ttlSeconds`: the JIT sign-up and its hook, the enforced
+ * carries, CONTRACT §20), valid `options.ttlSeconds`: the JIT sign-up and its hook, the enforced
  * SSO domain, the suspended user and the unknown address all handled as the SPEC says.
  */
 async function issueLoginCode(
@@ -80,7 +80,7 @@ async function issueLoginCode(
   tenant: Tenant,
   rawEmail: string,
   actor: Actor,
-  ttlSeconds: number,
+  options: { ttlSeconds: number; delivery?: 'link' },
 ): Promise<IssuedLoginCode | undefined> {
   const email = normalizeEmail(rawEmail)
   // CONTRACT §21: a JIT sign-up asks the tenant's before_sign_up hook when the code is
@@ -122,7 +122,7 @@ async function issueLoginCode(
       deps,
       tx,
       { tenantId: tenant.id, userId: usable?.id, purpose: 'login' },
-      ttlSeconds,
+      options,
     )
     if (!usable || code === undefined) return undefined
     entries.push({ action: 'PasswordlessCodeSent', userId: usable.id, email, metadata: { email } })

@@ -34,7 +34,7 @@ export async function proveLoginCode(
   actor: Actor,
 ): Promise<FirstFactorProof> {
   requirePasswordless(tenant)
-  const { email, attempt, found, user, cause } = await checkMailedCode(
+  const { email, attempt, found, user, cause, link } = await checkMailedCode(
     deps,
     tenant,
     rawEmail,
@@ -48,6 +48,8 @@ export async function proveLoginCode(
       email,
       attempt,
       via: 'passwordless',
+      // CONTRACT §21: the hooks hear `magic_link` for the code a link carried.
+      ...(link ? { hookMethod: 'magic_link' as const } : {}),
       spend: (tx) => spendLoginCode(deps, tx, tenant, user, code),
     }
   }

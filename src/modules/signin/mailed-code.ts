@@ -20,6 +20,8 @@ export interface MailedCodeCheck {
   user: User | undefined
   /** Why not, for the audit: unknown_address, account_suspended, wrong, burned, no_open_code. */
   cause: string
+  /** The code is the one a magic link carries (CONTRACT §20). */
+  link: boolean
 }
 
 export async function checkMailedCode(
@@ -48,5 +50,6 @@ export async function checkMailedCode(
       : check.ok
         ? ''
         : check.reason
-  return { email, attempt, found, user: check.ok ? usable : undefined, cause }
+  const link = check.ok && check.link === true
+  return { email, attempt, found, user: check.ok ? usable : undefined, cause, link }
 }

@@ -40,6 +40,8 @@ export interface FirstFactorProof {
   attempt: SignInTry
   /** How the user signed in: `via` of UserLogin. */
   via: 'password' | 'passwordless' | 'passkey' | 'reset' | 'email-verification'
+  /** The hooks' `context.method`, where `via` does not say it (a magic link's code). */
+  hookMethod?: HookMethod
   /**
    * Spends the factor in the session's transaction (a login code is used up here);
    * `revoke` ends sessions that existed before (a password reset, CONTRACT §9), heard by
@@ -143,7 +145,7 @@ export async function completeSignIn(
   // proven (a hook is not asked twice for a sign-in that first answers mfa_required); the
   // factors were right, so the try is given back. Then custom_access_token's claims. Both
   // before the transaction: a hook's wait holds no connection.
-  const method = HOOK_METHODS[proof.via]
+  const method = proof.hookMethod ?? HOOK_METHODS[proof.via]
   const subject = () => deps.sessions.hookUser(tenant, proof.user)
   let claims: Record<string, unknown>
   try {
