@@ -53,7 +53,7 @@ export const KIND_WORDS: Record<string, KindWords> = {
   },
   magic_link: {
     label: 'Sign-in link',
-    does: 'The link that signs a person in without a password, in the browser that asked for it.',
+    does: 'The link that signs a person in without a password, in the browser that asked for it (opened elsewhere, it shows the code to type there), when the workspace sends links.',
   },
   security_alert: {
     label: 'Security alert',
