@@ -15,6 +15,7 @@ import { Groups } from './Groups.tsx'
 import { Hooks } from './Hooks.tsx'
 import { IdentityProvider } from './IdentityProvider.tsx'
 import { Invites } from './Invites.tsx'
+import { MailTemplates } from './MailTemplates.tsx'
 import { Organizations } from './Organizations.tsx'
 import { Roles } from './Roles.tsx'
 import { Settings } from './Settings.tsx'
@@ -41,6 +42,7 @@ const AREAS = {
   sso: ['SSO', SsoConnections, ['connections:write']],
   social: ['Social sign-in', SocialConnections, ['connections:write']],
   settings: ['Settings', Settings, ['tenant:read', 'tenant:write']],
+  emails: ['Mail templates', MailTemplates, ['tenant:write']],
   audit: ['Audit log', Audit, ['audit:read']],
   idp: ['Identity provider', IdentityProvider, ['tenant:write']],
 } as const

@@ -6,7 +6,7 @@ import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
 import { Branding } from './Branding.tsx'
 import { Captcha } from './Captcha.tsx'
-import { ErrorText } from './ui.tsx'
+import { ErrorText, localeName } from './ui.tsx'
 
 type Tenant = Schemas['Tenant']
 type Editable = Pick<
@@ -32,10 +32,6 @@ type Editable = Pick<
  * in its own language; the service refuses any other.
  */
 const SUPPORTED_LOCALES = ['en', 'ar', 'de', 'es', 'fr', 'it', 'ja', 'ko', 'nl', 'pt-BR', 'zh-CN']
-const localeName = (l: string) => {
-  const name = new Intl.DisplayNames([l], { type: 'language' }).of(l) ?? l
-  return name.slice(0, 1).toLocaleUpperCase(l) + name.slice(1)
-}
 
 const FLAGS: [keyof Editable, string][] = [
   ['passwordlessJitSignup', 'Emailed codes create an account for a new address'],

@@ -1,6 +1,6 @@
 // Pieces every panel uses: keyset pages loaded one after another (the API's nextCursor),
-// an error line, the API's errors by form field, what an edit changed, a button that
-// copies, a button that asks before it acts, and a secret the API answers once.
+// an error line, the API's errors by form field, what an edit changed, a locale's name, a
+// button that copies, a button that asks before it acts, and a secret the API answers once.
 import { type QueryKey, useInfiniteQuery } from '@tanstack/react-query'
 import { type ReactNode, useEffect, useRef, useState } from 'react'
 import { AuthServiceError, describeError } from './api.ts'
@@ -157,6 +157,12 @@ export function changedFrom(
       ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
     ),
   )
+}
+
+/** A locale named in its own language ("Deutsch"), as the pages' language picker names it. */
+export const localeName = (l: string) => {
+  const name = new Intl.DisplayNames([l], { type: 'language' }).of(l) ?? l
+  return name.slice(0, 1).toLocaleUpperCase(l) + name.slice(1)
 }
 
 /** `what` names what is copied to a screen reader, where the button shows only its label. */
