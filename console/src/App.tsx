@@ -41,7 +41,9 @@ const AREAS = {
   hooks: ['Hooks', Hooks, ['hooks:write']],
   sso: ['SSO', SsoConnections, ['connections:write']],
   social: ['Social sign-in', SocialConnections, ['connections:write']],
-  settings: ['Settings', Settings, ['tenant:read', 'tenant:write']],
+  // The page reads the tenant first (GET tenant needs tenant:read): tenant:write alone would
+  // open a page that cannot load.
+  settings: ['Settings', Settings, ['tenant:read']],
   emails: ['Mail templates', MailTemplates, ['tenant:write']],
   audit: ['Audit log', Audit, ['audit:read']],
   idp: ['Identity provider', IdentityProvider, ['tenant:write']],

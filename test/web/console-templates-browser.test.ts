@@ -318,6 +318,8 @@ test('console mail templates: only a role holding tenant:write has the entry; te
   try {
     const { page } = asWriter
     await page.getByRole('link', { name: 'Mail templates', exact: true }).click()
+    // Settings reads the tenant (tenant:read): without it, no entry that could not load.
+    assert.equal(await page.getByRole('link', { name: 'Settings', exact: true }).count(), 0)
     await page.getByRole('link', { name: 'Sign-in code' }).click()
     await page.getByRole('heading', { name: 'Sign-in code login_code', level: 2 }).waitFor()
     const options = await page.getByLabel('Language').locator('option').count()
