@@ -174,7 +174,7 @@ export async function buildApp(
   const cipher = new FieldCipher(config.encryptionKeys)
   const hooks = new HookCache(db)
   const hookLog = new HookCallLog(db, (err) => app.log.warn({ err }, 'hook calls log'))
-  const hookCalls = new HookCalls(hookLog)
+  const hookCalls = new HookCalls(hookLog, app.log)
   const deps: Deps = {
     config,
     database,
