@@ -235,6 +235,7 @@ export async function buildApp(
     (options.webhookWorker ?? config.webhookWorker) ? new WebhookWorker(deps) : undefined
   if (webhooks) {
     webhooks.onError = (err) => app.log.warn({ err }, 'webhook delivery')
+    webhooks.onAttemptError = (err, at) => app.log.warn({ err, ...at }, 'webhook attempt failed')
     webhooks.start()
   }
   const failedWarming = await warming
