@@ -174,7 +174,7 @@ export async function buildApp(
   const cipher = new FieldCipher(config.encryptionKeys)
   const hooks = new HookCache(db)
   const hookLog = new HookCallLog(db, (err) => app.log.warn({ err }, 'hook calls log'))
-  const hookCalls = new HookCalls(hookLog)
+  const hookCalls = new HookCalls(hookLog, app.log)
   const deps: Deps = {
     config,
     database,
@@ -235,6 +235,7 @@ export async function buildApp(
     (options.webhookWorker ?? config.webhookWorker) ? new WebhookWorker(deps) : undefined
   if (webhooks) {
     webhooks.onError = (err) => app.log.warn({ err }, 'webhook delivery')
+    webhooks.onAttemptError = (err, at) => app.log.warn({ err, ...at }, 'webhook attempt failed')
     webhooks.start()
   }
   const failedWarming = await warming

@@ -142,7 +142,9 @@ function TestCall({ hook }: { hook: Hook }) {
       <p className="hint">
         Sends the endpoint a sample {hook.event} call, signed as a real one and marked{' '}
         <code>"test": true</code>, about no user (test.user@example.com). Nothing rides on the
-        answer: no one signs in, nothing is recorded but the call below.
+        answer: no one signs in, nothing is recorded but the call below. A failure says what kind it
+        was (no answer, an HTTP status, a name that does not resolve, a connection or TLS failure),
+        never an address; ten test calls a minute for the workspace.
         {!hook.enabled && ' The hook is disabled: sign-ins do not call it, a test call does.'}
       </p>
       <div className="row">

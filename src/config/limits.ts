@@ -34,6 +34,8 @@ const LIMIT_DESCRIPTIONS: Record<keyof Limits, string> = {
   deviceCodePolls:
     'Polls of one pending device code at the token endpoint; a poll past it is answered `slow_down` (RFC 8628 §3.5), and the device authorization response announces `interval` = ⌈`SECONDS`/`POINTS`⌉',
   clientRegistration: 'Dynamic client registrations (RFC 7591) per IP across tenants',
+  hookTestCalls:
+    'Hook test calls (`POST hooks/{id}/test`) per tenant, across its admins and API keys: each is an outbound request to a URL an admin chose; past it 429 and nothing is sent',
 }
 
 const LIMIT_CONTRACT: Partial<Record<keyof Limits, string>> = {
@@ -45,6 +47,7 @@ const LIMIT_CONTRACT: Partial<Record<keyof Limits, string>> = {
   deviceUserCodesPerTenant: '§11',
   deviceCodePolls: '§11',
   clientRegistration: '§11',
+  hookTestCalls: '§21',
 }
 
 /** RATE_LIMIT_LOGIN_FAILURES for loginFailures. */

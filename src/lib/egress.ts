@@ -71,6 +71,12 @@ export class EgressRefused extends Error {
   }
 }
 
+/** The deadline of a request passed (connect to the last byte): the message says which. */
+export class EgressTimeout extends Error {}
+
+/** The answer was larger than the caller reads (`egressFetch`'s maxBytes). */
+export class EgressTooLarge extends Error {}
+
 /** A socket lookup that refuses internal addresses (unless `allowPrivate`). */
 function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
@@ -149,12 +155,12 @@ export function egressPost(
       },
     )
     const deadline = setTimeout(() => {
-      request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
+      request.destroy(new EgressTimeout(`no answer within ${options.timeoutMs / 1000} s`))
     }, options.timeoutMs)
     const onAbort = () => request.destroy(new Error('aborted: the worker is stopping'))
     if (options.signal?.aborted) onAbort()
     else options.signal?.addEventListener('abort', onAbort, { once: true })
-    request.on('timeout', () => request.destroy(new Error('timed out')))
+    request.on('timeout', () => request.destroy(new EgressTimeout('timed out')))
     request.on('error', (error) => settle(() => reject(error)))
     request.end(body)
   })
@@ -240,7 +246,7 @@ export function egressFetch(options: {
               size += chunk.length
               if (size > options.maxBytes) {
                 clearTimeout(deadline)
-                reject(new Error(`the answer is larger than ${options.maxBytes} bytes`))
+                reject(new EgressTooLarge(`the answer is larger than ${options.maxBytes} bytes`))
                 response.destroy()
                 request.destroy()
                 return
@@ -271,11 +277,11 @@ export function egressFetch(options: {
         )
         const deadline = setTimeout(
           () => {
-            request.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`))
+            request.destroy(new EgressTimeout(`no answer within ${options.timeoutMs / 1000} s`))
           },
           Math.max(1, until - Date.now()),
         )
-        request.on('timeout', () => request.destroy(new Error('timed out')))
+        request.on('timeout', () => request.destroy(new EgressTimeout('timed out')))
         request.on('error', (error) => {
           clearTimeout(deadline)
           if (request.reusedSocket) fail(error)

@@ -56,6 +56,11 @@ export interface Limits {
   deviceCodePolls: Budget
   /** Dynamic client registrations (RFC 7591) per IP, across tenants (CONTRACT §11). */
   clientRegistration: Budget
+  /**
+   * Hook test calls (POST hooks/{id}/test) per tenant, across its admins and API keys
+   * (CONTRACT §21): each is an outbound request to a URL the admin chose, answered at once.
+   */
+  hookTestCalls: Budget
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -76,6 +81,7 @@ export const DEFAULT_LIMITS: Limits = {
   deviceUserCodesPerTenant: { points: 1000, seconds: 10 * 60 },
   deviceCodePolls: { points: 1, seconds: 5 },
   clientRegistration: { points: 10, seconds: 60 * 60 },
+  hookTestCalls: { points: 10, seconds: 60 },
 }
 
 export function parseLimit(raw: string): Budget | undefined {

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { type TestContext, test } from 'node:test'
+import { inflateRawSync } from 'node:zlib'
 import { auditRows, setUser } from '../db.ts'
 import { chromiumSkip, RESULT_SHOTS } from '../fixtures/browser.ts'
 import { visit } from '../fixtures/console.ts'
@@ -79,6 +80,9 @@ test('SAML IdP: SimpleSAMLphp as an SP signs a person in through the hosted page
   assert.ok(sso, 'the SP sent its request by HTTP-Redirect')
   const query = new URL(sso.url).searchParams
   assert.ok(query.get('Signature') && query.get('SigAlg'), 'signed')
+  // Signed, so it names its Destination (SAML Bindings §3.4.5.2), which the IdP requires.
+  const request = inflateRawSync(Buffer.from(query.get('SAMLRequest') ?? '', 'base64')).toString()
+  assert.ok(request.includes(`Destination="${s.publicUrl}/saml/${s.tenant.slug}/sso"`), request)
   assert.ok(
     seen.some((r) => r.method === 'POST' && r.url === s.sp.acsUrl),
     'the response was posted to the ACS',

@@ -14,6 +14,7 @@
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { type TestContext, test } from 'node:test'
+import { inflateRawSync } from 'node:zlib'
 import type { Page } from 'playwright-core'
 import { auditRows, setUser } from '../db.ts'
 import { chromiumSkip, RESULT_SHOTS } from '../fixtures/browser.ts'
@@ -94,6 +95,9 @@ test('SAML IdP: mod_auth_mellon signs a person in to its protected page (SP-init
   assert.ok(sso, 'mellon sent its request by HTTP-Redirect')
   const query = new URL(sso.url).searchParams
   assert.ok(query.get('Signature') && query.get('SigAlg'), 'signed')
+  // Signed, so it names its Destination (SAML Bindings §3.4.5.2), which the IdP requires.
+  const request = inflateRawSync(Buffer.from(query.get('SAMLRequest') ?? '', 'base64')).toString()
+  assert.ok(request.includes(`Destination="${publicUrl}/saml/${tenant.slug}/sso"`), request)
   assert.ok(
     seen.some((r) => r.method === 'POST' && r.url === sp.acsUrl),
     'the response was posted to the ACS',

@@ -1781,7 +1781,7 @@ export interface paths {
     put?: never
     /**
      * Send a test call to a hook and answer what it came to
-     * @description A sample call of the hook’s event (its body marked `test: true`, about no user: docs/webhooks-and-hooks.md), enabled or not, by the path of a real call: signed, through the egress guard, within timeoutMs. Nothing rides on it: no one signs in, nothing is audited. Listed in the hook’s calls.
+     * @description A sample call of the hook’s event (its body marked `test: true`, about no user: docs/webhooks-and-hooks.md), enabled or not, by the path of a real call: signed, through the egress guard, within timeoutMs. Nothing rides on it: no one signs in, nothing is audited. Listed in the hook’s calls. A failure’s `error` is one of a few fixed phrases by the kind of failure, never the network library’s message (no address, port or certificate name). Ten test calls a minute per tenant, across its admins and API keys (`RATE_LIMIT_HOOK_TEST_CALLS`, default `10/60`), then 429 `rate_limited` with `Retry-After`, and nothing is sent.
      */
     post: operations['testHook']
     delete?: never
@@ -8196,7 +8196,7 @@ export interface components {
       }
       /** @description custom_access_token: the reserved claims of the answer, dropped. */
       droppedClaims?: string[]
-      /** @description Why the call failed, in the service’s words (never the receiver’s answer). */
+      /** @description Why the call failed, in the service’s words: one of a few fixed phrases by the kind of failure (`no answer within 2000 ms`, `HTTP 500`, `could not connect to the receiver`, `the host name could not be resolved`, `the TLS handshake failed`, …: docs/webhooks-and-hooks.md). Never the receiver’s answer, nor the network library’s message: no address, port or certificate name. */
       error?: string
     }
     /** @description One call of a hook: never its body, answer or user. */
@@ -8211,7 +8211,7 @@ export interface components {
       status?: number
       /** @description A test call (POST hooks/{id}/test), not a sign-in’s. */
       test: boolean
-      /** @description Why the call failed, in the service’s words (never the receiver’s answer). */
+      /** @description Why the call failed, in the service’s words: one of a few fixed phrases by the kind of failure (`no answer within 2000 ms`, `HTTP 500`, `could not connect to the receiver`, `the host name could not be resolved`, `the TLS handshake failed`, …: docs/webhooks-and-hooks.md). Never the receiver’s answer, nor the network library’s message: no address, port or certificate name. */
       error?: string
     }
     /** @description A hook’s last calls, real and test, newest first (at most 20). */

@@ -8,21 +8,47 @@ import type { HookCallLog, HookCallResult } from './log.ts'
 import { type Hook, tenantHooks } from './queries.ts'
 import type { HookEvent, HookOutcome } from './schemas.ts'
 
+/** Where a failed call's error goes: the server log (pino's `warn`). */
+export interface WarnLog {
+  warn(fields: object, message: string): void
+}
+
+/**
+ * A failed call's error as the network library threw it, which the calls log and a test
+ * call's answer never show (lib/egress-failure.ts): the operator's to read, at warn.
+ */
+export function logCallFailure(
+  log: WarnLog | undefined,
+  hook: Pick<Hook, 'tenantId' | 'id'>,
+  event: HookEvent,
+  result: HookCallResult,
+  test: boolean,
+): void {
+  if (result.cause === undefined) return
+  log?.warn(
+    { err: result.cause, tenantId: hook.tenantId, hookId: hook.id, event, test },
+    `hook call failed: ${result.error}`,
+  )
+}
+
 /**
  * Real calls made by this instance: by event and outcome, their latency (for /metrics),
- * and a line in the hook's last calls, queued (never awaited by the call's request).
+ * a line in the hook's last calls, queued (never awaited by the call's request), and a
+ * failure's error in the server log.
  */
 export class HookCalls {
   readonly totals = new Map<string, number>()
   private readonly log: HookCallLog | undefined
+  private readonly serverLog: WarnLog | undefined
   private readonly observers: ((
     event: HookEvent,
     outcome: HookOutcome,
     seconds: number,
   ) => void)[] = []
 
-  constructor(log?: HookCallLog) {
+  constructor(log?: HookCallLog, serverLog?: WarnLog) {
     this.log = log
+    this.serverLog = serverLog
   }
 
   record(hook: Pick<Hook, 'tenantId' | 'id'>, event: HookEvent, result: HookCallResult): void {
@@ -31,6 +57,7 @@ export class HookCalls {
     this.totals.set(key, (this.totals.get(key) ?? 0) + 1)
     for (const observe of this.observers) observe(event, outcome, result.durationMs / 1000)
     this.log?.add({ tenantId: hook.tenantId, hookId: hook.id, test: false, result })
+    logCallFailure(this.serverLog, hook, event, result, false)
   }
 
   observe(fn: (event: HookEvent, outcome: HookOutcome, seconds: number) => void): void {

@@ -9,7 +9,8 @@ import type { Config } from '../../config.ts'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { FieldCipher } from '../../lib/crypto.ts'
-import { egressFetch } from '../../lib/egress.ts'
+import { EgressTimeout, egressFetch } from '../../lib/egress.ts'
+import { egressFailure } from '../../lib/egress-failure.ts'
 import { fail } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { Actor, AuditRecorder } from '../audit/recorder.ts'
@@ -77,6 +78,8 @@ interface Answer {
   /** Why it failed, in the service's words: the log's `error`. */
   error?: string
   timedOut?: boolean
+  /** The request's error as thrown, for the server log only. */
+  cause?: unknown
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -117,12 +120,12 @@ async function post(deps: PostDeps, hook: Hook, payload: object): Promise<Answer
     return isObject(answer) ? { status, body: answer } : { status, error: NOT_AN_OBJECT }
   } catch (caught) {
     if (status !== undefined) return { status, error: NOT_AN_OBJECT }
-    if (performance.now() - started >= hook.timeoutMs - 5) {
-      return { timedOut: true, error: `no answer within ${hook.timeoutMs} ms` }
+    if (caught instanceof EgressTimeout || performance.now() - started >= hook.timeoutMs - 5) {
+      return { timedOut: true, error: `no answer within ${hook.timeoutMs} ms`, cause: caught }
     }
-    // The egress guard's refusal names no address (lib/egress.ts); a connection's error
-    // names the host the admin configured.
-    return { error: (caught as Error).message.slice(0, 200) || 'the request failed' }
+    // Never the library's message, which names the address, port or certificate names the
+    // service met (lib/egress-failure.ts): a fixed phrase, the error itself logged only.
+    return { error: egressFailure(caught), cause: caught }
   }
 }
 
@@ -140,8 +143,14 @@ function cleanMessage(said: unknown): string | undefined {
 function judge(
   event: HookEvent,
   answer: Answer,
-): Pick<HookCallResult, 'outcome' | 'error' | 'message' | 'claims' | 'dropped'> {
-  if (!answer.body) return { outcome: answer.timedOut ? 'timeout' : 'error', error: answer.error }
+): Pick<HookCallResult, 'outcome' | 'error' | 'cause' | 'message' | 'claims' | 'dropped'> {
+  if (!answer.body) {
+    return {
+      outcome: answer.timedOut ? 'timeout' : 'error',
+      error: answer.error,
+      ...(answer.cause === undefined ? {} : { cause: answer.cause }),
+    }
+  }
   if (event !== 'custom_access_token') {
     const { decision } = answer.body
     if (decision === 'allow') return { outcome: 'allow' }

@@ -24,8 +24,13 @@ export interface HookCallResult {
   durationMs: number
   /** The receiver's HTTP status, when one came. */
   status?: number
-  /** Why the call failed, in the service's words (never the receiver's). */
+  /**
+   * Why the call failed, in the service's words: never the receiver's, nor the network
+   * library's (lib/egress-failure.ts: no address, port or certificate name).
+   */
   error?: string
+  /** The request's error as thrown: for the server log only, never answered nor stored. */
+  cause?: unknown
   /** A deny's message, cleaned and cut (before_sign_up, before_sign_in). */
   message?: string
   /** The claims to merge, the reserved ones dropped (custom_access_token). */

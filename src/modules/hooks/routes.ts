@@ -124,12 +124,12 @@ export async function hookRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         tags,
         summary: 'Send a test call to a hook and answer what it came to',
         description:
-          'A sample call of the hook’s event (its body marked `test: true`, about no user: docs/webhooks-and-hooks.md), enabled or not, by the path of a real call: signed, through the egress guard, within timeoutMs. Nothing rides on it: no one signs in, nothing is audited. Listed in the hook’s calls.',
+          'A sample call of the hook’s event (its body marked `test: true`, about no user: docs/webhooks-and-hooks.md), enabled or not, by the path of a real call: signed, through the egress guard, within timeoutMs. Nothing rides on it: no one signs in, nothing is audited. Listed in the hook’s calls. A failure’s `error` is one of a few fixed phrases by the kind of failure, never the network library’s message (no address, port or certificate name). Ten test calls a minute per tenant, across its admins and API keys (`RATE_LIMIT_HOOK_TEST_CALLS`, default `10/60`), then 429 `rate_limited` with `Retry-After`, and nothing is sent.',
         params: ResourceParams,
         response: responses(HookTestResult, found),
       },
     },
-    async (request) => testHook(deps, request.tenant, request.params.id),
+    async (request) => testHook(deps, request.tenant, request.params.id, request.log),
   )
 
   app.get(

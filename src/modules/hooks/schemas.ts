@@ -117,7 +117,8 @@ const Status = Type.Integer({
   description: 'The receiver’s HTTP status; absent when none came (a timeout, a refused address).',
 })
 const CallError = Type.String({
-  description: 'Why the call failed, in the service’s words (never the receiver’s answer).',
+  description:
+    'Why the call failed, in the service’s words: one of a few fixed phrases by the kind of failure (`no answer within 2000 ms`, `HTTP 500`, `could not connect to the receiver`, `the host name could not be resolved`, `the TLS handshake failed`, …: docs/webhooks-and-hooks.md). Never the receiver’s answer, nor the network library’s message: no address, port or certificate name.',
 })
 
 const HookTestResultComponent = Type.Object(

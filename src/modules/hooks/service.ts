@@ -11,6 +11,7 @@ import type { Actor } from '../audit/recorder.ts'
 import type { Tenant } from '../tenants/tenant.ts'
 import { newSecret } from '../webhooks/secret.ts'
 import { auditedUrl, checkUrl } from '../webhooks/service.ts'
+import { logCallFailure, type WarnLog } from './cache.ts'
 import { testCall } from './call.ts'
 import * as store from './queries.ts'
 import type {
@@ -142,15 +143,25 @@ export async function deleteHook(deps: HookDeps, tenantId: string, id: string, a
 
 /**
  * POST hooks/{id}/test: a sample call of the hook's event (call.ts testCall), enabled or
- * not, answered with what it came to and logged among its calls as a test.
+ * not, answered with what it came to and logged among its calls as a test; a failure's
+ * error, as thrown, goes to `log` only.
+ *
+ * Each is an outbound request to a URL of the admin's choosing, answered at once: without a
+ * bound the route would sweep hosts and ports from where the service stands. So a tenant
+ * has RATE_LIMIT_HOOK_TEST_CALLS of them (10 a minute), across its admins and API keys; the
+ * point is taken once the hook is found (an unknown id costs nothing) and before the call,
+ * so the 429 sends nothing.
  */
 export async function testHook(
-  deps: Pick<Deps, 'cipher' | 'clock' | 'config' | 'db' | 'hookLog'>,
+  deps: Pick<Deps, 'cipher' | 'clock' | 'config' | 'db' | 'hookLog' | 'limits'>,
   tenant: Pick<Tenant, 'id' | 'slug'>,
   id: string,
+  log: WarnLog,
 ): Promise<HookTestResult> {
   const hook = await findOr404(deps, tenant.id, id)
+  await deps.limits.hit('hookTestCalls', tenant.id)
   const result = await testCall(deps, hook, tenant)
+  logCallFailure(log, hook, hook.event as HookEvent, result, true)
   deps.hookLog.add({ tenantId: tenant.id, hookId: hook.id, test: true, result })
   await deps.hookLog.flushed()
   return {

@@ -8,13 +8,17 @@
 // that allows none.
 import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
-import { before, describe, type TestContext, test } from 'node:test'
-import { tenantSnapshot } from '../../../test/db.ts'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
+import { before, describe, type Mock, type TestContext, test } from 'node:test'
+import { setUser, tenantSnapshot } from '../../../test/db.ts'
 import { expectError } from '../../../test/envelope.ts'
+import { freePort } from '../../../test/fixtures/ports.ts'
+import { mismatchedTlsReceiver } from '../../../test/fixtures/tls.ts'
 import { receiver, verify } from '../../../test/fixtures/webhooks.ts'
 import {
   auditActions,
   createTenant,
+  GENEROUS_LIMITS,
   signup,
   startTestServer,
   type TenantFixture,
@@ -22,6 +26,7 @@ import {
 } from '../../../test/helpers.ts'
 import { and, eq } from '../../db/orm.ts'
 import { hookCallLog } from '../../db/schema.ts'
+import { EGRESS_FAILURES } from '../../lib/egress-failure.ts'
 import { TEST_USER_EMAIL } from './call.ts'
 
 let server: TestServer
@@ -63,6 +68,33 @@ async function callRows(s: TestServer, tenantId: string, hookId: string) {
     .select()
     .from(hookCallLog)
     .where(and(eq(hookCallLog.tenantId, tenantId), eq(hookCallLog.hookId, hookId)))
+}
+
+/** A TCP server on 127.0.0.1 that greets each connection with `greet`; closed when `t` ends. */
+async function tcpServer(t: TestContext, greet: (socket: Socket) => void) {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.resume()
+    greet(socket)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    for (const socket of sockets) socket.destroy()
+    return new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return { port: (server.address() as AddressInfo).port }
+}
+
+/** The `hook call failed` lines a mocked server-log `warn` was given, with their fields. */
+function failureLines(warned: Mock<(fields: object, message: string) => void>) {
+  return warned.mock.calls
+    .filter((call) => call.arguments[1].startsWith('hook call failed'))
+    .map((call) => ({
+      ...(call.arguments[0] as { err: unknown; hookId: string; test: boolean }),
+      message: call.arguments[1],
+    }))
 }
 
 /** Every row of the tenant but the hooks' call lines, which a test call writes. */
@@ -197,6 +229,165 @@ describe('POST hooks/{id}/test', () => {
     assert.equal(sink.received.length, 0)
     const [line] = await calls(guarded, tenant, hook.id)
     assert.equal(line?.error, res.body.error)
+  })
+
+  test('rule: a failed call names no address, port or certificate name (a closed port, a name that does not resolve, a certificate for other hosts), the answer and the calls log alike; the error itself goes to the server log', async (t: TestContext) => {
+    const tenant = await createTenant(server)
+    // Signed up before the hooks exist: the before_sign_up one below would refuse it.
+    const member = await signup(server, tenant.slug)
+    const closed = await freePort()
+    const tls = await mismatchedTlsReceiver(t, ['DNS:internal.corp', 'IP:10.1.2.3'])
+    const banner = await tcpServer(t, (socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n'))
+    const huge = await receiver(t, reply({ decision: 'allow', padding: 'x'.repeat(20_000) }))
+    const spare = await createTenant(server)
+    const warned = t.mock.method(server.app.log, 'warn', (_fields: object, _message: string) => {})
+    const cases: {
+      event: string
+      on?: TenantFixture
+      url: string
+      error: string
+      thrown: RegExp
+      secrets: string[]
+    }[] = [
+      {
+        event: 'before_sign_in',
+        url: `http://127.0.0.1:${closed}/hook`,
+        error: EGRESS_FAILURES.connection,
+        thrown: /ECONNREFUSED/,
+        secrets: ['127.0.0.1', String(closed), 'ECONNREFUSED'],
+      },
+      {
+        event: 'before_sign_up',
+        // RFC 6761 §6.4: no name under .invalid resolves.
+        url: 'http://db.internal-corp.invalid:5432/hook',
+        error: EGRESS_FAILURES.unresolved,
+        thrown: /ENOTFOUND|EAI_AGAIN/,
+        secrets: ['internal-corp', '5432', 'ENOTFOUND', 'getaddrinfo'],
+      },
+      {
+        event: 'custom_access_token',
+        url: tls.url,
+        error: EGRESS_FAILURES.tls,
+        thrown: /internal\.corp/,
+        secrets: ['internal.corp', '10.1.2.3', 'localhost', String(tls.port), 'altnames'],
+      },
+      // An open port that speaks something else than HTTP (a banner, as SSH sends).
+      {
+        event: 'before_sign_in',
+        on: spare,
+        url: `http://127.0.0.1:${banner.port}/hook`,
+        error: EGRESS_FAILURES.notHttp,
+        thrown: /Parse Error|HPE_/,
+        secrets: ['127.0.0.1', String(banner.port), 'OpenSSH', 'Parse Error', 'HPE_'],
+      },
+      // egress.ts's own message, which names no address, stays as it is.
+      {
+        event: 'before_sign_up',
+        on: spare,
+        url: huge.url,
+        error: 'the answer is larger than 16384 bytes',
+        thrown: /larger than/,
+        secrets: ['127.0.0.1', String(huge.port)],
+      },
+    ]
+    const ids: Record<string, string> = {}
+    for (const c of cases) {
+      const owner = c.on ?? tenant
+      const { hook } = await addHook(server, owner, { event: c.event, url: c.url, timeoutMs: 5000 })
+      if (owner === tenant) ids[c.event] = hook.id
+      warned.mock.resetCalls()
+      const res = await sendTest(server, owner, hook.id)
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      assert.deepEqual(
+        { ...res.body, durationMs: undefined },
+        { outcome: 'error', error: c.error, durationMs: undefined },
+        c.url,
+      )
+      const listed = await calls(server, owner, hook.id)
+      assert.deepEqual(
+        listed.map((line) => [line.outcome, line.error, line.status]),
+        [['error', c.error, undefined]],
+      )
+      const stored = JSON.stringify(await callRows(server, owner.tenantId, hook.id))
+      for (const shown of [JSON.stringify(res.body), JSON.stringify(listed), stored]) {
+        for (const secret of c.secrets) {
+          assert.equal(shown.includes(secret), false, `${secret} is not shown: ${shown}`)
+        }
+      }
+      // The operator's log has the error as the network library threw it.
+      const [line] = failureLines(warned)
+      assert.ok(line, 'logged')
+      assert.match(String(line.err), c.thrown)
+      assert.deepEqual([line.hookId, line.test], [hook.id, true])
+      assert.equal(line.message, `hook call failed: ${c.error}`)
+    }
+    assert.equal(tls.received, 0, 'no request got past the handshake')
+
+    // A real sign-in's call: the same phrase in the calls log, the error in the server log.
+    warned.mock.resetCalls()
+    const login = await server.request('POST', `/v1/${tenant.slug}/auth/login`, {
+      email: member.email,
+      password: member.password,
+    })
+    expectError(login, 403, 'hook_denied')
+    const [real] = await calls(server, tenant, ids.before_sign_in as string)
+    assert.deepEqual([real?.test, real?.error], [false, EGRESS_FAILURES.connection])
+    const [logged] = failureLines(warned)
+    assert.ok(logged, 'logged')
+    assert.match(String(logged.err), /ECONNREFUSED/)
+    assert.deepEqual([logged.hookId, logged.test], [ids.before_sign_in, false])
+  })
+
+  test('rule: a tenant has 10 test calls a minute: the 11th is 429 with Retry-After, sends nothing and logs nothing; another tenant keeps its own', async (t: TestContext) => {
+    const limited = await startTestServer(t, {
+      webhookAllowPrivate: true,
+      limits: { ...GENEROUS_LIMITS, hookTestCalls: { points: 10, seconds: 60 } },
+    })
+    const tenant = await createTenant(limited)
+    const stranger = await createTenant(limited)
+    // A second admin (signed in before the hooks exist, which would be called): the ten
+    // are the tenant's, across its hooks and admins.
+    const otherAdmin = await signup(limited, tenant.slug)
+    await setUser(limited, tenant.tenantId, otherAdmin.user.id, { role: 'Admin' })
+    const asOther = await limited.request('POST', `/v1/${tenant.slug}/auth/login`, {
+      email: otherAdmin.email,
+      password: otherAdmin.password,
+    })
+    assert.equal(asOther.status, 200, JSON.stringify(asOther.body))
+    const sink = await receiver(t, reply({ decision: 'allow' }))
+    const first = await addHook(limited, tenant, { event: 'before_sign_in', url: sink.url })
+    const second = await addHook(limited, tenant, { event: 'before_sign_up', url: sink.url })
+    const theirs = await addHook(limited, stranger, { event: 'before_sign_in', url: sink.url })
+    for (let i = 0; i < 10; i++) {
+      const res =
+        i % 2 === 0
+          ? await sendTest(limited, tenant, (i < 5 ? first : second).hook.id)
+          : await limited.request(
+              'POST',
+              `/v1/${tenant.slug}/hooks/${(i < 5 ? first : second).hook.id}/test`,
+              undefined,
+              { token: asOther.body.accessToken },
+            )
+      assert.equal(res.status, 200, `call ${i + 1}: ${JSON.stringify(res.body)}`)
+      assert.equal(res.body.outcome, 'allow')
+    }
+    assert.equal(sink.received.length, 10)
+    const before = await tenantSnapshot(limited, tenant.tenantId)
+    const refused = await sendTest(limited, tenant, second.hook.id)
+    expectError(refused, 429, 'rate_limited')
+    const retryAfter = Number(refused.headers.get('retry-after'))
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter))
+    assert.equal(sink.received.length, 10, 'the 11th sent nothing')
+    assert.deepEqual(await tenantSnapshot(limited, tenant.tenantId), before, 'nothing logged')
+    // An unknown hook is still 404: the point is taken once the hook is found.
+    expectError(
+      await sendTest(limited, tenant, '018f0000-0000-7000-8000-000000000000'),
+      404,
+      'not_found',
+    )
+    const other = await sendTest(limited, stranger, theirs.hook.id)
+    assert.equal(other.status, 200, 'another tenant keeps its own budget')
+    assert.equal(sink.received.length, 11)
   })
 
   test('refusals change nothing: another tenant’s hook, unknown and malformed ids, a Member', async (t: TestContext) => {

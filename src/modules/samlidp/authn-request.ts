@@ -107,6 +107,20 @@ const DIGESTS = new Set([
 ])
 
 /**
+ * Whether the request carries a signature, checked or not: by HTTP-Redirect a `Signature`
+ * parameter (SAML Bindings §3.4.4.1), by HTTP-POST a ds:Signature in the request (§3.5.4).
+ */
+export function carriesSignature(
+  request: AuthnRequest,
+  input: { binding: 'redirect'; rawQuery: string } | { binding: 'post' },
+): boolean {
+  if (input.binding === 'post') {
+    return request.document.getElementsByTagNameNS(DS, 'Signature').length > 0
+  }
+  return input.rawQuery.split('&').some((part) => part.split('=', 1)[0] === 'Signature')
+}
+
+/**
  * SAML Bindings §3.4.4.1: the signature of an HTTP-Redirect request covers the query's
  * `SAMLRequest=…&RelayState=…&SigAlg=…` exactly as sent (still URL-encoded), so it is
  * rebuilt from the raw query string, never from decoded values.

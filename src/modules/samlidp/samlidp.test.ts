@@ -5,7 +5,7 @@
 // minutes), the ACS an AssertionConsumerServiceIndex names (the index in the SP's
 // metadata), the IdP-initiated start, and each refusal: an unregistered ACS (an error page,
 // never a post), an unsigned or badly signed request when the SP has certificates, a
-// Destination that is not this IdP, an IssueInstant outside five minutes either side, a
+// Destination that is not this IdP (or none on a signed request), an IssueInstant outside five minutes either side, a
 // request ID used before (a replay, a burst of one), another tenant's application, a
 // suspended user. The browser round trips with real SPs are test/web/saml-idp-browser.test.ts
 // (SimpleSAMLphp) and test/web/saml-idp-mellon-browser.test.ts (mod_auth_mellon).
@@ -574,11 +574,60 @@ describe('refusals: an error page, never a post to the SP, nothing changed', () 
     })
   })
 
-  test('a request without a Destination is taken (SAML Core §3.2.1: it is optional)', async () => {
+  test('an unsigned request without a Destination is taken, by either binding (SAML Core §3.2.1: it is optional)', async () => {
     const { browser } = await signedInBrowser()
     const { xml } = authnRequest(SP, { Destination: null })
     assert.doesNotMatch(xml, /Destination/)
     const page = await browser.get(`/saml/${t.slug}/sso?${redirectQuery(xml)}`)
+    assert.equal(page.status, 200, page.html)
+    assert.ok(postedForm(page.html).samlResponse)
+    const posted = authnRequest(SP, { Destination: null })
+    const form = await browser.post(`/saml/${t.slug}/sso`, {
+      SAMLRequest: Buffer.from(posted.xml).toString('base64'),
+    })
+    assert.equal(form.status, 200, form.html)
+    assert.ok(postedForm(form.html).samlResponse)
+  })
+
+  test('rule: a signed request must name its Destination (SAML Bindings §3.4.5.2, §3.5.5.2): without one, saml_wrong_destination by either binding', async () => {
+    // Signed by the SP whose certificate the application holds: the signature is good.
+    const redirect = authnRequest(SIGNED_SP, { Destination: null })
+    assert.doesNotMatch(redirect.xml, /Destination/)
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(redirect.xml, 'r', spKey.privateKey)}`,
+      403,
+      'saml_wrong_destination',
+    )
+    const posted = authnRequest(SIGNED_SP, { Destination: null })
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_wrong_destination', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(posted.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+    // Signed by an SP whose application has no certificates: the signature is not checked,
+    // yet the request is a signed one, and Bindings asks the same of it.
+    const unchecked = authnRequest(SP, { Destination: null })
+    await refused(
+      `/saml/${t.slug}/sso?${redirectQuery(unchecked.xml, undefined, spKey.privateKey)}`,
+      403,
+      'saml_wrong_destination',
+    )
+    const uncheckedPost = authnRequest(SP, { Destination: null })
+    await refused(`/saml/${t.slug}/sso`, 403, 'saml_wrong_destination', {
+      body: {
+        SAMLRequest: Buffer.from(
+          signedPost(uncheckedPost.xml, spKey.privateKey, spKey.certificate),
+        ).toString('base64'),
+      },
+    })
+    // The refusal spent nothing: the same request with its Destination is taken.
+    const { browser } = await signedInBrowser()
+    const named = authnRequest(SIGNED_SP, { ID: redirect.id })
+    const page = await browser.get(
+      `/saml/${t.slug}/sso?${redirectQuery(named.xml, 'r', spKey.privateKey)}`,
+    )
     assert.equal(page.status, 200, page.html)
     assert.ok(postedForm(page.html).samlResponse)
   })

@@ -18,6 +18,7 @@ import { userRoleNames } from '../roles/members.ts'
 import { userById } from '../users/service.ts'
 import {
   type AuthnRequest,
+  carriesSignature,
   readAuthnRequest,
   SamlIdpError,
   verifyPosted,
@@ -66,7 +67,8 @@ export interface CheckedRequest {
 
 /**
  * An AuthnRequest of either binding, checked: its SP, its ACS, (when the SP has
- * certificates) its signature, its Destination and its IssueInstant, then its ID spent.
+ * certificates) its signature, its Destination (required when signed) and its IssueInstant,
+ * then its ID spent.
  * `rawQuery` is the HTTP-Redirect query string as sent.
  */
 export async function checkAuthnRequest(
@@ -107,10 +109,18 @@ export async function checkAuthnRequest(
   // was made for another IdP (or another tenant's, whose SSO URL differs by the slug), and
   // is discarded. The SSO URL is one for both bindings (metadata.ts), from PUBLIC_URL, never
   // from the request's Host.
-  if (
-    request.destination !== undefined &&
-    request.destination !== idpEndpoints(deps.config.publicUrl, tenant.slug).ssoUrl
-  ) {
+  const ssoUrl = idpEndpoints(deps.config.publicUrl, tenant.slug).ssoUrl
+  if (request.destination === undefined) {
+    // SAML Bindings §3.4.5.2 (HTTP-Redirect), §3.5.5.2 (HTTP-POST): a signed message MUST
+    // name its Destination, which the recipient MUST check. Without it the signature binds
+    // the request to no IdP: one signed for another IdP of the SP, or another tenant's (the
+    // same entity id may be an application of several), would be taken here. Refused as a
+    // wrong Destination, whether or not the SP's certificates let the signature be checked;
+    // Destination stays optional on an unsigned request (Core §3.2.1).
+    if (carriesSignature(request, input)) {
+      throw new SamlIdpError('saml_wrong_destination', 'none on a signed request')
+    }
+  } else if (request.destination !== ssoUrl) {
     throw new SamlIdpError('saml_wrong_destination', request.destination)
   }
   const now = deps.clock.now().getTime()

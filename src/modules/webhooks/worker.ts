@@ -7,6 +7,7 @@
 import { claimDueDeliveries } from '../../db/cross-tenant.ts'
 import type { Deps } from '../../deps.ts'
 import { egressPost } from '../../lib/egress.ts'
+import { egressFailure } from '../../lib/egress-failure.ts'
 import { GroupCommit } from '../../lib/group-commit.ts'
 import { SYSTEM_ACTOR } from '../audit/recorder.ts'
 import * as store from './queries.ts'
@@ -82,6 +83,13 @@ export class WebhookWorker {
   private ticking: Promise<number> | undefined
   /** Told of errors the worker survives (logged by the app). */
   onError: ((error: unknown) => void) | undefined
+  /**
+   * Told of an attempt's request error as thrown (logged by the app): the delivery keeps
+   * only its fixed phrase (lib/egress-failure.ts), this is where the rest goes.
+   */
+  onAttemptError:
+    | ((error: unknown, at: { tenantId: string; webhookId: string; deliveryId: string }) => void)
+    | undefined
 
   constructor(deps: WorkerDeps, options: WorkerOptions = {}) {
     this.deps = deps
@@ -245,7 +253,12 @@ export class WebhookWorker {
         deps.webhookOutcomes.add('released')
         return
       }
-      error = (caught as Error).message.slice(0, 500) || 'request failed'
+      // A fixed phrase by the error's class, never the library's message: the deliveries
+      // list is the tenant admin's, and the message names the addresses, ports and
+      // certificate names the service met (a test event would map them). The error itself
+      // goes to the server log.
+      error = egressFailure(caught)
+      this.onAttemptError?.(caught, { tenantId, webhookId: webhook.id, deliveryId: delivery.id })
     }
     if (error === null) {
       // Written with others in one statement; the slot is free at once (the lease holds
