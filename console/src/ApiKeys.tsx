@@ -6,8 +6,17 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { Check } from './fields.tsx'
 import { usePermissions } from './Roles.tsx'
-import { ConfirmButton, CopyButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import {
+  ConfirmButton,
+  ErrorText,
+  formatDate,
+  MoreButton,
+  SecretOnce,
+  Table,
+  usePages,
+} from './ui.tsx'
 
 type ApiKey = Schemas['ApiKey']
 
@@ -93,22 +102,23 @@ export function ApiKeys() {
           {catalogue.data?.map((p) => {
             const held = mine.includes(p.name)
             return (
-              <div className="check permission" key={p.name}>
-                <input
-                  type="checkbox"
-                  id={`key-perm-${p.name}`}
-                  checked={picked.includes(p.name)}
-                  disabled={!held}
-                  onChange={(e) => toggle(p.name, e.target.checked)}
-                  aria-describedby={`key-perm-${p.name}-d`}
-                />
-                <label htmlFor={`key-perm-${p.name}`}>
-                  <code>{p.name}</code>
-                  <span className="hint" id={`key-perm-${p.name}-d`}>
-                    {p.description}
-                  </span>
-                </label>
-              </div>
+              <Check
+                key={p.name}
+                className="permission"
+                id={`key-perm-${p.name}`}
+                checked={picked.includes(p.name)}
+                disabled={!held}
+                onChange={(on) => toggle(p.name, on)}
+                describedBy={`key-perm-${p.name}-d`}
+                label={
+                  <>
+                    <code>{p.name}</code>
+                    <span className="hint" id={`key-perm-${p.name}-d`}>
+                      {p.description}
+                    </span>
+                  </>
+                }
+              />
             )
           })}
         </fieldset>
@@ -124,61 +134,45 @@ export function ApiKeys() {
       {/* The new key's panel is as wide as the list below it, no wider. */}
       <div className="beside-list">
         {secret && (
-          <div className="created" role="status">
-            <p>
-              <strong>Copy the key now:</strong> it is shown this once and cannot be read again.
-            </p>
-            <code className="secret" data-testid="api-key">
-              {secret}
-            </code>
-            <div className="row">
-              <CopyButton text={secret} />
-              <button type="button" onClick={() => setSecret('')}>
-                Done
-              </button>
-            </div>
-          </div>
+          <SecretOnce
+            secret={secret}
+            what="key"
+            testId="api-key"
+            copyLabel="Copy"
+            onDone={() => setSecret('')}
+          />
         )}
-        <table className="cards">
-          <caption className="visually-hidden">API keys</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Permissions</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Actions</th>
+        <Table
+          className="cards"
+          caption="API keys"
+          columns={['Name', 'Key', 'Permissions', 'Created', 'Last used', 'Actions']}
+        >
+          {list.items.map((key) => (
+            <tr key={key.id}>
+              <td data-label="Name">{key.name}</td>
+              <td data-label="Key">
+                <code>{key.prefix}…</code>
+              </td>
+              <td data-label="Permissions" className="long">
+                {holds(key.permissions)}
+              </td>
+              <td data-label="Created">{formatDate(key.createdAt)}</td>
+              <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
+              <td className="actions">
+                {key.revokedAt ? (
+                  'Revoked'
+                ) : (
+                  <ConfirmButton
+                    label="Revoke"
+                    danger
+                    confirm="Revoke this key?"
+                    onConfirm={() => revoke.mutate(key.id)}
+                  />
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((key) => (
-              <tr key={key.id}>
-                <td data-label="Name">{key.name}</td>
-                <td data-label="Key">
-                  <code>{key.prefix}…</code>
-                </td>
-                <td data-label="Permissions" className="long">
-                  {holds(key.permissions)}
-                </td>
-                <td data-label="Created">{formatDate(key.createdAt)}</td>
-                <td data-label="Last used">{formatDate(key.lastUsedAt)}</td>
-                <td className="actions">
-                  {key.revokedAt ? (
-                    'Revoked'
-                  ) : (
-                    <ConfirmButton
-                      label="Revoke"
-                      danger
-                      confirm="Revoke this key?"
-                      onConfirm={() => revoke.mutate(key.id)}
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       </div>
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </>

@@ -4,17 +4,20 @@
 // tokens' lifetime. Listed page by page with a form to
 // create one; #resources?id=<id> edits one. The API checks every field (409
 // identifier_taken for an identifier already used) and its messages are shown by field.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { Check, type FormProps, formOf, SubmitButton, TextField } from './fields.tsx'
 import { useRoles } from './Roles.tsx'
+import { useRecord } from './record.tsx'
 import {
   ConfirmButton,
-  described,
+  changedFrom,
   ErrorText,
   FieldError,
   formErrors,
   MoreButton,
+  Table,
   usePages,
 } from './ui.tsx'
 
@@ -65,10 +68,7 @@ function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
     })),
   }
   if (!stored) return body
-  const before = bodyOf(stored)
-  return Object.fromEntries(
-    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
-  )
+  return changedFrom(body, bodyOf(stored))
 }
 
 export function ApiResources() {
@@ -103,52 +103,37 @@ function ResourceList() {
         <p>No API resources yet: create the first one below.</p>
       )}
       {list.items.length > 0 && (
-        <table>
-          <caption className="visually-hidden">API resources</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Identifier</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Token lifetime</th>
-              <th scope="col">Actions</th>
+        <Table
+          caption="API resources"
+          columns={['Name', 'Identifier', 'Scopes', 'Token lifetime', 'Actions']}
+        >
+          {list.items.map((r) => (
+            <tr key={r.id}>
+              <td>{r.name}</td>
+              <td>
+                <code>{r.identifier}</code>
+              </td>
+              <td>{r.scopes.map((s) => s.name).join(' ')}</td>
+              <td>{r.accessTokenTtlSeconds} s</td>
+              <td className="actions">
+                <a href={`#resources?id=${encodeURIComponent(r.id)}`}>
+                  Edit<span className="visually-hidden"> {r.name}</span>
+                </a>
+                <ConfirmButton
+                  label="Delete"
+                  danger
+                  confirm={`Delete ${r.name}?`}
+                  onConfirm={() => remove.mutate(r.id)}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((r) => (
-              <tr key={r.id}>
-                <td>{r.name}</td>
-                <td>
-                  <code>{r.identifier}</code>
-                </td>
-                <td>{r.scopes.map((s) => s.name).join(' ')}</td>
-                <td>{r.accessTokenTtlSeconds} s</td>
-                <td className="actions">
-                  <a href={`#resources?id=${encodeURIComponent(r.id)}`}>
-                    Edit<span className="visually-hidden"> {r.name}</span>
-                  </a>
-                  <ConfirmButton
-                    label="Delete"
-                    danger
-                    confirm={`Delete ${r.name}?`}
-                    onConfirm={() => remove.mutate(r.id)}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       <section aria-labelledby="new-resource-h">
         <h2 id="new-resource-h">New API resource</h2>
-        <ResourceForm
-          key={formKey}
-          submitLabel="Create API resource"
-          pending={create.isPending}
-          error={create.error}
-          onSubmit={(body) => create.mutate(body)}
-        />
+        <ResourceForm key={formKey} submitLabel="Create API resource" {...formOf(create)} />
         {create.isSuccess && <p role="status">Created {create.data.apiResource.name}.</p>}
       </section>
     </>
@@ -157,27 +142,20 @@ function ResourceList() {
 
 function EditResource({ id }: { id: string }) {
   const { session } = useConsole()
-  const queries = useQueryClient()
-  const key = ['resources', id]
-  const resource = useQuery({
-    queryKey: key,
-    queryFn: async () => (await session.api.getApiResource({ path: { id } })).apiResource,
+  const { record, update } = useRecord<ApiResource>({
+    area: 'resources',
+    id,
+    read: async () => (await session.api.getApiResource({ path: { id } })).apiResource,
+    update: async (body) =>
+      (await session.api.updateApiResource({ path: { id }, body: body as never })).apiResource,
   })
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.updateApiResource({ path: { id }, body: body as never }),
-    onSuccess: (updated) => {
-      queries.setQueryData(key, updated.apiResource)
-      void queries.invalidateQueries({ queryKey: ['resources'], exact: true })
-    },
-  })
-  const r = resource.data
+  const r = record.data
   return (
     <>
       <p>
         <a href="#resources">All API resources</a>
       </p>
-      <ErrorText error={resource.error} />
+      <ErrorText error={record.error} />
       {r && (
         <>
           <h2>{r.name}</h2>
@@ -185,9 +163,7 @@ function EditResource({ id }: { id: string }) {
             key={r.updatedAt}
             initial={r}
             submitLabel="Save API resource"
-            pending={update.isPending}
-            error={update.error}
-            onSubmit={(body) => update.mutate(body)}
+            {...formOf(update)}
           />
           {update.isSuccess && <p role="status">Saved.</p>}
         </>
@@ -196,13 +172,7 @@ function EditResource({ id }: { id: string }) {
   )
 }
 
-function ResourceForm(props: {
-  initial?: ApiResource
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+function ResourceForm(props: FormProps<ApiResource>) {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS, { identifier_taken: 'identifier' })
@@ -223,17 +193,14 @@ function ResourceForm(props: {
     props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
   }
   const field = (name: 'name' | 'identifier' | 'accessTokenTtlSeconds', label: string) => (
-    <>
-      <label htmlFor={`${id}-${name}`}>{label}</label>
-      <input
-        id={`${id}-${name}`}
-        value={draft[name]}
-        inputMode={name === 'accessTokenTtlSeconds' ? 'numeric' : undefined}
-        onChange={(e) => set(name, e.target.value)}
-        {...described(`${id}-${name}-error`, errors.of(name))}
-      />
-      <FieldError id={`${id}-${name}-error`} messages={errors.of(name)} />
-    </>
+    <TextField
+      id={`${id}-${name}`}
+      label={label}
+      value={draft[name]}
+      inputMode={name === 'accessTokenTtlSeconds' ? 'numeric' : undefined}
+      onChange={(value) => set(name, value)}
+      messages={errors.of(name)}
+    />
   )
   return (
     <form className="settings" onSubmit={submit} noValidate>
@@ -248,40 +215,34 @@ function ResourceForm(props: {
           // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place, by position
           <fieldset key={i} className="scope">
             <legend>Scope {i + 1}</legend>
-            <label htmlFor={`${sid}-name`}>Name</label>
-            <input
+            <TextField
               id={`${sid}-name`}
+              label="Name"
               value={scope.name}
-              onChange={(e) => setScope(i, { name: e.target.value })}
-              {...described(`${sid}-name-error`, errors.of(`${at}.name`))}
+              onChange={(name) => setScope(i, { name })}
+              messages={errors.of(`${at}.name`)}
             />
-            <FieldError id={`${sid}-name-error`} messages={errors.of(`${at}.name`)} />
-            <label htmlFor={`${sid}-description`}>Description (optional)</label>
-            <input
+            <TextField
               id={`${sid}-description`}
+              label="Description (optional)"
               value={scope.description}
-              onChange={(e) => setScope(i, { description: e.target.value })}
-              {...described(`${sid}-description-error`, errors.of(`${at}.description`))}
+              onChange={(description) => setScope(i, { description })}
+              messages={errors.of(`${at}.description`)}
             />
-            <FieldError id={`${sid}-description-error`} messages={errors.of(`${at}.description`)} />
             <fieldset className="roles">
               <legend>Roles that may be granted it</legend>
               {[...offered, ...scope.roles.filter((r) => !offered.includes(r))].map((role, k) => (
-                <div className="check" key={role}>
-                  <input
-                    type="checkbox"
-                    id={`${sid}-role-${k}`}
-                    checked={scope.roles.includes(role)}
-                    onChange={(e) =>
-                      setScope(i, {
-                        roles: e.target.checked
-                          ? [...scope.roles, role]
-                          : scope.roles.filter((r) => r !== role),
-                      })
-                    }
-                  />
-                  <label htmlFor={`${sid}-role-${k}`}>{role}</label>
-                </div>
+                <Check
+                  key={role}
+                  id={`${sid}-role-${k}`}
+                  checked={scope.roles.includes(role)}
+                  onChange={(on) =>
+                    setScope(i, {
+                      roles: on ? [...scope.roles, role] : scope.roles.filter((r) => r !== role),
+                    })
+                  }
+                  label={role}
+                />
               ))}
             </fieldset>
             <FieldError id={`${sid}-roles-error`} messages={errors.of(`${at}.roles`)} />
@@ -308,9 +269,7 @@ function ResourceForm(props: {
       >
         Add a scope
       </button>
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }

@@ -1,10 +1,12 @@
 // One application (CONTRACT §11): what a developer needs to connect it (issuer, discovery
 // URL, client id, quick starts), its secret once (after creation or rotation: the service
 // keeps it sealed and never answers it again), its settings, and deletion.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQuery } from '@tanstack/react-query'
 import { Fragment } from 'react'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
+import { SettingsSection, useRecord } from './record.tsx'
 import { SamlFacts } from './SamlApplication.tsx'
 import { quickStarts } from './snippets.ts'
 import {
@@ -36,41 +38,27 @@ function useIssuer(tenant: string): string {
 
 export function ApplicationPage({ id }: { id: string }) {
   const { session, tenant } = useConsole()
-  const queries = useQueryClient()
   const [secret, setSecret] = useHandedOverSecret(`applications/${id}`)
-  const key = ['applications', id]
-  const app = useQuery({
-    queryKey: key,
-    queryFn: async () => (await session.api.getApplication({ path: { id } })).application,
+  const { record, update, remove } = useRecord<Application>({
+    area: 'applications',
+    id,
+    read: async () => (await session.api.getApplication({ path: { id } })).application,
+    update: async (body) =>
+      (await session.api.updateApplication({ path: { id }, body: body as never })).application,
+    remove: () => session.api.deleteApplication({ path: { id } }),
   })
   const issuer = useIssuer(tenant)
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.updateApplication({ path: { id }, body: body as never }),
-    onSuccess: (updated) => {
-      queries.setQueryData(key, updated.application)
-      void queries.invalidateQueries({ queryKey: ['applications'], exact: true })
-    },
-  })
   const rotate = useMutation({
     mutationFn: () => session.api.rotateApplicationSecret({ path: { id } }),
     onSuccess: (rotated) => setSecret(rotated.clientSecret),
   })
-  const remove = useMutation({
-    mutationFn: () => session.api.deleteApplication({ path: { id } }),
-    onSuccess: () => {
-      queries.removeQueries({ queryKey: key })
-      void queries.invalidateQueries({ queryKey: ['applications'] })
-      window.location.hash = '#applications'
-    },
-  })
-  const a = app.data
+  const a = record.data
   return (
     <>
       <p>
         <a href="#applications">All applications</a>
       </p>
-      <ErrorText error={app.error ?? rotate.error ?? remove.error} />
+      <ErrorText error={record.error ?? rotate.error ?? remove.error} />
       {a && (
         <>
           <h2>{a.name}</h2>
@@ -104,18 +92,14 @@ export function ApplicationPage({ id }: { id: string }) {
               onConfirm={() => remove.mutate()}
             />
           </div>
-          <section aria-labelledby="app-settings-h">
-            <h2 id="app-settings-h">Settings</h2>
+          <SettingsSection id="app-settings-h" saved={update.isSuccess}>
             <ApplicationForm
               key={a.updatedAt}
               initial={a}
               submitLabel="Save application"
-              pending={update.isPending}
-              error={update.error}
-              onSubmit={(body) => update.mutate(body)}
+              {...formOf(update)}
             />
-            {update.isSuccess && <p role="status">Saved.</p>}
-          </section>
+          </SettingsSection>
           {a.type !== 'saml' && <QuickStarts app={a} issuer={issuer} />}
         </>
       )}

@@ -5,8 +5,9 @@
 // token exchange and the FAPI 2.0 profile, each offered only to the types it fits.
 import { type FormEvent, useState } from 'react'
 import type { Schemas } from './api.ts'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
 import { SamlForm } from './SamlApplication.tsx'
-import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { changedFrom, described, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Application = Schemas['Application']
 type AppType = Application['type']
@@ -142,19 +143,10 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
     ...securityOf(draft, stored !== undefined),
   }
   if (!stored) return body
-  const before = bodyOf(stored)
-  return Object.fromEntries(
-    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
-  )
+  return changedFrom(body, bodyOf(stored))
 }
 
-export function ApplicationForm(props: {
-  initial?: Application
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function ApplicationForm(props: FormProps<Application>) {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS)
@@ -166,17 +158,15 @@ export function ApplicationForm(props: {
   }
   const id = initial ? `app-${initial.id}` : 'new-app'
   const uriList = (field: 'redirectUris' | 'postLogoutRedirectUris', label: string) => (
-    <>
-      <label htmlFor={`${id}-${field}`}>{label}</label>
-      <textarea
-        id={`${id}-${field}`}
-        rows={3}
-        value={draft[field]}
-        onChange={(e) => set(field, e.target.value)}
-        {...described(`${id}-${field}-error`, errors.of(field), `${id}-uri-hint`)}
-      />
-      <FieldError id={`${id}-${field}-error`} messages={errors.of(field)} />
-    </>
+    <TextField
+      id={`${id}-${field}`}
+      label={label}
+      hintId={`${id}-uri-hint`}
+      rows={3}
+      value={draft[field]}
+      onChange={(value) => set(field, value)}
+      messages={errors.of(field)}
+    />
   )
   const typeSelect = !initial && (
     <>
@@ -210,31 +200,25 @@ export function ApplicationForm(props: {
   return (
     <form className="settings" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input
+      <TextField
         id={`${id}-name`}
+        label="Name"
         value={draft.name}
-        onChange={(e) => set('name', e.target.value)}
+        onChange={(value) => set('name', value)}
         required
         maxLength={200}
-        {...described(`${id}-name-error`, errors.of('name'))}
+        messages={errors.of('name')}
       />
-      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
       {typeSelect}
       {draft.type === 'machine' ? (
-        <>
-          <label htmlFor={`${id}-scopes`}>Allowed scopes</label>
-          <p className="hint" id={`${id}-scopes-hint`}>
-            Scopes of your API resources this app may get, separated by spaces.
-          </p>
-          <input
-            id={`${id}-scopes`}
-            value={draft.allowedScopes}
-            onChange={(e) => set('allowedScopes', e.target.value)}
-            {...described(`${id}-scopes-error`, errors.of('allowedScopes'), `${id}-scopes-hint`)}
-          />
-          <FieldError id={`${id}-scopes-error`} messages={errors.of('allowedScopes')} />
-        </>
+        <TextField
+          id={`${id}-scopes`}
+          label="Allowed scopes"
+          hint="Scopes of your API resources this app may get, separated by spaces."
+          value={draft.allowedScopes}
+          onChange={(value) => set('allowedScopes', value)}
+          messages={errors.of('allowedScopes')}
+        />
       ) : (
         <>
           <p className="hint" id={`${id}-uri-hint`}>
@@ -243,56 +227,29 @@ export function ApplicationForm(props: {
           </p>
           {uriList('redirectUris', 'Redirect URIs')}
           {uriList('postLogoutRedirectUris', 'Post-logout redirect URIs')}
-          <label htmlFor={`${id}-backchannel`}>Back-channel logout URI (optional)</label>
-          <input
+          <TextField
             id={`${id}-backchannel`}
+            label="Back-channel logout URI (optional)"
             type="url"
             value={draft.backchannelLogoutUri}
-            onChange={(e) => set('backchannelLogoutUri', e.target.value)}
-            {...described(`${id}-backchannel-error`, errors.of('backchannelLogoutUri'))}
+            onChange={(value) => set('backchannelLogoutUri', value)}
+            messages={errors.of('backchannelLogoutUri')}
           />
-          <FieldError id={`${id}-backchannel-error`} messages={errors.of('backchannelLogoutUri')} />
-          <div className="check">
-            <input
-              type="checkbox"
-              id={`${id}-first-party`}
-              checked={draft.firstParty}
-              onChange={(e) => set('firstParty', e.target.checked)}
-            />
-            <label htmlFor={`${id}-first-party`}>First-party: no consent page</label>
-          </div>
+          <Check
+            id={`${id}-first-party`}
+            checked={draft.firstParty}
+            onChange={(checked) => set('firstParty', checked)}
+            label="First-party: no consent page"
+          />
         </>
       )}
       <Security id={id} draft={draft} set={set} errors={errors} />
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }
 
 type SetField = <K extends keyof Draft>(key: K, value: Draft[K]) => void
-
-function Check(props: {
-  id: string
-  checked: boolean
-  disabled?: boolean
-  onChange(checked: boolean): void
-  label: string
-}) {
-  return (
-    <div className="check">
-      <input
-        type="checkbox"
-        id={props.id}
-        checked={props.checked}
-        disabled={props.disabled}
-        onChange={(e) => props.onChange(e.target.checked)}
-      />
-      <label htmlFor={props.id}>{props.label}</label>
-    </div>
-  )
-}
 
 /** CONTRACT §22: how the app authenticates and which protections it must use. */
 function Security(props: {
@@ -334,24 +291,24 @@ function Security(props: {
           <p className="hint" id={`${id}-keys-hint`}>
             Your public keys: a JWKS URL the service fetches, or the JWK Set itself. One of them.
           </p>
-          <label htmlFor={`${id}-jwks-uri`}>JWKS URL</label>
-          <input
+          <TextField
             id={`${id}-jwks-uri`}
+            label="JWKS URL"
+            hintId={`${id}-keys-hint`}
             type="url"
             value={draft.jwksUri}
-            onChange={(e) => set('jwksUri', e.target.value)}
-            {...described(`${id}-jwks-uri-error`, messages('jwksUri'), `${id}-keys-hint`)}
+            onChange={(value) => set('jwksUri', value)}
+            messages={messages('jwksUri')}
           />
-          <FieldError id={`${id}-jwks-uri-error`} messages={messages('jwksUri')} />
-          <label htmlFor={`${id}-jwks`}>JWK Set (JSON)</label>
-          <textarea
+          <TextField
             id={`${id}-jwks`}
+            label="JWK Set (JSON)"
+            hintId={`${id}-keys-hint`}
             rows={4}
             value={draft.jwks}
-            onChange={(e) => set('jwks', e.target.value)}
-            {...described(`${id}-jwks-error`, messages('jwks'), `${id}-keys-hint`)}
+            onChange={(value) => set('jwks', value)}
+            messages={messages('jwks')}
           />
-          <FieldError id={`${id}-jwks-error`} messages={messages('jwks')} />
         </>
       )}
       {draft.type === 'web' && (

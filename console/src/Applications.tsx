@@ -5,7 +5,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ApplicationPage } from './Application.tsx'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
-import { ErrorText, formatDate, handOverSecret, MoreButton, usePages } from './ui.tsx'
+import { formOf } from './fields.tsx'
+import { ErrorText, formatDate, handOverSecret, MoreButton, Table, usePages } from './ui.tsx'
 
 type Application = Schemas['Application']
 
@@ -41,41 +42,28 @@ function ApplicationList() {
         <p>No applications yet: create the first one below.</p>
       )}
       {list.items.length > 0 && (
-        <table>
-          <caption className="visually-hidden">Applications</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Client ID or entity ID</th>
-              <th scope="col">Created</th>
+        <Table
+          caption="Applications"
+          columns={['Name', 'Type', 'Client ID or entity ID', 'Created']}
+        >
+          {list.items.map((app) => (
+            <tr key={app.id}>
+              <td>
+                <a href={`#applications?id=${encodeURIComponent(app.id)}`}>{app.name}</a>
+              </td>
+              <td>{typeName(app.type)}</td>
+              <td>
+                <code>{app.type === 'saml' ? app.saml?.entityId : app.clientId}</code>
+              </td>
+              <td>{formatDate(app.createdAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((app) => (
-              <tr key={app.id}>
-                <td>
-                  <a href={`#applications?id=${encodeURIComponent(app.id)}`}>{app.name}</a>
-                </td>
-                <td>{typeName(app.type)}</td>
-                <td>
-                  <code>{app.type === 'saml' ? app.saml?.entityId : app.clientId}</code>
-                </td>
-                <td>{formatDate(app.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       <section aria-labelledby="new-app-h">
         <h2 id="new-app-h">New application</h2>
-        <ApplicationForm
-          submitLabel="Create application"
-          pending={create.isPending}
-          error={create.error}
-          onSubmit={(body) => create.mutate(body)}
-        />
+        <ApplicationForm submitLabel="Create application" {...formOf(create)} />
       </section>
     </>
   )

@@ -5,8 +5,17 @@
 // settings and deletion.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
 import { EVENTS, eventLabel, failureText, HookForm } from './HookForm.tsx'
-import { ConfirmButton, ErrorText, formatDate, SecretOnce, useHandedOverSecret } from './ui.tsx'
+import { EnableButton, SettingsSection, useRecord } from './record.tsx'
+import {
+  ConfirmButton,
+  ErrorText,
+  formatDate,
+  SecretOnce,
+  Table,
+  useHandedOverSecret,
+} from './ui.tsx'
 
 type Hook = Schemas['Hook']
 type Outcome = Schemas['HookCall']['outcome']
@@ -24,41 +33,22 @@ export function OutcomeText({ outcome }: { outcome: Outcome }) {
 
 export function HookPage({ id }: { id: string }) {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const [secret, setSecret] = useHandedOverSecret(`hooks/${id}`)
-  const key = ['hooks', id]
-  const hook = useQuery({
-    queryKey: key,
-    queryFn: async () => (await session.api.getHook({ path: { id } })).hook,
+  const { record, update, toggle, remove } = useRecord<Hook>({
+    area: 'hooks',
+    id,
+    read: async () => (await session.api.getHook({ path: { id } })).hook,
+    update: async (body) =>
+      (await session.api.updateHook({ path: { id }, body: body as never })).hook,
+    remove: () => session.api.deleteHook({ path: { id } }),
   })
-  const saved = (updated: { hook: Hook }) => {
-    queries.setQueryData(key, updated.hook)
-    void queries.invalidateQueries({ queryKey: ['hooks'], exact: true })
-  }
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.updateHook({ path: { id }, body: body as never }),
-    onSuccess: saved,
-  })
-  const toggle = useMutation({
-    mutationFn: (enabled: boolean) => session.api.updateHook({ path: { id }, body: { enabled } }),
-    onSuccess: saved,
-  })
-  const remove = useMutation({
-    mutationFn: () => session.api.deleteHook({ path: { id } }),
-    onSuccess: () => {
-      queries.removeQueries({ queryKey: key })
-      void queries.invalidateQueries({ queryKey: ['hooks'] })
-      window.location.hash = '#hooks'
-    },
-  })
-  const h = hook.data
+  const h = record.data
   return (
     <>
       <p>
         <a href="#hooks">All hooks</a>
       </p>
-      <ErrorText error={hook.error ?? toggle.error ?? remove.error} />
+      <ErrorText error={record.error ?? toggle.error ?? remove.error} />
       {h && (
         <>
           <h2>
@@ -92,13 +82,7 @@ export function HookPage({ id }: { id: string }) {
             <dd>{formatDate(h.createdAt)}</dd>
           </dl>
           <div className="row">
-            <button
-              type="button"
-              disabled={toggle.isPending}
-              onClick={() => toggle.mutate(!h.enabled)}
-            >
-              {h.enabled ? 'Disable' : 'Enable'}
-            </button>
+            <EnableButton enabled={h.enabled} toggle={toggle} />
             <ConfirmButton
               label="Delete hook"
               danger
@@ -108,18 +92,9 @@ export function HookPage({ id }: { id: string }) {
           </div>
           <TestCall hook={h} />
           <Calls id={id} />
-          <section aria-labelledby="hook-settings-h">
-            <h2 id="hook-settings-h">Settings</h2>
-            <HookForm
-              key={h.updatedAt}
-              initial={h}
-              submitLabel="Save hook"
-              pending={update.isPending}
-              error={update.error}
-              onSubmit={(body) => update.mutate(body)}
-            />
-            {update.isSuccess && <p role="status">Saved.</p>}
-          </section>
+          <SettingsSection id="hook-settings-h" saved={update.isSuccess}>
+            <HookForm key={h.updatedAt} initial={h} submitLabel="Save hook" {...formOf(update)} />
+          </SettingsSection>
         </>
       )}
     </>
@@ -225,34 +200,25 @@ function Calls({ id }: { id: string }) {
       <ErrorText error={calls.error} />
       {calls.isSuccess && items.length === 0 && <p>No calls yet.</p>}
       {items.length > 0 && (
-        <table className="cards">
-          <caption className="visually-hidden">Last calls</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Call</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Response</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Error</th>
+        <Table
+          className="cards"
+          caption="Last calls"
+          columns={['When', 'Call', 'Outcome', 'Response', 'Duration', 'Error']}
+        >
+          {items.map((c, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the list is replaced whole, newest first
+            <tr key={i}>
+              <td data-label="When">{formatDate(c.at, true)}</td>
+              <td data-label="Call">{c.test ? 'Test' : 'Real'}</td>
+              <td data-label="Outcome">
+                <OutcomeText outcome={c.outcome} />
+              </td>
+              <td data-label="Response">{c.status ?? '—'}</td>
+              <td data-label="Duration">{c.durationMs} ms</td>
+              <td data-label="Error">{c.error ?? '—'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {items.map((c, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: the list is replaced whole, newest first
-              <tr key={i}>
-                <td data-label="When">{formatDate(c.at, true)}</td>
-                <td data-label="Call">{c.test ? 'Test' : 'Real'}</td>
-                <td data-label="Outcome">
-                  <OutcomeText outcome={c.outcome} />
-                </td>
-                <td data-label="Response">{c.status ?? '—'}</td>
-                <td data-label="Duration">{c.durationMs} ms</td>
-                <td data-label="Error">{c.error ?? '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
     </section>
   )

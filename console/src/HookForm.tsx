@@ -4,6 +4,7 @@
 // messages are shown beside the field they name (409 hook_exists at the event).
 import { type FormEvent, useState } from 'react'
 import type { Schemas } from './api.ts'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
 import { changedFrom, described, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Hook = Schemas['Hook']
@@ -77,15 +78,12 @@ function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
   return changedFrom(body, bodyOf(stored))
 }
 
-export function HookForm(props: {
-  initial?: Hook
-  /** On create: the events the workspace has no hook for yet. */
-  events?: HookEvent[]
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function HookForm(
+  props: FormProps<Hook> & {
+    /** On create: the events the workspace has no hook for yet. */
+    events?: HookEvent[]
+  },
+) {
   const { initial } = props
   const offered = EVENTS.filter((e) => !props.events || props.events.includes(e.event))
   const [draft, setDraft] = useState<Draft>(() =>
@@ -129,72 +127,57 @@ export function HookForm(props: {
           <FieldError id={`${id}-event-error`} messages={errors.of('event')} />
         </>
       )}
-      <label htmlFor={`${id}-url`}>Endpoint URL</label>
-      <p className="hint" id={`${id}-url-hint`}>
-        Where the call is sent (POST), signed with the hook's secret: an https URL.
-      </p>
-      <input
+      <TextField
         id={`${id}-url`}
+        label="Endpoint URL"
+        hint="Where the call is sent (POST), signed with the hook's secret: an https URL."
         type="url"
         value={draft.url}
-        onChange={(e) => set('url', e.target.value)}
+        onChange={(value) => set('url', value)}
         required
         maxLength={2000}
-        {...described(`${id}-url-error`, errors.of('url'), `${id}-url-hint`)}
+        messages={errors.of('url')}
       />
-      <FieldError id={`${id}-url-error`} messages={errors.of('url')} />
-      <label htmlFor={`${id}-timeout`}>Timeout (milliseconds)</label>
-      <p className="hint" id={`${id}-timeout-hint`}>
-        How long a sign-in waits for the answer: 100 to 5000.
-      </p>
-      <input
+      <TextField
         id={`${id}-timeout`}
+        label="Timeout (milliseconds)"
+        hint="How long a sign-in waits for the answer: 100 to 5000."
         className="short"
         type="number"
         min={100}
         max={5000}
         step={100}
         value={draft.timeoutMs}
-        onChange={(e) => set('timeoutMs', e.target.value)}
+        onChange={(value) => set('timeoutMs', value)}
         required
-        {...described(`${id}-timeout-error`, errors.of('timeoutMs'), `${id}-timeout-hint`)}
+        messages={errors.of('timeoutMs')}
       />
-      <FieldError id={`${id}-timeout-error`} messages={errors.of('timeoutMs')} />
       <fieldset
         className="choice"
         aria-describedby={errors.of('onFailure').length ? `${id}-failure-error` : undefined}
       >
         <legend>When a call fails or times out</legend>
         {(['deny', 'allow'] as const).map((value) => (
-          <div className="check" key={value}>
-            <input
-              type="radio"
-              id={`${id}-failure-${value}`}
-              name={`${id}-failure`}
-              checked={draft.onFailure === value}
-              onChange={() => set('onFailure', value)}
-            />
-            <label htmlFor={`${id}-failure-${value}`}>
-              {failureText(draft.event, value)} ({value})
-            </label>
-          </div>
+          <Check
+            key={value}
+            id={`${id}-failure-${value}`}
+            name={`${id}-failure`}
+            checked={draft.onFailure === value}
+            onChange={() => set('onFailure', value)}
+            label={`${failureText(draft.event, value)} (${value})`}
+          />
         ))}
         <FieldError id={`${id}-failure-error`} messages={errors.of('onFailure')} />
       </fieldset>
       {!initial && (
-        <div className="check">
-          <input
-            type="checkbox"
-            id={`${id}-enabled`}
-            checked={draft.enabled}
-            onChange={(e) => set('enabled', e.target.checked)}
-          />
-          <label htmlFor={`${id}-enabled`}>Enabled: call it from now on</label>
-        </div>
+        <Check
+          id={`${id}-enabled`}
+          checked={draft.enabled}
+          onChange={(checked) => set('enabled', checked)}
+          label="Enabled: call it from now on"
+        />
       )}
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }

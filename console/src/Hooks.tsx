@@ -5,9 +5,10 @@
 // handed over in memory so that it is shown once.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
 import { HookPage } from './Hook.tsx'
 import { EVENTS, eventLabel, failureText, HookForm } from './HookForm.tsx'
-import { ErrorText, handOverSecret, MoreButton, usePages } from './ui.tsx'
+import { ErrorText, handOverSecret, MoreButton, Table, usePages } from './ui.tsx'
 
 type Hook = Schemas['Hook']
 
@@ -43,38 +44,30 @@ function HookList() {
         <p>No hooks yet: register the first one below.</p>
       )}
       {list.items.length > 0 && (
-        <table className="cards">
-          <caption className="visually-hidden">Hooks</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">State</th>
-              <th scope="col">Timeout</th>
-              <th scope="col">On failure</th>
+        <Table
+          className="cards"
+          caption="Hooks"
+          columns={['Event', 'Endpoint', 'State', 'Timeout', 'On failure']}
+        >
+          {list.items.map((hook) => (
+            <tr key={hook.id}>
+              <td data-label="Event">
+                <a href={`#hooks?id=${encodeURIComponent(hook.id)}`}>{eventLabel(hook.event)}</a>
+                <div className="hint">
+                  <code>{hook.event}</code>
+                </div>
+              </td>
+              <td data-label="Endpoint" className="hook-url">
+                {hook.url}
+              </td>
+              <td data-label="State">{hook.enabled ? 'Enabled' : 'Disabled'}</td>
+              <td data-label="Timeout">{hook.timeoutMs} ms</td>
+              <td data-label="On failure">
+                {failureText(hook.event, hook.onFailure)} ({hook.onFailure})
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((hook) => (
-              <tr key={hook.id}>
-                <td data-label="Event">
-                  <a href={`#hooks?id=${encodeURIComponent(hook.id)}`}>{eventLabel(hook.event)}</a>
-                  <div className="hint">
-                    <code>{hook.event}</code>
-                  </div>
-                </td>
-                <td data-label="Endpoint" className="hook-url">
-                  {hook.url}
-                </td>
-                <td data-label="State">{hook.enabled ? 'Enabled' : 'Disabled'}</td>
-                <td data-label="Timeout">{hook.timeoutMs} ms</td>
-                <td data-label="On failure">
-                  {failureText(hook.event, hook.onFailure)} ({hook.onFailure})
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       {!list.loading && !list.error && (
@@ -87,9 +80,7 @@ function HookList() {
               key={free.join()}
               events={free}
               submitLabel="Create hook"
-              pending={create.isPending}
-              error={create.error}
-              onSubmit={(body) => create.mutate(body)}
+              {...formOf(create)}
             />
           )}
         </section>

@@ -2,7 +2,15 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { ConfirmButton, CopyButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import {
+  ConfirmButton,
+  ErrorText,
+  formatDate,
+  MoreButton,
+  ShownOnce,
+  Table,
+  usePages,
+} from './ui.tsx'
 
 type Invite = Schemas['Invite']
 
@@ -63,48 +71,36 @@ export function Invites() {
       </form>
       <ErrorText error={create.error ?? revoke.error ?? list.error} />
       {link && (
-        <div className="created" role="status">
-          <p>Invitation sent. Its link, for sharing another way:</p>
-          <code className="secret" data-testid="invite-link">
-            {link}
-          </code>
-          <CopyButton text={link} label="Copy link" />
-        </div>
+        <ShownOnce value={link} testId="invite-link" copyLabel="Copy link">
+          Invitation sent. Its link, for sharing another way:
+        </ShownOnce>
       )}
-      <table className="cards">
-        <caption className="visually-hidden">Invites</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Status</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Actions</th>
+      <Table
+        className="cards"
+        caption="Invites"
+        columns={['Email', 'Role', 'Status', 'Expires', 'Actions']}
+      >
+        {list.items.map((invite) => (
+          <tr key={invite.id}>
+            <td data-label="Email" className="long">
+              {invite.email}
+            </td>
+            <td data-label="Role">{invite.role}</td>
+            <td data-label="Status">{invite.status}</td>
+            <td data-label="Expires">{formatDate(invite.expiresAt)}</td>
+            <td className="actions">
+              {invite.status === 'Pending' && (
+                <ConfirmButton
+                  label="Revoke"
+                  danger
+                  confirm="Revoke this invite?"
+                  onConfirm={() => revoke.mutate(invite.id)}
+                />
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {list.items.map((invite) => (
-            <tr key={invite.id}>
-              <td data-label="Email" className="long">
-                {invite.email}
-              </td>
-              <td data-label="Role">{invite.role}</td>
-              <td data-label="Status">{invite.status}</td>
-              <td data-label="Expires">{formatDate(invite.expiresAt)}</td>
-              <td className="actions">
-                {invite.status === 'Pending' && (
-                  <ConfirmButton
-                    label="Revoke"
-                    danger
-                    confirm="Revoke this invite?"
-                    onConfirm={() => revoke.mutate(invite.id)}
-                  />
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </>
   )

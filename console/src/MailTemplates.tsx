@@ -4,7 +4,7 @@
 // mail's editor (MailTemplate.tsx), &locale=<locale> in that language.
 import { MailTemplatePage, mailHref, useMailTemplates } from './MailTemplate.tsx'
 import { KIND_WORDS, kindLabel } from './mailWording.ts'
-import { ErrorText, localeName } from './ui.tsx'
+import { ErrorText, localeName, Table } from './ui.tsx'
 
 export function MailTemplates() {
   const query = new URLSearchParams(window.location.hash.split('?')[1] ?? '')
@@ -29,42 +29,36 @@ function MailTemplateList() {
       <ErrorText error={list.error} />
       {!data && !list.error && <p role="status">Loading…</p>}
       {data && (
-        <table className="cards mail-kinds">
-          <caption className="visually-hidden">Mails</caption>
-          <thead>
-            <tr>
-              <th scope="col">Mail</th>
-              <th scope="col">What it is for</th>
-              <th scope="col">Your own wording</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.kinds.map(({ kind }) => {
-              const own = data.items.filter((t) => t.kind === kind).map((t) => t.locale)
-              return (
-                <tr key={kind}>
-                  <td data-label="Mail">
-                    {/* One block: on a phone the cell is a grid of its label and one value. */}
-                    <div>
-                      <a href={mailHref(kind)}>{kindLabel(kind)}</a>
-                      <div className="hint">
-                        <code>{kind}</code>
-                      </div>
+        <Table
+          className="cards mail-kinds"
+          caption="Mails"
+          columns={['Mail', 'What it is for', 'Your own wording']}
+        >
+          {data.kinds.map(({ kind }) => {
+            const own = data.items.filter((t) => t.kind === kind).map((t) => t.locale)
+            return (
+              <tr key={kind}>
+                <td data-label="Mail">
+                  {/* One block: on a phone the cell is a grid of its label and one value. */}
+                  <div>
+                    <a href={mailHref(kind)}>{kindLabel(kind)}</a>
+                    <div className="hint">
+                      <code>{kind}</code>
                     </div>
-                  </td>
-                  <td data-label="What it is for" className="long">
-                    {KIND_WORDS[kind]?.does}
-                  </td>
-                  <td data-label="Your own wording" className="long">
-                    {own.length === 0
-                      ? 'None: the default wording'
-                      : own.map((l) => `${localeName(l)} (${l})`).join(', ')}
-                  </td>
-                </tr>
-              )
-            })}
-          </tbody>
-        </table>
+                  </div>
+                </td>
+                <td data-label="What it is for" className="long">
+                  {KIND_WORDS[kind]?.does}
+                </td>
+                <td data-label="Your own wording" className="long">
+                  {own.length === 0
+                    ? 'None: the default wording'
+                    : own.map((l) => `${localeName(l)} (${l})`).join(', ')}
+                </td>
+              </tr>
+            )
+          })}
+        </Table>
       )}
     </>
   )

@@ -8,8 +8,9 @@
 // replaces the domains and roles together.
 import { type FormEvent, useState } from 'react'
 import type { Schemas } from './api.ts'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
 import { useRoles } from './Roles.tsx'
-import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { changedFrom, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Organization = Schemas['Organization']
 
@@ -47,19 +48,10 @@ function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
     jit: { emailDomains: lines(draft.domains), roles: [...draft.roles].sort() },
   }
   if (!stored) return body
-  const before = bodyOf(stored)
-  return Object.fromEntries(
-    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
-  )
+  return changedFrom(body, bodyOf(stored))
 }
 
-export function OrganizationForm(props: {
-  initial?: Organization
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function OrganizationForm(props: FormProps<Organization>) {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS, { domain_taken: 'jit.emailDomains' })
@@ -70,54 +62,44 @@ export function OrganizationForm(props: {
     event.preventDefault()
     props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
   }
-  const domainErrors = errors.of('jit.emailDomains')
   return (
     <form className="settings org-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input
+      <TextField
         id={`${id}-name`}
+        label="Name"
         value={draft.name}
-        onChange={(e) => set('name', e.target.value)}
+        onChange={(value) => set('name', value)}
         required
         maxLength={120}
-        {...described(`${id}-name-error`, errors.of('name'))}
+        messages={errors.of('name')}
       />
-      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
-      <label htmlFor={`${id}-description`}>Description (optional)</label>
-      <input
+      <TextField
         id={`${id}-description`}
+        label="Description (optional)"
         value={draft.description}
-        onChange={(e) => set('description', e.target.value)}
+        onChange={(value) => set('description', value)}
         maxLength={500}
-        {...described(`${id}-description-error`, errors.of('description'))}
+        messages={errors.of('description')}
       />
-      <FieldError id={`${id}-description-error`} messages={errors.of('description')} />
-      <div className="check">
-        <input
-          type="checkbox"
-          id={`${id}-mfa`}
-          checked={draft.mfaRequired}
-          onChange={(e) => set('mfaRequired', e.target.checked)}
-        />
-        <label htmlFor={`${id}-mfa`}>Require a second factor for this organization’s tokens</label>
-      </div>
+      <Check
+        id={`${id}-mfa`}
+        checked={draft.mfaRequired}
+        onChange={(checked) => set('mfaRequired', checked)}
+        label="Require a second factor for this organization’s tokens"
+      />
       <fieldset className="jit">
         <legend>Just-in-time membership</legend>
-        <label htmlFor={`${id}-domains`}>Email domains</label>
-        <p className="hint" id={`${id}-domains-hint`}>
-          One a line, e.g. acme.com. A person whose verified address is of one of these joins at
-          their next sign-in; a domain belongs to one organization.
-        </p>
-        <textarea
+        <TextField
           id={`${id}-domains`}
+          label="Email domains"
+          hint="One a line, e.g. acme.com. A person whose verified address is of one of these joins at their next sign-in; a domain belongs to one organization."
           rows={3}
           spellCheck={false}
           value={draft.domains}
-          onChange={(e) => set('domains', e.target.value)}
-          {...described(`${id}-domains-error`, domainErrors, `${id}-domains-hint`)}
+          onChange={(value) => set('domains', value)}
+          messages={errors.of('jit.emailDomains')}
         />
-        <FieldError id={`${id}-domains-error`} messages={domainErrors} />
         <RoleChecks
           id={`${id}-jit`}
           legend="Roles they join with"
@@ -126,9 +108,7 @@ export function OrganizationForm(props: {
           messages={errors.of('jit.roles')}
         />
       </fieldset>
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }
@@ -163,17 +143,13 @@ export function RoleChecks(props: {
         </p>
       )}
       {shown.map((name) => (
-        <div className="check" key={name}>
-          <input
-            type="checkbox"
-            id={`${id}-role-${name}`}
-            checked={chosen.includes(name)}
-            onChange={(e) =>
-              onChange(e.target.checked ? [...chosen, name] : chosen.filter((r) => r !== name))
-            }
-          />
-          <label htmlFor={`${id}-role-${name}`}>{name}</label>
-        </div>
+        <Check
+          key={name}
+          id={`${id}-role-${name}`}
+          checked={chosen.includes(name)}
+          onChange={(on) => onChange(on ? [...chosen, name] : chosen.filter((r) => r !== name))}
+          label={name}
+        />
       ))}
       <FieldError id={`${id}-roles-error`} messages={messages} />
     </fieldset>

@@ -7,16 +7,16 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { Check, SubmitButton, TextField } from './fields.tsx'
 import { RoleChecks } from './OrganizationForm.tsx'
 import {
   ConfirmButton,
-  CopyButton,
-  described,
   ErrorText,
-  FieldError,
   formatDate,
   formErrors,
   MoreButton,
+  ShownOnce,
+  Table,
   usePages,
 } from './ui.tsx'
 
@@ -71,38 +71,31 @@ export function Invitations(props: { organizationId: string; organizationName: s
     <section aria-labelledby="org-invitations-h">
       <h2 id="org-invitations-h">Invitations</h2>
       {link && (
-        <div className="created" role="status">
-          <p>
-            <strong>
-              {link.email} is invited to {props.organizationName}.
-            </strong>{' '}
-            {link.mailed ? 'The mail is on its way. ' : 'No mail was sent. '}
-            Copy the invitation link now if you share it another way: it is shown this once.
-          </p>
-          <code className="secret" data-testid="organization-invite-link">
-            {link.url}
-          </code>
-          <div className="row">
-            <CopyButton text={link.url} label="Copy link" />
-            <button type="button" onClick={() => setLink(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <ShownOnce
+          value={link.url}
+          testId="organization-invite-link"
+          copyLabel="Copy link"
+          onDone={() => setLink(null)}
+        >
+          <strong>
+            {link.email} is invited to {props.organizationName}.
+          </strong>{' '}
+          {link.mailed ? 'The mail is on its way. ' : 'No mail was sent. '}
+          Copy the invitation link now if you share it another way: it is shown this once.
+        </ShownOnce>
       )}
       <form className="settings org-invite" onSubmit={submit} noValidate>
         <h3>Invite someone</h3>
         <ErrorText error={errors.rest} />
-        <label htmlFor="org-invite-email">Email address</label>
-        <input
+        <TextField
           id="org-invite-email"
+          label="Email address"
           type="email"
           value={email}
-          onChange={(e) => setEmail(e.target.value)}
+          onChange={setEmail}
           required
-          {...described('org-invite-email-error', errors.of('email'))}
+          messages={errors.of('email')}
         />
-        <FieldError id="org-invite-email-error" messages={errors.of('email')} />
         <RoleChecks
           id="org-invite"
           legend="Organization roles on accepting"
@@ -110,70 +103,54 @@ export function Invitations(props: { organizationId: string; organizationName: s
           onChange={setRoles}
           messages={errors.of('roles')}
         />
-        <div className="check">
-          <input
-            type="checkbox"
-            id="org-invite-send"
-            checked={sendEmail}
-            onChange={(e) => setSendEmail(e.target.checked)}
-          />
-          <label htmlFor="org-invite-send">Send the invitation by email</label>
-        </div>
-        <button type="submit" className="primary" disabled={create.isPending}>
-          Invite
-        </button>
+        <Check
+          id="org-invite-send"
+          checked={sendEmail}
+          onChange={setSendEmail}
+          label="Send the invitation by email"
+        />
+        <SubmitButton label="Invite" pending={create.isPending} />
       </form>
       <h3>{past ? 'All invitations' : 'Pending invitations'}</h3>
-      <div className="check">
-        <input
-          type="checkbox"
-          id="org-invite-past"
-          checked={past}
-          onChange={(e) => setPast(e.target.checked)}
-        />
-        <label htmlFor="org-invite-past">Show accepted, revoked and expired ones too</label>
-      </div>
+      <Check
+        id="org-invite-past"
+        checked={past}
+        onChange={setPast}
+        label="Show accepted, revoked and expired ones too"
+      />
       <ErrorText error={list.error ?? revoke.error} />
       {!list.loading && !list.error && shown.length === 0 && (
         <p>{past ? 'No invitations yet.' : 'No pending invitations.'}</p>
       )}
       {shown.length > 0 && (
-        <table className="cards">
-          <caption className="visually-hidden">Invitations</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Roles</th>
-              <th scope="col">Status</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Actions</th>
+        <Table
+          className="cards"
+          caption="Invitations"
+          columns={['Email', 'Roles', 'Status', 'Expires', 'Actions']}
+        >
+          {shown.map((i) => (
+            <tr key={i.id}>
+              <td data-label="Email" className="long">
+                {i.email}
+              </td>
+              <td data-label="Roles" className="long">
+                {i.roles.length ? i.roles.join(', ') : '—'}
+              </td>
+              <td data-label="Status">{i.status}</td>
+              <td data-label="Expires">{formatDate(i.expiresAt)}</td>
+              <td className="actions">
+                {i.status === 'Pending' && (
+                  <ConfirmButton
+                    label="Revoke"
+                    danger
+                    confirm={`Revoke the invitation of ${i.email}?`}
+                    onConfirm={() => revoke.mutate(i.id)}
+                  />
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {shown.map((i) => (
-              <tr key={i.id}>
-                <td data-label="Email" className="long">
-                  {i.email}
-                </td>
-                <td data-label="Roles" className="long">
-                  {i.roles.length ? i.roles.join(', ') : '—'}
-                </td>
-                <td data-label="Status">{i.status}</td>
-                <td data-label="Expires">{formatDate(i.expiresAt)}</td>
-                <td className="actions">
-                  {i.status === 'Pending' && (
-                    <ConfirmButton
-                      label="Revoke"
-                      danger
-                      confirm={`Revoke the invitation of ${i.email}?`}
-                      onConfirm={() => revoke.mutate(i.id)}
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </section>

@@ -9,7 +9,7 @@ import { type FormEvent, Fragment, useState } from 'react'
 import type { SessionClient } from '../../sdk/src/session.ts'
 import { type Schemas, useConsole } from './api.ts'
 import { RoleChecks } from './OrganizationForm.tsx'
-import { ConfirmButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import { ConfirmButton, ErrorText, formatDate, MoreButton, Table, usePages } from './ui.tsx'
 
 type Member = Schemas['OrganizationMember']
 
@@ -62,62 +62,55 @@ export function Members({ organizationId }: { organizationId: string }) {
         <p>No members yet: add a user below, or invite an address.</p>
       )}
       {list.items.length > 0 && (
-        <table className="cards">
-          <caption className="visually-hidden">Members</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Organization roles</th>
-              <th scope="col">Joined</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((m) => (
-              <Fragment key={m.userId}>
+        <Table
+          className="cards"
+          caption="Members"
+          columns={['Email', 'Organization roles', 'Joined', 'Actions']}
+        >
+          {list.items.map((m) => (
+            <Fragment key={m.userId}>
+              <tr>
+                <td data-label="Email" className="long">
+                  {m.email}
+                </td>
+                <td data-label="Organization roles" className="long">
+                  {m.roles.length ? m.roles.join(', ') : '—'}
+                </td>
+                <td data-label="Joined">{formatDate(m.joinedAt)}</td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    aria-expanded={open === m.userId}
+                    onClick={() => setOpen(open === m.userId ? null : m.userId)}
+                  >
+                    Roles<span className="visually-hidden"> of {m.email}</span>
+                  </button>
+                  <ConfirmButton
+                    label="Remove"
+                    danger
+                    confirm={`Remove ${m.email}?`}
+                    onConfirm={() => remove.mutate(m.userId)}
+                  />
+                </td>
+              </tr>
+              {open === m.userId && (
                 <tr>
-                  <td data-label="Email" className="long">
-                    {m.email}
-                  </td>
-                  <td data-label="Organization roles" className="long">
-                    {m.roles.length ? m.roles.join(', ') : '—'}
-                  </td>
-                  <td data-label="Joined">{formatDate(m.joinedAt)}</td>
-                  <td className="actions">
-                    <button
-                      type="button"
-                      aria-expanded={open === m.userId}
-                      onClick={() => setOpen(open === m.userId ? null : m.userId)}
-                    >
-                      Roles<span className="visually-hidden"> of {m.email}</span>
-                    </button>
-                    <ConfirmButton
-                      label="Remove"
-                      danger
-                      confirm={`Remove ${m.email}?`}
-                      onConfirm={() => remove.mutate(m.userId)}
+                  <td colSpan={4} className="whole">
+                    <MemberRoles
+                      organizationId={organizationId}
+                      member={m}
+                      onDone={() => {
+                        setOpen(null)
+                        changed()
+                      }}
+                      onCancel={() => setOpen(null)}
                     />
                   </td>
                 </tr>
-                {open === m.userId && (
-                  <tr>
-                    <td colSpan={4} className="whole">
-                      <MemberRoles
-                        organizationId={organizationId}
-                        member={m}
-                        onDone={() => {
-                          setOpen(null)
-                          changed()
-                        }}
-                        onCancel={() => setOpen(null)}
-                      />
-                    </td>
-                  </tr>
-                )}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
+              )}
+            </Fragment>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       <AddMember organizationId={organizationId} onAdded={changed} />

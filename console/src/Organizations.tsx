@@ -4,9 +4,10 @@
 // lands there.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
 import { OrganizationPage } from './Organization.tsx'
 import { OrganizationForm } from './OrganizationForm.tsx'
-import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import { ErrorText, formatDate, MoreButton, Table, usePages } from './ui.tsx'
 
 type Organization = Schemas['Organization']
 
@@ -41,50 +42,35 @@ function OrganizationList() {
         <p>No organizations yet: create the first one below.</p>
       )}
       {list.items.length > 0 && (
-        <table className="cards org-list">
-          <caption className="visually-hidden">Organizations</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Members</th>
-              <th scope="col">JIT domains</th>
-              <th scope="col">Second factor</th>
-              <th scope="col">Created</th>
+        <Table
+          className="cards org-list"
+          caption="Organizations"
+          columns={['Name', 'Members', 'JIT domains', 'Second factor', 'Created']}
+        >
+          {list.items.map((o) => (
+            <tr key={o.id}>
+              <td data-label="Name" className="long">
+                {/* One element: on a phone the cell is a grid of its label and its value. */}
+                <span>
+                  <a href={`#organizations?id=${encodeURIComponent(o.id)}`}>{o.name}</a>
+                  {o.description && <span className="hint org-description"> {o.description}</span>}
+                </span>
+              </td>
+              <td data-label="Members">{o.memberCount}</td>
+              <td data-label="JIT domains" className="long domains">
+                {o.jit.emailDomains.length ? o.jit.emailDomains.join(', ') : '—'}
+              </td>
+              <td data-label="Second factor">{o.mfaRequired ? 'Required' : 'No'}</td>
+              <td data-label="Created">{formatDate(o.createdAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((o) => (
-              <tr key={o.id}>
-                <td data-label="Name" className="long">
-                  {/* One element: on a phone the cell is a grid of its label and its value. */}
-                  <span>
-                    <a href={`#organizations?id=${encodeURIComponent(o.id)}`}>{o.name}</a>
-                    {o.description && (
-                      <span className="hint org-description"> {o.description}</span>
-                    )}
-                  </span>
-                </td>
-                <td data-label="Members">{o.memberCount}</td>
-                <td data-label="JIT domains" className="long domains">
-                  {o.jit.emailDomains.length ? o.jit.emailDomains.join(', ') : '—'}
-                </td>
-                <td data-label="Second factor">{o.mfaRequired ? 'Required' : 'No'}</td>
-                <td data-label="Created">{formatDate(o.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       {list.loading && <p>Loading…</p>}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       <section aria-labelledby="new-org-h">
         <h2 id="new-org-h">New organization</h2>
-        <OrganizationForm
-          submitLabel="Create organization"
-          pending={create.isPending}
-          error={create.error}
-          onSubmit={(body) => create.mutate(body)}
-        />
+        <OrganizationForm submitLabel="Create organization" {...formOf(create)} />
       </section>
     </>
   )

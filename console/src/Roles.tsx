@@ -7,13 +7,15 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { Check, type FormProps, formOf, SubmitButton, TextField } from './fields.tsx'
 import {
   ConfirmButton,
-  described,
+  changedFrom,
   ErrorText,
   FieldError,
   formatDate,
   formErrors,
+  Table,
   usePages,
 } from './ui.tsx'
 
@@ -86,50 +88,43 @@ function RoleList() {
       </p>
       <ErrorText error={roles.error} />
       {roles.data && (
-        <table className="cards role-list">
-          <caption className="visually-hidden">Roles</caption>
-          <thead>
-            <tr>
-              <th scope="col">Role</th>
-              <th scope="col">Description</th>
-              <th scope="col">Grants</th>
-              <th scope="col">Created</th>
+        <Table
+          className="cards role-list"
+          caption="Roles"
+          columns={['Role', 'Description', 'Grants', 'Created']}
+        >
+          {roles.data.map((role) => (
+            <tr key={role.id}>
+              <td data-label="Role" className="long">
+                {role.builtIn ? (
+                  // One element: on a phone the cell is a grid of its label and its value.
+                  <span>
+                    <strong>{role.name}</strong> <span className="badge">Built-in</span>
+                  </span>
+                ) : (
+                  <a href={`#roles?id=${encodeURIComponent(role.id)}`}>{role.name}</a>
+                )}
+              </td>
+              <td data-label="Description" className="long">
+                {role.builtIn
+                  ? role.name === 'Admin'
+                    ? 'Every permission. Not editable.'
+                    : 'No administration permission. Not editable.'
+                  : (role.description ?? '—')}
+              </td>
+              <td data-label="Grants">
+                {role.kind === 'organization' ? (
+                  <span>
+                    {summary(role)} <span className="badge">Organization</span>
+                  </span>
+                ) : (
+                  summary(role)
+                )}
+              </td>
+              <td data-label="Created">{role.builtIn ? '—' : formatDate(role.createdAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {roles.data.map((role) => (
-              <tr key={role.id}>
-                <td data-label="Role" className="long">
-                  {role.builtIn ? (
-                    // One element: on a phone the cell is a grid of its label and its value.
-                    <span>
-                      <strong>{role.name}</strong> <span className="badge">Built-in</span>
-                    </span>
-                  ) : (
-                    <a href={`#roles?id=${encodeURIComponent(role.id)}`}>{role.name}</a>
-                  )}
-                </td>
-                <td data-label="Description" className="long">
-                  {role.builtIn
-                    ? role.name === 'Admin'
-                      ? 'Every permission. Not editable.'
-                      : 'No administration permission. Not editable.'
-                    : (role.description ?? '—')}
-                </td>
-                <td data-label="Grants">
-                  {role.kind === 'organization' ? (
-                    <span>
-                      {summary(role)} <span className="badge">Organization</span>
-                    </span>
-                  ) : (
-                    summary(role)
-                  )}
-                </td>
-                <td data-label="Created">{role.builtIn ? '—' : formatDate(role.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <section aria-labelledby="new-role-h">
         <h2 id="new-role-h">New role</h2>
@@ -191,13 +186,7 @@ function RolePage({ id }: { id: string }) {
           ) : (
             <>
               {save.isSuccess && !save.isPending && <p role="status">Saved.</p>}
-              <RoleForm
-                initial={role.data}
-                submitLabel="Save role"
-                pending={save.isPending}
-                error={save.error}
-                onSubmit={(body) => save.mutate(body)}
-              />
+              <RoleForm initial={role.data} submitLabel="Save role" {...formOf(save)} />
               <h3>Delete</h3>
               <p className="hint">
                 The users holding it lose its permissions at once; their base role stays.
@@ -271,19 +260,10 @@ function bodyOf(
     resourceScopes,
   }
   if (!stored) return draft.kind === 'organization' ? { ...body, kind: draft.kind } : body
-  const before = bodyOf(stored, catalogue, resources)
-  return Object.fromEntries(
-    Object.entries(body).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k])),
-  )
+  return changedFrom(body, bodyOf(stored, catalogue, resources))
 }
 
-function RoleForm(props: {
-  initial?: Role
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+function RoleForm(props: FormProps<Role>) {
   const { session } = useConsole()
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
@@ -319,39 +299,35 @@ function RoleForm(props: {
   return (
     <form className="settings role-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input
+      <TextField
         id={`${id}-name`}
+        label="Name"
         value={draft.name}
-        onChange={(e) => set('name', e.target.value)}
+        onChange={(value) => set('name', value)}
         required
         maxLength={64}
-        {...described(`${id}-name-error`, errors.of('name'))}
+        messages={errors.of('name')}
       />
-      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
-      <label htmlFor={`${id}-description`}>Description (optional)</label>
-      <input
+      <TextField
         id={`${id}-description`}
+        label="Description (optional)"
         value={draft.description}
-        onChange={(e) => set('description', e.target.value)}
+        onChange={(value) => set('description', value)}
         maxLength={500}
-        {...described(`${id}-description-error`, errors.of('description'))}
+        messages={errors.of('description')}
       />
-      <FieldError id={`${id}-description-error`} messages={errors.of('description')} />
       {!initial && (
         <fieldset className="choice">
           <legend>Kind</legend>
           {KINDS.map(([value, label]) => (
-            <div className="check" key={value}>
-              <input
-                type="radio"
-                id={`${id}-kind-${value}`}
-                name={`${id}-kind`}
-                checked={draft.kind === value}
-                onChange={() => set('kind', value)}
-              />
-              <label htmlFor={`${id}-kind-${value}`}>{label}</label>
-            </div>
+            <Check
+              key={value}
+              id={`${id}-kind-${value}`}
+              name={`${id}-kind`}
+              checked={draft.kind === value}
+              onChange={() => set('kind', value)}
+              label={label}
+            />
           ))}
         </fieldset>
       )}
@@ -370,21 +346,22 @@ function RoleForm(props: {
           </legend>
           <ErrorText error={catalogue.error} />
           {catalogue.data?.map((p) => (
-            <div className="check permission" key={p.name}>
-              <input
-                type="checkbox"
-                id={`${id}-perm-${p.name}`}
-                checked={draft.permissions.includes(p.name)}
-                onChange={(e) => togglePermission(p.name, e.target.checked)}
-                aria-describedby={`${id}-perm-${p.name}-d`}
-              />
-              <label htmlFor={`${id}-perm-${p.name}`}>
-                <code>{p.name}</code>
-                <span className="hint" id={`${id}-perm-${p.name}-d`}>
-                  {p.description}
-                </span>
-              </label>
-            </div>
+            <Check
+              key={p.name}
+              className="permission"
+              id={`${id}-perm-${p.name}`}
+              checked={draft.permissions.includes(p.name)}
+              onChange={(on) => togglePermission(p.name, on)}
+              describedBy={`${id}-perm-${p.name}-d`}
+              label={
+                <>
+                  <code>{p.name}</code>
+                  <span className="hint" id={`${id}-perm-${p.name}-d`}>
+                    {p.description}
+                  </span>
+                </>
+              }
+            />
           ))}
           <FieldError id={`${id}-permissions-error`} messages={permissionErrors} />
         </fieldset>
@@ -406,18 +383,18 @@ function RoleForm(props: {
               {r.name} <span className="mono hint">{r.identifier}</span>
             </legend>
             {r.scopes.map((s) => (
-              <div className="check" key={s.name}>
-                <input
-                  type="checkbox"
-                  id={`${id}-scope-${r.id}-${s.name}`}
-                  checked={draft.scopes[r.identifier]?.includes(s.name) ?? false}
-                  onChange={(e) => toggleScope(r.identifier, s.name, e.target.checked)}
-                />
-                <label htmlFor={`${id}-scope-${r.id}-${s.name}`}>
-                  <code>{s.name}</code>
-                  {s.description && <span className="hint">{s.description}</span>}
-                </label>
-              </div>
+              <Check
+                key={s.name}
+                id={`${id}-scope-${r.id}-${s.name}`}
+                checked={draft.scopes[r.identifier]?.includes(s.name) ?? false}
+                onChange={(on) => toggleScope(r.identifier, s.name, on)}
+                label={
+                  <>
+                    <code>{s.name}</code>
+                    {s.description && <span className="hint">{s.description}</span>}
+                  </>
+                }
+              />
             ))}
           </fieldset>
         ))}
@@ -428,9 +405,7 @@ function RoleForm(props: {
         )}
         <FieldError id={`${id}-scopes-error`} messages={scopeErrors} />
       </fieldset>
-      <button type="submit" className="primary" disabled={props.pending || !catalogue.data}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending || !catalogue.data} />
     </form>
   )
 }

@@ -6,7 +6,8 @@
 import { useQuery } from '@tanstack/react-query'
 import { type FormEvent, Fragment, type ReactNode, useState } from 'react'
 import type { Schemas } from './api.ts'
-import { CopyButton, described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { CopyButton, ErrorText, formErrors } from './ui.tsx'
 
 type Application = Schemas['Application']
 type Saml = NonNullable<Application['saml']>
@@ -94,14 +95,7 @@ function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
   return body
 }
 
-export function SamlForm(props: {
-  initial?: Application
-  typeSelect?: ReactNode
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function SamlForm(props: FormProps<Application> & { typeSelect?: ReactNode }) {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS)
@@ -113,40 +107,28 @@ export function SamlForm(props: {
     props.onSubmit(bodyOf(draft, initial !== undefined))
   }
   const text = (field: keyof Draft, label: string, rows: number, hint?: string) => (
-    <>
-      <label htmlFor={`${id}-${field}`}>{label}</label>
-      {hint && (
-        <p className="hint" id={`${id}-${field}-hint`}>
-          {hint}
-        </p>
-      )}
-      <textarea
-        id={`${id}-${field}`}
-        rows={rows}
-        value={String(draft[field])}
-        onChange={(e) => set(field, e.target.value as never)}
-        {...described(
-          `${id}-${field}-error`,
-          errors.of(field),
-          hint ? `${id}-${field}-hint` : undefined,
-        )}
-      />
-      <FieldError id={`${id}-${field}-error`} messages={errors.of(field)} />
-    </>
+    <TextField
+      id={`${id}-${field}`}
+      label={label}
+      hint={hint}
+      rows={rows}
+      value={String(draft[field])}
+      onChange={(value) => set(field, value as never)}
+      messages={errors.of(field)}
+    />
   )
   return (
     <form className="settings" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input
+      <TextField
         id={`${id}-name`}
+        label="Name"
         value={draft.name}
-        onChange={(e) => set('name', e.target.value)}
+        onChange={(value) => set('name', value)}
         required
         maxLength={200}
-        {...described(`${id}-name-error`, errors.of('name'))}
+        messages={errors.of('name')}
       />
-      <FieldError id={`${id}-name-error`} messages={errors.of('name')} />
       {props.typeSelect}
       {text(
         'spMetadataXml',
@@ -154,14 +136,13 @@ export function SamlForm(props: {
         4,
         'Paste the SP’s SAML metadata: it fills the entity id, ACS URLs and certificates left empty below.',
       )}
-      <label htmlFor={`${id}-entityId`}>SP entity ID</label>
-      <input
+      <TextField
         id={`${id}-entityId`}
+        label="SP entity ID"
         value={draft.entityId}
-        onChange={(e) => set('entityId', e.target.value)}
-        {...described(`${id}-entityId-error`, errors.of('entityId'))}
+        onChange={(value) => set('entityId', value)}
+        messages={errors.of('entityId')}
       />
-      <FieldError id={`${id}-entityId-error`} messages={errors.of('entityId')} />
       {text(
         'acsUrls',
         'Assertion Consumer Service URLs',
@@ -192,20 +173,13 @@ export function SamlForm(props: {
         3,
         'When set, the SP’s sign-in requests must be signed by one of them.',
       )}
-      <div className="check">
-        <input
-          type="checkbox"
-          id={`${id}-sign-response`}
-          checked={draft.signResponse}
-          onChange={(e) => set('signResponse', e.target.checked)}
-        />
-        <label htmlFor={`${id}-sign-response`}>
-          Sign the whole response too (the assertion always is)
-        </label>
-      </div>
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <Check
+        id={`${id}-sign-response`}
+        checked={draft.signResponse}
+        onChange={(checked) => set('signResponse', checked)}
+        label="Sign the whole response too (the assertion always is)"
+      />
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }

@@ -6,7 +6,7 @@ import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
 import { Branding } from './Branding.tsx'
 import { Captcha } from './Captcha.tsx'
-import { ErrorText, localeName } from './ui.tsx'
+import { changedFrom, ErrorText, localeName } from './ui.tsx'
 
 type Tenant = Schemas['Tenant']
 type Editable = Pick<
@@ -63,12 +63,7 @@ export function Settings() {
   const stored = pick(tenant.data)
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const patch = Object.fromEntries(
-      Object.entries(draft).filter(
-        ([k, v]) => JSON.stringify(stored[k as keyof Editable]) !== JSON.stringify(v),
-      ),
-    )
-    save.mutate(patch)
+    save.mutate(changedFrom(draft, stored))
   }
   const set = <K extends keyof Editable>(key: K, value: Editable[K]) =>
     setDraft({ ...draft, [key]: value })

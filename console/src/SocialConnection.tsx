@@ -2,9 +2,9 @@
 // copy button; a test sign-in in a new tab (the hosted start page `/t/{slug}/social/{id}`,
 // which goes to the provider); enable and disable; deletion; and its settings, order
 // included.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
+import { EnableButton, SettingsSection, TestConnectionLink, useRecord } from './record.tsx'
 import { providerName, SocialConnectionForm } from './SocialConnectionForm.tsx'
 import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
 
@@ -12,49 +12,23 @@ type Connection = Schemas['SocialConnection']
 
 export function SocialConnectionPage({ id }: { id: string }) {
   const { session, tenant } = useConsole()
-  const queries = useQueryClient()
-  const key = ['social', id]
-  const connection = useQuery({
-    queryKey: key,
-    queryFn: async () => (await session.api.getSocialConnection({ path: { id } })).connection,
+  const { record, update, toggle, remove, saves } = useRecord<Connection>({
+    area: 'social',
+    id,
+    read: async () => (await session.api.getSocialConnection({ path: { id } })).connection,
+    update: async (body) =>
+      (await session.api.updateSocialConnection({ path: { id }, body: body as never })).connection,
+    remove: () => session.api.deleteSocialConnection({ path: { id } }),
+    dropList: true,
   })
-  const saved = (updated: { connection: Connection }) => {
-    queries.setQueryData(key, updated.connection)
-    void queries.invalidateQueries({ queryKey: ['social'], exact: true })
-  }
-  // Each save starts the form afresh from the record answered (a typed secret is cleared),
-  // even when two saves share one updatedAt.
-  const [saves, setSaves] = useState(0)
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.updateSocialConnection({ path: { id }, body: body as never }),
-    onSuccess: (updated) => {
-      saved(updated)
-      setSaves((n) => n + 1)
-    },
-  })
-  const toggle = useMutation({
-    mutationFn: (enabled: boolean) =>
-      session.api.updateSocialConnection({ path: { id }, body: { enabled } }),
-    onSuccess: saved,
-  })
-  const remove = useMutation({
-    mutationFn: () => session.api.deleteSocialConnection({ path: { id } }),
-    onSuccess: () => {
-      // The list loads afresh rather than show the deleted connection for a moment.
-      queries.removeQueries({ queryKey: key })
-      queries.removeQueries({ queryKey: ['social'], exact: true })
-      window.location.hash = '#social'
-    },
-  })
-  const c = connection.data
+  const c = record.data
   const provider = c && providerName(c.provider)
   return (
     <>
       <p>
         <a href="#social">All connections</a>
       </p>
-      <ErrorText error={connection.error ?? toggle.error ?? remove.error} />
+      <ErrorText error={record.error ?? toggle.error ?? remove.error} />
       {c && (
         <>
           <h2 className="hook-url">{c.name}</h2>
@@ -69,23 +43,11 @@ export function SocialConnectionPage({ id }: { id: string }) {
             <dd>{formatDate(c.createdAt)}</dd>
           </dl>
           <div className="row">
-            <button
-              type="button"
-              disabled={toggle.isPending}
-              onClick={() => toggle.mutate(!c.enabled)}
-            >
-              {c.enabled ? 'Disable' : 'Enable'}
-            </button>
+            <EnableButton enabled={c.enabled} toggle={toggle} />
             {c.enabled && (
-              <a
-                className="button-link"
+              <TestConnectionLink
                 href={`/t/${encodeURIComponent(tenant)}/social/${encodeURIComponent(c.id)}`}
-                target="_blank"
-                rel="noopener noreferrer"
-              >
-                Test this connection
-                <span className="visually-hidden"> (opens a new tab)</span>
-              </a>
+              />
             )}
             <ConfirmButton
               label="Delete connection"
@@ -113,19 +75,15 @@ export function SocialConnectionPage({ id }: { id: string }) {
               </dd>
             </dl>
           </section>
-          <section aria-labelledby="social-settings-h">
-            <h2 id="social-settings-h">Settings</h2>
+          <SettingsSection id="social-settings-h" saved={update.isSuccess}>
             <SocialConnectionForm
               key={`${c.updatedAt}:${saves}`}
               provider={c.provider}
               initial={c}
               submitLabel="Save connection"
-              pending={update.isPending}
-              error={update.error}
-              onSubmit={(body) => update.mutate(body)}
+              {...formOf(update)}
             />
-            {update.isSuccess && <p role="status">Saved.</p>}
-          </section>
+          </SettingsSection>
         </>
       )}
     </>

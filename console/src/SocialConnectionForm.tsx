@@ -10,7 +10,8 @@
 import { type FormEvent, type ReactNode, useState } from 'react'
 import { PRESETS, SOCIAL_PROVIDERS } from '../../src/modules/federation/social/presets.ts'
 import type { Schemas } from './api.ts'
-import { described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { changedFrom, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Connection = Schemas['SocialConnection']
 export type Provider = Connection['provider']
@@ -234,24 +235,13 @@ export function bodyOf(provider: Provider, draft: Draft, stored?: Draft): Record
     claims: pathsOrNull(claimsOf(provider, stored)),
   }
   // An endpoints or claims object replaces the stored one whole, so it goes whole.
-  const body = Object.fromEntries(
-    Object.entries(now).filter(
-      ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
-    ),
-  )
+  const body = changedFrom(now, before)
   const apple = provider === 'apple' ? appleOf(draft, stored) : undefined
   if (apple) body.apple = apple
   return draft.clientSecret ? { ...body, clientSecret: draft.clientSecret } : body
 }
 
-export function SocialConnectionForm(props: {
-  provider: Provider
-  initial?: Connection
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function SocialConnectionForm(props: FormProps<Connection> & { provider: Provider }) {
   const { provider, initial } = props
   const preset = PRESETS[provider]
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
@@ -271,30 +261,21 @@ export function SocialConnectionForm(props: {
     label: string,
     options: { hint?: ReactNode; type?: string; rename?: string } = {},
   ) => {
-    const fieldId = `${id}-${key}`
-    const hintId = options.hint ? `${fieldId}-hint` : undefined
     const messages = errors.of(path).map((m) =>
       // The scopes are words of one line: an issue names the scope, not a line.
       REQUIRED.test(m) ? 'Required.' : options.rename ? m.replace(/^Line/, options.rename) : m,
     )
     return (
-      <>
-        <label htmlFor={fieldId}>{label}</label>
-        {options.hint && (
-          <p className="hint" id={hintId}>
-            {options.hint}
-          </p>
-        )}
-        <input
-          id={fieldId}
-          type={options.type ?? 'text'}
-          spellCheck={false}
-          value={draft[key]}
-          onChange={(e) => set(key, e.target.value)}
-          {...described(`${fieldId}-error`, messages, hintId)}
-        />
-        <FieldError id={`${fieldId}-error`} messages={messages} />
-      </>
+      <TextField
+        id={`${id}-${key}`}
+        label={label}
+        hint={options.hint}
+        type={options.type ?? 'text'}
+        spellCheck={false}
+        value={draft[key]}
+        onChange={(value) => set(key, value)}
+        messages={messages}
+      />
     )
   }
 
@@ -304,15 +285,12 @@ export function SocialConnectionForm(props: {
   )
 
   const check = (key: 'enabled' | 'allowSignUp' | 'linkByVerifiedEmail', label: string) => (
-    <div className="check">
-      <input
-        type="checkbox"
-        id={`${id}-${key}`}
-        checked={draft[key]}
-        onChange={(e) => set(key, e.target.checked)}
-      />
-      <label htmlFor={`${id}-${key}`}>{label}</label>
-    </div>
+    <Check
+      id={`${id}-${key}`}
+      checked={draft[key]}
+      onChange={(checked) => set(key, checked)}
+      label={label}
+    />
   )
 
   const defaultScopes = preset.scopes.length
@@ -362,25 +340,20 @@ export function SocialConnectionForm(props: {
           {groupError('apple')}
           {field('appleTeamId', 'apple.teamId', 'Team ID')}
           {field('appleKeyId', 'apple.keyId', 'Key ID')}
-          <label htmlFor={`${id}-applePrivateKey`}>Private key (.p8)</label>
-          <p className="hint" id={`${id}-applePrivateKey-hint`}>
-            {initial?.apple?.hasPrivateKey
-              ? 'A key is stored. Leave this empty to keep it, or paste a new one.'
-              : 'The PEM text of the .p8 file Apple gave; stored sealed, never shown again.'}
-          </p>
-          <textarea
+          <TextField
             id={`${id}-applePrivateKey`}
+            label="Private key (.p8)"
+            hint={
+              initial?.apple?.hasPrivateKey
+                ? 'A key is stored. Leave this empty to keep it, or paste a new one.'
+                : 'The PEM text of the .p8 file Apple gave; stored sealed, never shown again.'
+            }
             rows={5}
             spellCheck={false}
             value={draft.applePrivateKey}
-            onChange={(e) => set('applePrivateKey', e.target.value)}
-            {...described(
-              `${id}-applePrivateKey-error`,
-              errors.of('apple.privateKey'),
-              `${id}-applePrivateKey-hint`,
-            )}
+            onChange={(value) => set('applePrivateKey', value)}
+            messages={errors.of('apple.privateKey')}
           />
-          <FieldError id={`${id}-applePrivateKey-error`} messages={errors.of('apple.privateKey')} />
         </fieldset>
       )}
       {provider === 'oauth2' && (
@@ -447,9 +420,7 @@ export function SocialConnectionForm(props: {
           'Link by verified address: a first sign-in joins the account with the address the provider verified (when that account’s address is verified too)',
         )}
       </fieldset>
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }

@@ -4,6 +4,7 @@
 // connection (SocialConnection.tsx), where a new one lands to show its callback URL.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
 import { SocialConnectionPage } from './SocialConnection.tsx'
 import {
   PROVIDERS,
@@ -11,7 +12,7 @@ import {
   providerName,
   SocialConnectionForm,
 } from './SocialConnectionForm.tsx'
-import { ErrorText } from './ui.tsx'
+import { ErrorText, Table } from './ui.tsx'
 
 type Connection = Schemas['SocialConnection']
 
@@ -64,29 +65,22 @@ function ConnectionList() {
       )}
       {items.length > 0 && (
         <>
-          <table className="cards">
-            <caption className="visually-hidden">Social connections</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Provider</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">Order</th>
+          <Table
+            className="cards"
+            caption="Social connections"
+            columns={['Name', 'Provider', 'Enabled', 'Order']}
+          >
+            {items.map((c) => (
+              <tr key={c.id}>
+                <td data-label="Name">
+                  <a href={`#social?id=${encodeURIComponent(c.id)}`}>{c.name}</a>
+                </td>
+                <td data-label="Provider">{providerName(c.provider)}</td>
+                <td data-label="Enabled">{yesNo(c.enabled)}</td>
+                <td data-label="Order">{c.order}</td>
               </tr>
-            </thead>
-            <tbody>
-              {items.map((c) => (
-                <tr key={c.id}>
-                  <td data-label="Name">
-                    <a href={`#social?id=${encodeURIComponent(c.id)}`}>{c.name}</a>
-                  </td>
-                  <td data-label="Provider">{providerName(c.provider)}</td>
-                  <td data-label="Enabled">{yesNo(c.enabled)}</td>
-                  <td data-label="Order">{c.order}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
           <p className="hint">
             The sign-in page shows the enabled ones in this order: by Order, then oldest first.
           </p>
@@ -136,9 +130,7 @@ function AddConnection({ provider }: { provider: Provider }) {
         <SocialConnectionForm
           provider={provider}
           submitLabel="Add connection"
-          pending={create.isPending}
-          error={create.error}
-          onSubmit={(body) => create.mutate(body)}
+          {...formOf(create)}
         />
       </section>
     </>

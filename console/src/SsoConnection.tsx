@@ -2,9 +2,11 @@
 // redirect URI; the SAML entity ID, ACS URL and metadata URL), each with a copy button; a
 // test sign-in in a new tab (the hosted page `/t/{slug}/sso/{id}` that starts a sign-in
 // naming the connection); enable and disable; deletion; and its settings.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { Fragment, useState } from 'react'
+import { useQuery } from '@tanstack/react-query'
+import { Fragment } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
+import { EnableButton, SettingsSection, TestConnectionLink, useRecord } from './record.tsx'
 import { SsoConnectionForm, typeName } from './SsoConnectionForm.tsx'
 import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
 
@@ -12,48 +14,22 @@ type Connection = Schemas['SsoConnection']
 
 export function SsoConnectionPage({ id }: { id: string }) {
   const { session, tenant } = useConsole()
-  const queries = useQueryClient()
-  const key = ['sso', id]
-  const connection = useQuery({
-    queryKey: key,
-    queryFn: async () => (await session.api.getSsoConnection({ path: { id } })).connection,
+  const { record, update, toggle, remove, saves } = useRecord<Connection>({
+    area: 'sso',
+    id,
+    read: async () => (await session.api.getSsoConnection({ path: { id } })).connection,
+    update: async (body) =>
+      (await session.api.updateSsoConnection({ path: { id }, body: body as never })).connection,
+    remove: () => session.api.deleteSsoConnection({ path: { id } }),
+    dropList: true,
   })
-  const saved = (updated: { connection: Connection }) => {
-    queries.setQueryData(key, updated.connection)
-    void queries.invalidateQueries({ queryKey: ['sso'], exact: true })
-  }
-  // Each save starts the form afresh from the record answered (a typed secret is cleared),
-  // even when two saves share one updatedAt.
-  const [saves, setSaves] = useState(0)
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.updateSsoConnection({ path: { id }, body: body as never }),
-    onSuccess: (updated) => {
-      saved(updated)
-      setSaves((n) => n + 1)
-    },
-  })
-  const toggle = useMutation({
-    mutationFn: (enabled: boolean) =>
-      session.api.updateSsoConnection({ path: { id }, body: { enabled } }),
-    onSuccess: saved,
-  })
-  const remove = useMutation({
-    mutationFn: () => session.api.deleteSsoConnection({ path: { id } }),
-    onSuccess: () => {
-      // The list loads afresh rather than show the deleted connection for a moment.
-      queries.removeQueries({ queryKey: key })
-      queries.removeQueries({ queryKey: ['sso'], exact: true })
-      window.location.hash = '#sso'
-    },
-  })
-  const c = connection.data
+  const c = record.data
   return (
     <>
       <p>
         <a href="#sso">All connections</a>
       </p>
-      <ErrorText error={connection.error ?? toggle.error ?? remove.error} />
+      <ErrorText error={record.error ?? toggle.error ?? remove.error} />
       {c && (
         <>
           <h2 className="hook-url">{c.name}</h2>
@@ -75,23 +51,11 @@ export function SsoConnectionPage({ id }: { id: string }) {
             <dd>{formatDate(c.createdAt)}</dd>
           </dl>
           <div className="row">
-            <button
-              type="button"
-              disabled={toggle.isPending}
-              onClick={() => toggle.mutate(!c.enabled)}
-            >
-              {c.enabled ? 'Disable' : 'Enable'}
-            </button>
+            <EnableButton enabled={c.enabled} toggle={toggle} />
             {c.enabled && (
-              <a
-                className="button-link"
+              <TestConnectionLink
                 href={`/t/${encodeURIComponent(tenant)}/sso/${encodeURIComponent(c.id)}`}
-                target="_blank"
-                rel="noopener noreferrer"
-              >
-                Test this connection
-                <span className="visually-hidden"> (opens a new tab)</span>
-              </a>
+              />
             )}
             <ConfirmButton
               label="Delete connection"
@@ -106,18 +70,14 @@ export function SsoConnectionPage({ id }: { id: string }) {
               : 'A disabled connection signs nobody in: enable it to test it.'}
           </p>
           <Register connection={c} />
-          <section aria-labelledby="sso-settings-h">
-            <h2 id="sso-settings-h">Settings</h2>
+          <SettingsSection id="sso-settings-h" saved={update.isSuccess}>
             <SsoConnectionForm
               key={`${c.updatedAt}:${saves}`}
               initial={c}
               submitLabel="Save connection"
-              pending={update.isPending}
-              error={update.error}
-              onSubmit={(body) => update.mutate(body)}
+              {...formOf(update)}
             />
-            {update.isSuccess && <p role="status">Saved.</p>}
-          </section>
+          </SettingsSection>
         </>
       )}
     </>

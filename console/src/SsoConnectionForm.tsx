@@ -8,7 +8,8 @@
 // and the client secret only when a new one is typed (the stored one is kept otherwise).
 import { type FormEvent, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { described, ErrorText, FieldError, formErrors, usePages } from './ui.tsx'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { changedFrom, described, ErrorText, FieldError, formErrors, usePages } from './ui.tsx'
 
 type Connection = Schemas['SsoConnection']
 type Kind = Connection['type']
@@ -132,10 +133,8 @@ export function rulesOf(text: string) {
 
 /** Only the entries of `block` that differ from `before`'s; undefined when none do. */
 function changed(block: Record<string, unknown>, before: Record<string, unknown>) {
-  const diff = Object.entries(block).filter(
-    ([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(before[k]),
-  )
-  return diff.length ? Object.fromEntries(diff) : undefined
+  const diff = changedFrom(block, before)
+  return Object.keys(diff).length ? diff : undefined
 }
 
 function protocolBlock(draft: Draft): Record<string, unknown> {
@@ -188,13 +187,7 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
   return diff ? { ...top, [key]: diff } : top
 }
 
-export function SsoConnectionForm(props: {
-  initial?: Connection
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function SsoConnectionForm(props: FormProps<Connection>) {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS, { domain_taken: 'domains' })
@@ -213,34 +206,23 @@ export function SsoConnectionForm(props: {
     label: string,
     options: { hint?: string; rows?: number; type?: string; mono?: boolean; rename?: string } = {},
   ) => {
-    const fieldId = `${id}-${key}`
-    const hintId = options.hint ? `${fieldId}-hint` : undefined
     const messages = errors.of(path).map((m) =>
       // A certificate's message names it, not a line (the text holds several lines each).
       REQUIRED.test(m) ? 'Required.' : options.rename ? m.replace(/^Line/, options.rename) : m,
     )
-    const common = {
-      id: fieldId,
-      value: draft[key] as string,
-      onChange: (e: { target: { value: string } }) => set(key, e.target.value as never),
-      className: options.mono ? 'mono' : undefined,
-      ...described(`${fieldId}-error`, messages, hintId),
-    }
     return (
-      <>
-        <label htmlFor={fieldId}>{label}</label>
-        {options.hint && (
-          <p className="hint" id={hintId}>
-            {options.hint}
-          </p>
-        )}
-        {options.rows ? (
-          <textarea rows={options.rows} spellCheck={false} {...common} />
-        ) : (
-          <input type={options.type ?? 'text'} spellCheck={false} {...common} />
-        )}
-        <FieldError id={`${fieldId}-error`} messages={messages} />
-      </>
+      <TextField
+        id={`${id}-${key}`}
+        label={label}
+        hint={options.hint}
+        rows={options.rows}
+        type={options.rows ? undefined : (options.type ?? 'text')}
+        spellCheck={false}
+        className={options.mono ? 'mono' : undefined}
+        value={draft[key] as string}
+        onChange={(value) => set(key, value as never)}
+        messages={messages}
+      />
     )
   }
 
@@ -248,15 +230,12 @@ export function SsoConnectionForm(props: {
     key: 'enabled' | 'jitProvisioning' | 'enforce' | 'mfaSatisfied',
     label: string,
   ) => (
-    <div className="check">
-      <input
-        type="checkbox"
-        id={`${id}-${key}`}
-        checked={draft[key]}
-        onChange={(e) => set(key, e.target.checked)}
-      />
-      <label htmlFor={`${id}-${key}`}>{label}</label>
-    </div>
+    <Check
+      id={`${id}-${key}`}
+      checked={draft[key]}
+      onChange={(checked) => set(key, checked)}
+      label={label}
+    />
   )
 
   return (
@@ -267,16 +246,14 @@ export function SsoConnectionForm(props: {
         <fieldset className="choice">
           <legend>Protocol</legend>
           {TYPES.map(([value, label]) => (
-            <div className="check" key={value}>
-              <input
-                type="radio"
-                id={`${id}-type-${value}`}
-                name={`${id}-type`}
-                checked={draft.type === value}
-                onChange={() => set('type', value)}
-              />
-              <label htmlFor={`${id}-type-${value}`}>{label}</label>
-            </div>
+            <Check
+              key={value}
+              id={`${id}-type-${value}`}
+              name={`${id}-type`}
+              checked={draft.type === value}
+              onChange={() => set('type', value)}
+              label={label}
+            />
           ))}
         </fieldset>
       )}
@@ -301,28 +278,20 @@ export function SsoConnectionForm(props: {
       ) : (
         <fieldset className="protocol">
           <legend>SAML 2.0 identity provider</legend>
-          <div className="check">
-            <input
-              type="radio"
-              id={`${id}-from-metadata`}
-              name={`${id}-from`}
-              checked={draft.samlFrom === 'metadata'}
-              onChange={() => set('samlFrom', 'metadata')}
-            />
-            <label htmlFor={`${id}-from-metadata`}>
-              {initial ? 'Replace from new IdP metadata XML' : 'Paste the IdP’s metadata XML'}
-            </label>
-          </div>
-          <div className="check">
-            <input
-              type="radio"
-              id={`${id}-from-fields`}
-              name={`${id}-from`}
-              checked={draft.samlFrom === 'fields'}
-              onChange={() => set('samlFrom', 'fields')}
-            />
-            <label htmlFor={`${id}-from-fields`}>Entity ID, sign-in URL and certificates</label>
-          </div>
+          <Check
+            id={`${id}-from-metadata`}
+            name={`${id}-from`}
+            checked={draft.samlFrom === 'metadata'}
+            onChange={() => set('samlFrom', 'metadata')}
+            label={initial ? 'Replace from new IdP metadata XML' : 'Paste the IdP’s metadata XML'}
+          />
+          <Check
+            id={`${id}-from-fields`}
+            name={`${id}-from`}
+            checked={draft.samlFrom === 'fields'}
+            onChange={() => set('samlFrom', 'fields')}
+            label="Entity ID, sign-in URL and certificates"
+          />
           {draft.samlFrom === 'metadata' ? (
             field('idpMetadataXml', 'saml.idpMetadataXml', 'IdP metadata XML', {
               rows: 8,
@@ -382,9 +351,7 @@ export function SsoConnectionForm(props: {
         mono: true,
         hint: 'One rule a line: claim=value: Role, Role (e.g. groups=engineering: Engineers). At each sign-in the roles these give replace those they gave before; roles given in Users stay.',
       })}
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }

@@ -4,9 +4,10 @@
 // what to register at the identity provider.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
 import { SsoConnectionPage } from './SsoConnection.tsx'
 import { SsoConnectionForm, typeName } from './SsoConnectionForm.tsx'
-import { ErrorText, MoreButton, usePages } from './ui.tsx'
+import { ErrorText, MoreButton, Table, usePages } from './ui.tsx'
 
 type Connection = Schemas['SsoConnection']
 
@@ -43,43 +44,30 @@ function ConnectionList() {
         <p>No SSO connections yet: add the first one below.</p>
       )}
       {list.items.length > 0 && (
-        <table className="sso-list">
-          <caption className="visually-hidden">SSO connections</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Domains</th>
-              <th scope="col">Enabled</th>
-              <th scope="col">Enforced</th>
+        <Table
+          className="sso-list"
+          caption="SSO connections"
+          columns={['Name', 'Type', 'Domains', 'Enabled', 'Enforced']}
+        >
+          {list.items.map((c) => (
+            <tr key={c.id}>
+              <td data-label="Name">
+                <a href={`#sso?id=${encodeURIComponent(c.id)}`}>{c.name}</a>
+              </td>
+              <td data-label="Type">{typeName(c.type)}</td>
+              <td data-label="Domains" className="domains">
+                {c.domains.join(', ')}
+              </td>
+              <td data-label="Enabled">{yesNo(c.enabled)}</td>
+              <td data-label="Enforced">{yesNo(c.enforce)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((c) => (
-              <tr key={c.id}>
-                <td data-label="Name">
-                  <a href={`#sso?id=${encodeURIComponent(c.id)}`}>{c.name}</a>
-                </td>
-                <td data-label="Type">{typeName(c.type)}</td>
-                <td data-label="Domains" className="domains">
-                  {c.domains.join(', ')}
-                </td>
-                <td data-label="Enabled">{yesNo(c.enabled)}</td>
-                <td data-label="Enforced">{yesNo(c.enforce)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       <section aria-labelledby="new-sso-h">
         <h2 id="new-sso-h">New connection</h2>
-        <SsoConnectionForm
-          submitLabel="Create connection"
-          pending={create.isPending}
-          error={create.error}
-          onSubmit={(body) => create.mutate(body)}
-        />
+        <SsoConnectionForm submitLabel="Create connection" {...formOf(create)} />
       </section>
     </>
   )

@@ -11,8 +11,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Fragment, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { useRoles } from './Roles.tsx'
-import { ConfirmButton, ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import { CustomRolesForm } from './CustomRoles.tsx'
+import { Check } from './fields.tsx'
+import { ConfirmButton, ErrorText, formatDate, MoreButton, Table, usePages } from './ui.tsx'
 
 type User = Schemas['User']
 
@@ -66,226 +67,165 @@ export function Users() {
           onChange={(e) => setFilter(e.target.value)}
           placeholder="name@example.com"
         />
-        <div className="check">
-          <input
-            type="checkbox"
-            id="locked-only"
-            checked={lockedOnly}
-            onChange={(e) => setLockedOnly(e.target.checked)}
-          />
-          <label htmlFor="locked-only">Locked users only</label>
-        </div>
+        <Check
+          id="locked-only"
+          checked={lockedOnly}
+          onChange={setLockedOnly}
+          label="Locked users only"
+        />
       </div>
       <ErrorText error={list.error ?? change.error} />
-      <table className="cards">
-        <caption className="visually-hidden">Users</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Custom roles</th>
-            <th scope="col">Status</th>
-            <th scope="col">Authenticator</th>
-            <th scope="col">Last sign-in</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map((user) => (
-            <Fragment key={user.id}>
-              <tr>
-                <td data-label="Email" className="long">
-                  {user.email}
-                </td>
-                <td data-label="Role">
-                  {may('users:write') ? (
-                    <>
-                      <label className="visually-hidden" htmlFor={`role-${user.id}`}>
-                        Role of {user.email}
-                      </label>
-                      <select
-                        id={`role-${user.id}`}
-                        value={user.role}
-                        onChange={(e) =>
-                          change.mutate({ user, kind: 'patch', patch: { role: e.target.value } })
-                        }
-                      >
-                        <option>Member</option>
-                        <option>Admin</option>
-                      </select>
-                    </>
-                  ) : (
-                    user.role
-                  )}
-                </td>
-                <td data-label="Custom roles" className="long">
-                  {user.roles.length ? user.roles.join(', ') : '—'}
-                </td>
-                <td data-label="Status">
-                  {user.status}
-                  {user.lockedUntil && <> (locked until {formatDate(user.lockedUntil)})</>}
-                </td>
-                <td data-label="Authenticator">{user.totpEnrolled ? 'Yes' : 'No'}</td>
-                <td data-label="Last sign-in">{formatDate(user.lastLoginAt)}</td>
-                <td className="actions">
-                  {mayBeOwn(user) || !may('users:write') ? null : user.status === 'Suspended' ? (
-                    <button
-                      type="button"
-                      onClick={() =>
-                        change.mutate({ user, kind: 'patch', patch: { status: 'Active' } })
+      <Table
+        className="cards"
+        caption="Users"
+        columns={[
+          'Email',
+          'Role',
+          'Custom roles',
+          'Status',
+          'Authenticator',
+          'Last sign-in',
+          'Actions',
+        ]}
+      >
+        {shown.map((user) => (
+          <Fragment key={user.id}>
+            <tr>
+              <td data-label="Email" className="long">
+                {user.email}
+              </td>
+              <td data-label="Role">
+                {may('users:write') ? (
+                  <>
+                    <label className="visually-hidden" htmlFor={`role-${user.id}`}>
+                      Role of {user.email}
+                    </label>
+                    <select
+                      id={`role-${user.id}`}
+                      value={user.role}
+                      onChange={(e) =>
+                        change.mutate({ user, kind: 'patch', patch: { role: e.target.value } })
                       }
                     >
-                      Reactivate
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      onClick={() =>
-                        change.mutate({ user, kind: 'patch', patch: { status: 'Suspended' } })
-                      }
-                    >
-                      Suspend
-                    </button>
-                  )}
-                  {user.lockedUntil && may('users:write') && (
-                    <button type="button" onClick={() => change.mutate({ user, kind: 'unlock' })}>
-                      Unlock<span className="visually-hidden"> {user.email}</span>
-                    </button>
-                  )}
-                  {user.totpEnrolled && may('users:write') && (
-                    <ConfirmButton
-                      label="Reset authenticator"
-                      confirm="Remove their authenticator?"
-                      onConfirm={() => change.mutate({ user, kind: 'totp' })}
-                    />
-                  )}
-                  {may('roles:write') && (
-                    <button
-                      type="button"
-                      aria-expanded={open?.id === user.id && open.what === 'roles'}
-                      onClick={() => toggle(user.id, 'roles')}
-                    >
-                      Roles<span className="visually-hidden"> of {user.email}</span>
-                    </button>
-                  )}
+                      <option>Member</option>
+                      <option>Admin</option>
+                    </select>
+                  </>
+                ) : (
+                  user.role
+                )}
+              </td>
+              <td data-label="Custom roles" className="long">
+                {user.roles.length ? user.roles.join(', ') : '—'}
+              </td>
+              <td data-label="Status">
+                {user.status}
+                {user.lockedUntil && <> (locked until {formatDate(user.lockedUntil)})</>}
+              </td>
+              <td data-label="Authenticator">{user.totpEnrolled ? 'Yes' : 'No'}</td>
+              <td data-label="Last sign-in">{formatDate(user.lastLoginAt)}</td>
+              <td className="actions">
+                {mayBeOwn(user) || !may('users:write') ? null : user.status === 'Suspended' ? (
                   <button
                     type="button"
-                    aria-expanded={open?.id === user.id && open.what === 'sessions'}
-                    onClick={() => toggle(user.id, 'sessions')}
+                    onClick={() =>
+                      change.mutate({ user, kind: 'patch', patch: { status: 'Active' } })
+                    }
                   >
-                    Sessions
+                    Reactivate
                   </button>
-                  <a href={`#audit?user=${encodeURIComponent(user.id)}`}>
-                    Audit events<span className="visually-hidden"> of {user.email}</span>
-                  </a>
-                  {!mayBeOwn(user) && may('users:write') && (
-                    <>
-                      <ConfirmButton
-                        label="Delete"
-                        danger
-                        confirm={`Delete ${user.email}?`}
-                        onConfirm={() => change.mutate({ user, kind: 'delete' })}
-                      />
-                      <ConfirmButton
-                        label="Erase data"
-                        danger
-                        confirm={`Erase ${user.email} and their data now?`}
-                        onConfirm={() => change.mutate({ user, kind: 'erase' })}
-                      />
-                    </>
+                ) : (
+                  <button
+                    type="button"
+                    onClick={() =>
+                      change.mutate({ user, kind: 'patch', patch: { status: 'Suspended' } })
+                    }
+                  >
+                    Suspend
+                  </button>
+                )}
+                {user.lockedUntil && may('users:write') && (
+                  <button type="button" onClick={() => change.mutate({ user, kind: 'unlock' })}>
+                    Unlock<span className="visually-hidden"> {user.email}</span>
+                  </button>
+                )}
+                {user.totpEnrolled && may('users:write') && (
+                  <ConfirmButton
+                    label="Reset authenticator"
+                    confirm="Remove their authenticator?"
+                    onConfirm={() => change.mutate({ user, kind: 'totp' })}
+                  />
+                )}
+                {may('roles:write') && (
+                  <button
+                    type="button"
+                    aria-expanded={open?.id === user.id && open.what === 'roles'}
+                    onClick={() => toggle(user.id, 'roles')}
+                  >
+                    Roles<span className="visually-hidden"> of {user.email}</span>
+                  </button>
+                )}
+                <button
+                  type="button"
+                  aria-expanded={open?.id === user.id && open.what === 'sessions'}
+                  onClick={() => toggle(user.id, 'sessions')}
+                >
+                  Sessions
+                </button>
+                <a href={`#audit?user=${encodeURIComponent(user.id)}`}>
+                  Audit events<span className="visually-hidden"> of {user.email}</span>
+                </a>
+                {!mayBeOwn(user) && may('users:write') && (
+                  <>
+                    <ConfirmButton
+                      label="Delete"
+                      danger
+                      confirm={`Delete ${user.email}?`}
+                      onConfirm={() => change.mutate({ user, kind: 'delete' })}
+                    />
+                    <ConfirmButton
+                      label="Erase data"
+                      danger
+                      confirm={`Erase ${user.email} and their data now?`}
+                      onConfirm={() => change.mutate({ user, kind: 'erase' })}
+                    />
+                  </>
+                )}
+              </td>
+            </tr>
+            {open?.id === user.id && (
+              <tr>
+                <td colSpan={7} className="whole">
+                  {open.what === 'sessions' ? (
+                    <UserSessions userId={user.id} mayEnd={may('users:write')} />
+                  ) : (
+                    <UserRoles user={user} onDone={() => setOpen(null)} />
                   )}
                 </td>
               </tr>
-              {open?.id === user.id && (
-                <tr>
-                  <td colSpan={7} className="whole">
-                    {open.what === 'sessions' ? (
-                      <UserSessions userId={user.id} mayEnd={may('users:write')} />
-                    ) : (
-                      <UserRoles user={user} onDone={() => setOpen(null)} />
-                    )}
-                  </td>
-                </tr>
-              )}
-            </Fragment>
-          ))}
-        </tbody>
-      </table>
+            )}
+          </Fragment>
+        ))}
+      </Table>
       {list.loading && <p>Loading…</p>}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </>
   )
 }
 
-/**
- * The custom roles a user holds directly, ticked among the tenant's, saved together (PUT
- * users/{id}/roles replaces the set). The API refuses a role the admin may not grant (403
- * permission_required), shown above the choice.
- */
+/** The custom roles a user holds directly, ticked among the tenant's, saved together. */
 function UserRoles({ user, onDone }: { user: User; onDone(): void }) {
   const { session } = useConsole()
-  const queries = useQueryClient()
-  const roles = useRoles()
-  const [chosen, setChosen] = useState<string[]>(user.roles)
-  const custom = (roles.data ?? []).filter((r) => !r.builtIn)
-  const save = useMutation({
-    mutationFn: () =>
-      session.api.setUserRoles({
-        path: { userId: user.id },
-        // In the list's order, whatever order they were ticked in.
-        body: { roles: custom.map((r) => r.name).filter((n) => chosen.includes(n)) },
-      }),
-    onSuccess: () => {
-      void queries.invalidateQueries({ queryKey: ['users'] })
-      void queries.invalidateQueries({ queryKey: ['me'] })
-      onDone()
-    },
-  })
-  const id = `user-roles-${user.id}`
   return (
-    <form
-      className="sub user-roles"
-      onSubmit={(e) => {
-        e.preventDefault()
-        save.mutate()
-      }}
-    >
-      <ErrorText error={roles.error ?? save.error} />
-      {roles.isSuccess && custom.length === 0 ? (
-        <p>
-          No custom roles yet: create one in <a href="#roles">Roles</a>.
-        </p>
-      ) : (
-        <fieldset className="event-list">
-          <legend>Custom roles of {user.email}</legend>
-          {custom.map((role) => (
-            <div className="check" key={role.id}>
-              <input
-                type="checkbox"
-                id={`${id}-${role.id}`}
-                checked={chosen.includes(role.name)}
-                onChange={(e) =>
-                  setChosen(
-                    e.target.checked
-                      ? [...chosen, role.name]
-                      : chosen.filter((n) => n !== role.name),
-                  )
-                }
-              />
-              <label htmlFor={`${id}-${role.id}`}>{role.name}</label>
-            </div>
-          ))}
-        </fieldset>
-      )}
-      <div className="row">
-        <button type="submit" className="primary" disabled={save.isPending || !roles.isSuccess}>
-          Save roles
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    <CustomRolesForm
+      id={`user-roles-${user.id}`}
+      legend={`Custom roles of ${user.email}`}
+      held={user.roles}
+      offered={(r) => !r.builtIn}
+      save={(roles) => session.api.setUserRoles({ path: { userId: user.id }, body: { roles } })}
+      touches={[['users'], ['me']]}
+      onDone={onDone}
+    />
   )
 }
 

@@ -1,8 +1,10 @@
 // One webhook endpoint (CONTRACT §13): its signing secret once (after creation or rotation:
 // the service keeps it sealed and never answers it again), what it receives, enable and
 // disable, a test event, rotation, deletion, its settings and its delivery log.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
+import { formOf } from './fields.tsx'
+import { EnableButton, SettingsSection, useRecord } from './record.tsx'
 import { ConfirmButton, ErrorText, formatDate, SecretOnce, useHandedOverSecret } from './ui.tsx'
 import { Deliveries } from './WebhookDeliveries.tsx'
 import { WebhookForm } from './WebhookForm.tsx'
@@ -32,27 +34,16 @@ export function WebhookPage({ id }: { id: string }) {
   const { session } = useConsole()
   const queries = useQueryClient()
   const [secret, setSecret] = useHandedOverSecret(`webhooks/${id}`)
-  const key = ['webhooks', id]
-  const hook = useQuery({
-    queryKey: key,
-    queryFn: async () => (await session.api.getWebhook({ path: { id } })).webhook,
-  })
   // A change is an audit event the endpoint may receive: its deliveries load again too.
-  const deliveries = () => queries.invalidateQueries({ queryKey: [...key, 'deliveries'] })
-  const saved = (updated: { webhook: Webhook }) => {
-    queries.setQueryData(key, updated.webhook)
-    void queries.invalidateQueries({ queryKey: ['webhooks'], exact: true })
-    void deliveries()
-  }
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.updateWebhook({ path: { id }, body: body as never }),
-    onSuccess: saved,
-  })
-  const toggle = useMutation({
-    mutationFn: (enabled: boolean) =>
-      session.api.updateWebhook({ path: { id }, body: { enabled } }),
-    onSuccess: saved,
+  const deliveries = () => queries.invalidateQueries({ queryKey: ['webhooks', id, 'deliveries'] })
+  const { record, update, toggle, remove } = useRecord<Webhook>({
+    area: 'webhooks',
+    id,
+    read: async () => (await session.api.getWebhook({ path: { id } })).webhook,
+    update: async (body) =>
+      (await session.api.updateWebhook({ path: { id }, body: body as never })).webhook,
+    remove: () => session.api.deleteWebhook({ path: { id } }),
+    changed: () => void deliveries(),
   })
   const rotate = useMutation({
     mutationFn: () => session.api.rotateWebhookSecret({ path: { id } }),
@@ -61,21 +52,13 @@ export function WebhookPage({ id }: { id: string }) {
       void deliveries()
     },
   })
-  const remove = useMutation({
-    mutationFn: () => session.api.deleteWebhook({ path: { id } }),
-    onSuccess: () => {
-      queries.removeQueries({ queryKey: key })
-      void queries.invalidateQueries({ queryKey: ['webhooks'] })
-      window.location.hash = '#webhooks'
-    },
-  })
-  const h = hook.data
+  const h = record.data
   return (
     <>
       <p>
         <a href="#webhooks">All webhooks</a>
       </p>
-      <ErrorText error={hook.error ?? toggle.error ?? rotate.error ?? remove.error} />
+      <ErrorText error={record.error ?? toggle.error ?? rotate.error ?? remove.error} />
       {h && (
         <>
           <h2 className="hook-url">{h.url}</h2>
@@ -102,13 +85,7 @@ export function WebhookPage({ id }: { id: string }) {
             <dd>{formatDate(h.createdAt)}</dd>
           </dl>
           <div className="row">
-            <button
-              type="button"
-              disabled={toggle.isPending}
-              onClick={() => toggle.mutate(!h.enabled)}
-            >
-              {h.enabled ? 'Disable' : 'Enable'}
-            </button>
+            <EnableButton enabled={h.enabled} toggle={toggle} />
             <ConfirmButton
               label="Rotate secret"
               confirm="The old secret keeps signing beside the new one for 24 hours. Rotate?"
@@ -122,18 +99,14 @@ export function WebhookPage({ id }: { id: string }) {
             />
           </div>
           <Deliveries id={id} enabled={h.enabled} />
-          <section aria-labelledby="hook-settings-h">
-            <h2 id="hook-settings-h">Settings</h2>
+          <SettingsSection id="hook-settings-h" saved={update.isSuccess}>
             <WebhookForm
               key={h.updatedAt}
               initial={h}
               submitLabel="Save webhook"
-              pending={update.isPending}
-              error={update.error}
-              onSubmit={(body) => update.mutate(body)}
+              {...formOf(update)}
             />
-            {update.isSuccess && <p role="status">Saved.</p>}
-          </section>
+          </SettingsSection>
         </>
       )}
     </>

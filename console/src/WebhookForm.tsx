@@ -6,7 +6,8 @@
 import { type FormEvent, useState } from 'react'
 import { AUDIT_ACTIONS } from './actions.ts'
 import type { Schemas } from './api.ts'
-import { changedFrom, described, ErrorText, FieldError, formErrors } from './ui.tsx'
+import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { changedFrom, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Webhook = Schemas['Webhook']
 
@@ -45,13 +46,7 @@ export function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
   return changedFrom(body, bodyOf(stored))
 }
 
-export function WebhookForm(props: {
-  initial?: Webhook
-  submitLabel: string
-  pending: boolean
-  error: unknown
-  onSubmit(body: Record<string, unknown>): void
-}) {
+export function WebhookForm(props: FormProps<Webhook>) {
   const { initial } = props
   const [draft, setDraft] = useState<Draft>(() => draftOf(initial))
   const errors = formErrors(props.error, FIELDS)
@@ -68,88 +63,71 @@ export function WebhookForm(props: {
   return (
     <form className="settings hook-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <label htmlFor={`${id}-url`}>Endpoint URL</label>
-      <p className="hint" id={`${id}-url-hint`}>
-        Where the events are sent (POST): an https URL.
-      </p>
-      <input
+      <TextField
         id={`${id}-url`}
+        label="Endpoint URL"
+        hint="Where the events are sent (POST): an https URL."
         type="url"
         value={draft.url}
-        onChange={(e) => set('url', e.target.value)}
+        onChange={(value) => set('url', value)}
         required
         maxLength={2000}
-        {...described(`${id}-url-error`, errors.of('url'), `${id}-url-hint`)}
+        messages={errors.of('url')}
       />
-      <FieldError id={`${id}-url-error`} messages={errors.of('url')} />
-      <label htmlFor={`${id}-description`}>Description (optional)</label>
-      <input
+      <TextField
         id={`${id}-description`}
+        label="Description (optional)"
         value={draft.description}
-        onChange={(e) => set('description', e.target.value)}
+        onChange={(value) => set('description', value)}
         maxLength={500}
-        {...described(`${id}-description-error`, errors.of('description'))}
+        messages={errors.of('description')}
       />
-      <FieldError id={`${id}-description-error`} messages={errors.of('description')} />
       <fieldset
         className="event-picker"
         aria-describedby={eventErrors.length ? `${id}-events-error` : undefined}
       >
         <legend>Events</legend>
-        <div className="check">
-          <input
-            type="radio"
-            id={`${id}-all`}
-            name={`${id}-scope`}
-            checked={draft.all}
-            onChange={() => set('all', true)}
-          />
-          <label htmlFor={`${id}-all`}>All events, and those added later</label>
-        </div>
-        <div className="check">
-          <input
-            type="radio"
-            id={`${id}-chosen`}
-            name={`${id}-scope`}
-            checked={!draft.all}
-            onChange={() => set('all', false)}
-          />
-          <label htmlFor={`${id}-chosen`}>Only the events chosen below</label>
-        </div>
+        <Check
+          id={`${id}-all`}
+          name={`${id}-scope`}
+          checked={draft.all}
+          onChange={() => set('all', true)}
+          label="All events, and those added later"
+        />
+        <Check
+          id={`${id}-chosen`}
+          name={`${id}-scope`}
+          checked={!draft.all}
+          onChange={() => set('all', false)}
+          label="Only the events chosen below"
+        />
         {!draft.all && (
           <fieldset className="event-list">
             <legend>
               Audit actions ({draft.events.length} of {AUDIT_ACTIONS.length} chosen)
             </legend>
             {AUDIT_ACTIONS.map((action) => (
-              <div className="check" key={action}>
-                <input
-                  type="checkbox"
-                  id={`${id}-event-${action}`}
-                  checked={draft.events.includes(action)}
-                  onChange={(e) => toggle(action, e.target.checked)}
-                />
-                <label htmlFor={`${id}-event-${action}`}>{action}</label>
-              </div>
+              <Check
+                key={action}
+                id={`${id}-event-${action}`}
+                checked={draft.events.includes(action)}
+                onChange={(checked) => toggle(action, checked)}
+                label={action}
+              />
             ))}
           </fieldset>
         )}
         <FieldError id={`${id}-events-error`} messages={eventErrors} />
       </fieldset>
       {!initial && (
-        <div className="check">
-          <input
-            type="checkbox"
-            id={`${id}-enabled`}
-            checked={draft.enabled}
-            onChange={(e) => set('enabled', e.target.checked)}
-          />
-          <label htmlFor={`${id}-enabled`}>Enabled: send events from now on</label>
-        </div>
+        <Check
+          id={`${id}-enabled`}
+          checked={draft.enabled}
+          onChange={(checked) => set('enabled', checked)}
+          label="Enabled: send events from now on"
+        />
       )}
-      <button type="submit" className="primary" disabled={props.pending}>
-        {props.submitLabel}
-      </button>
+      <SubmitButton label={props.submitLabel} pending={props.pending} />
     </form>
   )
 }

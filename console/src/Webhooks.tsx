@@ -4,7 +4,8 @@
 // signing secret, handed over in memory so that it is shown once.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
-import { ErrorText, formatDate, handOverSecret, MoreButton, usePages } from './ui.tsx'
+import { formOf } from './fields.tsx'
+import { ErrorText, formatDate, handOverSecret, MoreButton, Table, usePages } from './ui.tsx'
 import { eventsText, StateText, WebhookPage } from './Webhook.tsx'
 import { WebhookForm } from './WebhookForm.tsx'
 
@@ -41,42 +42,26 @@ function WebhookList() {
         <p>No webhooks yet: register the first endpoint below.</p>
       )}
       {list.items.length > 0 && (
-        <table>
-          <caption className="visually-hidden">Webhooks</caption>
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Events</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
+        <Table caption="Webhooks" columns={['Endpoint', 'Events', 'State', 'Created']}>
+          {list.items.map((hook) => (
+            <tr key={hook.id}>
+              <td>
+                <a href={`#webhooks?id=${encodeURIComponent(hook.id)}`}>{hook.url}</a>
+                {hook.description && <div className="hint">{hook.description}</div>}
+              </td>
+              <td>{eventsText(hook.events)}</td>
+              <td>
+                <StateText hook={hook} />
+              </td>
+              <td>{formatDate(hook.createdAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {list.items.map((hook) => (
-              <tr key={hook.id}>
-                <td>
-                  <a href={`#webhooks?id=${encodeURIComponent(hook.id)}`}>{hook.url}</a>
-                  {hook.description && <div className="hint">{hook.description}</div>}
-                </td>
-                <td>{eventsText(hook.events)}</td>
-                <td>
-                  <StateText hook={hook} />
-                </td>
-                <td>{formatDate(hook.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
       <section aria-labelledby="new-hook-h">
         <h2 id="new-hook-h">New endpoint</h2>
-        <WebhookForm
-          submitLabel="Create webhook"
-          pending={create.isPending}
-          error={create.error}
-          onSubmit={(body) => create.mutate(body)}
-        />
+        <WebhookForm submitLabel="Create webhook" {...formOf(create)} />
       </section>
     </>
   )

@@ -1,6 +1,7 @@
 // Pieces every panel uses: keyset pages loaded one after another (the API's nextCursor),
 // an error line, the API's errors by form field, what an edit changed, a locale's name, a
-// button that copies, a button that asks before it acts, and a secret the API answers once.
+// button that copies, a button that asks before it acts, a value (a secret, a link) the API
+// answers once, and a table.
 import { type QueryKey, useInfiniteQuery } from '@tanstack/react-query'
 import { type ReactNode, useEffect, useRef, useState } from 'react'
 import { AuthServiceError, describeError } from './api.ts'
@@ -251,6 +252,35 @@ export function useHandedOverSecret(key: string): [string, (secret: string) => v
 }
 
 /**
+ * A value the service answers once (a secret, an invitation's link), with a copy button and,
+ * given `onDone`, Done, which closes it. `children` say what it is.
+ */
+export function ShownOnce(props: {
+  value: string
+  testId: string
+  copyLabel: string
+  onDone?(): void
+  children: ReactNode
+}) {
+  return (
+    <div className="created" role="status">
+      <p>{props.children}</p>
+      <code className="secret" data-testid={props.testId}>
+        {props.value}
+      </code>
+      <div className="row">
+        <CopyButton text={props.value} label={props.copyLabel} />
+        {props.onDone && (
+          <button type="button" onClick={props.onDone}>
+            Done
+          </button>
+        )}
+      </div>
+    </div>
+  )
+}
+
+/**
  * A secret the service keeps sealed and never answers again: shown with a copy button
  * until Done. `children` follow the warning (what it is for, what to do if it is lost).
  */
@@ -258,24 +288,43 @@ export function SecretOnce(props: {
   secret: string
   what: string
   testId: string
+  copyLabel?: string
   onDone(): void
   children?: ReactNode
 }) {
   return (
-    <div className="created" role="status">
-      <p>
-        <strong>Copy the {props.what} now:</strong> it is shown this once and cannot be read again.{' '}
-        {props.children}
-      </p>
-      <code className="secret" data-testid={props.testId}>
-        {props.secret}
-      </code>
-      <div className="row">
-        <CopyButton text={props.secret} label="Copy secret" />
-        <button type="button" onClick={props.onDone}>
-          Done
-        </button>
-      </div>
-    </div>
+    <ShownOnce
+      value={props.secret}
+      testId={props.testId}
+      copyLabel={props.copyLabel ?? 'Copy secret'}
+      onDone={props.onDone}
+    >
+      <strong>Copy the {props.what} now:</strong> it is shown this once and cannot be read again.
+      {props.children && <> {props.children}</>}
+    </ShownOnce>
+  )
+}
+
+/** A table of the console: its caption for screen readers, the columns' names, the rows. */
+export function Table(props: {
+  caption: string
+  columns: string[]
+  className?: string
+  children: ReactNode
+}) {
+  return (
+    <table className={props.className}>
+      <caption className="visually-hidden">{props.caption}</caption>
+      <thead>
+        <tr>
+          {props.columns.map((column) => (
+            <th scope="col" key={column}>
+              {column}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{props.children}</tbody>
+    </table>
   )
 }
