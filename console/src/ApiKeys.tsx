@@ -4,9 +4,9 @@
 // the creator does not hold cannot be ticked (the API would answer 403
 // permission_required). The list shows what each key holds.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { Check } from './fields.tsx'
+import { Check, submitted } from './fields.tsx'
 import { usePermissions } from './Roles.tsx'
 import {
   ConfirmButton,
@@ -61,10 +61,7 @@ export function ApiKeys() {
     mutationFn: (id: string) => session.api.revokeApiKey({ path: { id } }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['keys'] }),
   })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    create.mutate()
-  }
+  const submit = submitted(() => create.mutate())
   return (
     <>
       <form className="inline-form" onSubmit={submit}>

@@ -5,9 +5,17 @@
 // create one; #resources?id=<id> edits one. The API checks every field (409
 // identifier_taken for an identifier already used) and its messages are shown by field.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { Check, type FormProps, formOf, SubmitButton, TextField } from './fields.tsx'
+import {
+  Check,
+  type FormProps,
+  fieldsOf,
+  formOf,
+  SubmitButton,
+  submitted,
+  TextField,
+} from './fields.tsx'
 import { useRoles } from './Roles.tsx'
 import { useRecord } from './record.tsx'
 import {
@@ -16,6 +24,7 @@ import {
   ErrorText,
   FieldError,
   formErrors,
+  hashQuery,
   MoreButton,
   Table,
   usePages,
@@ -72,7 +81,7 @@ function bodyOf(draft: Draft, stored?: Draft): Record<string, unknown> {
 }
 
 export function ApiResources() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <EditResource id={id} /> : <ResourceList />
 }
 
@@ -188,18 +197,13 @@ function ResourceForm(props: FormProps<ApiResource>) {
       'scopes',
       draft.scopes.map((s, j) => (j === i ? { ...s, ...scope } : s)),
     )
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
-  }
+  const submit = submitted(() => props.onSubmit(bodyOf(draft, initial && draftOf(initial))))
+  const text = fieldsOf(id, draft, set, errors)
   const field = (name: 'name' | 'identifier' | 'accessTokenTtlSeconds', label: string) => (
     <TextField
-      id={`${id}-${name}`}
       label={label}
-      value={draft[name]}
       inputMode={name === 'accessTokenTtlSeconds' ? 'numeric' : undefined}
-      onChange={(value) => set(name, value)}
-      messages={errors.of(name)}
+      {...text(name)}
     />
   )
   return (

@@ -11,6 +11,7 @@ import { Applications } from './Applications.tsx'
 import { Audit } from './Audit.tsx'
 import { AuthServiceError, Console, connect, describeError, useConsole } from './api.ts'
 import { CaptchaUnsupported, signInCaptcha } from './captcha.ts'
+import { SubmitButton, TextField } from './fields.tsx'
 import { Groups } from './Groups.tsx'
 import { Hooks } from './Hooks.tsx'
 import { IdentityProvider } from './IdentityProvider.tsx'
@@ -275,42 +276,37 @@ function SignIn({ tenant, onSignedIn }: SignInProps) {
             {error}
           </p>
         )}
-        <label htmlFor="slug">Workspace</label>
-        <input id="slug" value={slug} onChange={(e) => setSlug(e.target.value)} required />
-        <label htmlFor="email">Email address</label>
-        <input
+        <TextField id="slug" label="Workspace" value={slug} onChange={setSlug} required />
+        <TextField
           id="email"
+          label="Email address"
           type="email"
           autoComplete="username"
           value={email}
-          onChange={(e) => setEmail(e.target.value)}
+          onChange={setEmail}
           required
         />
-        <label htmlFor="password">Password</label>
-        <input
+        <TextField
           id="password"
+          label="Password"
           type="password"
           autoComplete="current-password"
           value={password}
-          onChange={(e) => setPassword(e.target.value)}
+          onChange={setPassword}
           required
         />
         {askTotp && (
-          <>
-            <label htmlFor="totp">Code from your authenticator app</label>
-            <input
-              id="totp"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              value={totpCode}
-              onChange={(e) => setTotpCode(e.target.value)}
-              required
-            />
-          </>
+          <TextField
+            id="totp"
+            label="Code from your authenticator app"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            value={totpCode}
+            onChange={setTotpCode}
+            required
+          />
         )}
-        <button type="submit" className="primary" disabled={busy}>
-          Sign in
-        </button>
+        <SubmitButton label="Sign in" pending={busy} />
       </form>
     </main>
   )

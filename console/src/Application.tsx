@@ -2,15 +2,15 @@
 // URL, client id, quick starts), its secret once (after creation or rotation: the service
 // keeps it sealed and never answers it again), its settings, and deletion.
 import { useMutation, useQuery } from '@tanstack/react-query'
-import { Fragment } from 'react'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
-import { SettingsSection, useRecord } from './record.tsx'
+import { DeleteButton, SettingsSection, useRecord } from './record.tsx'
 import { SamlFacts } from './SamlApplication.tsx'
 import { quickStarts } from './snippets.ts'
 import {
   ConfirmButton,
+  CopyableFact,
   CopyButton,
   ErrorText,
   formatDate,
@@ -85,11 +85,10 @@ export function ApplicationPage({ id }: { id: string }) {
                 onConfirm={() => rotate.mutate()}
               />
             )}
-            <ConfirmButton
+            <DeleteButton
               label="Delete application"
-              danger
               confirm={`Delete ${a.name} and sign out everyone using it?`}
-              onConfirm={() => remove.mutate()}
+              remove={remove}
             />
           </div>
           <SettingsSection id="app-settings-h" saved={update.isSuccess}>
@@ -119,13 +118,7 @@ function Facts({ app, issuer }: { app: Application; issuer: string }) {
       <dt>Type</dt>
       <dd>{TYPES.find(([value]) => value === app.type)?.[1] ?? app.type}</dd>
       {copyable.map(([label, value]) => (
-        <Fragment key={label}>
-          <dt>{label}</dt>
-          <dd className="copyable">
-            <code>{value}</code>
-            <CopyButton text={value} what={label.toLowerCase()} />
-          </dd>
-        </Fragment>
+        <CopyableFact key={label} label={label} value={value} what={label.toLowerCase()} />
       ))}
       <dt>Client authentication</dt>
       <dd>

@@ -3,9 +3,9 @@
 // line; a machine app has scopes instead of browser redirects. "Security" holds CONTRACT
 // §22's settings: client authentication (and the keys of private_key_jwt), PAR, DPoP,
 // token exchange and the FAPI 2.0 profile, each offered only to the types it fits.
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import type { Schemas } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { Check, type FormProps, fieldsOf, SubmitButton, submitted, TextField } from './fields.tsx'
 import { SamlForm } from './SamlApplication.tsx'
 import { changedFrom, described, ErrorText, FieldError, formErrors } from './ui.tsx'
 
@@ -152,21 +152,11 @@ export function ApplicationForm(props: FormProps<Application>) {
   const errors = formErrors(props.error, FIELDS)
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
     setDraft({ ...draft, [key]: value })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
-  }
+  const submit = submitted(() => props.onSubmit(bodyOf(draft, initial && draftOf(initial))))
   const id = initial ? `app-${initial.id}` : 'new-app'
+  const text = fieldsOf(id, draft, set, errors)
   const uriList = (field: 'redirectUris' | 'postLogoutRedirectUris', label: string) => (
-    <TextField
-      id={`${id}-${field}`}
-      label={label}
-      hintId={`${id}-uri-hint`}
-      rows={3}
-      value={draft[field]}
-      onChange={(value) => set(field, value)}
-      messages={errors.of(field)}
-    />
+    <TextField label={label} hintId={`${id}-uri-hint`} rows={3} {...text(field)} />
   )
   const typeSelect = !initial && (
     <>
@@ -200,15 +190,7 @@ export function ApplicationForm(props: FormProps<Application>) {
   return (
     <form className="settings" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <TextField
-        id={`${id}-name`}
-        label="Name"
-        value={draft.name}
-        onChange={(value) => set('name', value)}
-        required
-        maxLength={200}
-        messages={errors.of('name')}
-      />
+      <TextField label="Name" required maxLength={200} {...text('name')} />
       {typeSelect}
       {draft.type === 'machine' ? (
         <TextField

@@ -1,17 +1,17 @@
 // Applications (CONTRACT §11): the tenant's OpenID Connect clients, listed page by page,
 // and a form to create one. #applications?id=<id> opens one application (Application.tsx);
 // a new one opens there with its secret, handed over in memory so that it is shown once.
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ApplicationPage } from './Application.tsx'
 import { ApplicationForm, TYPES } from './ApplicationForm.tsx'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
-import { ErrorText, formatDate, handOverSecret, MoreButton, Table, usePages } from './ui.tsx'
+import { useCreate } from './record.tsx'
+import { ErrorText, formatDate, hashQuery, MoreButton, Table, usePages } from './ui.tsx'
 
 type Application = Schemas['Application']
 
 export function Applications() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <ApplicationPage id={id} /> : <ApplicationList />
 }
 
@@ -20,20 +20,12 @@ const typeName = (type: Application['type']) =>
 
 function ApplicationList() {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const list = usePages<Application>(['applications'], (cursor) =>
     session.api.listApplications({ query: { limit: 50, cursor } }),
   )
-  const create = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.createApplication({ body: body as never }),
-    onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['applications'] })
-      if (created.clientSecret) {
-        handOverSecret(`applications/${created.application.id}`, created.clientSecret)
-      }
-      window.location.hash = `#applications?id=${encodeURIComponent(created.application.id)}`
-    },
+  const create = useCreate('applications', async (body) => {
+    const created = await session.api.createApplication({ body: body as never })
+    return { id: created.application.id, secret: created.clientSecret }
   })
   return (
     <>

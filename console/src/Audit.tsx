@@ -3,11 +3,12 @@
 // #audit?user=<id> (the link on a user's row) opens it filtered to that user. Export
 // downloads the applied filters' events as NDJSON (GET audit/export); a user's address
 // shows beside its id while that user exists.
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import type { SessionClient } from '../../sdk/src/session.ts'
 import { AUDIT_ACTIONS } from './actions.ts'
 import { useConsole } from './api.ts'
-import { ErrorText, formatDate, MoreButton, usePages } from './ui.tsx'
+import { submitted } from './fields.tsx'
+import { ErrorText, formatDate, hashQuery, MoreButton, usePages } from './ui.tsx'
 
 interface Filters {
   action: string
@@ -20,7 +21,7 @@ const EMPTY: Filters = { action: '', userId: '', before: '', search: '' }
 
 /** The filters the URL's hash asks for (the shell remounts the panel when it changes). */
 function filtersOfHash(): Filters {
-  const query = new URLSearchParams(window.location.hash.split('?')[1] ?? '')
+  const query = hashQuery()
   return { ...EMPTY, userId: query.get('user') ?? '' }
 }
 
@@ -69,10 +70,7 @@ export function Audit() {
   const list = usePages(['audit', filters], (cursor) =>
     session.api.listAuditEvents({ query: { ...query, limit: 50, cursor } as never }),
   )
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    setFilters(draft)
-  }
+  const submit = submitted(() => setFilters(draft))
   const exportNow = async () => {
     setExporting(true)
     setExportError(null)

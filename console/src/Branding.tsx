@@ -4,8 +4,9 @@
 // refuses a primary colour too light for white button text (insufficient_contrast) and CSS
 // that could load from elsewhere; the refusal is shown under the form.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, Fragment, useEffect, useState } from 'react'
+import { Fragment, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { submitted } from './fields.tsx'
 import { ErrorText } from './ui.tsx'
 
 type Tenant = Schemas['Tenant']
@@ -51,10 +52,7 @@ export function Branding({ tenant }: { tenant: Tenant }) {
     },
     onSuccess: (updated) => queries.setQueryData(['tenant'], updated),
   })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    save.mutate(false)
-  }
+  const submit = submitted(() => save.mutate(false))
   return (
     <section className="logo-section" aria-labelledby="branding-h">
       <h2 id="branding-h">Branding</h2>

@@ -2,8 +2,9 @@
 // (write-only: the field is empty and says whether one is stored), and the actions that ask
 // for it; saved on its own with PATCH tenant `captcha`.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useEffect, useState } from 'react'
+import { useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { submitted } from './fields.tsx'
 import { ErrorText } from './ui.tsx'
 
 type Tenant = Schemas['Tenant']
@@ -63,10 +64,7 @@ export function Captcha({ tenant }: { tenant: Tenant }) {
   })
   const thirdParty = provider !== '' && provider !== 'altcha'
   const keptSecret = stored?.hasSecret && stored.provider === provider
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    save.mutate()
-  }
+  const submit = submitted(() => save.mutate())
   return (
     <section className="logo-section" aria-labelledby="captcha-h">
       <h2 id="captcha-h">CAPTCHA</h2>

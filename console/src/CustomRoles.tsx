@@ -5,7 +5,7 @@
 import { type QueryKey, useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import type { Schemas } from './api.ts'
-import { Check } from './fields.tsx'
+import { Check, submitted } from './fields.tsx'
 import { useRoles } from './Roles.tsx'
 import { ErrorText } from './ui.tsx'
 
@@ -36,13 +36,7 @@ export function CustomRolesForm(props: {
     },
   })
   return (
-    <form
-      className="sub user-roles"
-      onSubmit={(e) => {
-        e.preventDefault()
-        save.mutate()
-      }}
-    >
+    <form className="sub user-roles" onSubmit={submitted(() => save.mutate())}>
       <ErrorText error={roles.error ?? save.error} />
       {roles.isSuccess && custom.length === 0 ? (
         <p>

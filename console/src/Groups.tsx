@@ -67,7 +67,17 @@ export function Groups() {
               {open === group.id && (
                 <tr>
                   <td colSpan={5} className="whole">
-                    <GroupRoles group={group} onDone={() => setOpen(null)} />
+                    <CustomRolesForm
+                      id={`group-roles-${group.id}`}
+                      legend={`Custom roles of the group ${group.displayName}`}
+                      held={group.roles}
+                      offered={(r) => !r.builtIn && r.kind === 'tenant'}
+                      save={(roles) =>
+                        session.api.setGroupRoles({ path: { id: group.id }, body: { roles } })
+                      }
+                      touches={[['groups'], ['users'], ['me']]}
+                      onDone={() => setOpen(null)}
+                    />
                   </td>
                 </tr>
               )}
@@ -78,21 +88,5 @@ export function Groups() {
       {list.loading && <p>Loading…</p>}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </>
-  )
-}
-
-/** The group's custom roles, ticked among the tenant's, saved together (the set is replaced). */
-function GroupRoles({ group, onDone }: { group: Group; onDone(): void }) {
-  const { session } = useConsole()
-  return (
-    <CustomRolesForm
-      id={`group-roles-${group.id}`}
-      legend={`Custom roles of the group ${group.displayName}`}
-      held={group.roles}
-      offered={(r) => !r.builtIn && r.kind === 'tenant'}
-      save={(roles) => session.api.setGroupRoles({ path: { id: group.id }, body: { roles } })}
-      touches={[['groups'], ['users'], ['me']]}
-      onDone={onDone}
-    />
   )
 }

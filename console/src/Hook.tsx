@@ -7,15 +7,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
 import { EVENTS, eventLabel, failureText, HookForm } from './HookForm.tsx'
-import { EnableButton, SettingsSection, useRecord } from './record.tsx'
-import {
-  ConfirmButton,
-  ErrorText,
-  formatDate,
-  SecretOnce,
-  Table,
-  useHandedOverSecret,
-} from './ui.tsx'
+import { DeleteButton, EnableButton, SettingsSection, useRecord } from './record.tsx'
+import { ErrorText, formatDate, SecretOnce, Table, useHandedOverSecret } from './ui.tsx'
 
 type Hook = Schemas['Hook']
 type Outcome = Schemas['HookCall']['outcome']
@@ -83,11 +76,10 @@ export function HookPage({ id }: { id: string }) {
           </dl>
           <div className="row">
             <EnableButton enabled={h.enabled} toggle={toggle} />
-            <ConfirmButton
+            <DeleteButton
               label="Delete hook"
-              danger
               confirm="Delete this hook? Sign-ins stop asking it at once."
-              onConfirm={() => remove.mutate()}
+              remove={remove}
             />
           </div>
           <TestCall hook={h} />

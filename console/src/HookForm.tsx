@@ -2,9 +2,9 @@
 // event (chosen once: among those the workspace has no hook for), the endpoint's URL, how
 // long a sign-in waits for it and what a failure means. The API checks the rest and its
 // messages are shown beside the field they name (409 hook_exists at the event).
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import type { Schemas } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { Check, type FormProps, fieldsOf, SubmitButton, submitted, TextField } from './fields.tsx'
 import { changedFrom, described, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Hook = Schemas['Hook']
@@ -92,12 +92,12 @@ export function HookForm(
   const errors = formErrors(props.error, FIELDS, { hook_exists: 'event' })
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
     setDraft({ ...draft, [key]: value })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial && draftOf(initial, initial.event)))
-  }
+  const submit = submitted(() =>
+    props.onSubmit(bodyOf(draft, initial && draftOf(initial, initial.event))),
+  )
   const id = initial ? `hook-${initial.id}` : 'new-hook'
   const chosen = EVENTS.find((e) => e.event === draft.event)
+  const text = fieldsOf(id, draft, set, errors)
   return (
     <form className="settings" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
@@ -128,15 +128,12 @@ export function HookForm(
         </>
       )}
       <TextField
-        id={`${id}-url`}
         label="Endpoint URL"
         hint="Where the call is sent (POST), signed with the hook's secret: an https URL."
         type="url"
-        value={draft.url}
-        onChange={(value) => set('url', value)}
         required
         maxLength={2000}
-        messages={errors.of('url')}
+        {...text('url')}
       />
       <TextField
         id={`${id}-timeout`}

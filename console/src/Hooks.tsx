@@ -3,33 +3,28 @@
 // and what a failure means; and a form to register one for an event that has none.
 // #hooks?id=<id> opens one hook (Hook.tsx); a new one opens there with its signing secret,
 // handed over in memory so that it is shown once.
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
 import { HookPage } from './Hook.tsx'
 import { EVENTS, eventLabel, failureText, HookForm } from './HookForm.tsx'
-import { ErrorText, handOverSecret, MoreButton, Table, usePages } from './ui.tsx'
+import { useCreate } from './record.tsx'
+import { ErrorText, hashQuery, MoreButton, Table, usePages } from './ui.tsx'
 
 type Hook = Schemas['Hook']
 
 export function Hooks() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <HookPage id={id} /> : <HookList />
 }
 
 function HookList() {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const list = usePages<Hook>(['hooks'], (cursor) =>
     session.api.listHooks({ query: { limit: 50, cursor } }),
   )
-  const create = useMutation({
-    mutationFn: (body: Record<string, unknown>) => session.api.createHook({ body: body as never }),
-    onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['hooks'] })
-      handOverSecret(`hooks/${created.hook.id}`, created.secret)
-      window.location.hash = `#hooks?id=${encodeURIComponent(created.hook.id)}`
-    },
+  const create = useCreate('hooks', async (body) => {
+    const created = await session.api.createHook({ body: body as never })
+    return { id: created.hook.id, secret: created.secret }
   })
   const free = EVENTS.map((e) => e.event).filter((e) => !list.items.some((h) => h.event === e))
   return (

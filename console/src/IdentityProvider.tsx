@@ -1,9 +1,11 @@
 // The identity provider's OAuth client credentials: stored encrypted by the service, the
 // secret never shown again; removing them turns the sign-in off.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { useConsole } from './api.ts'
-import { ConfirmButton, ErrorText } from './ui.tsx'
+import { SubmitButton, submitted, TextField } from './fields.tsx'
+import { DeleteButton } from './record.tsx'
+import { ErrorText } from './ui.tsx'
 
 export function IdentityProvider() {
   const { session } = useConsole()
@@ -22,10 +24,7 @@ export function IdentityProvider() {
     mutationFn: () => session.api.deleteIdpCredentials(),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['tenant'] }),
   })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    store.mutate()
-  }
+  const submit = submitted(() => store.mutate())
   const t = tenant.data
   return (
     <>
@@ -38,34 +37,31 @@ export function IdentityProvider() {
         </p>
       )}
       <form className="settings" onSubmit={submit}>
-        <label htmlFor="idp-client">Client ID</label>
-        <input
+        <TextField
           id="idp-client"
+          label="Client ID"
           value={clientId}
-          onChange={(e) => setClientId(e.target.value)}
+          onChange={setClientId}
           required
           maxLength={512}
         />
-        <label htmlFor="idp-secret">Client secret</label>
-        <input
+        <TextField
           id="idp-secret"
+          label="Client secret"
           type="password"
           autoComplete="off"
           value={clientSecret}
-          onChange={(e) => setClientSecret(e.target.value)}
+          onChange={setClientSecret}
           required
           maxLength={512}
         />
-        <button type="submit" className="primary" disabled={store.isPending}>
-          Save credentials
-        </button>
+        <SubmitButton label="Save credentials" pending={store.isPending} />
       </form>
       {t?.hasIdpClientSecret && (
-        <ConfirmButton
+        <DeleteButton
           label="Remove credentials"
-          danger
           confirm="Turn the provider sign-in off?"
-          onConfirm={() => remove.mutate()}
+          remove={remove}
         />
       )}
     </>

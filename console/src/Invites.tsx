@@ -1,7 +1,8 @@
 // Invites: create one (mailed, and its link shown to copy), list, revoke.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
+import { submitted } from './fields.tsx'
 import {
   ConfirmButton,
   ErrorText,
@@ -37,10 +38,7 @@ export function Invites() {
     mutationFn: (id: string) => session.api.revokeInvite({ path: { id } }),
     onSuccess: () => queries.invalidateQueries({ queryKey: ['invites'] }),
   })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    create.mutate()
-  }
+  const submit = submitted(() => create.mutate())
   return (
     <>
       <form className="inline-form" onSubmit={submit}>

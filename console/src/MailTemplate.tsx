@@ -4,9 +4,10 @@
 // sample values, nothing stored), Save (PUT: the API's refusals beside the field they
 // name) and Reset to default (DELETE, asked first).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { PLACEHOLDERS } from '../../src/modules/templates/kinds.ts'
 import { type Schemas, useConsole } from './api.ts'
+import { submitted } from './fields.tsx'
 import { MailPreview } from './MailPreview.tsx'
 import {
   type Draft,
@@ -142,12 +143,11 @@ export function MailTemplatePage({ kind, locale: asked }: { kind: string; locale
     draft !== undefined &&
     base !== undefined &&
     Object.keys(changedFrom({ ...draft }, { ...base })).length > 0
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
+  const submit = submitted(() => {
     if (!draft) return
     setLast('save')
     save.mutate(draft)
-  }
+  })
   const sanitized =
     save.data && save.variables && save.data.template.html !== (bodyOf(save.variables).html ?? null)
   const previewed = preview.data && preview.variables

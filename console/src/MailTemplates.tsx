@@ -4,10 +4,10 @@
 // mail's editor (MailTemplate.tsx), &locale=<locale> in that language.
 import { MailTemplatePage, mailHref, useMailTemplates } from './MailTemplate.tsx'
 import { KIND_WORDS, kindLabel } from './mailWording.ts'
-import { ErrorText, localeName, Table } from './ui.tsx'
+import { ErrorText, hashQuery, localeName, Table } from './ui.tsx'
 
 export function MailTemplates() {
-  const query = new URLSearchParams(window.location.hash.split('?')[1] ?? '')
+  const query = hashQuery()
   const kind = query.get('kind')
   return kind ? (
     <MailTemplatePage kind={kind} locale={query.get('locale') ?? undefined} />

@@ -7,8 +7,8 @@ import { formOf } from './fields.tsx'
 import { OrganizationForm } from './OrganizationForm.tsx'
 import { Invitations } from './OrganizationInvitations.tsx'
 import { Members } from './OrganizationMembers.tsx'
-import { SettingsSection, useRecord } from './record.tsx'
-import { ConfirmButton, ErrorText, formatDate } from './ui.tsx'
+import { DeleteButton, SettingsSection, useRecord } from './record.tsx'
+import { ErrorText, formatDate } from './ui.tsx'
 
 type Organization = Schemas['Organization']
 
@@ -50,11 +50,10 @@ export function OrganizationPage({ id }: { id: string }) {
               Its memberships and invitations go with it; its members keep their accounts.
             </p>
             <ErrorText error={remove.error} />
-            <ConfirmButton
+            <DeleteButton
               label="Delete organization"
-              danger
               confirm={`Delete ${o.name}?`}
-              onConfirm={() => remove.mutate()}
+              remove={remove}
             />
           </section>
         </div>

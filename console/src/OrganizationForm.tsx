@@ -6,9 +6,9 @@
 // name: a malformed domain, and 409 domain_taken (another organization claims it), go to
 // the domains. On edit the body holds only what changed; `jit` is sent whole, as the API
 // replaces the domains and roles together.
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import type { Schemas } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { Check, type FormProps, fieldsOf, SubmitButton, submitted, TextField } from './fields.tsx'
 import { useRoles } from './Roles.tsx'
 import { changedFrom, ErrorText, FieldError, formErrors } from './ui.tsx'
 
@@ -58,30 +58,13 @@ export function OrganizationForm(props: FormProps<Organization>) {
   const id = initial ? `org-${initial.id}` : 'new-org'
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
     setDraft((d) => ({ ...d, [key]: value }))
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
-  }
+  const submit = submitted(() => props.onSubmit(bodyOf(draft, initial && draftOf(initial))))
+  const text = fieldsOf(id, draft, set, errors)
   return (
     <form className="settings org-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <TextField
-        id={`${id}-name`}
-        label="Name"
-        value={draft.name}
-        onChange={(value) => set('name', value)}
-        required
-        maxLength={120}
-        messages={errors.of('name')}
-      />
-      <TextField
-        id={`${id}-description`}
-        label="Description (optional)"
-        value={draft.description}
-        onChange={(value) => set('description', value)}
-        maxLength={500}
-        messages={errors.of('description')}
-      />
+      <TextField label="Name" required maxLength={120} {...text('name')} />
+      <TextField label="Description (optional)" maxLength={500} {...text('description')} />
       <Check
         id={`${id}-mfa`}
         checked={draft.mfaRequired}
@@ -91,14 +74,11 @@ export function OrganizationForm(props: FormProps<Organization>) {
       <fieldset className="jit">
         <legend>Just-in-time membership</legend>
         <TextField
-          id={`${id}-domains`}
           label="Email domains"
           hint="One a line, e.g. acme.com. A person whose verified address is of one of these joins at their next sign-in; a domain belongs to one organization."
           rows={3}
           spellCheck={false}
-          value={draft.domains}
-          onChange={(value) => set('domains', value)}
-          messages={errors.of('jit.emailDomains')}
+          {...text('domains', 'jit.emailDomains')}
         />
         <RoleChecks
           id={`${id}-jit`}

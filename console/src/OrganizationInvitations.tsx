@@ -5,9 +5,9 @@
 // (accepted, revoked, expired) on request. A second invitation of the same address replaces
 // the first, as the API does.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { Check, SubmitButton, TextField } from './fields.tsx'
+import { Check, SubmitButton, submitted, TextField } from './fields.tsx'
 import { RoleChecks } from './OrganizationForm.tsx'
 import {
   ConfirmButton,
@@ -61,11 +61,10 @@ export function Invitations(props: { organizationId: string; organizationName: s
     onSuccess: () => queries.invalidateQueries({ queryKey: key }),
   })
   const errors = formErrors(create.error, ['email', 'roles'])
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
+  const submit = submitted(() => {
     setLink(null)
     create.mutate()
-  }
+  })
   const shown = past ? list.items : list.items.filter((i) => i.status === 'Pending')
   return (
     <section aria-labelledby="org-invitations-h">

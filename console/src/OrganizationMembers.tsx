@@ -5,9 +5,10 @@
 // looked up in the users list (users:read), page by page until found; an ID is sent as it
 // is and the API says 404 when no user has it.
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, Fragment, useState } from 'react'
+import { Fragment, useState } from 'react'
 import type { SessionClient } from '../../sdk/src/session.ts'
 import { type Schemas, useConsole } from './api.ts'
+import { submitted } from './fields.tsx'
 import { RoleChecks } from './OrganizationForm.tsx'
 import { ConfirmButton, ErrorText, formatDate, MoreButton, Table, usePages } from './ui.tsx'
 
@@ -137,13 +138,7 @@ function MemberRoles(props: {
     onSuccess: props.onDone,
   })
   return (
-    <form
-      className="sub user-roles"
-      onSubmit={(e) => {
-        e.preventDefault()
-        save.mutate()
-      }}
-    >
+    <form className="sub user-roles" onSubmit={submitted(() => save.mutate())}>
       <ErrorText error={save.error} />
       <RoleChecks
         id={`member-${member.userId}`}
@@ -181,10 +176,7 @@ function AddMember({ organizationId, onAdded }: { organizationId: string; onAdde
       onAdded()
     },
   })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    add.mutate()
-  }
+  const submit = submitted(() => add.mutate())
   return (
     <form className="settings org-add" onSubmit={submit}>
       <h3>Add a member</h3>

@@ -2,33 +2,28 @@
 // members' count and JIT domains, and a form to create one. #organizations?id=<id> opens
 // one (Organization.tsx): its settings, members, invitations and deletion; a new one
 // lands there.
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
 import { OrganizationPage } from './Organization.tsx'
 import { OrganizationForm } from './OrganizationForm.tsx'
-import { ErrorText, formatDate, MoreButton, Table, usePages } from './ui.tsx'
+import { useCreate } from './record.tsx'
+import { ErrorText, formatDate, hashQuery, MoreButton, Table, usePages } from './ui.tsx'
 
 type Organization = Schemas['Organization']
 
 export function Organizations() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <OrganizationPage id={id} /> : <OrganizationList />
 }
 
 function OrganizationList() {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const list = usePages<Organization>(['organizations'], (cursor) =>
     session.api.listOrganizations({ query: { limit: 50, cursor } }),
   )
-  const create = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.createOrganization({ body: body as never }),
-    onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['organizations'] })
-      window.location.hash = `#organizations?id=${encodeURIComponent(created.organization.id)}`
-    },
+  const create = useCreate('organizations', async (body) => {
+    const created = await session.api.createOrganization({ body: body as never })
+    return { id: created.organization.id }
   })
   return (
     <>

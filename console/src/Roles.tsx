@@ -5,16 +5,25 @@
 // per resource. The API checks the rest (a taken name, a role the admin may not widen) and
 // its message is shown by the field it names or above the form.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { Check, type FormProps, formOf, SubmitButton, TextField } from './fields.tsx'
 import {
-  ConfirmButton,
+  Check,
+  type FormProps,
+  fieldsOf,
+  formOf,
+  SubmitButton,
+  submitted,
+  TextField,
+} from './fields.tsx'
+import { DeleteButton } from './record.tsx'
+import {
   changedFrom,
   ErrorText,
   FieldError,
   formatDate,
   formErrors,
+  hashQuery,
   Table,
   usePages,
 } from './ui.tsx'
@@ -24,7 +33,7 @@ type Permission = Schemas['Permission']
 type ApiResource = Schemas['ApiResource']
 
 export function Roles() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <RolePage id={id} /> : <RoleList />
 }
 
@@ -192,11 +201,10 @@ function RolePage({ id }: { id: string }) {
                 The users holding it lose its permissions at once; their base role stays.
               </p>
               <ErrorText error={remove.error} />
-              <ConfirmButton
+              <DeleteButton
                 label="Delete role"
-                danger
                 confirm={`Delete ${role.data.name}?`}
-                onConfirm={() => remove.mutate()}
+                remove={remove}
               />
             </>
           )}
@@ -287,35 +295,20 @@ function RoleForm(props: FormProps<Role>) {
       [resource]: on ? [...held, scope] : held.filter((s) => s !== scope),
     })
   }
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
+  const submit = submitted(() => {
     props.onSubmit(
       bodyOf(draft, catalogue.data ?? [], resources.items, initial && draftOf(initial)),
     )
-  }
+  })
   const permissionErrors = errors.of('permissions')
   const scopeErrors = errors.of('resourceScopes')
   const withScopes = resources.items.filter((r) => r.scopes.length > 0)
+  const text = fieldsOf(id, draft, set, errors)
   return (
     <form className="settings role-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <TextField
-        id={`${id}-name`}
-        label="Name"
-        value={draft.name}
-        onChange={(value) => set('name', value)}
-        required
-        maxLength={64}
-        messages={errors.of('name')}
-      />
-      <TextField
-        id={`${id}-description`}
-        label="Description (optional)"
-        value={draft.description}
-        onChange={(value) => set('description', value)}
-        maxLength={500}
-        messages={errors.of('description')}
-      />
+      <TextField label="Name" required maxLength={64} {...text('name')} />
+      <TextField label="Description (optional)" maxLength={500} {...text('description')} />
       {!initial && (
         <fieldset className="choice">
           <legend>Kind</legend>

@@ -4,10 +4,10 @@
 // (which fills the rest) or its entity id and ACS URLs, the NameID format, the attributes
 // (one `Name = field` a line), its request-signing certificates and signResponse.
 import { useQuery } from '@tanstack/react-query'
-import { type FormEvent, Fragment, type ReactNode, useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import type { Schemas } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
-import { CopyButton, ErrorText, formErrors } from './ui.tsx'
+import { Check, type FormProps, fieldsOf, SubmitButton, submitted, TextField } from './fields.tsx'
+import { CopyableFact, CopyButton, ErrorText, formErrors } from './ui.tsx'
 
 type Application = Schemas['Application']
 type Saml = NonNullable<Application['saml']>
@@ -102,53 +102,26 @@ export function SamlForm(props: FormProps<Application> & { typeSelect?: ReactNod
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
     setDraft({ ...draft, [key]: value })
   const id = initial ? `saml-${initial.id}` : 'new-saml'
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial !== undefined))
-  }
-  const text = (field: keyof Draft, label: string, rows: number, hint?: string) => (
-    <TextField
-      id={`${id}-${field}`}
-      label={label}
-      hint={hint}
-      rows={rows}
-      value={String(draft[field])}
-      onChange={(value) => set(field, value as never)}
-      messages={errors.of(field)}
-    />
-  )
+  const submit = submitted(() => props.onSubmit(bodyOf(draft, initial !== undefined)))
+  const text = fieldsOf(id, draft, set, errors)
   return (
     <form className="settings" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
-      <TextField
-        id={`${id}-name`}
-        label="Name"
-        value={draft.name}
-        onChange={(value) => set('name', value)}
-        required
-        maxLength={200}
-        messages={errors.of('name')}
-      />
+      <TextField label="Name" required maxLength={200} {...text('name')} />
       {props.typeSelect}
-      {text(
-        'spMetadataXml',
-        'Service provider metadata (optional)',
-        4,
-        'Paste the SP’s SAML metadata: it fills the entity id, ACS URLs and certificates left empty below.',
-      )}
       <TextField
-        id={`${id}-entityId`}
-        label="SP entity ID"
-        value={draft.entityId}
-        onChange={(value) => set('entityId', value)}
-        messages={errors.of('entityId')}
+        label="Service provider metadata (optional)"
+        hint="Paste the SP’s SAML metadata: it fills the entity id, ACS URLs and certificates left empty below."
+        rows={4}
+        {...text('spMetadataXml')}
       />
-      {text(
-        'acsUrls',
-        'Assertion Consumer Service URLs',
-        2,
-        'One URL a line: https, or http on localhost. The first is used when the SP names none.',
-      )}
+      <TextField label="SP entity ID" {...text('entityId')} />
+      <TextField
+        label="Assertion Consumer Service URLs"
+        hint="One URL a line: https, or http on localhost. The first is used when the SP names none."
+        rows={2}
+        {...text('acsUrls')}
+      />
       <label htmlFor={`${id}-nameid`}>NameID format</label>
       <select
         id={`${id}-nameid`}
@@ -161,18 +134,18 @@ export function SamlForm(props: FormProps<Application> & { typeSelect?: ReactNod
           </option>
         ))}
       </select>
-      {text(
-        'attributes',
-        'Attributes',
-        3,
-        `One “Name = field” a line; fields: ${SOURCES.join(', ')}.`,
-      )}
-      {text(
-        'spCertificates',
-        'SP signing certificates (PEM, optional)',
-        3,
-        'When set, the SP’s sign-in requests must be signed by one of them.',
-      )}
+      <TextField
+        label="Attributes"
+        hint={`One “Name = field” a line; fields: ${SOURCES.join(', ')}.`}
+        rows={3}
+        {...text('attributes')}
+      />
+      <TextField
+        label="SP signing certificates (PEM, optional)"
+        hint="When set, the SP’s sign-in requests must be signed by one of them."
+        rows={3}
+        {...text('spCertificates')}
+      />
       <Check
         id={`${id}-sign-response`}
         checked={draft.signResponse}
@@ -229,13 +202,7 @@ export function SamlFacts({
       <h2 id="saml-idp-h">Give these to the service provider</h2>
       <dl className="facts app-facts">
         {idp.map(([label, value]) => (
-          <Fragment key={label}>
-            <dt>{label}</dt>
-            <dd className="copyable">
-              <code>{value}</code>
-              <CopyButton text={value} what={label.toLowerCase()} />
-            </dd>
-          </Fragment>
+          <CopyableFact key={label} label={label} value={value} what={label.toLowerCase()} />
         ))}
         <dt>Signing certificate</dt>
         <dd>

@@ -2,10 +2,11 @@
 // dry run of the drafted sign-in policies before they are saved (CONTRACT §21), and the
 // logo with a preview before it is uploaded; the CAPTCHA (Captcha.tsx) is saved on its own.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react'
+import { type ChangeEvent, useEffect, useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
 import { Branding } from './Branding.tsx'
 import { Captcha } from './Captcha.tsx'
+import { submitted } from './fields.tsx'
 import { changedFrom, ErrorText, localeName } from './ui.tsx'
 
 type Tenant = Schemas['Tenant']
@@ -61,10 +62,7 @@ export function Settings() {
   })
   if (!draft || !tenant.data) return <ErrorText error={tenant.error} />
   const stored = pick(tenant.data)
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    save.mutate(changedFrom(draft, stored))
-  }
+  const submit = submitted(() => save.mutate(changedFrom(draft, stored)))
   const set = <K extends keyof Editable>(key: K, value: Editable[K]) =>
     setDraft({ ...draft, [key]: value })
   return (

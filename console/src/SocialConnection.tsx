@@ -4,9 +4,15 @@
 // included.
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
-import { EnableButton, SettingsSection, TestConnectionLink, useRecord } from './record.tsx'
+import {
+  DeleteButton,
+  EnableButton,
+  SettingsSection,
+  TestConnectionLink,
+  useRecord,
+} from './record.tsx'
 import { providerName, SocialConnectionForm } from './SocialConnectionForm.tsx'
-import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
+import { CopyableFact, ErrorText, formatDate } from './ui.tsx'
 
 type Connection = Schemas['SocialConnection']
 
@@ -49,11 +55,10 @@ export function SocialConnectionPage({ id }: { id: string }) {
                 href={`/t/${encodeURIComponent(tenant)}/social/${encodeURIComponent(c.id)}`}
               />
             )}
-            <ConfirmButton
+            <DeleteButton
               label="Delete connection"
-              danger
               confirm={`Delete ${c.name}? Its button goes, and its people sign in some other way after.`}
-              onConfirm={() => remove.mutate()}
+              remove={remove}
             />
           </div>
           <p className="hint">
@@ -68,11 +73,7 @@ export function SocialConnectionPage({ id }: { id: string }) {
               sure its client ID and secret are those below.
             </p>
             <dl className="facts app-facts">
-              <dt>Callback URL</dt>
-              <dd className="copyable">
-                <code>{c.callbackUrl}</code>
-                <CopyButton text={c.callbackUrl} what="Callback URL" />
-              </dd>
+              <CopyableFact label="Callback URL" value={c.callbackUrl} />
             </dl>
           </section>
           <SettingsSection id="social-settings-h" saved={update.isSuccess}>

@@ -7,10 +7,10 @@
 // client secret only when a new one is typed (the stored one is kept otherwise); an issuer,
 // endpoints or claims emptied on an edit are sent as null, which clears them (the API says
 // when the provider needs them).
-import { type FormEvent, type ReactNode, useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import { PRESETS, SOCIAL_PROVIDERS } from '../../src/modules/federation/social/presets.ts'
 import type { Schemas } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { Check, type FormProps, SubmitButton, submitted, TextField } from './fields.tsx'
 import { changedFrom, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Connection = Schemas['SocialConnection']
@@ -248,10 +248,9 @@ export function SocialConnectionForm(props: FormProps<Connection> & { provider: 
   const errors = formErrors(props.error, [...FIELDS, ...GROUPS])
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
     setDraft({ ...draft, [key]: value })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(provider, draft, initial && draftOf(initial)))
-  }
+  const submit = submitted(() =>
+    props.onSubmit(bodyOf(provider, draft, initial && draftOf(initial))),
+  )
   const id = initial ? `social-${initial.id}` : 'new-social'
 
   /** A text field with its label, hint and the API's messages. */

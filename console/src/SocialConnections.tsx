@@ -2,9 +2,10 @@
 // buttons on the hosted sign-in page, and "Add a provider": a choice among the providers,
 // then the form for the one chosen (#social?add=github). #social?id=<id> opens one
 // connection (SocialConnection.tsx), where a new one lands to show its callback URL.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useQuery } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
+import { useCreate } from './record.tsx'
 import { SocialConnectionPage } from './SocialConnection.tsx'
 import {
   PROVIDERS,
@@ -12,12 +13,12 @@ import {
   providerName,
   SocialConnectionForm,
 } from './SocialConnectionForm.tsx'
-import { ErrorText, Table } from './ui.tsx'
+import { ErrorText, hashQuery, Table } from './ui.tsx'
 
 type Connection = Schemas['SocialConnection']
 
 export function SocialConnections() {
-  const query = new URLSearchParams(window.location.hash.split('?')[1] ?? '')
+  const query = hashQuery()
   const id = query.get('id')
   const add = PROVIDERS.find((p) => p.value === query.get('add'))?.value
   if (id) return <SocialConnectionPage id={id} />
@@ -105,15 +106,10 @@ function ConnectionList() {
 
 function AddConnection({ provider }: { provider: Provider }) {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const chosen = PROVIDERS.find((p) => p.value === provider)
-  const create = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.createSocialConnection({ body: body as never }),
-    onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['social'], exact: true })
-      window.location.hash = `#social?id=${encodeURIComponent(created.connection.id)}`
-    },
+  const create = useCreate('social', async (body) => {
+    const created = await session.api.createSocialConnection({ body: body as never })
+    return { id: created.connection.id }
   })
   return (
     <>

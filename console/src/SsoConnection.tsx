@@ -3,12 +3,17 @@
 // test sign-in in a new tab (the hosted page `/t/{slug}/sso/{id}` that starts a sign-in
 // naming the connection); enable and disable; deletion; and its settings.
 import { useQuery } from '@tanstack/react-query'
-import { Fragment } from 'react'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
-import { EnableButton, SettingsSection, TestConnectionLink, useRecord } from './record.tsx'
+import {
+  DeleteButton,
+  EnableButton,
+  SettingsSection,
+  TestConnectionLink,
+  useRecord,
+} from './record.tsx'
 import { SsoConnectionForm, typeName } from './SsoConnectionForm.tsx'
-import { ConfirmButton, CopyButton, ErrorText, formatDate } from './ui.tsx'
+import { CopyableFact, ErrorText, formatDate } from './ui.tsx'
 
 type Connection = Schemas['SsoConnection']
 
@@ -57,11 +62,10 @@ export function SsoConnectionPage({ id }: { id: string }) {
                 href={`/t/${encodeURIComponent(tenant)}/sso/${encodeURIComponent(c.id)}`}
               />
             )}
-            <ConfirmButton
+            <DeleteButton
               label="Delete connection"
-              danger
               confirm={`Delete ${c.name}? Its people sign in some other way after.`}
-              onConfirm={() => remove.mutate()}
+              remove={remove}
             />
           </div>
           <p className="hint">
@@ -105,13 +109,7 @@ function Register({ connection: c }: { connection: Connection }) {
       </p>
       <dl className="facts app-facts">
         {copyable.map(([label, value]) => (
-          <Fragment key={label}>
-            <dt>{label}</dt>
-            <dd className="copyable">
-              <code>{value}</code>
-              <CopyButton text={value} what={label} />
-            </dd>
-          </Fragment>
+          <CopyableFact key={label} label={label} value={value} />
         ))}
       </dl>
     </section>

@@ -6,9 +6,9 @@
 // The API checks everything and its messages are shown beside the field
 // they name; 409 domain_taken goes to the domains. On edit the body holds only what changed,
 // and the client secret only when a new one is typed (the stored one is kept otherwise).
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { type Schemas, useConsole } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { Check, type FormProps, SubmitButton, submitted, TextField } from './fields.tsx'
 import { changedFrom, described, ErrorText, FieldError, formErrors, usePages } from './ui.tsx'
 
 type Connection = Schemas['SsoConnection']
@@ -193,10 +193,7 @@ export function SsoConnectionForm(props: FormProps<Connection>) {
   const errors = formErrors(props.error, FIELDS, { domain_taken: 'domains' })
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
     setDraft({ ...draft, [key]: value })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
-  }
+  const submit = submitted(() => props.onSubmit(bodyOf(draft, initial && draftOf(initial))))
   const id = initial ? `sso-${initial.id}` : 'new-sso'
 
   /** A text field (or textarea) with its label, hint and the API's messages. */

@@ -2,17 +2,17 @@
 // page by page with the domains each owns and its switches, and a form to add one.
 // #sso?id=<id> opens one connection (SsoConnection.tsx), where a new one lands to show
 // what to register at the identity provider.
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
+import { useCreate } from './record.tsx'
 import { SsoConnectionPage } from './SsoConnection.tsx'
 import { SsoConnectionForm, typeName } from './SsoConnectionForm.tsx'
-import { ErrorText, MoreButton, Table, usePages } from './ui.tsx'
+import { ErrorText, hashQuery, MoreButton, Table, usePages } from './ui.tsx'
 
 type Connection = Schemas['SsoConnection']
 
 export function SsoConnections() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <SsoConnectionPage id={id} /> : <ConnectionList />
 }
 
@@ -20,17 +20,12 @@ const yesNo = (on: boolean) => (on ? 'Yes' : 'No')
 
 function ConnectionList() {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const list = usePages<Connection>(['sso'], (cursor) =>
     session.api.listSsoConnections({ query: { limit: 50, cursor } }),
   )
-  const create = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.createSsoConnection({ body: body as never }),
-    onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['sso'] })
-      window.location.hash = `#sso?id=${encodeURIComponent(created.connection.id)}`
-    },
+  const create = useCreate('sso', async (body) => {
+    const created = await session.api.createSsoConnection({ body: body as never })
+    return { id: created.connection.id }
   })
   return (
     <>

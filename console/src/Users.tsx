@@ -199,7 +199,17 @@ export function Users() {
                   {open.what === 'sessions' ? (
                     <UserSessions userId={user.id} mayEnd={may('users:write')} />
                   ) : (
-                    <UserRoles user={user} onDone={() => setOpen(null)} />
+                    <CustomRolesForm
+                      id={`user-roles-${user.id}`}
+                      legend={`Custom roles of ${user.email}`}
+                      held={user.roles}
+                      offered={(r) => !r.builtIn}
+                      save={(roles) =>
+                        session.api.setUserRoles({ path: { userId: user.id }, body: { roles } })
+                      }
+                      touches={[['users'], ['me']]}
+                      onDone={() => setOpen(null)}
+                    />
                   )}
                 </td>
               </tr>
@@ -210,22 +220,6 @@ export function Users() {
       {list.loading && <p>Loading…</p>}
       <MoreButton hasMore={list.hasMore} loading={list.loadingMore} more={list.more} />
     </>
-  )
-}
-
-/** The custom roles a user holds directly, ticked among the tenant's, saved together. */
-function UserRoles({ user, onDone }: { user: User; onDone(): void }) {
-  const { session } = useConsole()
-  return (
-    <CustomRolesForm
-      id={`user-roles-${user.id}`}
-      legend={`Custom roles of ${user.email}`}
-      held={user.roles}
-      offered={(r) => !r.builtIn}
-      save={(roles) => session.api.setUserRoles({ path: { userId: user.id }, body: { roles } })}
-      touches={[['users'], ['me']]}
-      onDone={onDone}
-    />
   )
 }
 

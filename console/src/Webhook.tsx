@@ -4,7 +4,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
-import { EnableButton, SettingsSection, useRecord } from './record.tsx'
+import { DeleteButton, EnableButton, SettingsSection, useRecord } from './record.tsx'
 import { ConfirmButton, ErrorText, formatDate, SecretOnce, useHandedOverSecret } from './ui.tsx'
 import { Deliveries } from './WebhookDeliveries.tsx'
 import { WebhookForm } from './WebhookForm.tsx'
@@ -91,11 +91,10 @@ export function WebhookPage({ id }: { id: string }) {
               confirm="The old secret keeps signing beside the new one for 24 hours. Rotate?"
               onConfirm={() => rotate.mutate()}
             />
-            <ConfirmButton
+            <DeleteButton
               label="Delete webhook"
-              danger
               confirm="Delete this endpoint and its delivery log?"
-              onConfirm={() => remove.mutate()}
+              remove={remove}
             />
           </div>
           <Deliveries id={id} enabled={h.enabled} />

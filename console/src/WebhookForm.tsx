@@ -3,10 +3,10 @@
 // actions added later) or a choice among the audit actions, the service's own list
 // (actions.ts), so the picker cannot offer a name the API refuses. The API checks the rest
 // and its messages are shown beside the field they name.
-import { type FormEvent, useState } from 'react'
+import { useState } from 'react'
 import { AUDIT_ACTIONS } from './actions.ts'
 import type { Schemas } from './api.ts'
-import { Check, type FormProps, SubmitButton, TextField } from './fields.tsx'
+import { Check, type FormProps, fieldsOf, SubmitButton, submitted, TextField } from './fields.tsx'
 import { changedFrom, ErrorText, FieldError, formErrors } from './ui.tsx'
 
 type Webhook = Schemas['Webhook']
@@ -54,34 +54,22 @@ export function WebhookForm(props: FormProps<Webhook>) {
     setDraft({ ...draft, [key]: value })
   const toggle = (action: string, on: boolean) =>
     set('events', on ? [...draft.events, action] : draft.events.filter((a) => a !== action))
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onSubmit(bodyOf(draft, initial && draftOf(initial)))
-  }
+  const submit = submitted(() => props.onSubmit(bodyOf(draft, initial && draftOf(initial))))
   const id = initial ? `hook-${initial.id}` : 'new-hook'
   const eventErrors = errors.of('events')
+  const text = fieldsOf(id, draft, set, errors)
   return (
     <form className="settings hook-form" onSubmit={submit} noValidate>
       <ErrorText error={errors.rest} />
       <TextField
-        id={`${id}-url`}
         label="Endpoint URL"
         hint="Where the events are sent (POST): an https URL."
         type="url"
-        value={draft.url}
-        onChange={(value) => set('url', value)}
         required
         maxLength={2000}
-        messages={errors.of('url')}
+        {...text('url')}
       />
-      <TextField
-        id={`${id}-description`}
-        label="Description (optional)"
-        value={draft.description}
-        onChange={(value) => set('description', value)}
-        maxLength={500}
-        messages={errors.of('description')}
-      />
+      <TextField label="Description (optional)" maxLength={500} {...text('description')} />
       <fieldset
         className="event-picker"
         aria-describedby={eventErrors.length ? `${id}-events-error` : undefined}

@@ -2,34 +2,28 @@
 // receive and whether deliveries to them are failing, and a form to register one.
 // #webhooks?id=<id> opens one endpoint (Webhook.tsx); a new one opens there with its
 // signing secret, handed over in memory so that it is shown once.
-import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type Schemas, useConsole } from './api.ts'
 import { formOf } from './fields.tsx'
-import { ErrorText, formatDate, handOverSecret, MoreButton, Table, usePages } from './ui.tsx'
+import { useCreate } from './record.tsx'
+import { ErrorText, formatDate, hashQuery, MoreButton, Table, usePages } from './ui.tsx'
 import { eventsText, StateText, WebhookPage } from './Webhook.tsx'
 import { WebhookForm } from './WebhookForm.tsx'
 
 type Webhook = Schemas['Webhook']
 
 export function Webhooks() {
-  const id = new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('id')
+  const id = hashQuery().get('id')
   return id ? <WebhookPage id={id} /> : <WebhookList />
 }
 
 function WebhookList() {
   const { session } = useConsole()
-  const queries = useQueryClient()
   const list = usePages<Webhook>(['webhooks'], (cursor) =>
     session.api.listWebhooks({ query: { limit: 50, cursor } }),
   )
-  const create = useMutation({
-    mutationFn: (body: Record<string, unknown>) =>
-      session.api.createWebhook({ body: body as never }),
-    onSuccess: (created) => {
-      void queries.invalidateQueries({ queryKey: ['webhooks'] })
-      handOverSecret(`webhooks/${created.webhook.id}`, created.secret)
-      window.location.hash = `#webhooks?id=${encodeURIComponent(created.webhook.id)}`
-    },
+  const create = useCreate('webhooks', async (body) => {
+    const created = await session.api.createWebhook({ body: body as never })
+    return { id: created.webhook.id, secret: created.secret }
   })
   return (
     <>

@@ -1,8 +1,9 @@
 // The pieces every form of the console is made of: the props a record's form takes (and a
-// mutation as those props), a text field with its label, hint and the API's messages, a
-// checkbox with its label, and the submit button.
-import type { InputHTMLAttributes, ReactNode, TextareaHTMLAttributes } from 'react'
-import { described, FieldError } from './ui.tsx'
+// mutation as those props), its submit handler, a text field with its label, hint and the
+// API's messages (and what ties it to the form's draft), a checkbox with its label, and the
+// submit button.
+import type { FormEvent, InputHTMLAttributes, ReactNode, TextareaHTMLAttributes } from 'react'
+import { described, FieldError, type FormErrors } from './ui.tsx'
 
 /** What a form for creating (no `initial`) or editing a record takes. */
 export interface FormProps<T> {
@@ -26,6 +27,32 @@ export function formOf(mutation: {
   }
 }
 
+/** A form's submit handler: the browser does not send the form, `act` does what it is for. */
+export const submitted = (act: () => void) => (event: FormEvent) => {
+  event.preventDefault()
+  act()
+}
+
+type TextKey<D> = { [K in keyof D]: D[K] extends string ? K : never }[keyof D] & string
+
+/**
+ * What ties a TextField to the text field `key` of a form's draft: its id (`{prefix}-{key}`),
+ * value and change, and the API's messages at `path` (the key itself by default).
+ */
+export function fieldsOf<D>(
+  prefix: string,
+  draft: D,
+  set: <K extends keyof D>(key: K, value: D[K]) => void,
+  errors: FormErrors,
+) {
+  return <K extends TextKey<D>>(key: K, path: string = key) => ({
+    id: `${prefix}-${key}`,
+    value: draft[key] as string,
+    onChange: (value: string) => set(key, value as D[K]),
+    messages: errors.of(path),
+  })
+}
+
 type Attributes = Omit<
   InputHTMLAttributes<HTMLInputElement> & TextareaHTMLAttributes<HTMLTextAreaElement>,
   'id' | 'value' | 'onChange' | 'children'
@@ -44,10 +71,11 @@ export function TextField(
     hintId?: string
     value: string
     onChange(value: string): void
-    messages: string[]
+    /** The API's messages about it; none in a form the API does not check field by field. */
+    messages?: string[]
   },
 ) {
-  const { id, label, hint, hintId, value, onChange, messages, rows, ...attributes } = props
+  const { id, label, hint, hintId, value, onChange, messages = [], rows, ...attributes } = props
   const hinted = hint ? `${id}-hint` : hintId
   const field = {
     ...attributes,

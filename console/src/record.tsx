@@ -1,9 +1,11 @@
-// One record's page (an application, a connection, a hook, a webhook, an organization): the
-// record read by id, its edits, enabling and disabling, and deletion, which goes back to the
-// list; and the pieces such a page shows: the Enable/Disable button, the settings section
-// with its "Saved." and the link that tries a connection's sign-in in a new tab.
+// One record's page (an application, an API resource, a connection, a hook, a webhook, an
+// organization): the record read by id, its edits, enabling and disabling, and deletion,
+// which goes back to the list; its creation, which opens that page; and the pieces such a
+// page shows: the Enable/Disable and Delete buttons, the settings section with its "Saved."
+// and the link that tries a connection's sign-in in a new tab.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type ReactNode, useState } from 'react'
+import { ConfirmButton, handOverSecret } from './ui.tsx'
 
 /**
  * The record `[area, id]` of the list `[area]`, whose page is `#area`. A save (an edit or a
@@ -57,6 +59,25 @@ export function useRecord<T>(options: {
   return { record, update, toggle, remove, saves }
 }
 
+/**
+ * A record of `area` created from a form's body: the list loads again and the new record's
+ * page opens, handed the secret the API answered with it (which that page shows once).
+ */
+export function useCreate(
+  area: string,
+  create: (body: Record<string, unknown>) => Promise<{ id: string; secret?: string | null }>,
+) {
+  const queries = useQueryClient()
+  return useMutation({
+    mutationFn: create,
+    onSuccess: ({ id, secret }) => {
+      void queries.invalidateQueries({ queryKey: [area] })
+      if (secret) handOverSecret(`${area}/${id}`, secret)
+      window.location.hash = `#${area}?id=${encodeURIComponent(id)}`
+    },
+  })
+}
+
 /** Enable or Disable, as the record is. */
 export function EnableButton(props: {
   enabled: boolean
@@ -67,6 +88,22 @@ export function EnableButton(props: {
     <button type="button" disabled={toggle.isPending} onClick={() => toggle.mutate(!enabled)}>
       {enabled ? 'Disable' : 'Enable'}
     </button>
+  )
+}
+
+/** Deletes the record once the page's question (`confirm`) is answered Yes. */
+export function DeleteButton(props: {
+  label: string
+  confirm: string
+  remove: { mutate(): void }
+}) {
+  return (
+    <ConfirmButton
+      label={props.label}
+      danger
+      confirm={props.confirm}
+      onConfirm={() => props.remove.mutate()}
+    />
   )
 }
 

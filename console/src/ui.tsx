@@ -183,6 +183,19 @@ export function CopyButton(props: { text: string; label?: string; what?: string 
   )
 }
 
+/** A fact of a `<dl>` to copy: its name, the value as code, a copy button naming `what`. */
+export function CopyableFact(props: { label: string; value: string; what?: string }) {
+  return (
+    <>
+      <dt>{props.label}</dt>
+      <dd className="copyable">
+        <code>{props.value}</code>
+        <CopyButton text={props.value} what={props.what ?? props.label} />
+      </dd>
+    </>
+  )
+}
+
 /** A button that asks "Are you sure?" in place before it acts. */
 export function ConfirmButton(props: {
   label: string
@@ -221,6 +234,9 @@ export function ConfirmButton(props: {
     </span>
   )
 }
+
+/** The query after a panel's name in the hash (`#roles?id=…`: id). */
+export const hashQuery = () => new URLSearchParams(window.location.hash.split('?')[1] ?? '')
 
 /** A date and time in the browser's words; `seconds` for events seconds apart (hook calls). */
 export const formatDate = (iso: string | null | undefined, seconds = false) =>
