@@ -2,6 +2,7 @@
 // the JSON envelope: each reason maps to a sentence for a person (a catalogue key, said in
 // the page's language, CONTRACT §20), and a 429 says when to try again.
 import type { MessageKey, Translate } from '../i18n/index.ts'
+import { REASONS as API_REASONS } from '../lib/errors.ts'
 import { AuthServiceError } from './api.ts'
 import type { FormErrors } from './layout.ts'
 
@@ -84,6 +85,16 @@ export function formErrors(
       }
     }
     return Object.keys(fields).length > 0 ? { fields } : { form: t('layout.formErrors') }
+  }
+  // CONTRACT §21: a hook's deny is shown in the hook's own words (at most 200 characters,
+  // escaped like any text); without words of its own the message is the API's English
+  // default, and the page says its own sentence instead.
+  if (
+    error.reason === 'hook_denied' &&
+    error.message.length > 0 &&
+    error.message !== API_REASONS.hook_denied[1]
+  ) {
+    return { form: error.message }
   }
   const known = error.reason ? REASONS[error.reason] : undefined
   if (known) {

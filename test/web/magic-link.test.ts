@@ -402,6 +402,75 @@ describe('magic links: the hosted pages', () => {
     assert.deepEqual(methods(), ['magic_link', 'login_code'])
   })
 
+  test('a prefetch or a HEAD of the link signs nobody in and spends nothing', async () => {
+    const t = await tenantWith('link')
+    const user = await signup(server, t.slug, uniqueEmail('prefetch'))
+    const c = browser()
+    const before = sink.to(user.email).length
+    await askForLink(c, t, user.email)
+    const link = await linkAfter(user.email, before)
+    const head = await c.once('HEAD', link)
+    assert.equal(head.status, 204)
+    for (const [name, value] of [
+      ['sec-purpose', 'prefetch'],
+      ['sec-purpose', 'prefetch;prerender'],
+      ['purpose', 'prefetch'],
+    ]) {
+      c.headers[name] = value
+      const fetched = await c.get(link)
+      delete c.headers[name]
+      assert.equal(fetched.status, 204, `${name}: ${value}`)
+      assert.equal(signedIn(c), false, `${name}: ${value}`)
+    }
+    assert.match((await c.get(link)).url, /\/account$/, 'the link itself still works')
+  })
+
+  test("a hook's deny after a link is said on the page, not as a link that no longer works", async (ctx: TestContext) => {
+    const t = await tenantWith('link', { passwordlessJitSignup: true })
+    const hook = await receiver(ctx, (_n, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ decision: 'deny', message: 'Not during the audit freeze.' }))
+    })
+    const added = await server.request(
+      'POST',
+      `/v1/${t.slug}/hooks`,
+      { event: 'before_sign_in', url: hook.url },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(added.status, 200, JSON.stringify(added.body))
+    const user = await signup(server, t.slug, uniqueEmail('denied'))
+    const c = browser()
+    const before = sink.to(user.email).length
+    await askForLink(c, t, user.email)
+    const opened = await c.get(await linkAfter(user.email, before))
+    assert.equal(opened.status, 403)
+    assert.match(textOf(opened.html), /Not during the audit freeze\./)
+    assert.doesNotMatch(textOf(opened.html), /This link no longer works/)
+    assert.equal(signedIn(c), false)
+  })
+
+  test('a JIT sign-up by link asks before_sign_up with method magic_link', async (ctx: TestContext) => {
+    const t = await tenantWith('link', { passwordlessJitSignup: true })
+    const hook = await receiver(ctx, (_n, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ decision: 'allow' }))
+    })
+    const added = await server.request(
+      'POST',
+      `/v1/${t.slug}/hooks`,
+      { event: 'before_sign_up', url: hook.url },
+      { token: t.admin.accessToken },
+    )
+    assert.equal(added.status, 200, JSON.stringify(added.body))
+    const email = uniqueEmail('jit')
+    await askForLink(browser(), t, email)
+    await linkAfter(email, 0)
+    assert.deepEqual(
+      hook.received.map((r) => JSON.parse(r.body).context.method),
+      ['magic_link'],
+    )
+  })
+
   test('a PasswordOnly workspace refuses a link it sent before the policy changed', async () => {
     const t = await tenantWith('link')
     const user = await signup(server, t.slug, uniqueEmail('closed'))

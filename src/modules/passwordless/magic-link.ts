@@ -84,7 +84,7 @@ export function openMagicLink(
   tenantId: string,
   token: unknown,
 ): MagicLink | undefined {
-  if (typeof token !== 'string' || token.length === 0 || token.length > 1024) return undefined
+  if (typeof token !== 'string' || token.length === 0 || token.length > 4096) return undefined
   try {
     const value = JSON.parse(deps.cipher.decrypt(token, aad(tenantId)))
     const { email, code, browser, until } = value ?? {}

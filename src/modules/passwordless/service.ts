@@ -92,7 +92,8 @@ async function issueLoginCode(
   ) {
     const subject = async () => ({ email: rawEmail, role: MEMBER_ROLE, roles: [] })
     try {
-      await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, 'login_code')
+      const method = options.delivery === 'link' ? 'magic_link' : 'login_code'
+      await deps.sessions.gate(tenant, 'before_sign_up', subject, actor, method)
     } catch (error) {
       if (error instanceof AppError && error.reason === 'hook_denied') return undefined
       throw error

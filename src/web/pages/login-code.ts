@@ -26,7 +26,13 @@ import {
   notice,
 } from '../layout.ts'
 import { formErrors } from '../messages.ts'
-import { browserCookie, openPending, rememberedDeviceOf, sealPending } from '../session.ts'
+import {
+  browserCookie,
+  openPending,
+  pendingInteractionClient,
+  rememberedDeviceOf,
+  sealPending,
+} from '../session.ts'
 import {
   codesAllowed,
   type Pending,
@@ -93,6 +99,21 @@ ${again}
   return pages.send(request, reply, t('magicLink.invalidTitle'), body, { status: 400 })
 }
 
+/** A link whose code was right but whose sign-in was refused: why, as the code form says it. */
+async function linkFailedPage(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  errors: FormErrors,
+  status: number,
+) {
+  const t = pages.t(request, reply)
+  const body = html`<h1>${t('magicLink.title')}</h1>
+${errorSummary(errors, t)}
+<p><a href="${pages.url(request, 'sign-in')}">${t('common.backToSignIn')}</a></p>`
+  return pages.send(request, reply, t('magicLink.title'), body, { status })
+}
+
 /** A link opened in a browser that did not ask for it: the code, and nobody signed in. */
 async function linkElsewherePage(
   pages: Pages,
@@ -136,6 +157,8 @@ async function askForLink(pages: Pages, request: Req, email: string) {
     }
     await pages.deps.limits.hit('codeRequestsPerIp', `login:${request.clientIp}`)
     const captchaToken = captchaTokenOf(request, 'login_code', request.body)
+    // The API's CaptchaToken is at most 8192 characters: a longer one is no answer.
+    if (captchaToken && captchaToken.length > 8192) fail('captcha_invalid')
     await checkCaptcha(
       pages.deps,
       request.log,
@@ -144,7 +167,12 @@ async function askForLink(pages: Pages, request: Req, email: string) {
       captchaToken,
       request.clientIp,
     )
-    const actor = { ...request.actor, language: pages.locale(request) }
+    // As the API's calls of the pages carry them: their language and the application signed in to.
+    const actor = {
+      ...request.actor,
+      language: pages.locale(request),
+      servedClientId: pendingInteractionClient(pages.ctx(request), request),
+    }
     await requestMagicLink(pages.deps, request.tenant, email, secret, actor)
   } catch (error) {
     throw asServiceError(error)
@@ -215,7 +243,7 @@ async function signInWithCode(
   reply: FastifyReply,
   email: string,
   code: string,
-  refused: (errors: FormErrors, status: number) => Promise<FastifyReply>,
+  refused: (errors: FormErrors, status: number, error: unknown) => Promise<FastifyReply>,
 ) {
   const api = pages.api(request)
   try {
@@ -234,10 +262,10 @@ async function signInWithCode(
         const enrolment = await api.initialEnrollTotp({ body: { email, loginCode: code } })
         return enrolPage(pages, request, reply, { email, loginCode: code }, enrolment.secret)
       } catch (inner) {
-        return refused(formErrors(inner, pages.t(request, reply)), statusOf(inner))
+        return refused(formErrors(inner, pages.t(request, reply)), statusOf(inner), inner)
       }
     }
-    return refused(formErrors(error, pages.t(request, reply)), statusOf(error))
+    return refused(formErrors(error, pages.t(request, reply)), statusOf(error), error)
   }
 }
 
@@ -288,14 +316,24 @@ export function loginCodeRoutes(app: FastifyInstance, pages: Pages): void {
   // replaced by a newer code, past its 15 minutes or altered is refused alike, before the
   // code is tried (so an old link opened never counts as a wrong guess of the newer code).
   app.get('/magic-link', async (request: Req, reply) => {
+    // A HEAD, or a browser's prefetch of the link, signs nobody in and spends nothing: only
+    // the person's own navigation does.
+    const purpose = `${request.headers['sec-purpose'] ?? ''} ${request.headers.purpose ?? ''}`
+    if (request.method === 'HEAD' || /prefetch|prerender/i.test(purpose)) {
+      return reply.code(204).header('cache-control', 'no-store').send()
+    }
     const link = openMagicLink(pages.deps, request.tenant.id, request.query.token)
     if (!link || !codesAllowed(request.tenant)) return linkRefusedPage(pages, request, reply)
     if (!(await linkStillOpen(pages.deps, request.tenant, link)))
       return linkRefusedPage(pages, request, reply)
     if (!askedBy(link, browserCookie(pages.ctx(request), request)))
       return linkElsewherePage(pages, request, reply, link.code)
-    return signInWithCode(pages, request, reply, link.email, link.code, () =>
-      linkRefusedPage(pages, request, reply),
+    // A code the service no longer takes is the link's end; any other refusal (a hook's
+    // deny, a hold on the account, an SSO domain) is said as the code form says it.
+    return signInWithCode(pages, request, reply, link.email, link.code, (errors, status, error) =>
+      error instanceof AuthServiceError && error.reason === 'invalid_code'
+        ? linkRefusedPage(pages, request, reply)
+        : linkFailedPage(pages, request, reply, errors, status),
     )
   })
 
